@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Layouts shared by the BPF programs (bpf/) and userspace (user/): session
+ * slots, per-session configuration and counters, rule map keys and values, and
+ * the fixed-layout decision events written to the per-session ring buffers.
+ * Types are the kernel's __u8..__u64 so the BPF side can use vmlinux.h. */
+#ifndef KWITNESS_EVENT_H
+#define KWITNESS_EVENT_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Session slots: index into kw_sessions and kw_ringbufs. */
+#define KW_MAX_SESSIONS 1024
+/* Cgroups (a tagged cgroup and its descendants) the kernel can map to slots. */
+#define KW_MAX_CGROUPS 65536
+#define KW_COMM_LEN 16
+#define KW_SYSCTL_NAME_MAX 64
+/* Kernel path buffer for LSM decisions; longer paths carry KW_EVF_TRUNCATED. */
+#define KW_PATH_MAX 256
+/* Port/action entries per network prefix (own and inherited, see policy.c). */
+#define KW_NET_PORT_RULES 16
+/* Rule index meaning "no rule matched": the section's default deny. */
+#define KW_RULE_DEFAULT 0xffff
+
+enum kw_mode { KW_MODE_ENFORCE = 0, KW_MODE_ADVISORY = 1, KW_MODE_SILENT = 2 };
+enum kw_record_mode { KW_RECORD_ALL = 0, KW_RECORD_DENY = 1 };
+enum kw_on_failure { KW_ONFAIL_DENY = 0, KW_ONFAIL_ALLOW = 1 };
+
+/* Classes a policy governs: one bit per policy section. A class not set is
+ * neither evaluated nor recorded. */
+enum kw_class {
+	KW_CLASS_NET_CONNECT = 1u << 0, /* net.connect: cgroup/connect4, connect6 */
+	KW_CLASS_NET_SEND = 1u << 1,    /* net.send:    cgroup/sendmsg4, sendmsg6 */
+	KW_CLASS_NET_BIND = 1u << 2,    /* net.bind:    cgroup/bind4, bind6 */
+	KW_CLASS_NET_SOCKET = 1u << 3,  /* net.socket:  cgroup/sock_create */
+	KW_CLASS_DEV = 1u << 4,         /* dev:         cgroup/dev */
+	KW_CLASS_SYSCTL = 1u << 5,      /* sysctl:      cgroup/sysctl */
+	KW_CLASS_FS = 1u << 6,          /* fs:          lsm file_open, path_* */
+	KW_CLASS_EXEC = 1u << 7,        /* exec:        lsm bprm_check_security */
+	KW_CLASS_PROC = 1u << 8,        /* proc:        lsm task_kill, ptrace_access_check */
+	KW_CLASS_MOUNT = 1u << 9,       /* mount:       lsm sb_mount */
+	KW_CLASS_UNIX = 1u << 10,       /* net.unix:    lsm unix_stream_connect */
+};
+
+/* Network operations in kw_net_key.op. */
+enum kw_net_op { KW_NET_CONNECT = 1, KW_NET_SEND = 2, KW_NET_BIND = 3 };
+
+/* Per-session state, kw_sessions[slot]. The configuration half is written by
+ * kwitnessd before the session's cgroup is tagged; the counters are updated by
+ * the programs with atomic adds. */
+struct kw_session {
+	/* configuration */
+	__u32 classes;        /* enum kw_class bits */
+	__u32 generation;     /* bumps each time the slot is reused */
+	__u8 mode;            /* enum kw_mode */
+	__u8 record;          /* enum kw_record_mode */
+	__u8 on_failure;      /* enum kw_on_failure */
+	__u8 sysctl_write;    /* 1: sysctl writes allowed */
+	__u32 pad0;
+	__u64 socket_allow;   /* bit (family_index * 8 + (type & 7)); family_index 0 inet, 1 inet6 */
+	__u64 pad1[5];
+	/* counters (own cache line) */
+	__u64 next_seq;       /* sequence numbers handed out to recorded decisions */
+	__u64 dropped;        /* decisions whose event could not be reserved */
+	__u64 unrecorded;     /* permits not recorded under record: deny */
+	__u64 denials;        /* deny decisions (enforced or not) */
+	__u64 pad2[4];
+};
+
+/* kw_net_rules: LPM trie. prefixlen counts the bits after itself: 64 bits of
+ * slot/op/family/pad, then the address prefix. */
+struct kw_net_key {
+	__u32 prefixlen;
+	__u32 slot;
+	__u8 op;      /* enum kw_net_op */
+	__u8 family;  /* 4 or 6; IPv4-mapped IPv6 addresses are looked up as 4 */
+	__u8 pad[2];
+	__u8 addr[16];
+};
+
+struct kw_net_port_rule {
+	__u16 port_lo;   /* host order, inclusive */
+	__u16 port_hi;
+	__u16 rule;      /* index in the policy section */
+	__u8 prefixlen;  /* address prefix length of the rule, for longest match */
+	__u8 allow;      /* 1 allow, 0 deny */
+};
+
+/* Value at a prefix: that prefix's own rules plus every rule of a shorter
+ * prefix covering it (the compiler copies them down), so one lookup finds every
+ * candidate; the longest matching prefix wins and a tie goes to deny. */
+struct kw_net_rules {
+	__u32 count;
+	__u32 pad;
+	struct kw_net_port_rule r[KW_NET_PORT_RULES];
+};
+
+/* kw_dev_rules: hash. KW_DEV_ANY in major/minor is a wildcard; lookup order
+ * exact, (major, any), (any, any). type is BPF_DEVCG_DEV_BLOCK/CHAR. */
+#define KW_DEV_ANY 0xffffffffu
+struct kw_dev_key {
+	__u32 slot;
+	__u32 type;
+	__u32 major;
+	__u32 minor;
+};
+struct kw_dev_rule {
+	__u32 access; /* BPF_DEVCG_ACC_MKNOD | _READ | _WRITE allowed */
+	__u16 rule;
+	__u16 pad;
+};
+
+/* ---- Decision events (ring buffer records) ---- */
+enum kw_event_kind {
+	KW_EV_NET_CONNECT = 1,
+	KW_EV_NET_SEND = 2,
+	KW_EV_NET_BIND = 3,
+	KW_EV_NET_SOCKET = 4,
+	KW_EV_DEV = 5,
+	KW_EV_SYSCTL = 6,
+	/* LSM (issue: BPF-LSM hooks) */
+	KW_EV_FS_OPEN = 16,
+	KW_EV_FS_EXEC = 17,
+	KW_EV_FS_PATHOP = 18,
+	KW_EV_MOUNT = 19,
+	KW_EV_PROC_KILL = 20,
+	KW_EV_PROC_PTRACE = 21,
+	KW_EV_NET_UNIX = 22,
+};
+
+enum kw_decision { KW_DENY = 0, KW_PERMIT = 1 };
+
+/* Event flags */
+#define KW_EVF_TRUNCATED 0x01 /* the object (path, name) did not fit its buffer */
+
+struct kw_event_hdr {
+	__u64 seq;        /* per-session, from kw_session.next_seq */
+	__u64 ts_ns;      /* bpf_ktime_get_boot_ns() */
+	__u64 cgroup_id;  /* the task's cgroup (v2) */
+	__u32 pid;        /* tgid */
+	__u32 uid;
+	__u32 slot;
+	__u32 generation;
+	__u16 kind;       /* enum kw_event_kind */
+	__u16 rule;       /* index in the governing section, or KW_RULE_DEFAULT */
+	__u8 decision;    /* enum kw_decision */
+	__u8 enforced;    /* 1 when a deny was enforced (0 under advisory, and for permits) */
+	__u8 flags;       /* KW_EVF_* */
+	__u8 pad;
+	char comm[KW_COMM_LEN];
+};
+
+/* connect, sendmsg, bind */
+struct kw_ev_net {
+	struct kw_event_hdr h;
+	__u8 family;      /* 4 or 6 */
+	__u8 proto;       /* IPPROTO_TCP / IPPROTO_UDP / 0 when unknown */
+	__u16 port;       /* host order */
+	__u32 sock_type;  /* SOCK_STREAM, SOCK_DGRAM, ... */
+	__u8 addr[16];    /* v4 in the first 4 bytes */
+};
+
+/* sock_create */
+struct kw_ev_socket {
+	struct kw_event_hdr h;
+	__u32 family;
+	__u32 type;
+	__u32 protocol;
+	__u32 pad;
+};
+
+/* cgroup/dev */
+struct kw_ev_dev {
+	struct kw_event_hdr h;
+	__u32 type;   /* BPF_DEVCG_DEV_BLOCK / _CHAR */
+	__u32 major;
+	__u32 minor;
+	__u32 access; /* BPF_DEVCG_ACC_* requested */
+};
+
+/* cgroup/sysctl */
+struct kw_ev_sysctl {
+	struct kw_event_hdr h;
+	__u32 write;
+	__u32 name_len;
+	char name[KW_SYSCTL_NAME_MAX]; /* "net/ipv4/ip_forward" */
+};
+
+/* LSM path decisions (file_open, exec, path_*, unix connect) */
+struct kw_ev_path {
+	struct kw_event_hdr h;
+	__u32 access;    /* kind-specific: read/write bits, path op */
+	__u32 path_len;  /* bytes used in path, without NUL */
+	char path[KW_PATH_MAX];
+};
+
+/* LSM process decisions (task_kill, ptrace) and mount */
+struct kw_ev_proc {
+	struct kw_event_hdr h;
+	__u32 target_pid;
+	__u32 sig_or_mode;
+	__u64 target_cgroup;
+};
+
+#endif

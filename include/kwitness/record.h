@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* TRACE v0.2 Trust Records: transcript hashing, build, schema, sign, verify. */
+#ifndef KWITNESS_RECORD_H
+#define KWITNESS_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "kwitness/digest.h"
+#include "kwitness/key.h"
+
+#define KW_TRACE_PROFILE "tag:agentrust-io.com,2026:trace-v0.2"
+#define KW_DEFAULT_VERIFIER "urn:kwitness:collector"
+
+/* --- Transcript: SHA-256 of "[" + canonical entries joined by "," + "]" --- */
+struct kw_transcript {
+	struct kw_digest digest;
+	uint64_t count;
+};
+int kw_transcript_init(struct kw_transcript *t);
+/* entry: one canonical JSON entry (no newline). */
+int kw_transcript_append(struct kw_transcript *t, const char *entry, size_t len);
+int kw_transcript_final(struct kw_transcript *t, char hash[KW_DIGEST_STR_MAX], uint64_t *count);
+/* Reads decisions from text: a JSON array, or JSON Lines (one value per
+ * non-empty line), canonicalises each entry and hashes the transcript.
+ * Returns 0, or -EINVAL with a message in err. */
+int kw_transcript_from_text(const char *text, size_t len, char hash[KW_DIGEST_STR_MAX],
+			    uint64_t *count, char *err, size_t errlen);
+
+/* --- Build (agentrust sandbox adapter mapping, DESIGN.md) --- */
+struct kw_record_input {
+	const char *sandbox_id;       /* subject: spiffe:// or did: */
+	const char *image_digest;     /* sha256:/sha384: */
+	const void *bundle;           /* policy bundle bytes, hashed as given */
+	size_t bundle_len;
+	const char *transcript_hash;  /* from kw_transcript_* */
+	uint64_t call_count;
+	const char *enforcement_mode; /* required: enforce|advisory|silent|declared */
+	const char *model_provider;
+	const char *model_id;
+	const char *data_class;       /* required by the schema */
+	const char *verifier;         /* appraisal.verifier; NULL: KW_DEFAULT_VERIFIER */
+	int64_t iat;                  /* seconds */
+};
+/* Unsigned record (cnf.jwk is a placeholder until signed: the caller's key
+ * goes there in kw_record_sign). NULL with err filled on bad input. */
+json_t *kw_record_build(const struct kw_record_input *in, char *err, size_t errlen);
+
+/* --- Schema (TRACE v0.2 trace-claim.json, in C) --- */
+/* 0 when valid; else -EINVAL with the failing JSON path and rule in why. */
+int kw_schema_validate(const json_t *record, char *why, size_t whylen);
+
+/* --- Sign: set cnf.jwk to the key's JWK, sign RFC 8785 bytes of the record
+ * without "signature", set "signature", then verify what was signed. --- */
+int kw_record_sign(json_t *record, const struct kw_key *key, char *err, size_t errlen);
+
+/* --- Verify, in agentrust verify_record order --- */
+enum kw_verify_reason {
+	KW_VERIFY_OK = 0,
+	KW_VERIFY_PROFILE_MISSING,
+	KW_VERIFY_PROFILE_UNSUPPORTED,
+	KW_VERIFY_SIGNATURE_MISSING,
+	KW_VERIFY_SIGNATURE_MALFORMED,
+	KW_VERIFY_SCHEMA_INVALID,
+	KW_VERIFY_TRUSTED_KEY_MISSING,
+	KW_VERIFY_CNF_KEY_MISMATCH,
+	KW_VERIFY_RECORD_IN_FUTURE,
+	KW_VERIFY_RECORD_STALE,
+	KW_VERIFY_NONCE_MISMATCH,
+	KW_VERIFY_SIGNATURE_INVALID,
+	KW_VERIFY_TRANSCRIPT_MISMATCH,
+	KW_VERIFY_BUNDLE_MISMATCH,
+	KW_VERIFY_MEASUREMENT_MISMATCH,
+	KW_VERIFY_MALFORMED, /* not JSON / not an object: "record_malformed" */
+};
+
+struct kw_verify_opts {
+	const struct kw_key *trusted; /* NULL: trusted_key_missing unless allow_embedded_key */
+	bool allow_embedded_key;
+	int64_t now;                  /* seconds */
+	int64_t max_age;              /* 0: no staleness check */
+	int64_t skew;                 /* allowed future skew, seconds */
+	const char *nonce;            /* NULL: not checked; else runtime.nonce must equal */
+	const char *transcript_hash;  /* NULL: not checked */
+	int64_t call_count;           /* -1: not checked */
+	const void *bundle;           /* NULL: not checked */
+	size_t bundle_len;
+	const char *image_digest;     /* with bundle: runtime.measurement is checked */
+};
+
+struct kw_verify_result {
+	enum kw_verify_reason reason;
+	char message[320]; /* one human sentence */
+};
+
+/* Verifies record text. Returns 0 when valid, 1 when invalid (result says
+ * why), -errno on internal error. */
+int kw_record_verify(const char *text, size_t len, const struct kw_verify_opts *opts,
+		     struct kw_verify_result *res);
+/* Stable reason code, e.g. "signature_invalid"; "ok" for KW_VERIFY_OK. */
+const char *kw_verify_reason_code(enum kw_verify_reason r);
+
+#endif

@@ -1,0 +1,20 @@
+# TAP helpers for the shell test suites. Source it; call plan-free ok/not_ok/skip,
+# then `finish` last (exit status 1 when any test failed).
+# KW_BUILD points at the build folder (tests/run.sh exports it).
+: "${KW_ROOT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+: "${KW_BUILD:=$KW_ROOT/build}"
+KW=$KW_BUILD/kwitness
+KWD=$KW_BUILD/kwitnessd
+SHARED=$KW_ROOT/../shared
+_tap_n=0 _tap_failed=0
+
+ok()     { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
+not_ok() { _tap_n=$((_tap_n + 1)); _tap_failed=1; echo "not ok $_tap_n - $*"; }
+skip()   { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n # SKIP $*"; }
+# check NAME CMD...: ok when CMD succeeds
+check()  { local n=$1; shift; if "$@"; then ok "$n"; else not_ok "$n"; fi; }
+# expect_eq NAME WANT GOT
+expect_eq() {
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1"; echo "#   want: $2"; echo "#   got:  $3"; fi
+}
+finish() { echo "1..$_tap_n"; exit $_tap_failed; }
