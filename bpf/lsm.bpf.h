@@ -1,0 +1,1 @@
+/* PLACEHOLDER: BPF-LSM programs (fs, exec, proc, mount, unix) go here. */

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The kernel side as kwitnessd and the CLI see it: load the BPF object, attach
+ * hooks, give a session a slot (configuration, rules, ring buffer, cgroup
+ * membership), read its counters, take it away again. */
+#ifndef KWITNESS_HOOKS_H
+#define KWITNESS_HOOKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "kwitness/event.h"
+#include "kwitness/policy.h"
+
+struct kw_hooks; /* opaque: skeleton, links, per-slot ring buffers */
+
+struct kw_hooks_opts {
+	size_t ringbuf_size;   /* bytes per session ring buffer, power of two >= 4096 */
+	const char *pin_dir;   /* e.g. "/sys/fs/bpf/kwitness"; NULL: do not pin */
+};
+
+/* Opens and loads the BPF object (the programs that this kernel can run),
+ * mounts bpffs if pin_dir needs it, attaches the global programs. Returns 0 or
+ * -errno with a sentence in err. */
+int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char *err,
+		  size_t errlen);
+void kw_hooks_close(struct kw_hooks *h);
+
+/* KW_CLASS_* bits whose hooks are loaded and can be attached here. */
+uint32_t kw_hooks_available(const struct kw_hooks *h);
+/* Why a class is unavailable ("lsm/file_open refused at load: EPERM"), or NULL. */
+const char *kw_hooks_unavailable_reason(const struct kw_hooks *h, uint32_t class_bit);
+/* JSON array of {"name","tag"} of the loaded programs; new reference. */
+json_t *kw_hooks_programs(const struct kw_hooks *h);
+
+/* Gives a session the slot: writes kw_sessions[slot] (fresh counters), the
+ * compiled rules, a new ring buffer; attaches the cgroup programs the policy
+ * needs to the cgroup (BPF_F_ALLOW_MULTI); then tags the cgroup and every
+ * existing descendant. *ringbuf_fd is the session's ring buffer (owned by h).
+ * Returns 0 or -errno with err. Nothing stays attached on failure. */
+int kw_hooks_session_add(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint64_t cgroup_id,
+			 const struct kw_policy *pol, int *ringbuf_fd, char *err, size_t errlen);
+/* Untags the session's cgroups and detaches its cgroup programs: no new
+ * decisions start after this returns (ones in flight still finish). */
+int kw_hooks_session_untag(struct kw_hooks *h, uint32_t slot);
+/* Reads the counters of kw_sessions[slot]. */
+int kw_hooks_session_counters(struct kw_hooks *h, uint32_t slot, struct kw_session *out);
+/* Removes rules and the ring buffer; the slot can be reused. */
+int kw_hooks_session_free(struct kw_hooks *h, uint32_t slot);
+
+#endif

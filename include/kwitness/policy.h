@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Policy bundles: parse and validate the JSON bundle (docs/policy.md) into a
+ * compiled form the loader writes into BPF maps. Bundles are hostile input. */
+#ifndef KWITNESS_POLICY_H
+#define KWITNESS_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kwitness/event.h"
+
+/* Bounds: a bundle over these is refused with an error naming the field. */
+#define KW_POLICY_MAX_BYTES (256 * 1024)
+#define KW_POLICY_MAX_NET_RULES 256   /* per section */
+#define KW_POLICY_MAX_DEV_RULES 64
+#define KW_POLICY_MAX_PATH_RULES 32   /* per fs/exec list */
+
+struct kw_net_rule {
+	uint8_t op;        /* enum kw_net_op */
+	uint8_t family;    /* 4 or 6 */
+	uint8_t prefixlen; /* 0..32 or 0..128 */
+	uint8_t allow;     /* 1 allow, 0 deny ("!" rule) */
+	uint8_t addr[16];  /* masked to prefixlen */
+	uint16_t port_lo, port_hi;
+	uint16_t index;    /* position in its policy list */
+};
+
+struct kw_dev_rule_spec {
+	uint32_t type;     /* BPF_DEVCG_DEV_CHAR / _BLOCK */
+	uint32_t major, minor; /* KW_DEV_ANY for '*' */
+	uint32_t access;   /* BPF_DEVCG_ACC_* bits */
+	uint16_t index;
+};
+
+enum kw_path_kind { KW_PATH_READ = 1, KW_PATH_WRITE = 2, KW_PATH_DENY = 3, KW_PATH_EXEC = 4,
+		    KW_PATH_UNIX = 5 };
+
+struct kw_path_rule {
+	uint8_t kind;      /* enum kw_path_kind */
+	uint16_t index;
+	uint16_t len;
+	char path[KW_PATH_MAX]; /* absolute, normalised, NUL-terminated */
+};
+
+struct kw_policy {
+	uint8_t mode;        /* enum kw_mode */
+	uint8_t record;      /* enum kw_record_mode */
+	uint8_t on_failure;  /* enum kw_on_failure */
+	uint32_t classes;    /* enum kw_class: the sections present */
+
+	struct kw_net_rule *net; size_t n_net;           /* connect, send, bind */
+	uint64_t socket_allow;                           /* as kw_session.socket_allow */
+	struct kw_dev_rule_spec *dev; size_t n_dev;
+	bool sysctl_write;
+	struct kw_path_rule *paths; size_t n_paths;      /* fs.read/write/deny, exec.allow, net.unix */
+	bool mount_allow;                                /* mount: {"allow": true} */
+	bool proc_allow_outside;                         /* proc: {"signal_outside": true} */
+};
+
+/* Parses bundle bytes. Returns 0, or -EINVAL with err naming the field, e.g.
+ * "net.connect[2]: bad CIDR '10.0.0.0/33'". *out is freed with kw_policy_free. */
+int kw_policy_parse(const char *bundle, size_t len, struct kw_policy **out, char *err,
+		    size_t errlen);
+void kw_policy_free(struct kw_policy *p);
+
+/* "enforce" / "advisory" / "silent" */
+const char *kw_mode_name(uint8_t mode);
+/* "net.connect[3]" or "net.connect:default" for KW_RULE_DEFAULT; into buf. */
+const char *kw_rule_name(uint16_t event_kind, uint16_t rule, char *buf, size_t len);
+/* Comma-free names of the classes in mask, e.g. "net.connect" — i-th set bit. */
+const char *kw_class_name(uint32_t class_bit);
+
+#endif

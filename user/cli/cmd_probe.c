@@ -1,0 +1,9 @@
+/* PLACEHOLDER: replaced by the real command. */
+#include <stdio.h>
+#include "commands.h"
+int cmd_probe(int argc, char **argv)
+{
+	(void)argc;
+	fprintf(stderr, "kwitness %s: not built yet\n", argv[0]);
+	return 2;
+}

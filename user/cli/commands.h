@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The kwitness subcommands. Each returns the process exit status: 0 success,
+ * 1 failure (for verify: the record is invalid), 2 usage error. */
+#ifndef KWITNESS_CLI_COMMANDS_H
+#define KWITNESS_CLI_COMMANDS_H
+
+int cmd_jcs(int argc, char **argv);      /* cmd_jcs.c */
+int cmd_keygen(int argc, char **argv);   /* cmd_key.c */
+int cmd_key(int argc, char **argv);      /* cmd_key.c */
+int cmd_record(int argc, char **argv);   /* cmd_record.c */
+int cmd_sign(int argc, char **argv);     /* cmd_record.c */
+int cmd_verify(int argc, char **argv);   /* cmd_verify.c */
+int cmd_session(int argc, char **argv);  /* cmd_session.c */
+int cmd_status(int argc, char **argv);   /* cmd_session.c */
+int cmd_run(int argc, char **argv);      /* cmd_run.c */
+int cmd_probe(int argc, char **argv);    /* cmd_probe.c */
+
+#endif
