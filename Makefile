@@ -101,9 +101,9 @@ $(BUILD)/asan/tests/%: tests/unit/%.c $(ASAN_LIB_OBJ)
 	$(if $(Q),@echo "  TEST    $@")
 	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(ASAN_LIB_OBJ) -lcmocka $(LIBS_CORE)
 
-$(BUILD)/tests/%: tests/helpers/%.c $(LIB_A)
+$(BUILD)/tests/%: tests/helpers/%.c $(KBPF_A) $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(LIB_A) $(LIBS_CORE)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(KBPF_A) $(LIB_A) $(LIBS_BPF) $(LIBS_CORE)
 
 $(BUILD)/bench/%: bench/%.c $(KBPF_A) $(LIB_A)
 	@mkdir -p $(dir $@)
