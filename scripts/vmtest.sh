@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# VM test harness: boots Debian's own cloud kernel (6.1, CONFIG_BPF_LSM=y) under
+# qemu with software emulation, with an initramfs holding busybox, bash, the
+# project's binaries and test scripts. Inside, tests/vm/init runs the BPF-LSM
+# tests (tests/vm/test_*.sh), the cgroup kernel tests (tests/kernel/test_*.sh)
+# and the LSM benchmark, and prints their TAP lines on the serial console.
+# This script prints those lines and exits non-zero when a test failed or the
+# VM never reported. Without qemu or the kernel package it prints one skip line.
+# Env: KW_VM_TIMEOUT (seconds, default 480), KW_VM_TESTS (space-separated test
+# script paths to run instead of all), KW_VM_KEEP=1 keeps the staging folder.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+VMDIR=$ROOT/build/vm
+TIMEOUT=${KW_VM_TIMEOUT:-480}
+MARKER=KWITNESS-VM-DONE
+
+skip_all() { echo "ok 1 # SKIP vm: $*"; echo "1..1"; exit 0; }
+fail_all() { echo "not ok 1 - vm: $*"; echo "1..1"; exit 1; }
+
+command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 not installed"
+command -v cpio >/dev/null || skip_all "cpio not installed"
+BUSYBOX=
+for b in /bin/busybox /usr/bin/busybox; do
+	# only a static busybox runs in an initramfs without its libraries
+	if [ -x "$b" ] && ! ldd "$b" >/dev/null 2>&1; then BUSYBOX=$b; break; fi
+done
+[ -n "$BUSYBOX" ] || skip_all "busybox-static not installed"
+[ -x build/kwitness ] || fail_all "build/kwitness missing: run 'make test-bins' first"
+
+# ---- the kernel: Debian's current cloud image, cached in build/vm ----
+mkdir -p "$VMDIR"
+kernel_pkg() {
+	apt-cache depends linux-image-cloud-amd64 2>/dev/null |
+		awk '/Depends: linux-image-[0-9]/ { print $2; exit }'
+}
+find_vmlinuz() { ls "$VMDIR"/vmlinuz-* 2>/dev/null | sort -V | tail -n 1; }
+VMLINUZ=
+pkg=$(kernel_pkg)
+if [ -z "$pkg" ] && [ -z "$(find_vmlinuz)" ]; then
+	apt-get update -qq >/dev/null 2>&1
+	pkg=$(kernel_pkg)
+fi
+if [ -n "$pkg" ]; then
+	ver=${pkg#linux-image-}
+	if [ -f "$VMDIR/vmlinuz-$ver" ]; then
+		VMLINUZ=$VMDIR/vmlinuz-$ver
+	else
+		dl=$(mktemp -d "$VMDIR/dl.XXXXXX")
+		if (cd "$dl" && apt-get download "$pkg" >/dev/null 2>&1); then
+			dpkg -x "$dl"/*.deb "$dl/root" &&
+				cp "$dl/root/boot/vmlinuz-$ver" "$VMDIR/vmlinuz-$ver" &&
+				cp "$dl/root/boot/config-$ver" "$VMDIR/config-$ver" &&
+				VMLINUZ=$VMDIR/vmlinuz-$ver
+		fi
+		rm -rf "$dl"
+	fi
+fi
+# offline: an earlier download will do
+[ -n "$VMLINUZ" ] || VMLINUZ=$(find_vmlinuz)
+[ -n "$VMLINUZ" ] || skip_all "could not obtain Debian's cloud kernel (apt-get download ${pkg:-linux-image-cloud-amd64} failed)"
+
+# ---- the initramfs ----
+STAGE=$VMDIR/initramfs
+rm -rf "$STAGE"
+mkdir -p "$STAGE"/{bin,sbin,dev,proc,sys,tmp,run,etc,root,kw/build/tests,kw/build/bench,kw/tests}
+
+copy_with_libs() { # binary [dest path in the VM]
+	local bin=$1 dest=${2:-$1} lib
+	mkdir -p "$STAGE$(dirname "$dest")"
+	cp -L "$bin" "$STAGE$dest"
+	# ldd lines: "libx.so => /path (addr)" or "/lib64/ld-linux-x86-64.so.2 (addr)"
+	for lib in $(ldd "$bin" 2>/dev/null | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }'); do
+		[ -e "$STAGE$lib" ] && continue
+		mkdir -p "$STAGE$(dirname "$lib")"
+		cp -L "$lib" "$STAGE$lib"
+	done
+}
+
+# bash first: the busybox links below must not shadow it (tests/lib.sh is bash)
+copy_with_libs "$(command -v bash)" /bin/bash
+cp "$BUSYBOX" "$STAGE/bin/busybox"
+for applet in $("$BUSYBOX" --list); do
+	[ -e "$STAGE/bin/$applet" ] || [ -L "$STAGE/bin/$applet" ] || ln -s busybox "$STAGE/bin/$applet"
+done
+# The ld.so path programs ask for is /lib64/...; on merged-/usr hosts ldd says so too.
+for b in build/kwitness build/kwitnessd build/tests/* build/bench/*; do
+	[ -f "$b" ] && [ -x "$b" ] && copy_with_libs "$b" "/kw/$b"
+done
+cp -r tests/lib.sh "$STAGE/kw/tests/"
+for d in tests/kernel tests/vm examples; do
+	[ -d "$d" ] && mkdir -p "$STAGE/kw/$d" && cp -r "$d"/. "$STAGE/kw/$d/"
+done
+cp tests/vm/init "$STAGE/init"
+chmod 755 "$STAGE/init"
+echo "root:x:0:0:root:/root:/bin/sh" >"$STAGE/etc/passwd"
+echo "root:x:0:" >"$STAGE/etc/group"
+echo "nobody:x:65534:" >>"$STAGE/etc/group"
+echo "nobody:x:65534:65534:nobody:/:/bin/false" >>"$STAGE/etc/passwd"
+echo "${KW_VM_TESTS:-}" >"$STAGE/kw/vm-tests"
+
+INITRD=$VMDIR/initrd.gz
+(cd "$STAGE" && find . -print0 | cpio --null -o -H newc --quiet | gzip -1) >"$INITRD" ||
+	fail_all "could not build the initramfs"
+[ "${KW_VM_KEEP:-0}" = 1 ] || rm -rf "$STAGE"
+
+# ---- boot ----
+echo "# vm: booting $(basename "$VMLINUZ") under qemu (tcg), timeout ${TIMEOUT}s"
+LOG=$VMDIR/console.log
+start=$(date +%s)
+timeout --foreground -k 10 "$TIMEOUT" qemu-system-x86_64 -accel tcg -m 1024 -smp 2 \
+	-nographic -no-reboot -monitor none -serial stdio -display none \
+	-kernel "$VMLINUZ" -initrd "$INITRD" \
+	-append "console=ttyS0 quiet panic=-1 lsm=lockdown,capability,bpf" \
+	</dev/null 2>&1 | tr -d '\r' >"$LOG"
+qrc=${PIPESTATUS[0]}
+echo "# vm: qemu exited $qrc after $(($(date +%s) - start))s; console log: $LOG"
+
+# Print the VM's test lines (TAP and comments); a kernel message in between is dropped.
+grep -E '^(ok |not ok |#|1\.\.)' "$LOG"
+if ! grep -q "^$MARKER" "$LOG"; then
+	echo "not ok - vm: the VM never reported (qemu exit $qrc); last console lines:"
+	tail -n 30 "$LOG" | sed 's/^/#   /'
+	exit 1
+fi
+if grep -q '^not ok ' "$LOG"; then
+	exit 1
+fi
+vrc=$(sed -n "s/^$MARKER rc=\([0-9]*\).*/\1/p" "$LOG" | head -n 1)
+[ "${vrc:-1}" -eq 0 ] || { echo "not ok - vm: a suite inside the VM failed (rc=$vrc)"; exit 1; }
+exit 0
