@@ -22,6 +22,12 @@
 #define KW_NET_PORT_RULES 16
 /* Rule index meaning "no rule matched": the section's default deny. */
 #define KW_RULE_DEFAULT 0xffff
+/* Rule of an LSM path decision: the list (enum kw_path_kind in policy.h: 1
+ * fs.read, 2 fs.write, 3 fs.deny, 4 exec.allow, 5 net.unix) in the top 4 bits,
+ * the index in that list below. kw_rule_name() prints "fs.deny[3]". */
+#define KW_RULE_PATH(kind, index) ((__u16)(((kind) << 12) | ((index) & 0xfff)))
+#define KW_RULE_PATH_KIND(rule) ((rule) >> 12)
+#define KW_RULE_PATH_INDEX(rule) ((rule) & 0xfff)
 
 enum kw_mode { KW_MODE_ENFORCE = 0, KW_MODE_ADVISORY = 1, KW_MODE_SILENT = 2 };
 enum kw_record_mode { KW_RECORD_ALL = 0, KW_RECORD_DENY = 1 };
@@ -59,7 +65,8 @@ struct kw_session {
 	__u8 sysctl_write;    /* 1: sysctl writes allowed */
 	__u32 pad0;
 	__u64 socket_allow;   /* bit (family_index * 8 + (type & 7)); family_index 0 inet, 1 inet6 */
-	__u64 pad1[5];
+	__u8 socket_rule[16]; /* net.socket list index behind each socket_allow bit (0..15) */
+	__u64 pad1[3];
 	/* counters (own cache line) */
 	__u64 next_seq;       /* sequence numbers handed out to recorded decisions */
 	__u64 dropped;        /* decisions whose event could not be reserved */

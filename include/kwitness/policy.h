@@ -51,6 +51,7 @@ struct kw_policy {
 
 	struct kw_net_rule *net; size_t n_net;           /* connect, send, bind */
 	uint64_t socket_allow;                           /* as kw_session.socket_allow */
+	uint8_t socket_rule[16];                         /* as kw_session.socket_rule */
 	struct kw_dev_rule_spec *dev; size_t n_dev;
 	bool sysctl_write;
 	struct kw_path_rule *paths; size_t n_paths;      /* fs.read/write/deny, exec.allow, net.unix */

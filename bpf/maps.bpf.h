@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The maps every kwitness program shares. Layouts: include/kwitness/event.h. */
+#ifndef KWITNESS_MAPS_BPF_H
+#define KWITNESS_MAPS_BPF_H
+
+/* Session slots: configuration and counters. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KW_MAX_SESSIONS);
+	__type(key, __u32);
+	__type(value, struct kw_session);
+} kw_sessions SEC(".maps");
+
+/* Membership: cgroup (v2) id -> session slot, for a tagged cgroup and each of
+ * its descendants. The one lookup every hooked operation starts with. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KW_MAX_CGROUPS);
+	__type(key, __u64);
+	__type(value, __u32);
+} kw_cgroups SEC(".maps");
+
+/* One ring buffer per session slot, created by userspace at session start.
+ * The template's size is irrelevant: ring buffers of any size fit the slot. */
+struct kw_ringbuf_tmpl {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, KW_MAX_SESSIONS);
+	__type(key, __u32);
+	__array(values, struct kw_ringbuf_tmpl);
+} kw_ringbufs SEC(".maps");
+
+/* Network rules: (slot, op, family, address prefix) -> port rules. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct kw_net_key);
+	__type(value, struct kw_net_rules);
+} kw_net_rules SEC(".maps");
+
+/* Device rules: (slot, type, major|any, minor|any) -> allowed access. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct kw_dev_key);
+	__type(value, struct kw_dev_rule);
+} kw_dev_rules SEC(".maps");
+
+#endif

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* net.connect, net.send, net.bind (cgroup sock_addr hooks) and net.socket
+ * (cgroup/sock_create). Return 1 lets the operation proceed, 0 refuses it
+ * with EPERM. */
+#ifndef KWITNESS_NET_BPF_H
+#define KWITNESS_NET_BPF_H
+
+#include "kwitness/net_match.h"
+
+static __always_inline int kw_net_hook(struct bpf_sock_addr *ctx, __u8 op, __u32 class_bit,
+				       __u16 kind, int v6)
+{
+	struct kw_net_key key = {};
+	struct kw_net_rules *rules;
+	struct kw_ev_net *e;
+	struct kw_ctx c;
+	__u16 rule, port;
+	int permit, verdict;
+
+	if (!kw_session_find(&c, class_bit))
+		return 1;
+
+	key.slot = c.slot;
+	key.op = op;
+	if (v6) {
+		__u32 a0 = ctx->user_ip6[0], a1 = ctx->user_ip6[1];
+		__u32 a2 = ctx->user_ip6[2], a3 = ctx->user_ip6[3];
+
+		if (a0 == 0 && a1 == 0 && a2 == bpf_htonl(0xffff)) {
+			/* IPv4-mapped: evaluated as the IPv4 address it carries */
+			key.family = 4;
+			__builtin_memcpy(key.addr, &a3, 4);
+		} else {
+			key.family = 6;
+			__builtin_memcpy(key.addr, &a0, 4);
+			__builtin_memcpy(key.addr + 4, &a1, 4);
+			__builtin_memcpy(key.addr + 8, &a2, 4);
+			__builtin_memcpy(key.addr + 12, &a3, 4);
+		}
+	} else {
+		__u32 a = ctx->user_ip4;
+
+		key.family = 4;
+		__builtin_memcpy(key.addr, &a, 4);
+	}
+	key.prefixlen = KW_NET_KEY_FIXED_BITS + (key.family == 4 ? 32 : 128);
+	port = bpf_ntohs((__u16)ctx->user_port);
+
+	rules = bpf_map_lookup_elem(&kw_net_rules, &key);
+	permit = kw_net_eval(rules, port, &rule);
+
+	e = kw_record_decision(&c, kind, permit, rule, sizeof(*e), &verdict);
+	if (e) {
+		e->family = key.family;
+		e->proto = (__u8)ctx->protocol;
+		e->port = port;
+		e->sock_type = ctx->type;
+		__builtin_memcpy(e->addr, key.addr, 16);
+		kw_event_submit(e);
+	}
+	return verdict;
+}
+
+SEC("cgroup/connect4")
+int kw_connect4(struct bpf_sock_addr *ctx)
+{
+	return kw_net_hook(ctx, KW_NET_CONNECT, KW_CLASS_NET_CONNECT, KW_EV_NET_CONNECT, 0);
+}
+
+SEC("cgroup/connect6")
+int kw_connect6(struct bpf_sock_addr *ctx)
+{
+	return kw_net_hook(ctx, KW_NET_CONNECT, KW_CLASS_NET_CONNECT, KW_EV_NET_CONNECT, 1);
+}
+
+SEC("cgroup/sendmsg4")
+int kw_sendmsg4(struct bpf_sock_addr *ctx)
+{
+	return kw_net_hook(ctx, KW_NET_SEND, KW_CLASS_NET_SEND, KW_EV_NET_SEND, 0);
+}
+
+SEC("cgroup/sendmsg6")
+int kw_sendmsg6(struct bpf_sock_addr *ctx)
+{
+	return kw_net_hook(ctx, KW_NET_SEND, KW_CLASS_NET_SEND, KW_EV_NET_SEND, 1);
+}
+
+SEC("cgroup/bind4")
+int kw_bind4(struct bpf_sock_addr *ctx)
+{
+	return kw_net_hook(ctx, KW_NET_BIND, KW_CLASS_NET_BIND, KW_EV_NET_BIND, 0);
+}
+
+SEC("cgroup/bind6")
+int kw_bind6(struct bpf_sock_addr *ctx)
+{
+	return kw_net_hook(ctx, KW_NET_BIND, KW_CLASS_NET_BIND, KW_EV_NET_BIND, 1);
+}
+
+/* Only inet and inet6 sockets reach this hook; other families are outside the
+ * cgroup hook's reach (docs/policy.md). */
+SEC("cgroup/sock_create")
+int kw_sock_create(struct bpf_sock *sk)
+{
+	__u32 family = sk->family, type = sk->type, bit = 64;
+	__u16 rule = KW_RULE_DEFAULT;
+	struct kw_ev_socket *e;
+	struct kw_ctx c;
+	int permit = 0, verdict;
+
+	if (!kw_session_find(&c, KW_CLASS_NET_SOCKET))
+		return 1;
+	if (family == AF_INET && type < 8)
+		bit = type;
+	else if (family == AF_INET6 && type < 8)
+		bit = 8 + type;
+	if (bit < 16 && (c.s->socket_allow >> bit) & 1) {
+		permit = 1;
+		rule = c.s->socket_rule[bit & 15];
+	}
+
+	e = kw_record_decision(&c, KW_EV_NET_SOCKET, permit, rule, sizeof(*e), &verdict);
+	if (e) {
+		e->family = family;
+		e->type = type;
+		e->protocol = sk->protocol;
+		e->pad = 0;
+		kw_event_submit(e);
+	}
+	return verdict;
+}
+
+#endif

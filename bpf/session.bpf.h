@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Finding the session of the current task and recording a decision. Used by
+ * every hook, cgroup and LSM alike:
+ *
+ *	struct kw_ctx c;
+ *	if (!kw_session_find(&c, KW_CLASS_X))
+ *		return ALLOW;                       // untagged or class not governed
+ *	permit = <evaluate the rules>;
+ *	e = kw_record_decision(&c, KW_EV_X, permit, rule, sizeof(*e), &verdict);
+ *	if (e) { <fill the object fields>; kw_event_submit(e); }
+ *	return verdict ? ALLOW : DENY;
+ */
+#ifndef KWITNESS_SESSION_BPF_H
+#define KWITNESS_SESSION_BPF_H
+
+struct kw_ctx {
+	struct kw_session *s;
+	__u64 cgroup_id;
+	__u32 slot;
+};
+
+/* 1 when the current task is in a tagged cgroup whose session governs
+ * class_bit; fills c. One hash lookup decides the untagged case. */
+static __always_inline int kw_session_find(struct kw_ctx *c, __u32 class_bit)
+{
+	__u32 *slot;
+
+	c->cgroup_id = bpf_get_current_cgroup_id();
+	slot = bpf_map_lookup_elem(&kw_cgroups, &c->cgroup_id);
+	if (!slot)
+		return 0;
+	c->slot = *slot;
+	c->s = bpf_map_lookup_elem(&kw_sessions, &c->slot);
+	if (!c->s || !(c->s->classes & class_bit))
+		return 0;
+	return 1;
+}
+
+/* Accounts one decision and reserves its event. *verdict is 1 when the
+ * operation may proceed, 0 when it must be refused. Returns the event with its
+ * header filled (the caller fills the rest and calls kw_event_submit), or NULL
+ * when nothing is to be written: a permit under record: deny (counted in
+ * unrecorded) or a failed reservation (counted in dropped; the operation is
+ * refused when the policy fails closed). size must be a compile-time constant. */
+static __always_inline void *kw_record_decision(struct kw_ctx *c, __u16 kind, int permit,
+						__u16 rule, __u64 size, int *verdict)
+{
+	struct kw_session *s = c->s;
+	int enforced = !permit && s->mode != KW_MODE_ADVISORY;
+	struct kw_event_hdr *h;
+	void *rb;
+	__u64 id;
+
+	*verdict = !enforced;
+	if (!permit)
+		__sync_fetch_and_add(&s->denials, 1);
+	else if (s->record == KW_RECORD_DENY) {
+		__sync_fetch_and_add(&s->unrecorded, 1);
+		return NULL;
+	}
+
+	rb = bpf_map_lookup_elem(&kw_ringbufs, &c->slot);
+	h = rb ? bpf_ringbuf_reserve(rb, size, 0) : NULL;
+	if (!h) {
+		__sync_fetch_and_add(&s->dropped, 1);
+		if (s->on_failure == KW_ONFAIL_DENY)
+			*verdict = 0;
+		return NULL;
+	}
+	/* The sequence number is taken only once the event exists, so every
+	 * number below next_seq reaches the ring buffer. */
+	h->seq = __sync_fetch_and_add(&s->next_seq, 1);
+	h->ts_ns = bpf_ktime_get_boot_ns();
+	h->cgroup_id = c->cgroup_id;
+	id = bpf_get_current_pid_tgid();
+	h->pid = id >> 32;
+	h->uid = (__u32)bpf_get_current_uid_gid();
+	h->slot = c->slot;
+	h->generation = s->generation;
+	h->kind = kind;
+	h->rule = rule;
+	h->decision = permit ? KW_PERMIT : KW_DENY;
+	h->enforced = enforced;
+	h->flags = 0;
+	h->pad = 0;
+	bpf_get_current_comm(h->comm, sizeof(h->comm));
+	return h;
+}
+
+static __always_inline void kw_event_submit(void *e)
+{
+	bpf_ringbuf_submit(e, 0);
+}
+
+#endif
