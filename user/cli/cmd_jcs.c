@@ -1,9 +1,104 @@
-/* PLACEHOLDER: replaced by the real command. */
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kwitness jcs [FILE]: prints the RFC 8785 canonical form of a JSON document. */
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "commands.h"
+#include "kwitness/buf.h"
+#include "kwitness/jcs.h"
+
+/* Larger documents are refused rather than read without bound. */
+#define JCS_INPUT_MAX (256u << 20)
+
+static void jcs_usage(FILE *f)
+{
+	fprintf(f, "usage: kwitness jcs [FILE]\n\n"
+		   "Prints the RFC 8785 canonical form of the JSON document in FILE (standard\n"
+		   "input when FILE is missing or \"-\") on standard output, with no trailing\n"
+		   "newline. The document is refused (exit 1) when it is not strict JSON:\n"
+		   "duplicate member names, invalid UTF-8, lone surrogates, NaN or Infinity,\n"
+		   "integers outside +-(2^53-1), nesting deeper than %d, trailing content.\n"
+		   "Input is limited to %u MiB.\n",
+		JCS_MAX_DEPTH, JCS_INPUT_MAX >> 20);
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 int cmd_jcs(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "kwitness %s: not built yet\n", argv[0]);
-	return 2;
+	const char *path = NULL;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			jcs_usage(stdout);
+			return 0;
+		}
+		if (!strcmp(a, "--") && i + 1 < argc && !path) {
+			path = argv[++i];
+			continue;
+		}
+		if (a[0] == '-' && a[1] != '\0') {
+			fprintf(stderr, "kwitness jcs: unknown option '%s'\n", a);
+			jcs_usage(stderr);
+			return 2;
+		}
+		if (path) {
+			fprintf(stderr, "kwitness jcs: only one FILE may be given\n");
+			jcs_usage(stderr);
+			return 2;
+		}
+		path = a;
+	}
+	if (!path)
+		path = "-";
+	const char *name = strcmp(path, "-") ? path : "<stdin>";
+
+	struct kw_buf in = {0}, out = {0};
+	int status = 1;
+	int rc = kw_read_file(path, JCS_INPUT_MAX, &in);
+	if (rc == -EFBIG) {
+		fprintf(stderr, "kwitness jcs: %s: input larger than %u MiB\n", name,
+			JCS_INPUT_MAX >> 20);
+		goto out;
+	}
+	if (rc) {
+		fprintf(stderr, "kwitness jcs: %s: %s\n", name, strerror(-rc));
+		goto out;
+	}
+	struct jcs_error err;
+	rc = jcs_canonicalize(in.data ? in.data : "", in.len, &out, &err);
+	if (rc == -EINVAL) {
+		fprintf(stderr, "kwitness jcs: %s:%zu:%zu: %s\n", name, err.line, err.column,
+			err.message);
+		goto out;
+	}
+	if (rc) {
+		fprintf(stderr, "kwitness jcs: %s: %s\n", name, strerror(-rc));
+		goto out;
+	}
+	rc = write_all(STDOUT_FILENO, out.data, out.len);
+	if (rc) {
+		fprintf(stderr, "kwitness jcs: writing output: %s\n", strerror(-rc));
+		goto out;
+	}
+	status = 0;
+out:
+	kw_buf_free(&in);
+	kw_buf_free(&out);
+	return status;
 }

@@ -1,0 +1,648 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Strict single-pass JSON parser that writes RFC 8785 canonical bytes.
+ *
+ * Every value is written to the output as soon as it is read. Object
+ * members are written in input order and their spans remembered; when the
+ * object closes the members are sorted by their names' UTF-16 code units and,
+ * only if the input order was different, the object's bytes are rearranged.
+ * Duplicate names show up as neighbours after the sort. Names are compared in
+ * their decoded form: for the usual name without escapes that is the
+ * canonical output itself, so nothing is copied. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kwitness/jcs.h"
+#include "jcs_internal.h"
+
+struct member {
+	size_t key_off;    /* decoded name: in out, or in keys when in_keys */
+	size_t key_len;
+	size_t start, end; /* canonical "name":value in out */
+	size_t in_off;     /* the name's offset in the input, for errors */
+	bool in_keys;
+};
+
+struct parser {
+	const unsigned char *begin, *p, *end;
+	struct kw_buf *out;
+	struct member *m;  /* members of every open object, innermost last */
+	size_t m_len, m_cap;
+	struct kw_buf keys; /* decoded names that needed escapes */
+	struct kw_buf perm; /* scratch for reordering an object's members */
+	struct jcs_error *err;
+	int depth;
+};
+
+static int fail(struct parser *ps, const unsigned char *at, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct parser *ps, const unsigned char *at, const char *fmt, ...)
+{
+	struct jcs_error *e = ps->err;
+	if (!e)
+		return -EINVAL;
+	/* Line and column are computed only now: the fast path never counts. */
+	size_t off = (size_t)(at - ps->begin), line = 1, line_start = 0;
+	for (size_t i = 0; i < off; i++)
+		if (ps->begin[i] == '\n') {
+			line++;
+			line_start = i + 1;
+		}
+	e->offset = off;
+	e->line = line;
+	e->column = off - line_start + 1;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static void describe(const unsigned char *p, const unsigned char *end, char *buf, size_t n)
+{
+	if (p >= end)
+		snprintf(buf, n, "end of input");
+	else if (*p >= 0x21 && *p < 0x7f)
+		snprintf(buf, n, "'%c'", *p);
+	else
+		snprintf(buf, n, "byte 0x%02x", *p);
+}
+
+static inline void skip_ws(struct parser *ps)
+{
+	const unsigned char *p = ps->p, *end = ps->end;
+	while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+		p++;
+	ps->p = p;
+}
+
+static inline int put(struct parser *ps, const void *s, size_t n)
+{
+	struct kw_buf *o = ps->out;
+	if (o->cap - o->len <= n && kw_buf_reserve(o, n))
+		return -ENOMEM;
+	memcpy(o->data + o->len, s, n);
+	o->len += n;
+	return 0;
+}
+
+static inline int putch(struct parser *ps, char c)
+{
+	struct kw_buf *o = ps->out;
+	if (o->cap - o->len <= 1 && kw_buf_reserve(o, 1))
+		return -ENOMEM;
+	o->data[o->len++] = c;
+	return 0;
+}
+
+static int hex4(const unsigned char *p, unsigned *v)
+{
+	unsigned r = 0;
+	for (int i = 0; i < 4; i++) {
+		unsigned c = p[i], d;
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			d = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			d = c - 'A' + 10;
+		else
+			return -1;
+		r = r << 4 | d;
+	}
+	*v = r;
+	return 0;
+}
+
+/* Writes code point cp in its canonical string form. */
+static int put_code_point(struct parser *ps, unsigned cp, bool *escaped)
+{
+	char b[6];
+	size_t n;
+	if (cp < 0x20 || cp == '"' || cp == '\\') {
+		static const char short_esc[32] = {
+			['\b'] = 'b', ['\t'] = 't', ['\n'] = 'n', ['\f'] = 'f', ['\r'] = 'r',
+		};
+		*escaped = true;
+		b[0] = '\\';
+		if (cp >= 0x20) {
+			b[1] = (char)cp;
+			n = 2;
+		} else if (short_esc[cp]) {
+			b[1] = short_esc[cp];
+			n = 2;
+		} else {
+			static const char hex[] = "0123456789abcdef";
+			memcpy(b + 1, "u00", 3);
+			b[4] = hex[cp >> 4];
+			b[5] = hex[cp & 15];
+			n = 6;
+		}
+	} else if (cp < 0x80) {
+		b[0] = (char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		b[0] = (char)(0xC0 | cp >> 6);
+		b[1] = (char)(0x80 | (cp & 0x3F));
+		n = 2;
+	} else if (cp < 0x10000) {
+		b[0] = (char)(0xE0 | cp >> 12);
+		b[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+		b[2] = (char)(0x80 | (cp & 0x3F));
+		n = 3;
+	} else {
+		b[0] = (char)(0xF0 | cp >> 18);
+		b[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+		b[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+		b[3] = (char)(0x80 | (cp & 0x3F));
+		n = 4;
+	}
+	return put(ps, b, n);
+}
+
+/* Reads the escape at p (p[0] == '\\'), writes its canonical form and
+ * returns the bytes consumed, or a negative errno. */
+static int parse_escape(struct parser *ps, const unsigned char *p, bool *escaped)
+{
+	const unsigned char *end = ps->end;
+	if (end - p < 2)
+		return fail(ps, p, "unterminated string");
+	switch (p[1]) {
+	case '"': return put_code_point(ps, '"', escaped) ?: 2;
+	case '\\': return put_code_point(ps, '\\', escaped) ?: 2;
+	case '/': return put_code_point(ps, '/', escaped) ?: 2;
+	case 'b': return put_code_point(ps, '\b', escaped) ?: 2;
+	case 'f': return put_code_point(ps, '\f', escaped) ?: 2;
+	case 'n': return put_code_point(ps, '\n', escaped) ?: 2;
+	case 'r': return put_code_point(ps, '\r', escaped) ?: 2;
+	case 't': return put_code_point(ps, '\t', escaped) ?: 2;
+	case 'u': break;
+	default: {
+		char what[24];
+		describe(p + 1, end, what, sizeof(what));
+		return fail(ps, p, "invalid escape \\%s in string", what);
+	}
+	}
+	unsigned cp, lo;
+	if (end - p < 6 || hex4(p + 2, &cp))
+		return fail(ps, p, "invalid \\u escape: four hex digits expected");
+	if (cp >= 0xDC00 && cp <= 0xDFFF)
+		return fail(ps, p, "lone low surrogate \\u%04X", cp);
+	if (cp >= 0xD800 && cp <= 0xDBFF) {
+		if (end - p < 12 || p[6] != '\\' || p[7] != 'u' || hex4(p + 8, &lo) ||
+		    lo < 0xDC00 || lo > 0xDFFF)
+			return fail(ps, p, "lone high surrogate \\u%04X", cp);
+		cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+		return put_code_point(ps, cp, escaped) ?: 12;
+	}
+	return put_code_point(ps, cp, escaped) ?: 6;
+}
+
+/* Undoes the canonical escapes of a name (only \" \\ \b \t \n \f \r \u00xx
+ * can occur) into ps->keys, for comparing. */
+static int decode_key(struct parser *ps, struct member *m)
+{
+	const char *s = ps->out->data + m->key_off;
+	size_t n = m->key_len;
+	size_t start = ps->keys.len;
+	if (kw_buf_reserve(&ps->keys, n))
+		return -ENOMEM;
+	char *o = ps->keys.data + start;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] != '\\') {
+			*o++ = s[i];
+			continue;
+		}
+		char c = s[++i];
+		switch (c) {
+		case 'b': *o++ = '\b'; break;
+		case 't': *o++ = '\t'; break;
+		case 'n': *o++ = '\n'; break;
+		case 'f': *o++ = '\f'; break;
+		case 'r': *o++ = '\r'; break;
+		case 'u': {
+			unsigned v;
+			hex4((const unsigned char *)s + i + 1, &v);
+			*o++ = (char)v;
+			i += 4;
+			break;
+		}
+		default: *o++ = c;
+		}
+	}
+	m->key_off = start;
+	m->key_len = (size_t)(o - (ps->keys.data + start));
+	m->in_keys = true;
+	ps->keys.len = start + m->key_len;
+	return 0;
+}
+
+/* ps->p is at the opening quote. With key, records where the decoded
+ * name is. */
+static int parse_string(struct parser *ps, struct member *key)
+{
+	const unsigned char *open = ps->p, *p = open + 1, *end = ps->end;
+	const unsigned char *run = p;
+	bool escaped = false;
+	int rc;
+
+	if ((rc = putch(ps, '"')))
+		return rc;
+	size_t content = ps->out->len;
+	for (;;) {
+		while (p < end && jcs_byte_class[*p] == JCS_C_PLAIN)
+			p++;
+		if (p >= end)
+			return fail(ps, open, "unterminated string");
+		switch (jcs_byte_class[*p]) {
+		case JCS_C_QUOTE:
+			if ((rc = put(ps, run, (size_t)(p - run))))
+				return rc;
+			if (key) {
+				key->key_off = content;
+				key->key_len = ps->out->len - content;
+				key->in_keys = false;
+				if (escaped && (rc = decode_key(ps, key)))
+					return rc;
+			}
+			ps->p = p + 1;
+			return putch(ps, '"');
+		case JCS_C_BSLASH:
+			if ((rc = put(ps, run, (size_t)(p - run))))
+				return rc;
+			rc = parse_escape(ps, p, &escaped);
+			if (rc < 0)
+				return rc;
+			p += rc;
+			run = p;
+			break;
+		case JCS_C_CTRL:
+			return fail(ps, p, "control character 0x%02x in string (must be escaped)", *p);
+		default: {
+			size_t len = jcs_utf8_seq(p, (size_t)(end - p));
+			if (!len)
+				return fail(ps, p, "invalid UTF-8 (byte 0x%02x)", *p);
+			p += len;
+		}
+		}
+	}
+}
+
+static inline bool is_digit(const unsigned char *p, const unsigned char *end)
+{
+	return p < end && *p >= '0' && *p <= '9';
+}
+
+static int parse_number(struct parser *ps)
+{
+	const unsigned char *start = ps->p, *p = start, *end = ps->end;
+	bool neg = *p == '-', integer = true;
+	if (neg)
+		p++;
+	const unsigned char *digits = p;
+	if (!is_digit(p, end)) {
+		if (p < end && *p == 'I')
+			return fail(ps, start, "Infinity is not a JSON number");
+		return fail(ps, p, "invalid number: digit expected");
+	}
+	if (*p == '0') {
+		p++;
+		if (is_digit(p, end))
+			return fail(ps, start, "invalid number: leading zero");
+	} else {
+		while (is_digit(p, end))
+			p++;
+	}
+	const unsigned char *int_end = p;
+	if (p < end && *p == '.') {
+		p++;
+		if (!is_digit(p, end))
+			return fail(ps, p, "invalid number: digit expected after '.'");
+		while (is_digit(p, end))
+			p++;
+		integer = false;
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		if (!is_digit(p, end))
+			return fail(ps, p, "invalid number: digit expected in exponent");
+		while (is_digit(p, end))
+			p++;
+		integer = false;
+	}
+	ps->p = p;
+
+	if (integer) {
+		/* An integer literal is an integer claim: refuse what a double
+		 * cannot hold exactly instead of rounding it. */
+		size_t nd = (size_t)(int_end - digits);
+		uint64_t v = 0;
+		if (nd <= 16)
+			for (const unsigned char *d = digits; d < int_end; d++)
+				v = v * 10 + (uint64_t)(*d - '0');
+		if (nd > 16 || v > (uint64_t)JCS_MAX_SAFE_INT)
+			return fail(ps, start, "integer outside +-(2^53-1)");
+		if (v == 0)
+			return putch(ps, '0'); /* -0 -> 0 */
+		return put(ps, start, (size_t)(int_end - start));
+	}
+
+	size_t n = (size_t)(p - start);
+	char small[128], *s = small;
+	if (n >= sizeof(small) && !(s = malloc(n + 1)))
+		return -ENOMEM;
+	memcpy(s, start, n);
+	s[n] = '\0';
+	double v = strtod(s, NULL);
+	if (s != small)
+		free(s);
+	if (isinf(v))
+		return fail(ps, start, "number overflows to infinity");
+	char num[JCS_NUMBER_MAX];
+	size_t len = jcs_format_double(v, num);
+	return put(ps, num, len);
+}
+
+static int parse_value(struct parser *ps);
+
+static int enter(struct parser *ps)
+{
+	if (++ps->depth > JCS_MAX_DEPTH)
+		return fail(ps, ps->p, "nesting deeper than %d", JCS_MAX_DEPTH);
+	return 0;
+}
+
+static int parse_array(struct parser *ps)
+{
+	int rc;
+	if ((rc = enter(ps)) || (rc = putch(ps, '[')))
+		return rc;
+	ps->p++;
+	skip_ws(ps);
+	if (ps->p < ps->end && *ps->p == ']') {
+		ps->p++;
+		ps->depth--;
+		return putch(ps, ']');
+	}
+	for (;;) {
+		if ((rc = parse_value(ps)))
+			return rc;
+		skip_ws(ps);
+		if (ps->p < ps->end && *ps->p == ',') {
+			ps->p++;
+			if ((rc = putch(ps, ',')))
+				return rc;
+			continue;
+		}
+		if (ps->p < ps->end && *ps->p == ']') {
+			ps->p++;
+			ps->depth--;
+			return putch(ps, ']');
+		}
+		char what[24];
+		describe(ps->p, ps->end, what, sizeof(what));
+		return fail(ps, ps->p, "expected ',' or ']' but found %s", what);
+	}
+}
+
+static inline const char *key_of(struct parser *ps, const struct member *m)
+{
+	return (m->in_keys ? ps->keys.data : ps->out->data) + m->key_off;
+}
+
+static inline int member_cmp(struct parser *ps, const struct member *a, const struct member *b)
+{
+	return jcs_utf16_cmp(key_of(ps, a), a->key_len, key_of(ps, b), b->key_len);
+}
+
+static int member_cmp_r(const void *a, const void *b, void *ctx)
+{
+	return member_cmp(ctx, a, b);
+}
+
+/* Sorts the members of the object that just closed, refuses duplicate
+ * names and rewrites the object's bytes in canonical order. */
+static int finish_object(struct parser *ps, size_t base)
+{
+	struct member *m = ps->m + base;
+	size_t n = ps->m_len - base;
+	bool sorted = true;
+	for (size_t i = 1; i < n; i++) {
+		int c = member_cmp(ps, &m[i - 1], &m[i]);
+		if (c == 0)
+			goto duplicate;
+		if (c > 0)
+			sorted = false;
+	}
+	if (sorted)
+		return 0;
+
+	size_t region = m[0].start, region_len = m[n - 1].end - region;
+	if (n <= 16) {
+		for (size_t i = 1; i < n; i++) {
+			struct member t = m[i];
+			size_t j = i;
+			while (j > 0 && member_cmp(ps, &m[j - 1], &t) > 0) {
+				m[j] = m[j - 1];
+				j--;
+			}
+			m[j] = t;
+		}
+	} else {
+		qsort_r(m, n, sizeof(*m), member_cmp_r, ps);
+	}
+	for (size_t i = 1; i < n; i++)
+		if (member_cmp(ps, &m[i - 1], &m[i]) == 0)
+			goto duplicate;
+
+	kw_buf_reset(&ps->perm);
+	if (kw_buf_append(&ps->perm, ps->out->data + region, region_len))
+		return -ENOMEM;
+	char *o = ps->out->data + region;
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			*o++ = ',';
+		size_t len = m[i].end - m[i].start;
+		memcpy(o, ps->perm.data + (m[i].start - region), len);
+		o += len;
+	}
+	return 0;
+
+duplicate:;
+	/* Report the later of the equal names. */
+	size_t at = 0;
+	const struct member *d = NULL;
+	for (size_t i = 1; i < n; i++)
+		if (member_cmp(ps, &m[i - 1], &m[i]) == 0) {
+			size_t later = m[i].in_off > m[i - 1].in_off ? m[i].in_off : m[i - 1].in_off;
+			if (!d || later < at) {
+				at = later;
+				d = &m[i];
+			}
+		}
+	return fail(ps, ps->begin + at, "duplicate member name \"%.*s\"",
+		    (int)(d->key_len > 60 ? 60 : d->key_len), key_of(ps, d));
+}
+
+static int parse_object(struct parser *ps)
+{
+	int rc;
+	if ((rc = enter(ps)) || (rc = putch(ps, '{')))
+		return rc;
+	ps->p++;
+	size_t base = ps->m_len, keys_mark = ps->keys.len;
+	skip_ws(ps);
+	if (ps->p < ps->end && *ps->p == '}') {
+		ps->p++;
+		ps->depth--;
+		return putch(ps, '}');
+	}
+	for (;;) {
+		skip_ws(ps);
+		if (ps->p >= ps->end || *ps->p != '"') {
+			char what[24];
+			describe(ps->p, ps->end, what, sizeof(what));
+			return fail(ps, ps->p, "expected a member name (string) but found %s", what);
+		}
+		if (ps->m_len == ps->m_cap) {
+			size_t cap = ps->m_cap ? ps->m_cap * 2 : 64;
+			struct member *nm = realloc(ps->m, cap * sizeof(*nm));
+			if (!nm)
+				return -ENOMEM;
+			ps->m = nm;
+			ps->m_cap = cap;
+		}
+		/* Indexes, not pointers: nested objects may move ps->m. */
+		size_t mi = ps->m_len++;
+		ps->m[mi].start = ps->out->len;
+		ps->m[mi].in_off = (size_t)(ps->p - ps->begin);
+		struct member key;
+		if ((rc = parse_string(ps, &key)))
+			return rc;
+		ps->m[mi].key_off = key.key_off;
+		ps->m[mi].key_len = key.key_len;
+		ps->m[mi].in_keys = key.in_keys;
+		skip_ws(ps);
+		if (ps->p >= ps->end || *ps->p != ':') {
+			char what[24];
+			describe(ps->p, ps->end, what, sizeof(what));
+			return fail(ps, ps->p, "expected ':' but found %s", what);
+		}
+		ps->p++;
+		if ((rc = putch(ps, ':')) || (rc = parse_value(ps)))
+			return rc;
+		ps->m[mi].end = ps->out->len;
+		skip_ws(ps);
+		if (ps->p < ps->end && *ps->p == ',') {
+			ps->p++;
+			if ((rc = putch(ps, ',')))
+				return rc;
+			continue;
+		}
+		if (ps->p < ps->end && *ps->p == '}') {
+			ps->p++;
+			break;
+		}
+		char what[24];
+		describe(ps->p, ps->end, what, sizeof(what));
+		return fail(ps, ps->p, "expected ',' or '}' but found %s", what);
+	}
+	if ((rc = finish_object(ps, base)))
+		return rc;
+	ps->m_len = base;
+	ps->keys.len = keys_mark;
+	ps->depth--;
+	return putch(ps, '}');
+}
+
+static int parse_literal(struct parser *ps, const char *word, size_t n)
+{
+	if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n))
+		return fail(ps, ps->p, "invalid literal (expected %s)", word);
+	ps->p += n;
+	return put(ps, word, n);
+}
+
+static int parse_value(struct parser *ps)
+{
+	skip_ws(ps);
+	if (ps->p >= ps->end)
+		return fail(ps, ps->p, "unexpected end of input: value expected");
+	switch (*ps->p) {
+	case '{': return parse_object(ps);
+	case '[': return parse_array(ps);
+	case '"': return parse_string(ps, NULL);
+	case 't': return parse_literal(ps, "true", 4);
+	case 'f': return parse_literal(ps, "false", 5);
+	case 'n': return parse_literal(ps, "null", 4);
+	case '-':
+	case '0' ... '9': return parse_number(ps);
+	case 'N':
+	case 'I': return fail(ps, ps->p, "NaN and Infinity are not JSON numbers");
+	default: {
+		char what[24];
+		describe(ps->p, ps->end, what, sizeof(what));
+		return fail(ps, ps->p, "unexpected %s: value expected", what);
+	}
+	}
+}
+
+int jcs_canonicalize(const char *text, size_t len, struct kw_buf *out, struct jcs_error *err)
+{
+	struct parser ps = {
+		.begin = (const unsigned char *)text,
+		.p = (const unsigned char *)text,
+		.end = (const unsigned char *)text + len,
+		.out = out,
+		.err = err,
+	};
+	size_t start = out->len;
+	/* Canonical output is rarely longer than the input. */
+	int rc = kw_buf_reserve(out, len + 64);
+	if (!rc)
+		rc = parse_value(&ps);
+	if (!rc) {
+		skip_ws(&ps);
+		if (ps.p != ps.end)
+			rc = fail(&ps, ps.p, "trailing content after the JSON value");
+	}
+	free(ps.m);
+	kw_buf_free(&ps.keys);
+	kw_buf_free(&ps.perm);
+	if (rc == -ENOMEM && err) {
+		err->line = err->column = err->offset = 0;
+		snprintf(err->message, sizeof(err->message), "out of memory");
+	}
+	if (rc) {
+		out->len = start;
+	}
+	if (out->data)
+		out->data[out->len] = '\0';
+	return rc;
+}
+
+json_t *jcs_parse(const char *text, size_t len, struct jcs_error *err)
+{
+	struct kw_buf scratch = {0};
+	int rc = jcs_canonicalize(text, len, &scratch, err);
+	kw_buf_free(&scratch);
+	if (rc)
+		return NULL;
+	/* The text passed every strict check; jansson only builds the tree. */
+	json_error_t je;
+	json_t *v = json_loadb(text, len,
+			       JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &je);
+	if (!v && err) {
+		err->line = je.line > 0 ? (size_t)je.line : 0;
+		err->column = je.column > 0 ? (size_t)je.column : 0;
+		err->offset = je.position > 0 ? (size_t)je.position : 0;
+		snprintf(err->message, sizeof(err->message), "%s", je.text);
+	}
+	return v;
+}
