@@ -1,0 +1,781 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The loader: opens and loads the BPF object, attaches the global programs,
+ * and gives sessions their slot (configuration, rules, ring buffer, per-cgroup
+ * links, membership). See include/kwitness/hooks.h for the contract. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "kwitness/hooks.h"
+#include "kwitness/net_compile.h"
+#include "kwitness.skel.h"
+#include "lsm.h"
+
+#define KW_BPF_FS_MAGIC 0xcafe4a11
+#define KW_CLASS_BITS 16
+#define KW_LSM_CLASSES (KW_CLASS_FS | KW_CLASS_EXEC | KW_CLASS_PROC | KW_CLASS_MOUNT | KW_CLASS_UNIX)
+/* Deepest cgroup nesting walked when tagging descendants. */
+#define KW_CGROUP_WALK_DEPTH 64
+
+/* The cgroup programs, the class each serves, and the program type to probe. */
+struct kw_cg_prog {
+	uint32_t class_bit;
+	size_t off; /* offset of the program pointer in skel->progs */
+	enum bpf_prog_type type;
+	const char *section;
+};
+
+#define PROG(cls, name, t, sec) \
+	{ cls, offsetof(struct kwitness_bpf, progs.name), t, sec }
+static const struct kw_cg_prog kw_cg_progs[] = {
+	PROG(KW_CLASS_NET_CONNECT, kw_connect4, BPF_PROG_TYPE_CGROUP_SOCK_ADDR, "cgroup/connect4"),
+	PROG(KW_CLASS_NET_CONNECT, kw_connect6, BPF_PROG_TYPE_CGROUP_SOCK_ADDR, "cgroup/connect6"),
+	PROG(KW_CLASS_NET_SEND, kw_sendmsg4, BPF_PROG_TYPE_CGROUP_SOCK_ADDR, "cgroup/sendmsg4"),
+	PROG(KW_CLASS_NET_SEND, kw_sendmsg6, BPF_PROG_TYPE_CGROUP_SOCK_ADDR, "cgroup/sendmsg6"),
+	PROG(KW_CLASS_NET_BIND, kw_bind4, BPF_PROG_TYPE_CGROUP_SOCK_ADDR, "cgroup/bind4"),
+	PROG(KW_CLASS_NET_BIND, kw_bind6, BPF_PROG_TYPE_CGROUP_SOCK_ADDR, "cgroup/bind6"),
+	PROG(KW_CLASS_NET_SOCKET, kw_sock_create, BPF_PROG_TYPE_CGROUP_SOCK, "cgroup/sock_create"),
+	PROG(KW_CLASS_DEV, kw_dev, BPF_PROG_TYPE_CGROUP_DEVICE, "cgroup/dev"),
+	PROG(KW_CLASS_SYSCTL, kw_sysctl, BPF_PROG_TYPE_CGROUP_SYSCTL, "cgroup/sysctl"),
+};
+#undef PROG
+#define KW_N_CG_PROGS (sizeof(kw_cg_progs) / sizeof(kw_cg_progs[0]))
+
+struct kw_slot_state {
+	bool used;
+	bool tagged;
+	int ringbuf_fd;
+	struct bpf_link *links[KW_N_CG_PROGS];
+};
+
+struct kw_hooks {
+	struct kwitness_bpf *skel;
+	uint32_t available;
+	char why[KW_CLASS_BITS][160];
+	struct bpf_link *tp_mkdir, *tp_rmdir;
+	size_t ringbuf_size;
+	struct kw_slot_state slots[KW_MAX_SESSIONS];
+};
+
+static struct bpf_program *cg_prog(const struct kw_hooks *h, const struct kw_cg_prog *p)
+{
+	return *(struct bpf_program **)((char *)h->skel + p->off);
+}
+
+static int class_index(uint32_t class_bit)
+{
+	int i;
+
+	for (i = 0; i < KW_CLASS_BITS; i++)
+		if (class_bit == (1u << i))
+			return i;
+	return -1;
+}
+
+static void set_why(struct kw_hooks *h, uint32_t class_bits, const char *fmt, ...)
+{
+	char msg[160];
+	va_list ap;
+	int i;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	for (i = 0; i < KW_CLASS_BITS; i++)
+		if ((class_bits & (1u << i)) && !h->why[i][0])
+			snprintf(h->why[i], sizeof(h->why[i]), "%s", msg);
+}
+
+static int mkdir_p(const char *path)
+{
+	char tmp[512];
+	size_t len = strlen(path), i;
+
+	if (len == 0 || len >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	memcpy(tmp, path, len + 1);
+	for (i = 1; i <= len; i++) {
+		if (tmp[i] == '/' || tmp[i] == '\0') {
+			char c = tmp[i];
+
+			tmp[i] = '\0';
+			if (mkdir(tmp, 0700) && errno != EEXIST)
+				return -errno;
+			tmp[i] = c;
+		}
+	}
+	return 0;
+}
+
+/* bpffs must be mounted at /sys/fs/bpf for pinning (not mounted on every host). */
+static int ensure_bpffs(const char *pin_dir, char *err, size_t errlen)
+{
+	struct statfs st;
+	int ret;
+
+	if (strncmp(pin_dir, "/sys/fs/bpf/", 12) == 0 || strcmp(pin_dir, "/sys/fs/bpf") == 0) {
+		if (statfs("/sys/fs/bpf", &st) || st.f_type != KW_BPF_FS_MAGIC) {
+			mkdir("/sys/fs/bpf", 0700);
+			if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
+				ret = -errno;
+				snprintf(err, errlen, "mounting bpffs at /sys/fs/bpf failed: %s",
+					 strerror(errno));
+				return ret;
+			}
+		}
+	}
+	ret = mkdir_p(pin_dir);
+	if (ret) {
+		snprintf(err, errlen, "creating pin directory %s failed: %s", pin_dir,
+			 strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+static int pin_maps(struct kw_hooks *h, const char *pin_dir, char *err, size_t errlen)
+{
+	struct bpf_map *map;
+	char path[512];
+	int ret;
+
+	bpf_object__for_each_map(map, h->skel->obj) {
+		if (bpf_map__is_internal(map))
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", pin_dir, bpf_map__name(map)) >=
+		    (int)sizeof(path)) {
+			snprintf(err, errlen, "pin path under %s is too long", pin_dir);
+			return -ENAMETOOLONG;
+		}
+		ret = bpf_map__set_pin_path(map, path);
+		if (ret) {
+			snprintf(err, errlen, "setting pin path %s failed: %s", path,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Turns off cgroup programs whose type this kernel lacks, so the rest load. */
+static void probe_cg_progs(struct kw_hooks *h)
+{
+	size_t i;
+
+	for (i = 0; i < KW_N_CG_PROGS; i++) {
+		const struct kw_cg_prog *p = &kw_cg_progs[i];
+
+		if (libbpf_probe_bpf_prog_type(p->type, NULL) == 1)
+			continue;
+		bpf_program__set_autoload(cg_prog(h, p), false);
+		set_why(h, p->class_bit, "%s: program type not supported by this kernel",
+			p->section);
+	}
+	if (libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACING, NULL) != 1) {
+		bpf_program__set_autoload(h->skel->progs.kw_cgroup_mkdir, false);
+		bpf_program__set_autoload(h->skel->progs.kw_cgroup_rmdir, false);
+	}
+}
+
+int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char *err,
+		  size_t errlen)
+{
+	char lsm_why[160] = "";
+	struct kw_hooks *h;
+	uint32_t lsm_classes;
+	size_t i;
+	int ret;
+
+	*out = NULL;
+	if (opts->ringbuf_size < 4096 || (opts->ringbuf_size & (opts->ringbuf_size - 1)) ||
+	    opts->ringbuf_size > (1u << 30)) {
+		snprintf(err, errlen, "ring buffer size %zu is not a power of two in [4096, 1 GiB]",
+			 opts->ringbuf_size);
+		return -EINVAL;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	h->ringbuf_size = opts->ringbuf_size;
+	for (i = 0; i < KW_MAX_SESSIONS; i++)
+		h->slots[i].ringbuf_fd = -1;
+
+	h->skel = kwitness_bpf__open();
+	if (!h->skel) {
+		ret = -errno ?: -EINVAL;
+		snprintf(err, errlen, "opening the BPF object failed: %s", strerror(-ret));
+		goto fail;
+	}
+	probe_cg_progs(h);
+	lsm_classes = kw_lsm_prepare(h->skel, lsm_why, sizeof(lsm_why));
+	if (lsm_why[0])
+		set_why(h, KW_LSM_CLASSES & ~lsm_classes, "%s", lsm_why);
+
+	if (opts->pin_dir) {
+		ret = ensure_bpffs(opts->pin_dir, err, errlen);
+		if (!ret)
+			ret = pin_maps(h, opts->pin_dir, err, errlen);
+		if (ret)
+			goto fail;
+	}
+
+	ret = kwitness_bpf__load(h->skel);
+	if (ret) {
+		snprintf(err, errlen, "loading the BPF object failed: %s", strerror(-ret));
+		goto fail;
+	}
+
+	if (bpf_program__fd(h->skel->progs.kw_cgroup_mkdir) >= 0) {
+		h->tp_mkdir = bpf_program__attach(h->skel->progs.kw_cgroup_mkdir);
+		h->tp_rmdir = bpf_program__attach(h->skel->progs.kw_cgroup_rmdir);
+		if (!h->tp_mkdir || !h->tp_rmdir) {
+			ret = -errno ?: -EINVAL;
+			snprintf(err, errlen, "attaching tp_btf/cgroup_mkdir/rmdir failed: %s",
+				 strerror(-ret));
+			goto fail;
+		}
+	}
+
+	for (i = 0; i < KW_N_CG_PROGS; i++)
+		if (bpf_program__fd(cg_prog(h, &kw_cg_progs[i])) >= 0)
+			h->available |= kw_cg_progs[i].class_bit;
+	/* a class needs every one of its programs */
+	for (i = 0; i < KW_N_CG_PROGS; i++)
+		if (bpf_program__fd(cg_prog(h, &kw_cg_progs[i])) < 0)
+			h->available &= ~kw_cg_progs[i].class_bit;
+	if (!h->tp_mkdir) {
+		/* without tracking, children made after tagging would escape */
+		set_why(h, h->available, "tp_btf/cgroup_mkdir unavailable: new child cgroups "
+			"could not be followed");
+		h->available = 0;
+	}
+
+	if (lsm_classes) {
+		ret = kw_lsm_attach(h->skel);
+		if (ret)
+			set_why(h, lsm_classes, "attaching the BPF-LSM programs failed: %s",
+				strerror(-ret));
+		else
+			h->available |= lsm_classes;
+	}
+	*out = h;
+	return 0;
+fail:
+	kw_hooks_close(h);
+	return ret;
+}
+
+void kw_hooks_close(struct kw_hooks *h)
+{
+	size_t i, j;
+
+	if (!h)
+		return;
+	for (i = 0; i < KW_MAX_SESSIONS; i++) {
+		for (j = 0; j < KW_N_CG_PROGS; j++)
+			bpf_link__destroy(h->slots[i].links[j]);
+		if (h->slots[i].ringbuf_fd >= 0)
+			close(h->slots[i].ringbuf_fd);
+	}
+	bpf_link__destroy(h->tp_mkdir);
+	bpf_link__destroy(h->tp_rmdir);
+	kwitness_bpf__destroy(h->skel);
+	free(h);
+}
+
+uint32_t kw_hooks_available(const struct kw_hooks *h)
+{
+	return h->available;
+}
+
+const char *kw_hooks_unavailable_reason(const struct kw_hooks *h, uint32_t class_bit)
+{
+	int i = class_index(class_bit);
+
+	if (i < 0 || (h->available & class_bit))
+		return NULL;
+	return h->why[i][0] ? h->why[i] : "no program provides this class";
+}
+
+json_t *kw_hooks_programs(const struct kw_hooks *h)
+{
+	struct bpf_program *prog;
+	json_t *arr = json_array();
+
+	if (!arr)
+		return NULL;
+	bpf_object__for_each_program(prog, h->skel->obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		char tag[2 * BPF_TAG_SIZE + 1];
+		int fd = bpf_program__fd(prog), i;
+		json_t *o;
+
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		for (i = 0; i < BPF_TAG_SIZE; i++)
+			snprintf(tag + 2 * i, 3, "%02x", info.tag[i]);
+		o = json_pack("{s:s, s:s}", "name", bpf_program__name(prog), "tag", tag);
+		if (!o || json_array_append_new(arr, o)) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+/* ---- sessions ---- */
+
+/* Deletes every key of map whose value (a __u32 slot, or the key's own slot
+ * field via key_slot) belongs to slot. Keys are collected before deleting so
+ * the iteration is not disturbed. */
+typedef bool (*kw_key_match)(const void *key, const void *val, uint32_t slot);
+
+static int delete_matching(int map_fd, size_t key_size, size_t val_size, uint32_t slot,
+			   kw_key_match match)
+{
+	unsigned char key[64], next[64], val[256];
+	unsigned char *keys = NULL;
+	size_t n = 0, cap = 0, i;
+	void *prev = NULL;
+	int ret = 0;
+
+	if (key_size > sizeof(key) || val_size > sizeof(val))
+		return -EINVAL;
+	while (bpf_map_get_next_key(map_fd, prev, next) == 0) {
+		memcpy(key, next, key_size);
+		prev = key;
+		if (bpf_map_lookup_elem(map_fd, key, val))
+			continue;
+		if (!match(key, val, slot))
+			continue;
+		if (n == cap) {
+			unsigned char *k2 = realloc(keys, (cap ? cap * 2 : 64) * key_size);
+
+			if (!k2) {
+				free(keys);
+				return -ENOMEM;
+			}
+			keys = k2;
+			cap = cap ? cap * 2 : 64;
+		}
+		memcpy(keys + n * key_size, key, key_size);
+		n++;
+	}
+	for (i = 0; i < n; i++)
+		if (bpf_map_delete_elem(map_fd, keys + i * key_size) && errno != ENOENT)
+			ret = -errno;
+	free(keys);
+	return ret < 0 ? ret : (int)n;
+}
+
+static bool match_cgroup(const void *key, const void *val, uint32_t slot)
+{
+	(void)key;
+	return *(const __u32 *)val == slot;
+}
+
+static bool match_net(const void *key, const void *val, uint32_t slot)
+{
+	(void)val;
+	return ((const struct kw_net_key *)key)->slot == slot;
+}
+
+static bool match_dev(const void *key, const void *val, uint32_t slot)
+{
+	(void)val;
+	return ((const struct kw_dev_key *)key)->slot == slot;
+}
+
+static int untag_members(struct kw_hooks *h, uint32_t slot)
+{
+	int fd = bpf_map__fd(h->skel->maps.kw_cgroups), pass, n = 0;
+
+	/* a child made during a pass (tracked by tp_btf/cgroup_mkdir) is caught
+	 * by the next */
+	for (pass = 0; pass < 4; pass++) {
+		n = delete_matching(fd, sizeof(__u64), sizeof(__u32), slot, match_cgroup);
+		if (n <= 0)
+			break;
+	}
+	return n < 0 ? n : 0;
+}
+
+static void detach_links(struct kw_slot_state *st)
+{
+	size_t i;
+
+	for (i = 0; i < KW_N_CG_PROGS; i++) {
+		bpf_link__destroy(st->links[i]);
+		st->links[i] = NULL;
+	}
+}
+
+static int delete_rules(struct kw_hooks *h, uint32_t slot)
+{
+	int r1, r2;
+
+	r1 = delete_matching(bpf_map__fd(h->skel->maps.kw_net_rules), sizeof(struct kw_net_key),
+			     sizeof(struct kw_net_rules), slot, match_net);
+	r2 = delete_matching(bpf_map__fd(h->skel->maps.kw_dev_rules), sizeof(struct kw_dev_key),
+			     sizeof(struct kw_dev_rule), slot, match_dev);
+	return r1 < 0 ? r1 : r2 < 0 ? r2 : 0;
+}
+
+static int cgroup_fd_id(int fd, uint64_t *id)
+{
+	struct {
+		struct file_handle fh;
+		unsigned char bytes[16];
+	} h;
+	struct stat st;
+	int mount_id;
+
+	h.fh.handle_bytes = sizeof(h.bytes);
+	if (name_to_handle_at(fd, "", &h.fh, &mount_id, AT_EMPTY_PATH) == 0 &&
+	    h.fh.handle_bytes >= sizeof(*id)) {
+		memcpy(id, h.fh.f_handle, sizeof(*id));
+		return 0;
+	}
+	/* on cgroup2 the id is also the inode number */
+	if (fstat(fd, &st))
+		return -errno;
+	*id = st.st_ino;
+	return 0;
+}
+
+/* Adds id -> slot. Already there for this slot (cgroup_mkdir raced us): fine;
+ * there for another session: nested sessions are refused. */
+static int tag_one(int map_fd, uint64_t id, uint32_t slot, char *err, size_t errlen)
+{
+	__u32 cur;
+
+	if (bpf_map_update_elem(map_fd, &id, &slot, BPF_NOEXIST) == 0)
+		return 0;
+	if (errno == EEXIST && bpf_map_lookup_elem(map_fd, &id, &cur) == 0) {
+		if (cur == slot)
+			return 0;
+		snprintf(err, errlen, "cgroup %llu already belongs to session slot %u",
+			 (unsigned long long)id, cur);
+		return -EBUSY;
+	}
+	snprintf(err, errlen, "tagging cgroup %llu failed: %s", (unsigned long long)id,
+		 strerror(errno));
+	return errno == E2BIG ? -ENOSPC : -errno;
+}
+
+/* Tags every descendant of the directory dirfd (already tagged itself): each
+ * child is tagged before its own children are read, so a grandchild made
+ * meanwhile is tagged by cgroup_mkdir or found by the read. */
+static int tag_descendants(int map_fd, int dirfd, uint32_t slot, int depth, char *err,
+			   size_t errlen)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd, ret = 0;
+
+	if (depth > KW_CGROUP_WALK_DEPTH) {
+		snprintf(err, errlen, "cgroup tree deeper than %d levels", KW_CGROUP_WALK_DEPTH);
+		return -ELOOP;
+	}
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while (!ret && (de = readdir(d))) {
+		uint64_t id = 0;
+		int cfd;
+
+		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		cfd = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (cfd < 0) {
+			if (errno == ENOENT) /* removed meanwhile */
+				continue;
+			ret = -errno;
+			snprintf(err, errlen, "opening child cgroup %s failed: %s", de->d_name,
+				 strerror(errno));
+			break;
+		}
+		ret = cgroup_fd_id(cfd, &id);
+		if (!ret)
+			ret = tag_one(map_fd, id, slot, err, errlen);
+		if (!ret)
+			ret = tag_descendants(map_fd, cfd, slot, depth + 1, err, errlen);
+		close(cfd);
+	}
+	closedir(d);
+	return ret;
+}
+
+static int write_dev_rules(struct kw_hooks *h, uint32_t slot, const struct kw_policy *pol,
+			   char *err, size_t errlen)
+{
+	int fd = bpf_map__fd(h->skel->maps.kw_dev_rules);
+	size_t i;
+
+	for (i = 0; i < pol->n_dev; i++) {
+		const struct kw_dev_rule_spec *d = &pol->dev[i];
+		struct kw_dev_key key = { .slot = slot, .type = d->type, .major = d->major,
+					  .minor = d->minor };
+		struct kw_dev_rule val = { .access = d->access, .rule = d->index };
+
+		if (bpf_map_update_elem(fd, &key, &val, BPF_NOEXIST)) {
+			int ret = -errno;
+
+			snprintf(err, errlen, "dev.allow[%u]: writing the rule failed: %s",
+				 d->index, strerror(errno));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static int write_net_rules(struct kw_hooks *h, uint32_t slot, const struct kw_policy *pol,
+			   char *err, size_t errlen)
+{
+	int fd = bpf_map__fd(h->skel->maps.kw_net_rules), ret = 0;
+	struct kw_net_entry *ents;
+	size_t n, i;
+
+	ret = kw_net_compile(pol, slot, &ents, &n, err, errlen);
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++) {
+		if (bpf_map_update_elem(fd, &ents[i].key, &ents[i].val, BPF_ANY)) {
+			ret = -errno;
+			snprintf(err, errlen, "writing network rule %zu of %zu failed: %s", i + 1,
+				 n, strerror(errno));
+			break;
+		}
+	}
+	free(ents);
+	return ret;
+}
+
+static int write_session(struct kw_hooks *h, uint32_t slot, const struct kw_policy *pol)
+{
+	int fd = bpf_map__fd(h->skel->maps.kw_sessions);
+	struct kw_session s;
+	uint32_t gen = 0;
+
+	if (bpf_map_lookup_elem(fd, &slot, &s) == 0)
+		gen = s.generation;
+	memset(&s, 0, sizeof(s));
+	s.classes = pol->classes;
+	s.generation = gen + 1;
+	s.mode = pol->mode;
+	s.record = pol->record;
+	s.on_failure = pol->on_failure;
+	s.sysctl_write = pol->sysctl_write;
+	s.socket_allow = pol->socket_allow;
+	memcpy(s.socket_rule, pol->socket_rule, sizeof(s.socket_rule));
+	return bpf_map_update_elem(fd, &slot, &s, BPF_ANY) ? -errno : 0;
+}
+
+/* Keeps the counters (the collector may still read them) but governs nothing. */
+static void clear_session_classes(struct kw_hooks *h, uint32_t slot)
+{
+	int fd = bpf_map__fd(h->skel->maps.kw_sessions);
+	struct kw_session s;
+
+	if (bpf_map_lookup_elem(fd, &slot, &s) == 0) {
+		s.classes = 0;
+		bpf_map_update_elem(fd, &slot, &s, BPF_ANY);
+	}
+}
+
+static int create_ringbuf(struct kw_hooks *h, uint32_t slot, char *err, size_t errlen)
+{
+	int outer = bpf_map__fd(h->skel->maps.kw_ringbufs), fd, ret;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "kw_session_rb", 0, 0, h->ringbuf_size, NULL);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "creating a %zu-byte ring buffer failed: %s",
+			 h->ringbuf_size, strerror(errno));
+		return ret;
+	}
+	if (bpf_map_update_elem(outer, &slot, &fd, BPF_ANY)) {
+		ret = -errno;
+		snprintf(err, errlen, "installing the ring buffer in slot %u failed: %s", slot,
+			 strerror(errno));
+		close(fd);
+		return ret;
+	}
+	h->slots[slot].ringbuf_fd = fd;
+	return 0;
+}
+
+static void remove_ringbuf(struct kw_hooks *h, uint32_t slot)
+{
+	int outer = bpf_map__fd(h->skel->maps.kw_ringbufs);
+
+	bpf_map_delete_elem(outer, &slot);
+	if (h->slots[slot].ringbuf_fd >= 0)
+		close(h->slots[slot].ringbuf_fd);
+	h->slots[slot].ringbuf_fd = -1;
+}
+
+static int attach_links(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint32_t classes,
+			char *err, size_t errlen)
+{
+	struct kw_slot_state *st = &h->slots[slot];
+	size_t i;
+
+	for (i = 0; i < KW_N_CG_PROGS; i++) {
+		const struct kw_cg_prog *p = &kw_cg_progs[i];
+		int ret;
+
+		if (!(classes & p->class_bit))
+			continue;
+		/* cgroup links are multi-attach: other programs on the cgroup stay */
+		st->links[i] = bpf_program__attach_cgroup(cg_prog(h, p), cgroup_fd);
+		if (!st->links[i]) {
+			ret = -errno ?: -EINVAL;
+			snprintf(err, errlen, "attaching %s to the cgroup failed: %s", p->section,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+int kw_hooks_session_add(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint64_t cgroup_id,
+			 const struct kw_policy *pol, int *ringbuf_fd, char *err, size_t errlen)
+{
+	int map_fd = bpf_map__fd(h->skel->maps.kw_cgroups), ret;
+	struct kw_slot_state *st;
+	uint32_t missing;
+	__u32 cur;
+	int i;
+
+	*ringbuf_fd = -1;
+	if (slot >= KW_MAX_SESSIONS) {
+		snprintf(err, errlen, "slot %u out of range (max %d)", slot, KW_MAX_SESSIONS);
+		return -EINVAL;
+	}
+	st = &h->slots[slot];
+	if (st->used) {
+		snprintf(err, errlen, "slot %u is in use", slot);
+		return -EBUSY;
+	}
+	missing = pol->classes & ~h->available;
+	if (missing) {
+		for (i = 0; i < KW_CLASS_BITS; i++)
+			if (missing & (1u << i))
+				break;
+		snprintf(err, errlen, "the policy governs %s, which this host cannot: %s",
+			 kw_class_name(1u << i), kw_hooks_unavailable_reason(h, 1u << i));
+		return -EOPNOTSUPP;
+	}
+	if (bpf_map_lookup_elem(map_fd, &cgroup_id, &cur) == 0) {
+		snprintf(err, errlen, "cgroup %llu already belongs to session slot %u",
+			 (unsigned long long)cgroup_id, cur);
+		return -EBUSY;
+	}
+	st->used = true;
+
+	/* order: configuration, rules, ring buffer, links, membership; nothing
+	 * is decided for the session before its cgroup is tagged */
+	ret = write_session(h, slot, pol);
+	if (ret) {
+		snprintf(err, errlen, "writing session slot %u failed: %s", slot, strerror(-ret));
+		goto fail;
+	}
+	ret = write_net_rules(h, slot, pol, err, errlen);
+	if (!ret)
+		ret = write_dev_rules(h, slot, pol, err, errlen);
+	if (!ret && (pol->classes & KW_LSM_CLASSES)) {
+		ret = kw_lsm_session_add(h->skel, slot, pol);
+		if (ret)
+			snprintf(err, errlen, "writing the LSM rules failed: %s", strerror(-ret));
+	}
+	if (ret)
+		goto fail;
+	ret = create_ringbuf(h, slot, err, errlen);
+	if (ret)
+		goto fail;
+	ret = attach_links(h, slot, cgroup_fd, pol->classes, err, errlen);
+	if (ret)
+		goto fail;
+
+	st->tagged = true;
+	ret = tag_one(map_fd, cgroup_id, slot, err, errlen);
+	if (!ret)
+		ret = tag_descendants(map_fd, cgroup_fd, slot, 0, err, errlen);
+	if (ret)
+		goto fail;
+	*ringbuf_fd = st->ringbuf_fd;
+	return 0;
+fail:
+	kw_hooks_session_untag(h, slot);
+	kw_hooks_session_free(h, slot);
+	return ret;
+}
+
+int kw_hooks_session_untag(struct kw_hooks *h, uint32_t slot)
+{
+	struct kw_slot_state *st;
+	int ret;
+
+	if (slot >= KW_MAX_SESSIONS)
+		return -EINVAL;
+	st = &h->slots[slot];
+	if (!st->used)
+		return -ENOENT;
+	detach_links(st);
+	ret = untag_members(h, slot);
+	st->tagged = false;
+	return ret;
+}
+
+int kw_hooks_session_counters(struct kw_hooks *h, uint32_t slot, struct kw_session *out)
+{
+	int fd = bpf_map__fd(h->skel->maps.kw_sessions);
+
+	if (slot >= KW_MAX_SESSIONS)
+		return -EINVAL;
+	return bpf_map_lookup_elem(fd, &slot, out) ? -errno : 0;
+}
+
+int kw_hooks_session_free(struct kw_hooks *h, uint32_t slot)
+{
+	struct kw_slot_state *st;
+	int ret, r2;
+
+	if (slot >= KW_MAX_SESSIONS)
+		return -EINVAL;
+	st = &h->slots[slot];
+	if (!st->used)
+		return -ENOENT;
+	if (st->tagged)
+		kw_hooks_session_untag(h, slot);
+	clear_session_classes(h, slot);
+	ret = delete_rules(h, slot);
+	remove_ringbuf(h, slot);
+	r2 = kw_lsm_session_remove(h->skel, slot);
+	st->used = false;
+	return ret ? ret : r2;
+}
