@@ -88,6 +88,19 @@ $(SKEL): $(BPF_OBJ)
 	$(if $(Q),@echo "  SKEL    $@")
 	$(Q)$(BPFTOOL) gen skeleton $< name kwitness_bpf > $@.tmp && mv $@.tmp $@
 
+# `kwitness probe`: one tiny program per hook class, in an object of its own.
+PROBE_OBJ  := $(BUILD)/probe.bpf.o
+PROBE_SKEL := $(BUILD)/probe.skel.h
+$(PROBE_OBJ): bpf/probe.bpf.c $(VMLINUX)
+	$(if $(Q),@echo "  BPF     $<")
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(INCLUDES) -Wall -Werror -c $< -o $@
+
+$(PROBE_SKEL): $(PROBE_OBJ)
+	$(if $(Q),@echo "  SKEL    $@")
+	$(Q)$(BPFTOOL) gen skeleton $< name kwitness_probe_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/user/bpf/probe.o: $(PROBE_SKEL)
+
 $(BUILD)/kwitness: $(CLI_OBJ) $(KBPF_A) $(LIB_A)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(KBPF_A) $(LIB_A) $(LIBS_BPF) $(LIBS_CORE)

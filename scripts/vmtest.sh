@@ -63,7 +63,7 @@ fi
 # ---- the initramfs ----
 STAGE=$VMDIR/initramfs
 rm -rf "$STAGE"
-mkdir -p "$STAGE"/{bin,sbin,dev,proc,sys,tmp,run,etc,root,kw/build/tests,kw/build/bench,kw/tests}
+mkdir -p "$STAGE"/{bin,sbin,usr/bin,dev,proc,sys,tmp,run,etc,root,kw/build/tests,kw/build/bench,kw/tests}
 
 copy_with_libs() { # binary [dest path in the VM]
 	local bin=$1 dest=${2:-$1} lib
@@ -87,6 +87,12 @@ done
 for b in build/kwitness build/kwitnessd build/tests/* build/bench/*; do
 	[ -f "$b" ] && [ -x "$b" ] && copy_with_libs "$b" "/kw/$b"
 done
+ln -s /bin/busybox "$STAGE/usr/bin/env"
+# tools the tests use for independent checks
+for t in bpftool jq; do
+	p=$(command -v "$t") && copy_with_libs "$p" "/usr/bin/$t"
+done
+cp build/*.bpf.o "$STAGE/kw/build/" 2>/dev/null
 cp -r tests/lib.sh "$STAGE/kw/tests/"
 for d in tests/kernel tests/vm examples; do
 	[ -d "$d" ] && mkdir -p "$STAGE/kw/$d" && cp -r "$d"/. "$STAGE/kw/$d/"
@@ -117,15 +123,15 @@ qrc=${PIPESTATUS[0]}
 echo "# vm: qemu exited $qrc after $(($(date +%s) - start))s; console log: $LOG"
 
 # Print the VM's test lines (TAP and comments); a kernel message in between is dropped.
-grep -E '^(ok |not ok |#|1\.\.)' "$LOG"
-if ! grep -q "^$MARKER" "$LOG"; then
+grep -aE '^(ok |not ok |#|1\.\.)' "$LOG"
+if ! grep -aq "^$MARKER" "$LOG"; then
 	echo "not ok - vm: the VM never reported (qemu exit $qrc); last console lines:"
 	tail -n 30 "$LOG" | sed 's/^/#   /'
 	exit 1
 fi
-if grep -q '^not ok ' "$LOG"; then
+if grep -aq '^not ok ' "$LOG"; then
 	exit 1
 fi
-vrc=$(sed -n "s/^$MARKER rc=\([0-9]*\).*/\1/p" "$LOG" | head -n 1)
+vrc=$(grep -a "^$MARKER" "$LOG" | sed -n "s/^$MARKER rc=\([0-9]*\).*/\1/p" | head -n 1)
 [ "${vrc:-1}" -eq 0 ] || { echo "not ok - vm: a suite inside the VM failed (rc=$vrc)"; exit 1; }
 exit 0

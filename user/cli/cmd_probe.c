@@ -1,9 +1,92 @@
-/* PLACEHOLDER: replaced by the real command. */
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kwitness probe [--json]: which hook classes work on this host, and why not. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include <jansson.h>
+
 #include "commands.h"
+#include "kwitness/probe.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: kwitness probe [--json]\n\n"
+		   "Loads, attaches and triggers a trivial program for each hook class and\n"
+		   "reports whether it works on this kernel, and if not, why. Needs root.\n");
+}
+
+static int print_json(const struct kw_probe_result *r, const char *release, const char *lsm)
+{
+	json_t *root = json_object(), *arr = json_array();
+	char *text;
+	int i;
+
+	if (!root || !arr)
+		goto oom;
+	json_object_set_new(root, "kernel", json_string(release));
+	json_object_set_new(root, "lsm", lsm ? json_string(lsm) : json_null());
+	for (i = 0; i < KW_PROBE_NCLASSES; i++) {
+		json_t *c = json_object();
+
+		if (!c)
+			goto oom;
+		json_object_set_new(c, "class", json_string(kw_probe_class_name(i)));
+		json_object_set_new(c, "available", json_boolean(r[i].available));
+		if (!r[i].available)
+			json_object_set_new(c, "reason", json_string(r[i].reason));
+		json_array_append_new(arr, c);
+	}
+	json_object_set_new(root, "classes", arr);
+	arr = NULL;
+	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	if (!text)
+		return 1;
+	printf("%s\n", text);
+	free(text);
+	return 0;
+oom:
+	json_decref(arr);
+	json_decref(root);
+	fprintf(stderr, "kwitness probe: out of memory\n");
+	return 1;
+}
+
 int cmd_probe(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "kwitness %s: not built yet\n", argv[0]);
-	return 2;
+	struct kw_probe_result r[KW_PROBE_NCLASSES];
+	struct utsname u;
+	char lsm[256];
+	bool json = false, have_lsm;
+	int i, err;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "kwitness probe: unknown option '%s'\n", argv[i]);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (uname(&u))
+		strcpy(u.release, "unknown");
+	err = kw_probe_all(r);
+	if (err) {
+		fprintf(stderr, "kwitness probe: %s\n", strerror(-err));
+		return 1;
+	}
+	have_lsm = kw_probe_lsm_list(lsm, sizeof(lsm)) == 0;
+	if (json)
+		return print_json(r, u.release, have_lsm ? lsm : NULL);
+	printf("kernel %s, active LSMs: %s\n", u.release, have_lsm ? lsm : "(securityfs unavailable)");
+	for (i = 0; i < KW_PROBE_NCLASSES; i++)
+		printf("%-10s %-3s %s\n", kw_probe_class_name(i), r[i].available ? "yes" : "no",
+		       r[i].reason);
+	return 0;
 }

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Which hook classes work on this host, and why not when they don't: program
+ * type known, securityfs and the active LSM list, a trivial program loads and
+ * attaches, and it really fires when the operation is done (user/bpf/probe.c). */
+#ifndef KWITNESS_PROBE_H
+#define KWITNESS_PROBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum kw_probe_class {
+	KW_PROBE_CGROUP_NET,   /* cgroup/connect4 (and the other sock_addr hooks) */
+	KW_PROBE_CGROUP_DEV,   /* cgroup/dev */
+	KW_PROBE_SYSCTL,       /* cgroup/sysctl */
+	KW_PROBE_LSM_FILE,     /* lsm/file_open (fs class) */
+	KW_PROBE_LSM_EXEC,     /* lsm/bprm_check_security */
+	KW_PROBE_LSM_PROC,     /* lsm/task_kill */
+	KW_PROBE_LSM_MOUNT,    /* lsm/sb_mount */
+	KW_PROBE_LSM_UNIX,     /* lsm/unix_stream_connect */
+	KW_PROBE_NCLASSES
+};
+
+#define KW_PROBE_REASON_MAX 192
+
+struct kw_probe_result {
+	bool available;
+	char reason[KW_PROBE_REASON_MAX]; /* why not; empty when available */
+};
+
+/* "cgroup.net", "cgroup.dev", "sysctl", "lsm.file", "lsm.exec", "lsm.proc",
+ * "lsm.mount", "lsm.unix"; NULL out of range. */
+const char *kw_probe_class_name(int cls);
+
+/* Probes every class for real (loads, attaches, triggers, counts). Mounts
+ * securityfs if needed. Returns 0, or -errno when probing itself could not run. */
+int kw_probe_all(struct kw_probe_result out[KW_PROBE_NCLASSES]);
+
+/* Active LSM list ("lockdown,capability,bpf") into buf; mounts securityfs if
+ * needed. 0 or -errno. */
+int kw_probe_lsm_list(char *buf, size_t len);
+
+/* Cheap check for the loader: `bpf` is an active LSM and a trivial lsm program
+ * loads (not attached). 1 yes; 0 no, with why; never fires anything. */
+int kw_probe_lsm_loadable(char *why, size_t whylen);
+
+#endif

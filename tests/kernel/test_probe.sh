@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# kwitness probe: its answers match what this kernel really allows, worked out
+# here independently: cgroup classes need root and a cgroup2 mount; an LSM class
+# needs `bpf` in the active LSM list AND bpftool able to load the probe object's
+# programs (lsm ones included) - which is exactly what this host refuses.
+. "$(dirname "$0")/../lib.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+	skip "kwitness probe needs root"
+	finish
+fi
+if [ ! -x "$KW" ]; then
+	not_ok "build/kwitness exists"
+	finish
+fi
+
+out=$("$KW" probe --json 2>&1)
+rc=$?
+expect_eq "probe --json exits 0" 0 "$rc"
+text=$("$KW" probe 2>&1)
+
+# class -> "true"/"false" from the JSON (jq when present, else the indented lines)
+avail() {
+	if command -v jq >/dev/null; then
+		jq -r --arg c "$1" '.classes[] | select(.class == $c) | .available' <<<"$out"
+	else
+		tr -d '\n ' <<<"$out" | grep -o "\"class\":\"$1\",\"available\":[a-z]*" | sed 's/.*://'
+	fi
+}
+reason() {
+	if command -v jq >/dev/null; then
+		jq -r --arg c "$1" '.classes[] | select(.class == $c) | .reason // ""' <<<"$out"
+	else
+		awk -v c="$1" '$1 == c { $1 = ""; $2 = ""; sub(/^ +/, ""); print }' <<<"$text"
+	fi
+}
+
+if command -v jq >/dev/null; then
+	n=$(jq '.classes | length' <<<"$out" 2>/dev/null)
+	expect_eq "probe --json lists 8 classes" 8 "$n"
+fi
+
+# cgroup classes: root + a cgroup2 hierarchy
+if awk '$0 ~ / - cgroup2 / { f = 1 } END { exit !f }' /proc/self/mountinfo; then
+	want_cg=true
+else
+	want_cg=false
+fi
+for c in cgroup.net cgroup.dev sysctl; do
+	expect_eq "$c available=$want_cg" "$want_cg" "$(avail "$c")"
+done
+
+# LSM classes: bpf active AND the lsm programs load (bpftool, not our loader)
+[ -r /sys/kernel/security/lsm ] || mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
+lsm=$(cat /sys/kernel/security/lsm 2>/dev/null)
+bpf_active=false
+case ",$lsm," in *,bpf,*) bpf_active=true ;; esac
+pin=/sys/fs/bpf/kwitness-probe-test.$$
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+loads=false
+if command -v bpftool >/dev/null && [ -f "$KW_BUILD/probe.bpf.o" ]; then
+	if bpftool prog loadall "$KW_BUILD/probe.bpf.o" "$pin" >/dev/null 2>&1; then
+		loads=true
+	fi
+	rm -rf "$pin" 2>/dev/null
+	want_lsm=false
+	$bpf_active && $loads && want_lsm=true
+	echo "# lsm list: $lsm; bpftool loads the lsm programs: $loads"
+	for c in lsm.file lsm.exec lsm.proc lsm.mount lsm.unix; do
+		expect_eq "$c available=$want_lsm" "$want_lsm" "$(avail "$c")"
+	done
+	if ! $want_lsm; then
+		r=$(reason lsm.file)
+		if $bpf_active; then
+			case "$r" in
+			*"refused at load"*) ok "lsm.file reason names the load refusal ($r)" ;;
+			*) not_ok "lsm.file reason names the load refusal"; echo "#   got: $r" ;;
+			esac
+		else
+			case "$r" in
+			*"not an active LSM"*) ok "lsm.file reason names the missing bpf LSM" ;;
+			*) not_ok "lsm.file reason names the missing bpf LSM"; echo "#   got: $r" ;;
+			esac
+		fi
+	else
+		expect_eq "available lsm.file has no reason" "" "$(reason lsm.file)"
+	fi
+else
+	skip "bpftool or build/probe.bpf.o missing: no independent LSM expectation"
+fi
+
+# the probe leaves no cgroup behind
+left=$(find /sys/fs/cgroup -maxdepth 2 -name 'kwitness-probe-*' 2>/dev/null | head -n 1)
+expect_eq "no probe cgroup left behind" "" "$left"
+
+# unknown option is a usage error
+"$KW" probe --bogus >/dev/null 2>&1
+expect_eq "unknown option exits 2" 2 "$?"
+finish
