@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* /etc/kwitness/kwitnessd.conf: "key = value" lines, '#' comments. Unknown
+ * keys are errors, so a typo never silently changes nothing. */
+#include <ctype.h>
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kwitnessd.h"
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+static int set_string(char **slot, const char *v)
+{
+	char *copy = strdup(v);
+
+	if (!copy)
+		return -ENOMEM;
+	free(*slot);
+	*slot = copy;
+	return 0;
+}
+
+/* Power of two, at least one page, at most 1 GiB. */
+static int parse_ringbuf_size(const char *v, size_t *out)
+{
+	char *end;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || end == v)
+		return -EINVAL;
+	if (*end == 'k' || *end == 'K')
+		n *= 1024, end++;
+	else if (*end == 'm' || *end == 'M')
+		n *= 1024 * 1024, end++;
+	if (*end || n < 4096 || n > (1ull << 30) || (n & (n - 1)))
+		return -EINVAL;
+	*out = (size_t)n;
+	return 0;
+}
+
+int kwd_parse_ringbuf_size(const char *v, size_t *out)
+{
+	return parse_ringbuf_size(v, out);
+}
+
+static int set_group(struct kwd_config *c, const char *v)
+{
+	struct group *g = getgrnam(v);
+	char *end;
+	unsigned long n;
+
+	if (g) {
+		c->group = g->gr_gid;
+		c->have_group = true;
+		return 0;
+	}
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || end == v || *end)
+		return -ENOENT;
+	c->group = (gid_t)n;
+	c->have_group = true;
+	return 0;
+}
+
+int kwd_config_load(struct kwd_config *c, const char *path, bool must_exist, char *err,
+		    size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	char line[2048];
+	unsigned lineno = 0;
+	int e = 0;
+
+	if (!f) {
+		if (errno == ENOENT && !must_exist)
+			return 0;
+		e = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return e;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *s, *eq, *key, *val;
+
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			snprintf(err, errlen, "%s:%u: line too long", path, lineno);
+			e = -EINVAL;
+			break;
+		}
+		s = trim(line);
+		if (!*s || *s == '#')
+			continue;
+		eq = strchr(s, '=');
+		if (!eq) {
+			snprintf(err, errlen, "%s:%u: expected 'key = value'", path, lineno);
+			e = -EINVAL;
+			break;
+		}
+		*eq = '\0';
+		key = trim(s);
+		val = trim(eq + 1);
+		if (!*val) {
+			snprintf(err, errlen, "%s:%u: %s has no value", path, lineno, key);
+			e = -EINVAL;
+			break;
+		}
+		if (!strcmp(key, "group")) {
+			e = set_group(c, val);
+			if (e)
+				snprintf(err, errlen, "%s:%u: unknown group '%s'", path, lineno, val);
+		} else if (!strcmp(key, "ringbuf_size")) {
+			size_t n;
+
+			e = parse_ringbuf_size(val, &n);
+			if (e)
+				snprintf(err, errlen,
+					 "%s:%u: ringbuf_size must be a power of two from 4096 to 1G",
+					 path, lineno);
+			else if (!c->ringbuf_from_cli)
+				c->ringbuf_size = n;
+		} else if (!strcmp(key, "verifier")) {
+			e = set_string(&c->verifier, val);
+		} else if (!strcmp(key, "model_provider")) {
+			e = set_string(&c->model_provider, val);
+		} else if (!strcmp(key, "model_id")) {
+			e = set_string(&c->model_id, val);
+		} else if (!strcmp(key, "data_class")) {
+			e = set_string(&c->data_class, val);
+		} else {
+			snprintf(err, errlen, "%s:%u: unknown key '%s'", path, lineno, key);
+			e = -EINVAL;
+		}
+		if (e)
+			break;
+	}
+	fclose(f);
+	return e;
+}
+
+void kwd_config_free(struct kwd_config *c)
+{
+	free(c->verifier);
+	free(c->model_provider);
+	free(c->model_id);
+	free(c->data_class);
+	c->verifier = c->model_provider = c->model_id = c->data_class = NULL;
+}

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kwitnessd: the privileged collector. Types shared by its files, in data-flow
+ * order: configuration, host facts for the open entry, the control socket's
+ * clients, and sessions (each with a reorder window and a decision log). */
+#ifndef KWITNESSD_H
+#define KWITNESSD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+#include "kwitness/buf.h"
+#include "kwitness/event.h"
+#include "kwitness/record.h"
+#include "logwriter.h"
+#include "reorder.h"
+
+#define KWD_DEFAULT_STATE_DIR "/var/lib/kwitness"
+#define KWD_DEFAULT_SOCKET "/run/kwitness/kwitnessd.sock"
+#define KWD_DEFAULT_KEY "/etc/kwitness/signing-key.pem"
+#define KWD_DEFAULT_CONFIG "/etc/kwitness/kwitnessd.conf"
+#define KWD_DEFAULT_PIN_DIR "/sys/fs/bpf/kwitness"
+#define KWD_DEFAULT_RINGBUF (256 * 1024)
+/* A control message (one line) larger than this closes the connection. */
+#define KWD_MAX_MESSAGE (1024 * 1024)
+/* Close waits at most this long for decisions still in flight. */
+#define KWD_DRAIN_TIMEOUT_MS 2000
+/* A sequence gap this old, while the kernel counts drops, is a drop. */
+#define KWD_GAP_SKIP_MS 500
+/* Strings taken from a client (ids, model names) are bounded. */
+#define KWD_MAX_FIELD 1024
+
+struct kwd_config {
+	const char *state_dir;
+	const char *socket_path;
+	const char *key_path;      /* NULL: TRACE_PRIVATE_KEY_PEM */
+	const char *config_path;
+	const char *pin_dir;       /* NULL: do not pin */
+	size_t ringbuf_size;
+	bool have_group;
+	gid_t group;
+	char *verifier;
+	char *model_provider;
+	char *model_id;
+	char *data_class;
+	bool foreground;
+	int verbose;
+	/* set by config.c so main() knows what came from the command line */
+	bool ringbuf_from_cli;
+};
+
+/* config.c */
+int kwd_parse_ringbuf_size(const char *v, size_t *out);
+int kwd_config_load(struct kwd_config *c, const char *path, bool must_exist, char *err,
+		    size_t errlen);
+void kwd_config_free(struct kwd_config *c);
+
+/* hostinfo.c: facts about the witness, read once at start. */
+struct kwd_hostinfo {
+	char hostname[256];
+	char machine_id[64];
+	char boot_id[64];
+	char kernel[128];
+	char cgroup_mode[16]; /* "unified" (cgroup2 only) or "hybrid" */
+};
+void kwd_hostinfo_read(struct kwd_hostinfo *h);
+
+/* What the epoll loop is watching. */
+enum kwd_watch_kind { KWD_W_LISTEN, KWD_W_CLIENT, KWD_W_RING, KWD_W_SIGNAL, KWD_W_TIMER };
+struct kwd_watch {
+	enum kwd_watch_kind kind;
+	void *ptr;
+};
+
+struct kwd;
+
+struct kwd_client {
+	struct kwd_watch w;
+	struct kwd *d;
+	int fd;
+	uint64_t id;
+	uid_t uid;
+	struct kw_buf in;
+	struct kw_buf out;
+	size_t out_off;
+	bool close_after_write;
+	bool dead;
+	struct kwd_client *next;
+};
+
+enum kwd_session_state { KWD_S_OPEN, KWD_S_CLOSING };
+
+struct kwd_session {
+	struct kwd_watch w;
+	struct kwd *d;
+	char id[33];
+	uint32_t slot;
+	enum kwd_session_state state;
+	char *sandbox_id;
+	char *image_digest;
+	char *cgroup_path;
+	uint64_t cgroup_id;
+	int cgroup_fd;
+	struct kw_policy *pol;
+	char *bundle;
+	size_t bundle_len;
+	char bundle_hash[KW_DIGEST_STR_MAX];
+	char *model_provider;
+	char *model_id;
+	char *data_class;
+	char *log_path;
+	char *policy_path;
+	char *record_path;
+	struct ring_buffer *rb;
+	struct kwd_reorder ro;
+	struct kwd_log log;
+	uint64_t decisions;   /* decision entries written */
+	uint64_t denials;     /* deny entries written */
+	uint64_t bad_events;  /* records the consumer could not decode */
+	uint64_t skipped;     /* sequence numbers given up as dropped while open */
+	int64_t gap_since_ms; /* when the current gap was first seen (0: none) */
+	int64_t close_deadline_ms;
+	uint64_t close_client;
+	int64_t opened_us;
+};
+
+struct kwd {
+	struct kwd_config cfg;
+	struct kwd_hostinfo host;
+	struct kw_hooks *hooks;
+	struct kw_key *key;
+	int epfd;
+	struct kwd_watch listen_w, signal_w, timer_w;
+	int listen_fd;
+	int signal_fd;
+	int timer_fd;
+	struct kwd_client *clients;
+	uint64_t next_client_id;
+	struct kwd_session *slots[KW_MAX_SESSIONS];
+	unsigned n_sessions;
+	int64_t boot_to_realtime_ns;
+	bool stopping;
+	char *programs; /* "name:tag,..." */
+};
+
+/* main.c */
+void kwd_log(struct kwd *d, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int64_t kwd_now_ms(void);
+int64_t kwd_now_us(void);
+void kwd_refresh_clock(struct kwd *d);
+
+/* control.c: the socket, clients, requests. */
+int kwd_control_listen(struct kwd *d, char *err, size_t errlen);
+void kwd_control_accept(struct kwd *d);
+void kwd_client_event(struct kwd_client *c, uint32_t events);
+/* Queues one reply line (takes the reference) to the client with that id, if
+ * it is still connected. */
+void kwd_reply_to(struct kwd *d, uint64_t client_id, json_t *reply);
+json_t *kwd_error(const char *code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void kwd_control_shutdown(struct kwd *d);
+void kwd_clients_reap(struct kwd *d);
+
+/* session.c */
+/* Returns a reply for open/close/status/list; NULL when the reply comes later
+ * (close waits for the drain). */
+json_t *kwd_session_open(struct kwd *d, json_t *req);
+json_t *kwd_session_close_req(struct kwd *d, json_t *req, uint64_t client_id);
+json_t *kwd_status(struct kwd *d, bool sessions_only);
+void kwd_session_ring_ready(struct kwd_session *s);
+/* Called on every timer tick: skips old gaps, finishes drained closes. */
+void kwd_sessions_tick(struct kwd *d);
+/* Closes every session now (shutdown): untag, bounded drain, records. */
+void kwd_sessions_close_all(struct kwd *d);
+
+#endif

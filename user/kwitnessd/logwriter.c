@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Decision log writer, see logwriter.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kwitness/decision.h"
+#include "logwriter.h"
+
+int kwd_log_open(struct kwd_log *log, const char *path)
+{
+	int e;
+
+	memset(log, 0, sizeof(*log));
+	log->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	if (log->fd < 0)
+		return -errno;
+	e = kw_transcript_init(&log->tr);
+	if (e) {
+		close(log->fd);
+		log->fd = -1;
+		return e;
+	}
+	log->tr_live = 1;
+	if (kw_buf_reserve(&log->out, KWD_LOG_FLUSH_BYTES + 4096) ||
+	    kw_buf_reserve(&log->entry, 1024)) {
+		kwd_log_abort(log);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int kwd_log_flush(struct kwd_log *log)
+{
+	size_t off = 0;
+
+	while (off < log->out.len) {
+		ssize_t n = write(log->fd, log->out.data + off, log->out.len - off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (!log->err)
+				log->err = -errno;
+			break;
+		}
+		off += (size_t)n;
+	}
+	log->bytes += off;
+	kw_buf_reset(&log->out);
+	return log->err;
+}
+
+int kwd_log_append(struct kwd_log *log, const char *entry, size_t len)
+{
+	int e = kw_transcript_append(&log->tr, entry, len);
+
+	if (e)
+		return e;
+	if (kw_buf_append(&log->out, entry, len) || kw_buf_putc(&log->out, '\n'))
+		return -ENOMEM;
+	log->entries++;
+	if (log->out.len >= KWD_LOG_FLUSH_BYTES)
+		return kwd_log_flush(log);
+	return 0;
+}
+
+int kwd_log_event(struct kwd_log *log, const void *data, size_t size, int64_t boot_to_realtime_ns)
+{
+	int e;
+
+	kw_buf_reset(&log->entry);
+	e = kw_event_to_entry(data, size, boot_to_realtime_ns, &log->entry);
+	if (e)
+		return e;
+	return kwd_log_append(log, log->entry.data, log->entry.len);
+}
+
+int kwd_log_finish(struct kwd_log *log, char hash[KW_DIGEST_STR_MAX], uint64_t *count)
+{
+	int e = kwd_log_flush(log);
+
+	if (!e && fsync(log->fd) < 0)
+		e = -errno;
+	if (close(log->fd) < 0 && !e)
+		e = -errno;
+	log->fd = -1;
+	if (log->tr_live) {
+		int t = kw_transcript_final(&log->tr, hash, count);
+
+		log->tr_live = 0;
+		if (!e)
+			e = t;
+	}
+	kw_buf_free(&log->out);
+	kw_buf_free(&log->entry);
+	return e;
+}
+
+void kwd_log_abort(struct kwd_log *log)
+{
+	if (log->fd >= 0)
+		close(log->fd);
+	log->fd = -1;
+	if (log->tr_live)
+		kw_digest_free(&log->tr.digest);
+	log->tr_live = 0;
+	kw_buf_free(&log->out);
+	kw_buf_free(&log->entry);
+}

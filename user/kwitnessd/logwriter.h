@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A session's decision log: canonical entries, one per line, hashed while
+ * they are written (the transcript is "[" + entries joined by "," + "]"). */
+#ifndef KWITNESSD_LOGWRITER_H
+#define KWITNESSD_LOGWRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kwitness/buf.h"
+#include "kwitness/record.h"
+
+/* Output is written to the file once this much is buffered (and at close). */
+#define KWD_LOG_FLUSH_BYTES (256 * 1024)
+
+struct kwd_log {
+	int fd;
+	struct kw_buf out;    /* lines not yet written */
+	struct kw_buf entry;  /* scratch for one entry */
+	struct kw_transcript tr;
+	uint64_t entries;
+	uint64_t bytes;
+	int err;              /* first write error: the log is then incomplete */
+	int tr_live;
+};
+
+/* Creates path (must not exist, mode 0640). 0 or -errno. */
+int kwd_log_open(struct kwd_log *log, const char *path);
+/* Appends one canonical entry (no newline). */
+int kwd_log_append(struct kwd_log *log, const char *entry, size_t len);
+/* Appends the entry for one ring buffer record. -EINVAL: undecodable record. */
+int kwd_log_event(struct kwd_log *log, const void *data, size_t size, int64_t boot_to_realtime_ns);
+int kwd_log_flush(struct kwd_log *log);
+/* Flushes, fsyncs and closes the file, and finishes the transcript. */
+int kwd_log_finish(struct kwd_log *log, char hash[KW_DIGEST_STR_MAX], uint64_t *count);
+/* Releases everything without finishing (error paths). */
+void kwd_log_abort(struct kwd_log *log);
+
+#endif

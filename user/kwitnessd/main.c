@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kwitnessd: options, setup (key, state folders, BPF programs, control
+ * socket), and the epoll loop that serves ring buffers, clients, signals and
+ * a timer. One thread: every session's ring buffer and every client is a
+ * non-blocking descriptor in the same epoll set. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+#include "kwitness/hooks.h"
+#include "kwitness/key.h"
+#include "kwitnessd.h"
+
+/* The timer drives gap skipping, close deadlines and log flushing. */
+#define KWD_TICK_MS 50
+
+static struct kwd daemon_state;
+
+static bool use_syslog;
+
+void kwd_log(struct kwd *d, int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (level >= LOG_INFO && (!d || d->cfg.verbose < (level == LOG_DEBUG ? 2 : 1)))
+		return;
+	va_start(ap, fmt);
+	if (use_syslog) {
+		vsyslog(level, fmt, ap);
+	} else {
+		fprintf(stderr, "kwitnessd: ");
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
+	va_end(ap);
+}
+
+static int64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t kwd_now_ms(void)
+{
+	return clock_ns(CLOCK_MONOTONIC) / 1000000;
+}
+
+int64_t kwd_now_us(void)
+{
+	return clock_ns(CLOCK_REALTIME) / 1000;
+}
+
+void kwd_refresh_clock(struct kwd *d)
+{
+	d->boot_to_realtime_ns = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: kwitnessd [OPTIONS]\n\n"
+		"The kwitness collector: loads the BPF programs, serves the control socket,\n"
+		"writes each session's decision log and signs its TRACE v0.2 record.\n\n"
+		"  --state-dir DIR     records, logs, policies (default " KWD_DEFAULT_STATE_DIR ")\n"
+		"  --socket PATH       control socket (default " KWD_DEFAULT_SOCKET ")\n"
+		"  --key PATH          Ed25519 PKCS#8 signing key (default " KWD_DEFAULT_KEY ";\n"
+		"                      without --key, TRACE_PRIVATE_KEY_PEM is used when set)\n"
+		"  --config PATH       key = value settings (default " KWD_DEFAULT_CONFIG ")\n"
+		"  --ringbuf-size N    bytes per session ring buffer, power of two >= 4096\n"
+		"  --pin-dir DIR       bpffs folder for pins (default " KWD_DEFAULT_PIN_DIR
+		"; 'none')\n"
+		"  -f, --foreground    stay in the foreground, log to stderr (systemd Type=simple)\n"
+		"  -v, --verbose       log sessions (twice: more)\n"
+		"  -h, --help          this text\n");
+}
+
+static int make_dir(const char *base, const char *sub, mode_t mode)
+{
+	char path[4096];
+
+	if (snprintf(path, sizeof(path), "%s%s%s", base, sub ? "/" : "", sub ? sub : "") >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	if (mkdir(path, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int setup_state_dir(const char *dir, char *err, size_t errlen)
+{
+	static const char *const subs[] = { NULL, "records", "logs", "policies" };
+
+	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
+		int e = make_dir(dir, subs[i], 0750);
+
+		if (e) {
+			snprintf(err, errlen, "%s/%s: %s", dir, subs[i] ? subs[i] : "", strerror(-e));
+			return e;
+		}
+	}
+	return 0;
+}
+
+static int join_programs(struct kwd *d)
+{
+	json_t *progs = kw_hooks_programs(d->hooks), *p;
+	struct kw_buf b = { 0 };
+	size_t i;
+
+	json_array_foreach(progs, i, p) {
+		const char *name = json_string_value(json_object_get(p, "name"));
+		const char *tag = json_string_value(json_object_get(p, "tag"));
+
+		if (b.len)
+			kw_buf_putc(&b, ',');
+		kw_buf_puts(&b, name ? name : "?");
+		kw_buf_putc(&b, ':');
+		kw_buf_puts(&b, tag ? tag : "?");
+	}
+	json_decref(progs);
+	if (kw_buf_puts(&b, ""))
+		return -ENOMEM;
+	d->programs = b.data;
+	return 0;
+}
+
+static int setup_loop(struct kwd *d, char *err, size_t errlen)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct itimerspec its = { .it_interval = { 0, KWD_TICK_MS * 1000000L },
+				  .it_value = { 0, KWD_TICK_MS * 1000000L } };
+	sigset_t set;
+
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	d->signal_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (d->epfd < 0 || d->signal_fd < 0 || d->timer_fd < 0 ||
+	    timerfd_settime(d->timer_fd, 0, &its, NULL) < 0) {
+		snprintf(err, errlen, "event loop: %s", strerror(errno));
+		return -errno;
+	}
+	d->signal_w.kind = KWD_W_SIGNAL;
+	ev.data.ptr = &d->signal_w;
+	epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->signal_fd, &ev);
+	d->timer_w.kind = KWD_W_TIMER;
+	ev.data.ptr = &d->timer_w;
+	epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->timer_fd, &ev);
+	return 0;
+}
+
+static void on_signal(struct kwd *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->signal_fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP)
+			continue; /* nothing to reload: settings are read at start */
+		kwd_log(d, LOG_NOTICE, "signal %u: closing %u session(s) and stopping",
+			si.ssi_signo, d->n_sessions);
+		d->stopping = true;
+	}
+}
+
+static int run_loop(struct kwd *d)
+{
+	struct epoll_event evs[64];
+
+	while (!d->stopping) {
+		int n = epoll_wait(d->epfd, evs, 64, KWD_TICK_MS);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			kwd_log(d, LOG_ERR, "epoll_wait: %s", strerror(errno));
+			return -errno;
+		}
+		kwd_refresh_clock(d);
+		for (int i = 0; i < n; i++) {
+			struct kwd_watch *w = evs[i].data.ptr;
+
+			switch (w->kind) {
+			case KWD_W_LISTEN:
+				kwd_control_accept(d);
+				break;
+			case KWD_W_CLIENT:
+				kwd_client_event(w->ptr, evs[i].events);
+				break;
+			case KWD_W_RING:
+				kwd_session_ring_ready(w->ptr);
+				break;
+			case KWD_W_SIGNAL:
+				on_signal(d);
+				break;
+			case KWD_W_TIMER: {
+				uint64_t ticks;
+
+				if (read(d->timer_fd, &ticks, sizeof(ticks)) < 0)
+					(void)0;
+				break;
+			}
+			}
+		}
+		/* Outside the batch: sessions and clients may be freed here. */
+		kwd_sessions_tick(d);
+		kwd_clients_reap(d);
+	}
+	return 0;
+}
+
+static void raise_limits(void)
+{
+	struct rlimit r;
+
+	/* Each session holds a ring buffer, its mapping and an epoll fd. */
+	if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+		r.rlim_cur = r.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &r);
+	}
+	r.rlim_cur = r.rlim_max = RLIM_INFINITY;
+	setrlimit(RLIMIT_MEMLOCK, &r);
+}
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG || (level == LIBBPF_INFO && daemon_state.cfg.verbose < 2))
+		return 0;
+	if (level == LIBBPF_WARN && daemon_state.cfg.verbose < 1)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "state-dir", required_argument, NULL, 'S' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "key", required_argument, NULL, 'k' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "ringbuf-size", required_argument, NULL, 'r' },
+		{ "pin-dir", required_argument, NULL, 'p' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct kwd *d = &daemon_state;
+	struct kw_hooks_opts hopts = { 0 };
+	bool config_given = false, key_given = false;
+	char err[512] = "";
+	int opt, e;
+
+	d->cfg.state_dir = KWD_DEFAULT_STATE_DIR;
+	d->cfg.socket_path = KWD_DEFAULT_SOCKET;
+	d->cfg.key_path = KWD_DEFAULT_KEY;
+	d->cfg.config_path = KWD_DEFAULT_CONFIG;
+	d->cfg.pin_dir = KWD_DEFAULT_PIN_DIR;
+	d->cfg.ringbuf_size = KWD_DEFAULT_RINGBUF;
+	d->listen_fd = d->signal_fd = d->timer_fd = d->epfd = -1;
+
+	while ((opt = getopt_long(argc, argv, "fvh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'S': d->cfg.state_dir = optarg; break;
+		case 's': d->cfg.socket_path = optarg; break;
+		case 'k': d->cfg.key_path = optarg; key_given = true; break;
+		case 'c': d->cfg.config_path = optarg; config_given = true; break;
+		case 'p': d->cfg.pin_dir = strcmp(optarg, "none") ? optarg : NULL; break;
+		case 'r':
+			if (kwd_parse_ringbuf_size(optarg, &d->cfg.ringbuf_size)) {
+				fprintf(stderr, "kwitnessd: --ringbuf-size: a power of two from 4096 to 1G\n");
+				return 2;
+			}
+			d->cfg.ringbuf_from_cli = true;
+			break;
+		case 'f': d->cfg.foreground = true; break;
+		case 'v': d->cfg.verbose++; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "kwitnessd: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	libbpf_set_print(libbpf_quiet);
+	if (kwd_config_load(&d->cfg, d->cfg.config_path, config_given, err, sizeof(err))) {
+		fprintf(stderr, "kwitnessd: %s\n", err);
+		return 1;
+	}
+	if ((!d->cfg.model_provider && !(d->cfg.model_provider = strdup("unknown"))) ||
+	    (!d->cfg.model_id && !(d->cfg.model_id = strdup("unknown"))) ||
+	    (!d->cfg.data_class && !(d->cfg.data_class = strdup("internal"))) ||
+	    (!d->cfg.verifier && !(d->cfg.verifier = strdup(KW_DEFAULT_VERIFIER)))) {
+		fprintf(stderr, "kwitnessd: out of memory\n");
+		return 1;
+	}
+	if (!key_given && getenv("TRACE_PRIVATE_KEY_PEM"))
+		d->cfg.key_path = NULL;
+	e = kw_key_load_private(d->cfg.key_path, &d->key);
+	if (e) {
+		fprintf(stderr, "kwitnessd: signing key %s: %s%s\n",
+			d->cfg.key_path ? d->cfg.key_path : "from TRACE_PRIVATE_KEY_PEM",
+			strerror(-e),
+			e == -EPERM ? " (the key file must not be group- or world-accessible)" : "");
+		return 1;
+	}
+	raise_limits();
+	if (setup_state_dir(d->cfg.state_dir, err, sizeof(err))) {
+		fprintf(stderr, "kwitnessd: state folder %s\n", err);
+		return 1;
+	}
+	kwd_hostinfo_read(&d->host);
+	kwd_refresh_clock(d);
+	hopts.ringbuf_size = d->cfg.ringbuf_size;
+	hopts.pin_dir = d->cfg.pin_dir;
+	e = kw_hooks_open(&hopts, &d->hooks, err, sizeof(err));
+	if (e) {
+		fprintf(stderr, "kwitnessd: loading the BPF programs: %s\n",
+			err[0] ? err : strerror(-e));
+		return 1;
+	}
+	if (join_programs(d) || setup_loop(d, err, sizeof(err)) ||
+	    kwd_control_listen(d, err, sizeof(err))) {
+		fprintf(stderr, "kwitnessd: %s\n", err[0] ? err : "out of memory");
+		kw_hooks_close(d->hooks);
+		return 1;
+	}
+	if (!d->cfg.foreground) {
+		/* Classic daemon; under systemd use Type=simple with --foreground. */
+		if (daemon(0, 0) < 0) {
+			fprintf(stderr, "kwitnessd: daemon: %s\n", strerror(errno));
+			return 1;
+		}
+		openlog("kwitnessd", LOG_PID, LOG_DAEMON);
+		use_syslog = true;
+	}
+	kwd_log(d, LOG_NOTICE, "ready on %s (state %s, ring buffers %zu bytes)",
+		d->cfg.socket_path, d->cfg.state_dir, d->cfg.ringbuf_size);
+
+	e = run_loop(d);
+	/* SIGTERM/SIGINT: every open session ends with its trailer and record. */
+	d->stopping = true;
+	kwd_sessions_close_all(d);
+	kwd_control_shutdown(d);
+	kw_hooks_close(d->hooks);
+	kw_key_free(d->key);
+	free(d->programs);
+	kwd_config_free(&d->cfg);
+	kwd_log(d, LOG_NOTICE, "stopped");
+	return e ? 1 : 0;
+}

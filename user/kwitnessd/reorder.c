@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Reordering window, see reorder.h. In-order events (the common case) are
+ * emitted straight from the ring buffer without a copy. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reorder.h"
+
+void kwd_reorder_init(struct kwd_reorder *r, kwd_emit_fn emit, void *ctx)
+{
+	memset(r, 0, sizeof(*r));
+	r->emit = emit;
+	r->ctx = ctx;
+}
+
+static void emit_one(struct kwd_reorder *r, const void *data, size_t len)
+{
+	int e = r->emit(r->ctx, data, len);
+
+	if (e && !r->err)
+		r->err = e;
+}
+
+/* Emits held events from next on while they are contiguous. */
+static void drain(struct kwd_reorder *r)
+{
+	while (r->pending) {
+		struct kwd_reorder_slot *s = &r->win[r->next & (r->cap - 1)];
+
+		if (!s->data || s->seq != r->next)
+			return;
+		emit_one(r, s->data, s->len);
+		free(s->data);
+		s->data = NULL;
+		r->pending--;
+		r->next++;
+	}
+}
+
+static int grow(struct kwd_reorder *r, uint64_t distance)
+{
+	size_t cap = r->cap ? r->cap : 64;
+	struct kwd_reorder_slot *win;
+
+	while (cap <= distance)
+		cap *= 2;
+	if (cap > KWD_REORDER_MAX)
+		return -ENOSPC;
+	win = calloc(cap, sizeof(*win));
+	if (!win)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->cap; i++)
+		if (r->win[i].data)
+			win[r->win[i].seq & (cap - 1)] = r->win[i];
+	free(r->win);
+	r->win = win;
+	r->cap = cap;
+	return 0;
+}
+
+int kwd_reorder_push(struct kwd_reorder *r, uint64_t seq, const void *data, size_t len)
+{
+	struct kwd_reorder_slot *s;
+	uint64_t distance;
+	int e;
+
+	if (seq == r->next) {
+		r->arrived++;
+		emit_one(r, data, len);
+		r->next++;
+		drain(r);
+		return 0;
+	}
+	if (seq < r->next) {
+		/* Its number was given up as dropped: keep it anyway, nothing is
+		 * thrown away; the trailer counts it. */
+		r->arrived++;
+		r->late++;
+		emit_one(r, data, len);
+		return 0;
+	}
+	distance = seq - r->next;
+	if (distance >= r->cap) {
+		e = grow(r, distance);
+		if (e)
+			return e;
+	}
+	s = &r->win[seq & (r->cap - 1)];
+	if (s->data) {
+		r->duplicates++;
+		return 0;
+	}
+	s->data = malloc(len ? len : 1);
+	if (!s->data)
+		return -ENOMEM;
+	memcpy(s->data, data, len);
+	s->len = (uint32_t)len;
+	s->seq = seq;
+	r->pending++;
+	r->arrived++;
+	return 0;
+}
+
+uint64_t kwd_reorder_skip(struct kwd_reorder *r)
+{
+	uint64_t n = 0;
+
+	if (!r->pending)
+		return 0;
+	while (r->pending) {
+		struct kwd_reorder_slot *s = &r->win[r->next & (r->cap - 1)];
+
+		if (s->data && s->seq == r->next)
+			break;
+		r->next++;
+		n++;
+	}
+	drain(r);
+	return n;
+}
+
+uint64_t kwd_reorder_flush(struct kwd_reorder *r)
+{
+	uint64_t n = 0;
+
+	while (r->pending)
+		n += kwd_reorder_skip(r);
+	return n;
+}
+
+void kwd_reorder_free(struct kwd_reorder *r)
+{
+	for (size_t i = 0; i < r->cap; i++)
+		free(r->win[i].data);
+	free(r->win);
+	r->win = NULL;
+	r->cap = 0;
+	r->pending = 0;
+}
