@@ -3,6 +3,7 @@
 #ifndef KWITNESS_KEY_H
 #define KWITNESS_KEY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
@@ -42,4 +43,13 @@ int kw_key_sign(const struct kw_key *key, const void *msg, size_t n,
 int kw_key_verify(const struct kw_key *key, const void *msg, size_t n,
 		  const uint8_t *sig, size_t siglen);
 
+/* Additive (record/key part): keys from raw bytes, used by the RFC 8032 and
+ * Wycheproof tests; private-member check shared by JWK loading and the schema. */
+int kw_key_from_seed(const uint8_t seed[32], struct kw_key **out);
+int kw_key_from_raw_public(const uint8_t pub[32], struct kw_key **out);
+bool kw_key_has_private(const struct kw_key *key);
+/* True when the JWK object has a private member: d, p, q, dp, dq, qi or k. */
+bool kw_jwk_has_private_member(const json_t *jwk);
+
 #endif
+

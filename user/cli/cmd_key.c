@@ -1,15 +1,255 @@
-/* PLACEHOLDER: replaced by the real command. */
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kwitness keygen / kwitness key show: the Ed25519 signing key. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "kwitness/jcs.h"
+#include "kwitness/key.h"
+#include "cli_key.h"
 #include "commands.h"
+
+#define DEFAULT_KEY_PATH "/etc/kwitness/signing-key.pem"
+
+const char *cli_default_key_path(void)
+{
+	return DEFAULT_KEY_PATH;
+}
+
+void cli_key_error(const char *cmd, const char *what, int err)
+{
+	switch (err) {
+	case -EPERM:
+		fprintf(stderr,
+			"kwitness %s: refusing key %s: it is group- or world-accessible (run: chmod 600 %s)\n",
+			cmd, what, what);
+		break;
+	case -EINVAL:
+		fprintf(stderr, "kwitness %s: %s is not an Ed25519 key (PKCS#8 PEM, PEM public key or OKP JWK)\n",
+			cmd, what);
+		break;
+	case -ENOENT:
+		fprintf(stderr, "kwitness %s: %s: no such key\n", cmd, what);
+		break;
+	case -EEXIST:
+		fprintf(stderr, "kwitness %s: %s already exists; refusing to overwrite a key\n", cmd, what);
+		break;
+	default:
+		fprintf(stderr, "kwitness %s: %s: %s\n", cmd, what, strerror(-err));
+	}
+}
+
+/* --key FILE, else TRACE_PRIVATE_KEY_PEM, else the default path. */
+int cli_load_signing_key(const char *cmd, const char *path, struct kw_key **key)
+{
+	const char *what;
+	int ret;
+
+	if (!path && getenv("TRACE_PRIVATE_KEY_PEM") && *getenv("TRACE_PRIVATE_KEY_PEM")) {
+		what = "from TRACE_PRIVATE_KEY_PEM";
+		ret = kw_key_load_private(NULL, key);
+	} else {
+		what = path ? path : DEFAULT_KEY_PATH;
+		ret = kw_key_load_private(what, key);
+	}
+	if (ret)
+		cli_key_error(cmd, what, ret);
+	return ret;
+}
+
+/* mkdir -p with mode 0700 for the components that are missing. */
+static int make_parent_dirs(const char *path)
+{
+	char dir[PATH_MAX];
+	size_t n = strlen(path);
+	char *slash;
+
+	if (n >= sizeof(dir))
+		return -ENAMETOOLONG;
+	memcpy(dir, path, n + 1);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	for (char *p = dir + 1; ; p++) {
+		if (*p == '/' || *p == '\0') {
+			char saved = *p;
+
+			*p = '\0';
+			if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+				return -errno;
+			*p = saved;
+			if (!saved)
+				break;
+		}
+	}
+	return 0;
+}
+
+/* Prints the JWK as canonical JSON on one line. */
+static int print_jwk(FILE *f, const struct kw_key *key)
+{
+	struct kw_buf b = { 0 };
+	json_t *jwk = kw_key_public_jwk(key);
+	int ret = jwk ? jcs_dump(jwk, &b) : -ENOMEM;
+
+	if (!ret)
+		fprintf(f, "%s\n", b.data);
+	kw_buf_free(&b);
+	json_decref(jwk);
+	return ret;
+}
+
+static void keygen_usage(FILE *f)
+{
+	fprintf(f, "usage: kwitness keygen [--out FILE]\n\n"
+		   "Generates an Ed25519 signing key and writes it as PKCS#8 PEM, mode 0600.\n"
+		   "An existing file is never overwritten. Prints the public JWK and its\n"
+		   "RFC 7638 thumbprint.\n\n"
+		   "  --out FILE   where to write the key (default " DEFAULT_KEY_PATH ");\n"
+		   "               a missing parent directory is created with mode 0700\n"
+		   "  --help       this text\n");
+}
+
 int cmd_keygen(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "kwitness %s: not built yet\n", argv[0]);
-	return 2;
+	static const struct option opts[] = {
+		{ "out", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *out = DEFAULT_KEY_PATH;
+	char tp[KW_THUMBPRINT_MAX];
+	struct kw_key *key = NULL;
+	int c, ret;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'h':
+			keygen_usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "kwitness keygen: unknown or incomplete option '%s'\n",
+				argv[optind - 1]);
+			keygen_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "kwitness keygen: unexpected argument '%s'\n", argv[optind]);
+		keygen_usage(stderr);
+		return 2;
+	}
+	ret = make_parent_dirs(out);
+	if (ret) {
+		fprintf(stderr, "kwitness keygen: cannot create the directory of %s: %s\n", out,
+			strerror(-ret));
+		return 1;
+	}
+	ret = kw_key_generate(out, &key);
+	if (ret) {
+		cli_key_error("keygen", out, ret);
+		return 1;
+	}
+	ret = kw_key_thumbprint(key, tp);
+	if (!ret) {
+		printf("key: %s\njwk: ", out);
+		ret = print_jwk(stdout, key);
+		printf("thumbprint: %s\n", tp);
+	}
+	kw_key_free(key);
+	return ret ? 1 : 0;
 }
+
+static void key_usage(FILE *f)
+{
+	fprintf(f, "usage: kwitness key show [--key FILE] [--jwk | --thumbprint]\n\n"
+		   "Shows the public JWK and RFC 7638 thumbprint of a signing key.\n\n"
+		   "  --key FILE     the private key (default: TRACE_PRIVATE_KEY_PEM when set,\n"
+		   "                 else " DEFAULT_KEY_PATH ")\n"
+		   "  --jwk          print only the public JWK, as one JSON object\n"
+		   "  --thumbprint   print only the thumbprint\n"
+		   "  --help         this text\n");
+}
+
 int cmd_key(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "kwitness %s: not built yet\n", argv[0]);
-	return 2;
+	static const struct option opts[] = {
+		{ "key", required_argument, NULL, 'k' },
+		{ "jwk", no_argument, NULL, 'j' },
+		{ "thumbprint", no_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *path = NULL;
+	bool only_jwk = false, only_tp = false;
+	char tp[KW_THUMBPRINT_MAX];
+	struct kw_key *key = NULL;
+	int c, ret;
+
+	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		key_usage(stdout);
+		return 0;
+	}
+	if (argc < 2 || strcmp(argv[1], "show")) {
+		fprintf(stderr, "kwitness key: expected the subcommand 'show'\n");
+		key_usage(stderr);
+		return 2;
+	}
+	argc--;
+	argv++;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "k:jth", opts, NULL)) != -1) {
+		switch (c) {
+		case 'k':
+			path = optarg;
+			break;
+		case 'j':
+			only_jwk = true;
+			break;
+		case 't':
+			only_tp = true;
+			break;
+		case 'h':
+			key_usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "kwitness key show: unknown or incomplete option '%s'\n",
+				argv[optind - 1]);
+			key_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc || (only_jwk && only_tp)) {
+		fprintf(stderr, "kwitness key show: %s\n",
+			optind != argc ? "unexpected argument" : "--jwk and --thumbprint exclude each other");
+		key_usage(stderr);
+		return 2;
+	}
+	if (cli_load_signing_key("key show", path, &key))
+		return 1;
+	ret = kw_key_thumbprint(key, tp);
+	if (!ret) {
+		if (only_tp) {
+			printf("%s\n", tp);
+		} else if (only_jwk) {
+			ret = print_jwk(stdout, key);
+		} else {
+			printf("jwk: ");
+			ret = print_jwk(stdout, key);
+			printf("thumbprint: %s\n", tp);
+		}
+	}
+	kw_key_free(key);
+	return ret ? 1 : 0;
 }

@@ -1,9 +1,216 @@
-/* PLACEHOLDER: replaced by the real command. */
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kwitness verify: offline verification of a TRACE v0.2 record.
+ * Exit 0 valid, 1 invalid (reason code on stdout), 2 usage or input error. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kwitness/buf.h"
+#include "kwitness/jcs.h"
+#include "kwitness/record.h"
+#include "cli_key.h"
+#include "cli_record.h"
 #include "commands.h"
+
+#define DEFAULT_SKEW 60
+#define DEFAULT_MAX_AGE 86400
+
+static void verify_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: kwitness verify --key TRUSTED RECORD [--log DECISIONS] [--policy BUNDLE]\n"
+		"           [--image-digest D] [--max-age SECONDS] [--skew SECONDS] [--nonce N]\n"
+		"           [--allow-embedded-key] [--json]\n\n"
+		"Verifies a TRACE v0.2 record offline, in agentrust verify_record order: profile,\n"
+		"signature form, schema, trusted key, cnf.jwk thumbprint, freshness, nonce,\n"
+		"Ed25519 signature; then the evidence given must reproduce the record's hashes.\n"
+		"Exit status: 0 valid, 1 invalid (reason code and sentence on stdout), 2 usage error.\n\n"
+		"  --key TRUSTED         public JWK file or PEM public key of the signer\n"
+		"  --log DECISIONS       decision log (JSON Lines or a JSON array): recompute\n"
+		"                        tool_transcript.hash and call_count\n"
+		"  --policy BUNDLE       policy bundle: recompute policy.bundle_hash and, with the\n"
+		"                        image digest, runtime.measurement\n"
+		"  --image-digest D      image digest for runtime.measurement (default: the\n"
+		"                        record's build_provenance.digest, which the signature binds)\n"
+		"  --max-age SECONDS     oldest acceptable record (default %d; 0 disables)\n"
+		"  --skew SECONDS        allowed clock skew into the future (default %d)\n"
+		"  --nonce N             runtime.nonce must equal N\n"
+		"  --allow-embedded-key  trust the record's own cnf.jwk when no --key is given\n"
+		"  --json                print {\"valid\":...,\"reason\":...,\"message\":...}\n"
+		"  --help                this text\n",
+		DEFAULT_MAX_AGE, DEFAULT_SKEW);
+}
+
+static void print_result(const struct kw_verify_result *res, bool as_json, const char *detail)
+{
+	if (as_json) {
+		json_t *o = json_pack("{s:b, s:s, s:s}", "valid", res->reason == KW_VERIFY_OK,
+				      "reason", kw_verify_reason_code(res->reason), "message",
+				      res->message);
+
+		if (o)
+			cli_print_json(o, false);
+		json_decref(o);
+		return;
+	}
+	if (res->reason == KW_VERIFY_OK)
+		printf("valid: record verified (%s)\n", detail);
+	else
+		printf("invalid: %s: %s\n", kw_verify_reason_code(res->reason), res->message);
+}
+
+/* A one-line summary of what a valid record says and what was checked. */
+static void describe(const char *text, size_t len, const struct kw_verify_opts *o,
+		     const struct kw_key *trusted, char *out, size_t outlen)
+{
+	json_t *rec = jcs_parse(text, len, NULL);
+	char tp[KW_THUMBPRINT_MAX] = "embedded key";
+
+	if (trusted)
+		kw_key_thumbprint(trusted, tp);
+	snprintf(out, outlen, "subject %s, iat %" JSON_INTEGER_FORMAT ", key %s%s%s%s",
+		 json_string_value(json_object_get(rec, "subject")),
+		 json_integer_value(json_object_get(rec, "iat")), tp,
+		 o->transcript_hash ? "; decision log matches" : "",
+		 o->bundle ? "; policy bundle matches" : "",
+		 o->bundle && o->image_digest ? "; measurement matches" : "");
+	json_decref(rec);
+}
+
 int cmd_verify(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "kwitness %s: not built yet\n", argv[0]);
-	return 2;
+	enum { O_KEY = 1, O_LOG, O_POLICY, O_IMAGE, O_MAX_AGE, O_SKEW, O_NONCE, O_EMBEDDED, O_JSON,
+	       O_HELP };
+	static const struct option opts[] = {
+		{ "key", required_argument, NULL, O_KEY },
+		{ "log", required_argument, NULL, O_LOG },
+		{ "policy", required_argument, NULL, O_POLICY },
+		{ "image-digest", required_argument, NULL, O_IMAGE },
+		{ "max-age", required_argument, NULL, O_MAX_AGE },
+		{ "skew", required_argument, NULL, O_SKEW },
+		{ "nonce", required_argument, NULL, O_NONCE },
+		{ "allow-embedded-key", no_argument, NULL, O_EMBEDDED },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "help", no_argument, NULL, O_HELP },
+		{ 0 },
+	};
+	struct kw_verify_opts o = { .now = (int64_t)time(NULL), .max_age = DEFAULT_MAX_AGE,
+				    .skew = DEFAULT_SKEW, .call_count = -1 };
+	const char *keypath = NULL, *logpath = NULL, *policypath = NULL, *recpath;
+	struct kw_buf text = { 0 }, log = { 0 }, bundle = { 0 };
+	struct kw_verify_result res = { 0 };
+	char hash[KW_DIGEST_STR_MAX], err[320], detail[400] = "";
+	char image[KW_DIGEST_STR_MAX];
+	struct kw_key *trusted = NULL;
+	bool as_json = false;
+	uint64_t count = 0;
+	long long v;
+	int c, ret, status = 2;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case O_KEY: keypath = optarg; break;
+		case O_LOG: logpath = optarg; break;
+		case O_POLICY: policypath = optarg; break;
+		case O_IMAGE: o.image_digest = optarg; break;
+		case O_NONCE: o.nonce = optarg; break;
+		case O_EMBEDDED: o.allow_embedded_key = true; break;
+		case O_JSON: as_json = true; break;
+		case O_MAX_AGE:
+		case O_SKEW:
+			if (cli_parse_int(optarg, 0, JCS_MAX_SAFE_INT, &v)) {
+				fprintf(stderr, "kwitness verify: --%s needs a number of seconds >= 0\n",
+					c == O_SKEW ? "skew" : "max-age");
+				return 2;
+			}
+			if (c == O_SKEW)
+				o.skew = v;
+			else
+				o.max_age = v;
+			break;
+		case O_HELP:
+			verify_usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "kwitness verify: unknown or incomplete option '%s'\n", argv[optind - 1]);
+			verify_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "kwitness verify: expected exactly one RECORD argument\n");
+		verify_usage(stderr);
+		return 2;
+	}
+	recpath = argv[optind];
+	if (!keypath && !o.allow_embedded_key) {
+		fprintf(stderr, "kwitness verify: --key TRUSTED is required (or --allow-embedded-key)\n");
+		verify_usage(stderr);
+		return 2;
+	}
+	if (o.image_digest && !kw_digest_valid(o.image_digest)) {
+		fprintf(stderr, "kwitness verify: --image-digest must be sha256:<hex> or sha384:<hex>\n");
+		return 2;
+	}
+	if (keypath) {
+		ret = kw_key_load_public(keypath, &trusted);
+		if (ret) {
+			cli_key_error("verify", keypath, ret);
+			goto out;
+		}
+		o.trusted = trusted;
+	}
+	if (cli_read("verify", "record", recpath, CLI_RECORD_MAX, &text))
+		goto out;
+	if (logpath) {
+		if (cli_read("verify", "decision log", logpath, CLI_LOG_MAX, &log))
+			goto out;
+		if (kw_transcript_from_text(log.data ? log.data : "", log.len, hash, &count, err,
+					    sizeof(err))) {
+			fprintf(stderr, "kwitness verify: %s: %s\n", logpath, err);
+			goto out;
+		}
+		o.transcript_hash = hash;
+		o.call_count = (int64_t)count;
+	}
+	if (policypath) {
+		if (cli_read("verify", "policy bundle", policypath, CLI_BUNDLE_MAX, &bundle))
+			goto out;
+		o.bundle = bundle.data ? bundle.data : "";
+		o.bundle_len = bundle.len;
+		if (!o.image_digest) {
+			/* The record's own digest: the signature binds it, and the
+			 * measurement still has to match it and the bundle. */
+			json_t *rec = jcs_parse(text.data ? text.data : "", text.len, NULL);
+			const char *d = json_string_value(
+				json_object_get(json_object_get(rec, "build_provenance"), "digest"));
+
+			if (d && kw_digest_valid(d)) {
+				snprintf(image, sizeof(image), "%s", d);
+				o.image_digest = image;
+			}
+			json_decref(rec);
+		}
+	}
+	ret = kw_record_verify(text.data ? text.data : "", text.len, &o, &res);
+	if (ret < 0) {
+		fprintf(stderr, "kwitness verify: %s\n", res.message);
+		goto out;
+	}
+	if (ret == 0)
+		describe(text.data, text.len, &o, trusted, detail, sizeof(detail));
+	print_result(&res, as_json, detail);
+	status = ret == 0 ? 0 : 1;
+out:
+	kw_key_free(trusted);
+	kw_buf_free(&text);
+	kw_buf_free(&log);
+	kw_buf_free(&bundle);
+	return status;
 }

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Key loading and key error messages shared by keygen, key, sign and verify. */
+#ifndef KWITNESS_CLI_KEY_H
+#define KWITNESS_CLI_KEY_H
+
+#include "kwitness/key.h"
+
+const char *cli_default_key_path(void);
+/* Prints one clear line for a key error (-EPERM: group/world accessible, ...). */
+void cli_key_error(const char *cmd, const char *what, int err);
+/* path, else TRACE_PRIVATE_KEY_PEM, else the default path. Prints errors. */
+int cli_load_signing_key(const char *cmd, const char *path, struct kw_key **key);
+
+#endif
