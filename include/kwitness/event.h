@@ -138,6 +138,24 @@ enum kw_event_kind {
 
 enum kw_decision { KW_DENY = 0, KW_PERMIT = 1 };
 
+/* kw_ev_path.access for KW_EV_FS_OPEN, KW_EV_FS_EXEC, KW_EV_NET_UNIX */
+#define KW_ACC_READ 0x1
+#define KW_ACC_WRITE 0x2
+#define KW_ACC_EXEC 0x4
+/* kw_ev_path.access for KW_EV_FS_PATHOP: the operation ("fs.mkdir", ...) */
+enum kw_path_op {
+	KW_PATHOP_MKDIR = 1,
+	KW_PATHOP_RMDIR = 2,
+	KW_PATHOP_UNLINK = 3,
+	KW_PATHOP_RENAME = 4,
+	KW_PATHOP_LINK = 5,
+	KW_PATHOP_SYMLINK = 6,
+	KW_PATHOP_MKNOD = 7,
+	KW_PATHOP_TRUNCATE = 8,
+	KW_PATHOP_CHMOD = 9,
+	KW_PATHOP_CHOWN = 10,
+};
+
 /* Event flags */
 #define KW_EVF_TRUNCATED 0x01 /* the object (path, name) did not fit its buffer */
 

@@ -1,0 +1,816 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Policy bundles (docs/policy.md): strict JSON -> struct kw_policy. Bundles
+ * are hostile input: unknown keys are refused, every list is bounded, and
+ * every error names the field it is about. */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/bpf.h>
+
+#include "kwitness/jcs.h"
+#include "kwitness/net_compile.h"
+#include "kwitness/net_match.h"
+#include "kwitness/policy.h"
+
+#define KW_POLICY_MAX_SOCKET_RULES 64
+
+struct pctx {
+	struct kw_policy *p;
+	char *err;
+	size_t errlen;
+	size_t cap_net, cap_dev, cap_paths;
+};
+
+static int fail(struct pctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(struct pctx *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->err && c->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(c->err, c->errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/* A hostile string made safe to quote in an error: printable ASCII only,
+ * at most 64 characters. */
+static const char *quote(const char *s, char buf[80])
+{
+	size_t i, n = 0;
+
+	for (i = 0; s[i] && n < 64; i++)
+		buf[n++] = (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"') ? s[i] : '?';
+	if (s[i])
+		n = (size_t)(stpcpy(buf + n, "...") - buf);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Refuses members of obj not in allowed (NULL-terminated). */
+static int check_keys(struct pctx *c, json_t *obj, const char *where, const char *const *allowed)
+{
+	const char *key;
+	json_t *v;
+	char q[80];
+
+	json_object_foreach(obj, key, v) {
+		const char *const *a;
+		int ok = 0;
+
+		for (a = allowed; *a; a++)
+			if (!strcmp(*a, key))
+				ok = 1;
+		if (!ok) {
+			if (where)
+				return fail(c, "%s.%s: unknown key", where, quote(key, q));
+			return fail(c, "%s: unknown key", quote(key, q));
+		}
+	}
+	return 0;
+}
+
+/* The string value of a list item, refusing embedded NULs. */
+static const char *item_string(struct pctx *c, json_t *v, const char *list, size_t i, int *ret)
+{
+	const char *s;
+
+	*ret = 0;
+	if (!json_is_string(v)) {
+		*ret = fail(c, "%s[%zu]: must be a string", list, i);
+		return NULL;
+	}
+	s = json_string_value(v);
+	if (strlen(s) != json_string_length(v)) {
+		*ret = fail(c, "%s[%zu]: contains a NUL character", list, i);
+		return NULL;
+	}
+	return s;
+}
+
+static json_t *get_array(struct pctx *c, json_t *obj, const char *key, const char *name,
+			 size_t max, int *ret)
+{
+	json_t *a = json_object_get(obj, key);
+
+	*ret = 0;
+	if (!a)
+		return NULL;
+	if (!json_is_array(a)) {
+		*ret = fail(c, "%s: must be an array", name);
+		return NULL;
+	}
+	if (json_array_size(a) > max) {
+		*ret = fail(c, "%s: more than %zu rules", name, max);
+		return NULL;
+	}
+	return a;
+}
+
+static int get_bool(struct pctx *c, json_t *obj, const char *key, const char *name, bool *out)
+{
+	json_t *v = json_object_get(obj, key);
+
+	*out = false;
+	if (!v)
+		return 0;
+	if (!json_is_boolean(v))
+		return fail(c, "%s: must be true or false", name);
+	*out = json_is_true(v);
+	return 0;
+}
+
+static int get_section(struct pctx *c, json_t *root, const char *key, json_t **out)
+{
+	json_t *v = json_object_get(root, key);
+
+	*out = v;
+	if (v && !json_is_object(v))
+		return fail(c, "%s: must be an object", key);
+	return 0;
+}
+
+/* ---- net: "[!]CIDR:PORTS" ---- */
+
+/* Decimal without sign or leading zeros (except "0"), at most max. */
+static int parse_uint(const char *s, size_t n, unsigned long max, unsigned long *out)
+{
+	unsigned long v = 0;
+	size_t i;
+
+	if (n == 0 || n > 10 || (n > 1 && s[0] == '0'))
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (unsigned long)(s[i] - '0');
+	}
+	if (v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_ports(const char *s, uint16_t *lo, uint16_t *hi)
+{
+	const char *dash;
+	unsigned long a, b;
+
+	if (!strcmp(s, "*")) {
+		*lo = 0;
+		*hi = 65535;
+		return 0;
+	}
+	dash = strchr(s, '-');
+	if (!dash) {
+		if (parse_uint(s, strlen(s), 65535, &a))
+			return -1;
+		b = a;
+	} else if (parse_uint(s, (size_t)(dash - s), 65535, &a) ||
+		   parse_uint(dash + 1, strlen(dash + 1), 65535, &b) || a > b) {
+		return -1;
+	}
+	*lo = (uint16_t)a;
+	*hi = (uint16_t)b;
+	return 0;
+}
+
+/* "10.0.0.0/8", "::1/128". Host bits must be zero. IPv4-mapped IPv6
+ * prefixes (inside ::ffff:0:0/96) become IPv4 prefixes. */
+static int parse_cidr(const char *s, struct kw_net_rule *r, const char **why)
+{
+	char addr[64];
+	const char *slash = strchr(s, '/');
+	unsigned long plen;
+	size_t n, i;
+	int v6;
+
+	*why = NULL;
+	if (!slash || (size_t)(slash - s) >= sizeof(addr))
+		return -1;
+	n = (size_t)(slash - s);
+	memcpy(addr, s, n);
+	addr[n] = '\0';
+	v6 = strchr(addr, ':') != NULL;
+	memset(r->addr, 0, sizeof(r->addr));
+	if (inet_pton(v6 ? AF_INET6 : AF_INET, addr, r->addr) != 1)
+		return -1;
+	if (parse_uint(slash + 1, strlen(slash + 1), v6 ? 128 : 32, &plen))
+		return -1;
+	for (i = 0; i < (v6 ? 16u : 4u); i++) {
+		unsigned bits = plen > i * 8 ? (unsigned)(plen - i * 8) : 0;
+		uint8_t mask = bits >= 8 ? 0xff : (uint8_t)(0xff << (8 - bits));
+
+		if (r->addr[i] & (uint8_t)~mask) {
+			*why = "host bits set";
+			return -1;
+		}
+	}
+	r->family = v6 ? 6 : 4;
+	r->prefixlen = (uint8_t)plen;
+	if (v6 && plen >= 96 && kw_addr_is_v4mapped(r->addr)) {
+		/* evaluated as IPv4, like the destinations it matches */
+		memmove(r->addr, r->addr + 12, 4);
+		memset(r->addr + 4, 0, 12);
+		r->family = 4;
+		r->prefixlen = (uint8_t)(plen - 96);
+	}
+	return 0;
+}
+
+static int parse_net_rule(struct pctx *c, const char *s, const char *list, size_t idx,
+			  uint8_t op, struct kw_net_rule *r)
+{
+	char cidr[96], q[80];
+	const char *colon, *why, *body = s;
+
+	memset(r, 0, sizeof(*r));
+	r->op = op;
+	r->index = (uint16_t)idx;
+	r->allow = 1;
+	if (body[0] == '!') {
+		r->allow = 0;
+		body++;
+	}
+	colon = strrchr(body, ':');
+	if (!colon)
+		return fail(c, "%s[%zu]: bad rule \"%s\" (want [!]CIDR:PORTS)", list, idx,
+			    quote(s, q));
+	if ((size_t)(colon - body) >= sizeof(cidr))
+		return fail(c, "%s[%zu]: bad CIDR \"%s\"", list, idx, quote(s, q));
+	memcpy(cidr, body, (size_t)(colon - body));
+	cidr[colon - body] = '\0';
+	if (parse_cidr(cidr, r, &why)) {
+		if (why)
+			return fail(c, "%s[%zu]: bad CIDR \"%s\" (%s)", list, idx, quote(cidr, q),
+				    why);
+		return fail(c, "%s[%zu]: bad CIDR \"%s\"", list, idx, quote(cidr, q));
+	}
+	if (parse_ports(colon + 1, &r->port_lo, &r->port_hi))
+		return fail(c, "%s[%zu]: bad port \"%s\"", list, idx, quote(colon + 1, q));
+	return 0;
+}
+
+static int parse_net_list(struct pctx *c, json_t *net, const char *key, uint8_t op,
+			  uint32_t class_bit)
+{
+	char name[32];
+	json_t *a, *v;
+	size_t i;
+	int ret;
+
+	snprintf(name, sizeof(name), "net.%s", key);
+	a = get_array(c, net, key, name, KW_POLICY_MAX_NET_RULES, &ret);
+	if (ret || !a)
+		return ret;
+	c->p->classes |= class_bit;
+	json_array_foreach(a, i, v) {
+		const char *s = item_string(c, v, name, i, &ret);
+
+		if (!s)
+			return ret;
+		if (c->p->n_net == c->cap_net) {
+			size_t cap = c->cap_net ? c->cap_net * 2 : 16;
+			struct kw_net_rule *n = realloc(c->p->net, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			c->p->net = n;
+			c->cap_net = cap;
+		}
+		ret = parse_net_rule(c, s, name, i, op, &c->p->net[c->p->n_net]);
+		if (ret)
+			return ret;
+		c->p->n_net++;
+	}
+	return 0;
+}
+
+/* net.socket: "inet", "inet6", "inet:stream|dgram", and families the cgroup
+ * hook never sees ("unix", ...), accepted as allowed. */
+static const char *const kw_other_families[] = {
+	"unix", "netlink", "packet", "vsock", "alg", "xdp", "can", "bluetooth", "key", NULL,
+};
+
+static int socket_type(const char *s, size_t n)
+{
+	static const struct { const char *name; int type; } types[] = {
+		{ "stream", 1 }, { "dgram", 2 }, { "raw", 3 }, { "seqpacket", 5 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (strlen(types[i].name) == n && !memcmp(types[i].name, s, n))
+			return types[i].type;
+	return -1;
+}
+
+static int parse_socket_rule(struct pctx *c, const char *s, size_t idx)
+{
+	const char *colon = strchr(s, ':');
+	size_t flen = colon ? (size_t)(colon - s) : strlen(s);
+	unsigned types = 0xff; /* every type below 8 */
+	int fam = -1, other = 0, t;
+	char q[80];
+	size_t i;
+
+	if (flen == 4 && !memcmp(s, "inet", 4))
+		fam = 0;
+	else if (flen == 5 && !memcmp(s, "inet6", 5))
+		fam = 1;
+	for (i = 0; fam < 0 && kw_other_families[i]; i++)
+		if (strlen(kw_other_families[i]) == flen && !memcmp(kw_other_families[i], s, flen))
+			other = 1;
+	if (fam < 0 && !other)
+		return fail(c, "net.socket[%zu]: unknown socket family \"%s\"", idx, quote(s, q));
+	if (colon) {
+		const char *p = colon + 1;
+
+		types = 0;
+		for (;;) {
+			const char *bar = strchr(p, '|');
+			size_t n = bar ? (size_t)(bar - p) : strlen(p);
+
+			t = socket_type(p, n);
+			if (t < 0)
+				return fail(c, "net.socket[%zu]: unknown socket type in \"%s\"", idx,
+					    quote(s, q));
+			types |= 1u << t;
+			if (!bar)
+				break;
+			p = bar + 1;
+		}
+	}
+	if (other)
+		return 0; /* outside the cgroup hook: nothing to compile */
+	for (t = 0; t < 8; t++) {
+		unsigned bit = (unsigned)fam * 8 + (unsigned)t;
+
+		if (!(types & (1u << t)) || (c->p->socket_allow & (1ull << bit)))
+			continue;
+		c->p->socket_allow |= 1ull << bit;
+		c->p->socket_rule[bit] = (uint8_t)idx;
+	}
+	return 0;
+}
+
+static int parse_net(struct pctx *c, json_t *root)
+{
+	static const char *const keys[] = { "connect", "send", "bind", "socket", "unix", NULL };
+	json_t *net, *a, *v;
+	size_t i;
+	int ret;
+
+	ret = get_section(c, root, "net", &net);
+	if (ret || !net)
+		return ret;
+	ret = check_keys(c, net, "net", keys);
+	if (!ret)
+		ret = parse_net_list(c, net, "connect", KW_NET_CONNECT, KW_CLASS_NET_CONNECT);
+	if (!ret)
+		ret = parse_net_list(c, net, "send", KW_NET_SEND, KW_CLASS_NET_SEND);
+	if (!ret)
+		ret = parse_net_list(c, net, "bind", KW_NET_BIND, KW_CLASS_NET_BIND);
+	if (ret)
+		return ret;
+	a = get_array(c, net, "socket", "net.socket", KW_POLICY_MAX_SOCKET_RULES, &ret);
+	if (ret)
+		return ret;
+	if (a) {
+		c->p->classes |= KW_CLASS_NET_SOCKET;
+		json_array_foreach(a, i, v) {
+			const char *s = item_string(c, v, "net.socket", i, &ret);
+
+			if (!s)
+				return ret;
+			ret = parse_socket_rule(c, s, i);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* ---- dev: "c 1:3 rw" ---- */
+
+static int parse_dev_num(const char *s, size_t n, unsigned long max, uint32_t *out)
+{
+	unsigned long v;
+
+	if (n == 1 && s[0] == '*') {
+		*out = KW_DEV_ANY;
+		return 0;
+	}
+	if (parse_uint(s, n, max, &v))
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_dev_rule(struct pctx *c, const char *s, size_t idx, struct kw_dev_rule_spec *d)
+{
+	const char *sp1, *sp2, *colon, *acc;
+	char q[80];
+
+	memset(d, 0, sizeof(*d));
+	d->index = (uint16_t)idx;
+	if ((s[0] != 'c' && s[0] != 'b') || s[1] != ' ')
+		return fail(c, "dev.allow[%zu]: bad device rule \"%s\" (want \"c|b MAJOR:MINOR rwm\")",
+			    idx, quote(s, q));
+	d->type = s[0] == 'c' ? BPF_DEVCG_DEV_CHAR : BPF_DEVCG_DEV_BLOCK;
+	sp1 = s + 1;
+	sp2 = strchr(sp1 + 1, ' ');
+	colon = strchr(sp1 + 1, ':');
+	if (!sp2 || !colon || colon > sp2 ||
+	    parse_dev_num(sp1 + 1, (size_t)(colon - sp1 - 1), 4095, &d->major) ||
+	    parse_dev_num(colon + 1, (size_t)(sp2 - colon - 1), 1048575, &d->minor))
+		return fail(c, "dev.allow[%zu]: bad device number in \"%s\"", idx, quote(s, q));
+	if (d->major == KW_DEV_ANY && d->minor != KW_DEV_ANY)
+		return fail(c, "dev.allow[%zu]: \"%s\": a wildcard major needs a wildcard minor",
+			    idx, quote(s, q));
+	acc = sp2 + 1;
+	if (!*acc)
+		return fail(c, "dev.allow[%zu]: no access in \"%s\"", idx, quote(s, q));
+	for (; *acc; acc++) {
+		uint32_t bit = *acc == 'r' ? BPF_DEVCG_ACC_READ : *acc == 'w' ? BPF_DEVCG_ACC_WRITE :
+			       *acc == 'm' ? BPF_DEVCG_ACC_MKNOD : 0;
+
+		if (!bit || (d->access & bit))
+			return fail(c, "dev.allow[%zu]: bad access in \"%s\" (want r, w, m once each)",
+				    idx, quote(s, q));
+		d->access |= bit;
+	}
+	return 0;
+}
+
+static int parse_dev(struct pctx *c, json_t *root)
+{
+	static const char *const keys[] = { "allow", NULL };
+	json_t *dev, *a, *v;
+	size_t i, j;
+	int ret;
+
+	ret = get_section(c, root, "dev", &dev);
+	if (ret || !dev)
+		return ret;
+	ret = check_keys(c, dev, "dev", keys);
+	if (ret)
+		return ret;
+	c->p->classes |= KW_CLASS_DEV;
+	a = get_array(c, dev, "allow", "dev.allow", KW_POLICY_MAX_DEV_RULES, &ret);
+	if (ret || !a)
+		return ret;
+	c->p->dev = calloc(json_array_size(a) ? json_array_size(a) : 1, sizeof(*c->p->dev));
+	if (!c->p->dev)
+		return -ENOMEM;
+	json_array_foreach(a, i, v) {
+		struct kw_dev_rule_spec *d = &c->p->dev[i];
+		const char *s = item_string(c, v, "dev.allow", i, &ret);
+
+		if (!s)
+			return ret;
+		ret = parse_dev_rule(c, s, i, d);
+		if (ret)
+			return ret;
+		for (j = 0; j < i; j++)
+			if (c->p->dev[j].type == d->type && c->p->dev[j].major == d->major &&
+			    c->p->dev[j].minor == d->minor)
+				return fail(c, "dev.allow[%zu]: same device as dev.allow[%zu]", i, j);
+		c->p->n_dev++;
+	}
+	return 0;
+}
+
+/* ---- paths (fs, exec, net.unix) ---- */
+
+/* Absolute, no "." or ".." components, no empty components (duplicate or
+ * trailing slashes) except the root itself. */
+static int path_normalised(const char *s)
+{
+	const char *p = s;
+
+	if (s[0] != '/')
+		return 0;
+	if (!strcmp(s, "/"))
+		return 1;
+	while (*p == '/') {
+		const char *q = p + 1;
+		size_t n;
+
+		while (*q && *q != '/')
+			q++;
+		n = (size_t)(q - p - 1);
+		if (n == 0 || (n == 1 && p[1] == '.') || (n == 2 && p[1] == '.' && p[2] == '.'))
+			return 0;
+		p = q;
+	}
+	return *p == '\0';
+}
+
+static int parse_path_list(struct pctx *c, json_t *obj, const char *key, const char *name,
+			   uint8_t kind)
+{
+	json_t *a, *v;
+	size_t i;
+	int ret;
+	char q[80];
+
+	a = get_array(c, obj, key, name, KW_POLICY_MAX_PATH_RULES, &ret);
+	if (ret || !a)
+		return ret;
+	json_array_foreach(a, i, v) {
+		const char *s = item_string(c, v, name, i, &ret);
+		struct kw_path_rule *r;
+		size_t len;
+
+		if (!s)
+			return ret;
+		len = strlen(s);
+		if (s[0] != '/')
+			return fail(c, "%s[%zu]: path \"%s\" is not absolute", name, i, quote(s, q));
+		if (len >= KW_PATH_MAX)
+			return fail(c, "%s[%zu]: path longer than %d bytes", name, i,
+				    KW_PATH_MAX - 1);
+		if (!path_normalised(s))
+			return fail(c, "%s[%zu]: path \"%s\" is not normalised (no \".\", \"..\", "
+				    "duplicate or trailing slashes)", name, i, quote(s, q));
+		if (c->p->n_paths == c->cap_paths) {
+			size_t cap = c->cap_paths ? c->cap_paths * 2 : 16;
+			struct kw_path_rule *n = realloc(c->p->paths, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			c->p->paths = n;
+			c->cap_paths = cap;
+		}
+		r = &c->p->paths[c->p->n_paths++];
+		memset(r, 0, sizeof(*r));
+		r->kind = kind;
+		r->index = (uint16_t)i;
+		r->len = (uint16_t)len;
+		memcpy(r->path, s, len + 1);
+	}
+	return 0;
+}
+
+static int parse_lsm_sections(struct pctx *c, json_t *root)
+{
+	static const char *const fs_keys[] = { "read", "write", "deny", NULL };
+	static const char *const exec_keys[] = { "allow", NULL };
+	static const char *const mount_keys[] = { "allow", NULL };
+	static const char *const proc_keys[] = { "signal_outside", NULL };
+	json_t *s, *net;
+	int ret;
+
+	ret = get_section(c, root, "fs", &s);
+	if (!ret && s) {
+		c->p->classes |= KW_CLASS_FS;
+		ret = check_keys(c, s, "fs", fs_keys);
+		if (!ret)
+			ret = parse_path_list(c, s, "read", "fs.read", KW_PATH_READ);
+		if (!ret)
+			ret = parse_path_list(c, s, "write", "fs.write", KW_PATH_WRITE);
+		if (!ret)
+			ret = parse_path_list(c, s, "deny", "fs.deny", KW_PATH_DENY);
+	}
+	if (!ret)
+		ret = get_section(c, root, "exec", &s);
+	if (!ret && s) {
+		c->p->classes |= KW_CLASS_EXEC;
+		ret = check_keys(c, s, "exec", exec_keys);
+		if (!ret)
+			ret = parse_path_list(c, s, "allow", "exec.allow", KW_PATH_EXEC);
+	}
+	if (!ret)
+		ret = get_section(c, root, "mount", &s);
+	if (!ret && s) {
+		c->p->classes |= KW_CLASS_MOUNT;
+		ret = check_keys(c, s, "mount", mount_keys);
+		if (!ret)
+			ret = get_bool(c, s, "allow", "mount.allow", &c->p->mount_allow);
+	}
+	if (!ret)
+		ret = get_section(c, root, "proc", &s);
+	if (!ret && s) {
+		c->p->classes |= KW_CLASS_PROC;
+		ret = check_keys(c, s, "proc", proc_keys);
+		if (!ret)
+			ret = get_bool(c, s, "signal_outside", "proc.signal_outside",
+				       &c->p->proc_allow_outside);
+	}
+	net = json_object_get(root, "net");
+	if (!ret && net && json_object_get(net, "unix")) {
+		c->p->classes |= KW_CLASS_UNIX;
+		ret = parse_path_list(c, net, "unix", "net.unix", KW_PATH_UNIX);
+	}
+	return ret;
+}
+
+/* ---- top level ---- */
+
+static int parse_enum(struct pctx *c, json_t *root, const char *key, const char *const *names,
+		      int dflt, uint8_t *out)
+{
+	json_t *v = json_object_get(root, key);
+	const char *s;
+	char q[80];
+	int i;
+
+	if (!v) {
+		if (dflt < 0)
+			return fail(c, "%s: missing", key);
+		*out = (uint8_t)dflt;
+		return 0;
+	}
+	if (!json_is_string(v))
+		return fail(c, "%s: must be a string", key);
+	s = json_string_value(v);
+	for (i = 0; names[i]; i++)
+		if (!strcmp(names[i], s) && strlen(s) == json_string_length(v)) {
+			*out = (uint8_t)i;
+			return 0;
+		}
+	return fail(c, "%s: unknown value \"%s\"", key, quote(s, q));
+}
+
+static int parse_root(struct pctx *c, json_t *root)
+{
+	static const char *const keys[] = { "kwitness_policy", "mode", "record",
+					    "on_record_failure", "net", "dev", "sysctl", "fs",
+					    "exec", "mount", "proc", NULL };
+	/* indices are the enum values */
+	static const char *const modes[] = { "enforce", "advisory", "silent", NULL };
+	static const char *const records[] = { "all", "deny", NULL };
+	static const char *const failures[] = { "deny", "allow", NULL };
+	static const char *const sysctl_keys[] = { "write", NULL };
+	json_t *v, *sysctl;
+	int ret;
+
+	if (!json_is_object(root))
+		return fail(c, "bundle: must be a JSON object");
+	ret = check_keys(c, root, NULL, keys);
+	if (ret)
+		return ret;
+	v = json_object_get(root, "kwitness_policy");
+	if (!v)
+		return fail(c, "kwitness_policy: missing");
+	if (!json_is_integer(v) || json_integer_value(v) != 1)
+		return fail(c, "kwitness_policy: must be 1");
+	ret = parse_enum(c, root, "mode", modes, -1, &c->p->mode);
+	if (!ret)
+		ret = parse_enum(c, root, "record", records, KW_RECORD_ALL, &c->p->record);
+	if (!ret)
+		ret = parse_enum(c, root, "on_record_failure", failures, KW_ONFAIL_DENY,
+				 &c->p->on_failure);
+	if (!ret)
+		ret = parse_net(c, root);
+	if (!ret)
+		ret = parse_dev(c, root);
+	if (!ret)
+		ret = get_section(c, root, "sysctl", &sysctl);
+	if (!ret && sysctl) {
+		c->p->classes |= KW_CLASS_SYSCTL;
+		ret = check_keys(c, sysctl, "sysctl", sysctl_keys);
+		if (!ret)
+			ret = get_bool(c, sysctl, "write", "sysctl.write", &c->p->sysctl_write);
+	}
+	if (!ret)
+		ret = parse_lsm_sections(c, root);
+	return ret;
+}
+
+int kw_policy_parse(const char *bundle, size_t len, struct kw_policy **out, char *err,
+		    size_t errlen)
+{
+	struct pctx c = { .err = err, .errlen = errlen };
+	struct jcs_error je;
+	struct kw_net_entry *ents;
+	size_t n;
+	json_t *root;
+	int ret;
+
+	*out = NULL;
+	if (err && errlen)
+		err[0] = '\0';
+	if (len > KW_POLICY_MAX_BYTES)
+		return fail(&c, "bundle: larger than %d bytes", KW_POLICY_MAX_BYTES);
+	memset(&je, 0, sizeof(je));
+	root = jcs_parse(bundle, len, &je);
+	if (!root)
+		return fail(&c, "bundle: not strict JSON at line %zu column %zu: %s", je.line,
+			    je.column, je.message);
+	c.p = calloc(1, sizeof(*c.p));
+	if (!c.p) {
+		json_decref(root);
+		return -ENOMEM;
+	}
+	ret = parse_root(&c, root);
+	json_decref(root);
+	/* every prefix must fit the kernel's per-prefix rule array */
+	if (!ret) {
+		ret = kw_net_compile(c.p, 0, &ents, &n, err, errlen);
+		if (!ret)
+			free(ents);
+		else if (ret == -E2BIG)
+			ret = -EINVAL;
+	}
+	if (ret == -ENOMEM)
+		fail(&c, "out of memory");
+	if (ret) {
+		kw_policy_free(c.p);
+		return ret;
+	}
+	*out = c.p;
+	return 0;
+}
+
+void kw_policy_free(struct kw_policy *p)
+{
+	if (!p)
+		return;
+	free(p->net);
+	free(p->dev);
+	free(p->paths);
+	free(p);
+}
+
+const char *kw_mode_name(uint8_t mode)
+{
+	switch (mode) {
+	case KW_MODE_ENFORCE: return "enforce";
+	case KW_MODE_ADVISORY: return "advisory";
+	case KW_MODE_SILENT: return "silent";
+	}
+	return "unknown";
+}
+
+const char *kw_class_name(uint32_t class_bit)
+{
+	switch (class_bit) {
+	case KW_CLASS_NET_CONNECT: return "net.connect";
+	case KW_CLASS_NET_SEND: return "net.send";
+	case KW_CLASS_NET_BIND: return "net.bind";
+	case KW_CLASS_NET_SOCKET: return "net.socket";
+	case KW_CLASS_DEV: return "dev";
+	case KW_CLASS_SYSCTL: return "sysctl";
+	case KW_CLASS_FS: return "fs";
+	case KW_CLASS_EXEC: return "exec";
+	case KW_CLASS_PROC: return "proc";
+	case KW_CLASS_MOUNT: return "mount";
+	case KW_CLASS_UNIX: return "net.unix";
+	}
+	return "unknown";
+}
+
+static const char *path_list_name(unsigned kind)
+{
+	switch (kind) {
+	case KW_PATH_READ: return "fs.read";
+	case KW_PATH_WRITE: return "fs.write";
+	case KW_PATH_DENY: return "fs.deny";
+	case KW_PATH_EXEC: return "exec.allow";
+	case KW_PATH_UNIX: return "net.unix";
+	}
+	return NULL;
+}
+
+const char *kw_rule_name(uint16_t event_kind, uint16_t rule, char *buf, size_t len)
+{
+	const char *list = NULL, *section = NULL, *single = NULL;
+
+	switch (event_kind) {
+	case KW_EV_NET_CONNECT: list = section = "net.connect"; break;
+	case KW_EV_NET_SEND: list = section = "net.send"; break;
+	case KW_EV_NET_BIND: list = section = "net.bind"; break;
+	case KW_EV_NET_SOCKET: list = section = "net.socket"; break;
+	case KW_EV_DEV: list = section = "dev.allow"; break;
+	case KW_EV_SYSCTL: section = "sysctl"; single = "sysctl.write"; break;
+	case KW_EV_FS_OPEN:
+	case KW_EV_FS_PATHOP: section = "fs"; break;
+	case KW_EV_FS_EXEC: section = "exec"; break;
+	case KW_EV_NET_UNIX: section = "net.unix"; break;
+	case KW_EV_MOUNT: section = "mount"; single = "mount.allow"; break;
+	case KW_EV_PROC_KILL:
+	case KW_EV_PROC_PTRACE: section = "proc"; single = "proc.signal_outside"; break;
+	default: section = "unknown"; break;
+	}
+	if (rule == KW_RULE_DEFAULT)
+		snprintf(buf, len, "%s:default", section);
+	else if (list)
+		snprintf(buf, len, "%s[%u]", list, rule);
+	else if (path_list_name(KW_RULE_PATH_KIND(rule)))
+		snprintf(buf, len, "%s[%u]", path_list_name(KW_RULE_PATH_KIND(rule)),
+			 KW_RULE_PATH_INDEX(rule));
+	else if (single)
+		snprintf(buf, len, "%s", single);
+	else
+		snprintf(buf, len, "%s[%u]", section, rule);
+	return buf;
+}
