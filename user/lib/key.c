@@ -219,7 +219,7 @@ int kw_key_generate(const char *path, struct kw_key **out)
 	BIO *bio = NULL;
 	char *pem = NULL;
 	long pemlen = 0;
-	int fd = -1, ret;
+	int fd = -1, ret = 0;
 
 	if (out)
 		*out = NULL;
@@ -253,9 +253,13 @@ int kw_key_generate(const char *path, struct kw_key **out)
 		goto out;
 	}
 	/* The umask can only remove bits; make the mode exact anyway. */
-	if (fchmod(fd, 0600) < 0 || (ret = write_all(fd, pem, (size_t)pemlen)) < 0 ||
-	    fsync(fd) < 0) {
-		ret = ret < 0 ? ret : -errno;
+	if (fchmod(fd, 0600) < 0)
+		ret = -errno;
+	if (!ret)
+		ret = write_all(fd, pem, (size_t)pemlen);
+	if (!ret && fsync(fd) < 0)
+		ret = -errno;
+	if (ret) {
 		close(fd);
 		unlink(path);
 		goto out;

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Digests, base64url and transcript hashing against known answers
+ * (shared/vectors/README.md, FIPS 180 "abc", RFC 4648 section 10). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kwitness/b64url.h"
+#include "kwitness/digest.h"
+#include "kwitness/record.h"
+
+#define BUNDLE "network:\n  egress: deny-all\nfilesystem:\n  write: /work\n"
+#define IMAGE "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define E1 "{\"tool\":\"fs.read\",\"path\":\"/work/src\",\"decision\":\"permit\"}"
+#define E2 "{\"tool\":\"net.connect\",\"host\":\"api.example.org\",\"decision\":\"deny\"}"
+#define KA_BUNDLE "sha256:b7a7d560278f34511e4abcc7a8909a3c07e9ee16143da6693b19cb3222ee0cae"
+#define KA_TRANSCRIPT "sha256:ffce23badc0a325b93ac587374132bbaae4f7798a4d57f84cf135a312f4a6aea"
+#define KA_MEASUREMENT "sha256:06a9b5018d74ec48f31bcec06e5eade5b12b565a6443caafc5ba8cdda715ac5f"
+#define KA_EMPTY "sha256:4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945"
+#define KA_CAFE "sha256:76c4c3e442fa36036109df075d0ab259d08dc1c3aab16b500af4b0afc0e992dc"
+
+static void test_digest_known_answers(void **state)
+{
+	char out[KW_DIGEST_STR_MAX];
+
+	(void)state;
+	assert_int_equal(kw_digest_buf(KW_SHA256, "abc", 3, out), 0);
+	assert_string_equal(out, "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	assert_int_equal(kw_digest_buf(KW_SHA384, "abc", 3, out), 0);
+	assert_string_equal(out, "sha384:cb00753f45a35e8bb5a03d699ac65007272c32ab0eded163"
+				 "1a8b605a43ff5bed8086072ba1e7cc2358baeca134c825a7");
+	assert_int_equal(kw_digest_buf(KW_SHA256, BUNDLE, strlen(BUNDLE), out), 0);
+	assert_string_equal(out, KA_BUNDLE);
+	assert_true(kw_digest_valid(out));
+}
+
+static void test_digest_streaming_equals_oneshot(void **state)
+{
+	static uint8_t data[10007];
+	char one[KW_DIGEST_STR_MAX], streamed[KW_DIGEST_STR_MAX];
+	struct kw_digest d;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 131 + 7);
+	for (int alg = KW_SHA256; alg <= KW_SHA384; alg++) {
+		assert_int_equal(kw_digest_buf(alg, data, sizeof(data), one), 0);
+		assert_int_equal(kw_digest_init(&d, alg), 0);
+		for (size_t off = 0, step = 1; off < sizeof(data); off += step, step = step * 2 + 1) {
+			size_t n = off + step > sizeof(data) ? sizeof(data) - off : step;
+
+			assert_int_equal(kw_digest_update(&d, data + off, n), 0);
+		}
+		assert_int_equal(kw_digest_final(&d, streamed), 0);
+		assert_string_equal(one, streamed);
+	}
+	/* A context released without final does not leak (ASan checks). */
+	assert_int_equal(kw_digest_init(&d, KW_SHA256), 0);
+	assert_int_equal(kw_digest_update(&d, "x", 1), 0);
+	kw_digest_free(&d);
+	kw_digest_free(&d);
+}
+
+static void test_software_measurement_known_answer(void **state)
+{
+	char out[KW_DIGEST_STR_MAX];
+	struct kw_digest d;
+
+	(void)state;
+	/* sha256(image_digest + "\n" + bundle_hash), both as UTF-8 text. */
+	assert_int_equal(kw_digest_init(&d, KW_SHA256), 0);
+	assert_int_equal(kw_digest_update(&d, IMAGE "\n" KA_BUNDLE, strlen(IMAGE "\n" KA_BUNDLE)), 0);
+	assert_int_equal(kw_digest_final(&d, out), 0);
+	assert_string_equal(out, KA_MEASUREMENT);
+}
+
+static void test_digest_valid_pattern(void **state)
+{
+	static const char *const bad[] = {
+		"", "sha256:", "sha256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+		"sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		"sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		"sha256:gaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		"SHA256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		"sha512:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		"sha384:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		" sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		"sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+	};
+
+	(void)state;
+	assert_true(kw_digest_valid(IMAGE));
+	assert_true(kw_digest_valid("sha384:000000000000000000000000000000000000000000000000"
+				    "0000000000000000000000000000000000000000000000ff"));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_false(kw_digest_valid(bad[i]));
+	assert_false(kw_digest_valid(NULL));
+}
+
+static void test_b64url_rfc4648(void **state)
+{
+	static const char *const plain[] = { "", "f", "fo", "foo", "foob", "fooba", "foobar" };
+	static const char *const enc[] = { "", "Zg", "Zm8", "Zm9v", "Zm9vYg", "Zm9vYmE", "Zm9vYmFy" };
+	char out[16];
+	uint8_t back[16];
+	size_t n;
+
+	(void)state;
+	for (size_t i = 0; i < 7; i++) {
+		size_t len = strlen(plain[i]);
+
+		assert_int_equal(kw_b64url_encode((const uint8_t *)plain[i], len, out), strlen(enc[i]));
+		assert_string_equal(out, enc[i]);
+		assert_true(strlen(enc[i]) + 1 <= KW_B64URL_LEN(len));
+		assert_int_equal(kw_b64url_decode(enc[i], strlen(enc[i]), back, sizeof(back), &n), 0);
+		assert_int_equal(n, len);
+		assert_memory_equal(back, plain[i], len);
+	}
+	/* The URL alphabet: 0xfb 0xff -> "-_8". */
+	assert_int_equal(kw_b64url_encode((const uint8_t *)"\xfb\xff", 2, out), 3);
+	assert_string_equal(out, "-_8");
+}
+
+static void test_b64url_round_trip(void **state)
+{
+	uint8_t in[100], back[100];
+	char enc[KW_B64URL_LEN(100)];
+	size_t n;
+
+	(void)state;
+	for (size_t len = 0; len <= sizeof(in); len++) {
+		for (size_t i = 0; i < len; i++)
+			in[i] = (uint8_t)(i * 37 + len * 11);
+		size_t el = kw_b64url_encode(in, len, enc);
+
+		assert_int_equal(strlen(enc), el);
+		assert_int_equal(kw_b64url_decode(enc, el, back, sizeof(back), &n), 0);
+		assert_int_equal(n, len);
+		assert_memory_equal(in, back, len);
+	}
+}
+
+static void test_b64url_refuses_non_canonical(void **state)
+{
+	static const char *const bad[] = {
+		"Zg==", "Zg=", "Zm9=", "Zm8=", /* padding */
+		"Zm+v", "Zm/v",               /* base64 (not url) alphabet */
+		"Zm9vY",                      /* length 1 mod 4 */
+		"Zh", "Zm9", "Zm9vYh",        /* non-zero trailing bits */
+		"Zm 9", "Zm9\n", "Zm.v", "\xc3\xa9xx",
+	};
+	uint8_t out[16];
+	size_t n;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(kw_b64url_decode(bad[i], strlen(bad[i]), out, sizeof(out), &n), -EINVAL);
+	/* An embedded NUL inside the given length is a character like any other. */
+	assert_int_equal(kw_b64url_decode("Zm\0v", 4, out, sizeof(out), &n), -EINVAL);
+	/* Short output buffer. */
+	assert_int_equal(kw_b64url_decode("Zm9vYmFy", 8, out, 5, &n), -ENOBUFS);
+	assert_int_equal(kw_b64url_decode("Zm9vYmFy", 8, out, 6, &n), 0);
+	assert_int_equal(n, 6);
+}
+
+static void test_transcript_known_answers(void **state)
+{
+	char hash[KW_DIGEST_STR_MAX], err[200];
+	struct kw_transcript t;
+	uint64_t count = 99;
+	const char *arr = "[" E1 ", " E2 "]";
+	const char *lines = E1 "\n\n" E2 "\n";
+	const char *cafe = "[{\"tool\":\"fs.read\",\"path\":\"/work/caf\xc3\xa9\",\"decision\":\"permit\"}]";
+
+	(void)state;
+	assert_int_equal(kw_transcript_from_text(arr, strlen(arr), hash, &count, err, sizeof(err)), 0);
+	assert_string_equal(hash, KA_TRANSCRIPT);
+	assert_int_equal(count, 2);
+	assert_int_equal(kw_transcript_from_text(lines, strlen(lines), hash, &count, err, sizeof(err)), 0);
+	assert_string_equal(hash, KA_TRANSCRIPT);
+	assert_int_equal(count, 2);
+	/* The same with CRLF line ends and no final newline. */
+	assert_int_equal(kw_transcript_from_text(E1 "\r\n" E2, strlen(E1 "\r\n" E2), hash, &count, err,
+						 sizeof(err)), 0);
+	assert_string_equal(hash, KA_TRANSCRIPT);
+
+	/* Streaming with canonical entries (keys sorted). */
+	assert_int_equal(kw_transcript_init(&t), 0);
+	assert_int_equal(kw_transcript_append(&t, "{\"decision\":\"permit\",\"path\":\"/work/src\",\"tool\":\"fs.read\"}", 57), 0);
+	assert_int_equal(kw_transcript_append(&t, "{\"decision\":\"deny\",\"host\":\"api.example.org\",\"tool\":\"net.connect\"}", 65), 0);
+	assert_int_equal(kw_transcript_final(&t, hash, &count), 0);
+	assert_string_equal(hash, KA_TRANSCRIPT);
+	assert_int_equal(count, 2);
+
+	/* The empty transcript is "[]". */
+	assert_int_equal(kw_transcript_from_text("", 0, hash, &count, err, sizeof(err)), 0);
+	assert_string_equal(hash, KA_EMPTY);
+	assert_int_equal(count, 0);
+	assert_int_equal(kw_transcript_from_text(" [ ]\n", 5, hash, &count, err, sizeof(err)), 0);
+	assert_string_equal(hash, KA_EMPTY);
+	assert_int_equal(kw_transcript_init(&t), 0);
+	assert_int_equal(kw_transcript_final(&t, hash, &count), 0);
+	assert_string_equal(hash, KA_EMPTY);
+
+	assert_int_equal(kw_transcript_from_text(cafe, strlen(cafe), hash, &count, err, sizeof(err)), 0);
+	assert_string_equal(hash, KA_CAFE);
+	assert_int_equal(count, 1);
+}
+
+static void test_transcript_refusals(void **state)
+{
+	static const char *const bad[] = {
+		"[1,2]", "{\"a\":1}\n2\n", "{\"a\":1}\n{\"a\":\n", "[{\"a\":1}", "{\"a\":1,\"a\":2}\n",
+		"[{\"a\":1}] x", "{\"a\":NaN}\n", "\"text\"\n", "{\"a\":\"\xff\"}\n",
+	};
+	char hash[KW_DIGEST_STR_MAX], err[200];
+	uint64_t count;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		assert_int_equal(kw_transcript_from_text(bad[i], strlen(bad[i]), hash, &count, err,
+							 sizeof(err)), -EINVAL);
+		assert_true(strlen(err) > 0);
+	}
+	/* The error names the line. */
+	assert_int_equal(kw_transcript_from_text("{\"a\":1}\n\n{oops}\n", 16, hash, &count, err,
+						 sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "line 3"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_digest_known_answers),
+		cmocka_unit_test(test_digest_streaming_equals_oneshot),
+		cmocka_unit_test(test_software_measurement_known_answer),
+		cmocka_unit_test(test_digest_valid_pattern),
+		cmocka_unit_test(test_b64url_rfc4648),
+		cmocka_unit_test(test_b64url_round_trip),
+		cmocka_unit_test(test_b64url_refuses_non_canonical),
+		cmocka_unit_test(test_transcript_known_answers),
+		cmocka_unit_test(test_transcript_refusals),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
