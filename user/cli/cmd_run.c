@@ -1,9 +1,364 @@
-/* PLACEHOLDER: replaced by the real command. */
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kwitness run: a recorded sandbox session around one command. Makes a cgroup,
+ * opens a session for it (so the cgroup is tagged before anything runs in
+ * it), starts the command inside, closes the session when the command exits,
+ * verifies the record, removes the cgroup. Exit status is the command's. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "client.h"
 #include "commands.h"
+#include "kwitness/buf.h"
+#include "kwitness/digest.h"
+#include "kwitness/jcs.h"
+#include "kwitness/key.h"
+#include "kwitness/policy.h"
+#include "kwitness/record.h"
+
+#define KW_LOG_MAX (1024u * 1024 * 1024)
+
+static void run_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: kwitness run --policy FILE [--sandbox-id ID] [--image-digest D]\n"
+		"                    [--key-jwk FILE] [--model-provider P] [--model-id M]\n"
+		"                    [--data-class C] [--json] [--socket PATH] -- CMD [ARGS]\n\n"
+		"Runs CMD in a new cgroup under a kwitnessd session, closes the session when\n"
+		"CMD exits, and verifies the signed record (with --key-jwk, else with the\n"
+		"record's own embedded key). A summary goes to stderr (--json: the close reply\n"
+		"to stdout). Defaults: sandbox id spiffe://kwitness.local/run/<pid>, image\n"
+		"digest the sha256 of CMD's executable. Exit status: CMD's.\n");
+}
+
+/* The executable execvp would run, for the default image digest. */
+static char *find_executable(const char *cmd)
+{
+	const char *path = getenv("PATH");
+	char *copy, *dir, *save = NULL, *found = NULL;
+
+	if (strchr(cmd, '/'))
+		return strdup(cmd);
+	copy = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+	if (!copy)
+		return NULL;
+	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		char *cand;
+
+		if (asprintf(&cand, "%s/%s", *dir ? dir : ".", cmd) < 0)
+			break;
+		if (access(cand, X_OK) == 0) {
+			found = cand;
+			break;
+		}
+		free(cand);
+	}
+	free(copy);
+	return found;
+}
+
+static int file_digest(const char *path, char out[KW_DIGEST_STR_MAX])
+{
+	struct kw_digest d;
+	char buf[65536];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), e;
+
+	if (fd < 0)
+		return -errno;
+	e = kw_digest_init(&d, KW_SHA256);
+	if (e) {
+		close(fd);
+		return e;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			e = -errno;
+			break;
+		}
+		e = kw_digest_update(&d, buf, (size_t)n);
+		if (e)
+			break;
+	}
+	close(fd);
+	if (e) {
+		kw_digest_free(&d);
+		return e;
+	}
+	return kw_digest_final(&d, out);
+}
+
+/* Verifies the record from the close reply, with the log and the bundle. */
+static int verify_reply(const json_t *reply, const char *key_jwk, const char *policy_path,
+			const char *image_digest, char *how, size_t howlen)
+{
+	struct kw_verify_opts vo = { 0 };
+	struct kw_verify_result vr = { 0 };
+	struct kw_buf text = { 0 }, log = { 0 }, bundle = { 0 };
+	char hash[KW_DIGEST_STR_MAX], err[256] = "";
+	struct kw_key *key = NULL;
+	uint64_t count = 0;
+	const char *log_path = json_string_value(json_object_get(reply, "log_path"));
+	int e, rc = 1;
+
+	if (key_jwk) {
+		e = kw_key_load_public(key_jwk, &key);
+		if (e) {
+			snprintf(how, howlen, "key %s: %s", key_jwk, strerror(-e));
+			return 1;
+		}
+		vo.trusted = key;
+	} else {
+		vo.allow_embedded_key = true;
+	}
+	vo.now = (int64_t)time(NULL);
+	vo.skew = 300;
+	vo.max_age = 0;
+	vo.call_count = -1;
+	if (jcs_dump(json_object_get(reply, "record"), &text)) {
+		snprintf(how, howlen, "the reply holds no record");
+		goto out;
+	}
+	if (log_path && kw_read_file(log_path, KW_LOG_MAX, &log) == 0 &&
+	    kw_transcript_from_text(log.data ? log.data : "", log.len, hash, &count, err,
+				    sizeof(err)) == 0) {
+		vo.transcript_hash = hash;
+		vo.call_count = (int64_t)count;
+	}
+	if (kw_read_file(policy_path, KW_POLICY_MAX_BYTES, &bundle) == 0) {
+		vo.bundle = bundle.data ? bundle.data : "";
+		vo.bundle_len = bundle.len;
+		vo.image_digest = image_digest;
+	}
+	e = kw_record_verify(text.data, text.len, &vo, &vr);
+	if (e < 0) {
+		snprintf(how, howlen, "verification failed: %s", strerror(-e));
+	} else if (e > 0) {
+		snprintf(how, howlen, "NOT VERIFIED: %s: %s", kw_verify_reason_code(vr.reason),
+			 vr.message);
+	} else {
+		snprintf(how, howlen, "verified (signature with %s%s%s)",
+			 key_jwk ? "the trusted key " : "the record's embedded key (cnf.jwk; "
+							"pass --key-jwk to check a trusted key)",
+			 key_jwk ? key_jwk : "",
+			 vo.transcript_hash ? ", decision log re-hashed, bundle hash and measurement checked"
+					    : ", decision log not readable here: transcript not re-hashed");
+		rc = 0;
+	}
+out:
+	kw_key_free(key);
+	kw_buf_free(&text);
+	kw_buf_free(&log);
+	kw_buf_free(&bundle);
+	return rc;
+}
+
+static volatile sig_atomic_t child_pid;
+
+static void forward_signal(int sig)
+{
+	if (child_pid > 0)
+		kill(child_pid, sig);
+}
+
 int cmd_run(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "kwitness %s: not built yet\n", argv[0]);
-	return 2;
+	static const struct option opts[] = {
+		{ "policy", required_argument, NULL, 'p' },
+		{ "sandbox-id", required_argument, NULL, 'i' },
+		{ "image-digest", required_argument, NULL, 'd' },
+		{ "key-jwk", required_argument, NULL, 'k' },
+		{ "model-provider", required_argument, NULL, 'P' },
+		{ "model-id", required_argument, NULL, 'M' },
+		{ "data-class", required_argument, NULL, 'C' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *policy = NULL, *sid = NULL, *digest = NULL, *key_jwk = NULL, *sock = NULL;
+	const char *mp = NULL, *mi = NULL, *dc = NULL;
+	char sid_buf[128], digest_buf[KW_DIGEST_STR_MAX], mount[4000], cg[4200], base[4100];
+	char err[512], how[600];
+	bool json = false;
+	json_t *req, *reply = NULL;
+	char *session = NULL;
+	int opt, status = 0, rc = 1, pipefd[2], e;
+	pid_t pid;
+	struct sigaction sa = { 0 }, old_int, old_term, old_quit;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'p': policy = optarg; break;
+		case 'i': sid = optarg; break;
+		case 'd': digest = optarg; break;
+		case 'k': key_jwk = optarg; break;
+		case 'P': mp = optarg; break;
+		case 'M': mi = optarg; break;
+		case 'C': dc = optarg; break;
+		case 's': sock = optarg; break;
+		case 'j': json = true; break;
+		case 'h': run_usage(stdout); return 0;
+		default: run_usage(stderr); return 2;
+		}
+	}
+	if (!policy || optind >= argc) {
+		fprintf(stderr, "kwitness run: --policy FILE and a command after -- are required\n");
+		run_usage(stderr);
+		return 2;
+	}
+	if (!sid) {
+		snprintf(sid_buf, sizeof(sid_buf), "spiffe://kwitness.local/run/%d", (int)getpid());
+		sid = sid_buf;
+	}
+	if (!digest) {
+		char *exe = find_executable(argv[optind]);
+
+		e = exe ? file_digest(exe, digest_buf) : -ENOENT;
+		if (e) {
+			fprintf(stderr, "kwitness run: %s: %s (give --image-digest)\n", argv[optind],
+				strerror(-e));
+			free(exe);
+			return 127;
+		}
+		free(exe);
+		digest = digest_buf;
+	}
+
+	e = kw_cgroup2_mount(mount, sizeof(mount));
+	if (e) {
+		fprintf(stderr, "kwitness run: no cgroup2 mount in /proc/self/mountinfo: %s\n",
+			strerror(-e));
+		return 1;
+	}
+	if (snprintf(base, sizeof(base), "%s/kwitness", mount) >= (int)sizeof(base) ||
+	    snprintf(cg, sizeof(cg), "%s/run-%d", base, (int)getpid()) >= (int)sizeof(cg)) {
+		fprintf(stderr, "kwitness run: cgroup2 mount path too long\n");
+		return 1;
+	}
+	if ((e = kw_cgroup_make(base, 1)) || (e = kw_cgroup_make(cg, 0))) {
+		fprintf(stderr, "kwitness run: cgroup %s: %s\n", cg, strerror(-e));
+		return 1;
+	}
+
+	/* The session is open (the cgroup tagged) before the command exists. */
+	req = kw_session_open_request(cg, sid, policy, digest, mp, mi, dc);
+	if (!req)
+		goto out_cgroup;
+	e = kw_client_call(kw_client_socket(sock), req, &reply, err, sizeof(err));
+	json_decref(req);
+	if (e) {
+		fprintf(stderr, "kwitness run: %s\n", err);
+		goto out_cgroup;
+	}
+	if (!kw_client_reply_ok("run", reply))
+		goto out_cgroup;
+	session = strdup(json_string_value(json_object_get(reply, "session")));
+	json_decref(reply);
+	reply = NULL;
+	if (!session)
+		goto out_cgroup;
+
+	/* The child reports a failed join or exec through a close-on-exec pipe. */
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		fprintf(stderr, "kwitness run: pipe: %s\n", strerror(errno));
+		goto out_close;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "kwitness run: fork: %s\n", strerror(errno));
+		close(pipefd[0]);
+		close(pipefd[1]);
+		goto out_close;
+	}
+	if (pid == 0) {
+		int ce;
+
+		close(pipefd[0]);
+		ce = kw_cgroup_join(cg, getpid());
+		if (!ce) {
+			execvp(argv[optind], argv + optind);
+			ce = -errno;
+		}
+		if (write(pipefd[1], &ce, sizeof(ce)) < 0)
+			(void)0;
+		_exit(127);
+	}
+	close(pipefd[1]);
+	child_pid = pid;
+	sa.sa_handler = forward_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGQUIT, &sa, &old_quit);
+	{
+		int ce = 0;
+		ssize_t n;
+
+		while ((n = read(pipefd[0], &ce, sizeof(ce))) < 0 && errno == EINTR)
+			;
+		close(pipefd[0]);
+		if (n == (ssize_t)sizeof(ce))
+			fprintf(stderr, "kwitness run: %s: %s\n", argv[optind],
+				strerror(-ce));
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	child_pid = 0;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+
+out_close:
+	req = json_pack("{s:s, s:s}", "op", "close", "session", session);
+	e = kw_client_call(kw_client_socket(sock), req, &reply, err, sizeof(err));
+	json_decref(req);
+	if (e) {
+		fprintf(stderr, "kwitness run: closing session %s: %s\n", session, err);
+		if (rc == 0)
+			rc = 1;
+	} else if (!kw_client_reply_ok("run", reply)) {
+		if (rc == 0)
+			rc = 1;
+	} else {
+		int v = verify_reply(reply, key_jwk, policy, digest, how, sizeof(how));
+
+		fprintf(stderr, "kwitness run: session %s closed\n", session);
+		kw_print_close_summary(stderr, reply);
+		fprintf(stderr, "record %s\n", how);
+		if (json) {
+			char *s = json_dumps(reply, JSON_INDENT(2) | JSON_SORT_KEYS);
+
+			if (s)
+				puts(s);
+			free(s);
+		}
+		if (v && rc == 0)
+			rc = 1;
+	}
+	json_decref(reply);
+	free(session);
+	e = kw_cgroup_remove(cg);
+	if (e)
+		fprintf(stderr, "kwitness run: removing cgroup %s: %s\n", cg, strerror(-e));
+	return rc;
+
+out_cgroup:
+	json_decref(reply);
+	kw_cgroup_remove(cg);
+	return 1;
 }

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Control socket client, see client.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "kwitness/buf.h"
+
+/* A close reply carries a whole record; far below this. */
+#define KW_CLIENT_MAX_REPLY (64u * 1024 * 1024)
+
+const char *kw_client_socket(const char *given)
+{
+	const char *env = getenv("KWITNESS_SOCKET");
+
+	if (given)
+		return given;
+	return env && *env ? env : KW_DEFAULT_SOCKET;
+}
+
+static int send_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int kw_client_call(const char *socket_path, json_t *req, json_t **reply, char *err,
+		   size_t errlen)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct kw_buf in = { 0 };
+	json_error_t jerr;
+	char *text = NULL;
+	char *nl = NULL;
+	int fd, e;
+
+	*reply = NULL;
+	if (strlen(socket_path) >= sizeof(a.sun_path)) {
+		snprintf(err, errlen, "socket path too long: %s", socket_path);
+		return -ENAMETOOLONG;
+	}
+	memcpy(a.sun_path, socket_path, strlen(socket_path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		e = -errno;
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return e;
+	}
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		e = -errno;
+		snprintf(err, errlen, "cannot reach kwitnessd at %s: %s", socket_path,
+			 strerror(errno));
+		close(fd);
+		return e;
+	}
+	text = json_dumps(req, JSON_COMPACT);
+	if (!text) {
+		close(fd);
+		snprintf(err, errlen, "request: cannot encode");
+		return -EINVAL;
+	}
+	e = send_all(fd, text, strlen(text));
+	if (!e)
+		e = send_all(fd, "\n", 1);
+	free(text);
+	if (e) {
+		snprintf(err, errlen, "sending to kwitnessd: %s", strerror(-e));
+		close(fd);
+		return e;
+	}
+	while (!nl) {
+		ssize_t n;
+
+		if (in.len > KW_CLIENT_MAX_REPLY || kw_buf_reserve(&in, 65536)) {
+			e = -EFBIG;
+			snprintf(err, errlen, "reply from kwitnessd too large");
+			goto out;
+		}
+		n = recv(fd, in.data + in.len, 65536, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			e = n < 0 ? -errno : -ECONNRESET;
+			snprintf(err, errlen, "kwitnessd closed the connection without a reply%s%s",
+				 n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
+			goto out;
+		}
+		nl = memchr(in.data + in.len, '\n', (size_t)n);
+		in.len += (size_t)n;
+	}
+	*reply = json_loadb(in.data, (size_t)(nl - in.data), 0, &jerr);
+	if (!*reply || !json_is_object(*reply)) {
+		json_decref(*reply);
+		*reply = NULL;
+		e = -EPROTO;
+		snprintf(err, errlen, "kwitnessd sent a reply that is not a JSON object");
+		goto out;
+	}
+	e = 0;
+out:
+	kw_buf_free(&in);
+	close(fd);
+	return e;
+}
+
+int kw_client_reply_ok(const char *cmd, const json_t *reply)
+{
+	if (json_is_true(json_object_get(reply, "ok")))
+		return 1;
+	fprintf(stderr, "kwitness %s: %s: %s\n", cmd,
+		json_string_value(json_object_get(reply, "error")) ?: "error",
+		json_string_value(json_object_get(reply, "message")) ?: "(no message)");
+	return 0;
+}
