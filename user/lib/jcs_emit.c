@@ -254,7 +254,8 @@ static int dump(const json_t *v, struct kw_buf *out, int depth)
 			m[i].len = json_object_iter_key_len(it);
 			m[i].value = json_object_iter_value(it);
 		}
-		qsort(m, i, sizeof(*m), member_cmp);
+		if (i > 1)
+			qsort(m, i, sizeof(*m), member_cmp);
 		rc = kw_buf_putc(out, '{');
 		for (size_t j = 0; !rc && j < i; j++) {
 			if (j && (rc = kw_buf_putc(out, ',')))

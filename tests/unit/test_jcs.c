@@ -1,0 +1,977 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* RFC 8785: conformance vectors, every refusal with its line and column, the
+ * number formatting over a million doubles (and against node when present),
+ * the emitter and jcs_dump. */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "kwitness/buf.h"
+#include "kwitness/jcs.h"
+
+static char vectors[4096];
+
+/* libm-free helpers: the test links only what the library links. */
+static double pow10i(int e)
+{
+	double r = 1;
+	for (; e > 0; e--)
+		r *= 10;
+	for (; e < 0; e++)
+		r /= 10;
+	return r;
+}
+
+static double pow2i(int e)
+{
+	uint64_t bits;
+	double v;
+	if (e >= -1022)
+		bits = (uint64_t)(e + 1023) << 52;
+	else
+		bits = 1ULL << (e + 1074);
+	memcpy(&v, &bits, sizeof(v));
+	return v;
+}
+
+static void vec_path(char *out, size_t n, const char *rel)
+{
+	snprintf(out, n, "%s/%s", vectors, rel);
+}
+
+static void read_vec(const char *rel, struct kw_buf *b)
+{
+	char path[4200];
+	vec_path(path, sizeof(path), rel);
+	int rc = kw_read_file(path, 1 << 26, b);
+	if (rc)
+		fail_msg("cannot read %s: %s", path, strerror(-rc));
+}
+
+/* Canonical form of s, or NULL; *err filled. Caller frees. */
+static char *canon(const char *s, size_t n, struct jcs_error *err)
+{
+	struct kw_buf out = {0};
+	int rc = jcs_canonicalize(s, n, &out, err);
+	if (rc) {
+		assert_int_equal(rc, -EINVAL);
+		assert_int_equal(out.len, 0);
+		kw_buf_free(&out);
+		return NULL;
+	}
+	if (!out.data)
+		return strdup("");
+	return out.data;
+}
+
+static void expect_canon(const char *in, const char *want)
+{
+	struct jcs_error err = {0};
+	char *got = canon(in, strlen(in), &err);
+	if (!got)
+		fail_msg("refused %s: %zu:%zu: %s", in, err.line, err.column, err.message);
+	if (strcmp(got, want))
+		fail_msg("canonical form of %s\n  want %s\n  got  %s", in, want, got);
+	free(got);
+}
+
+static void expect_refused_n(const char *in, size_t n, size_t line, size_t col, const char *msg)
+{
+	struct jcs_error err = {0};
+	char *got = canon(in, n, &err);
+	if (got)
+		fail_msg("accepted %.*s as %s", (int)n, in, got);
+	if (err.line != line || err.column != col || !strstr(err.message, msg))
+		fail_msg("input %.*s: want %zu:%zu \"%s\", got %zu:%zu \"%s\"", (int)n, in, line, col,
+			 msg, err.line, err.column, err.message);
+	/* jcs_parse applies the same checks and reports the same place. */
+	struct jcs_error err2 = {0};
+	json_t *v = jcs_parse(in, n, &err2);
+	assert_null(v);
+	assert_int_equal(err2.line, line);
+	assert_int_equal(err2.column, col);
+}
+
+static void expect_refused(const char *in, size_t line, size_t col, const char *msg)
+{
+	expect_refused_n(in, strlen(in), line, col, msg);
+}
+
+/* --- conformance vectors ------------------------------------------------ */
+
+static void hex_to_bytes(const char *hex, struct kw_buf *out)
+{
+	for (const char *p = hex; *p;) {
+		unsigned v;
+		int used;
+		if (sscanf(p, " %2x%n", &v, &used) != 1)
+			break;
+		char c = (char)v;
+		assert_int_equal(kw_buf_append(out, &c, 1), 0);
+		p += used;
+	}
+}
+
+static void test_cyberphone_vectors(void **state)
+{
+	(void)state;
+	char dir[4200];
+	vec_path(dir, sizeof(dir), "jcs/input");
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	int count = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		if (l < 6 || strcmp(e->d_name + l - 5, ".json"))
+			continue;
+		char rel[600];
+		struct kw_buf in = {0}, want = {0}, hex = {0}, wanthex = {0}, out = {0};
+		snprintf(rel, sizeof(rel), "jcs/input/%s", e->d_name);
+		read_vec(rel, &in);
+		snprintf(rel, sizeof(rel), "jcs/output/%s", e->d_name);
+		read_vec(rel, &want);
+		snprintf(rel, sizeof(rel), "jcs/outhex/%.*s.txt", (int)(l - 5), e->d_name);
+		read_vec(rel, &hex);
+		hex_to_bytes(hex.data, &wanthex);
+
+		struct jcs_error err;
+		int rc = jcs_canonicalize(in.data, in.len, &out, &err);
+		if (rc)
+			fail_msg("%s refused: %zu:%zu %s", e->d_name, err.line, err.column, err.message);
+		assert_int_equal(out.len, want.len);
+		assert_memory_equal(out.data, want.data, want.len);
+		assert_int_equal(out.len, wanthex.len);
+		assert_memory_equal(out.data, wanthex.data, wanthex.len);
+
+		/* Through a jansson tree: the same bytes. */
+		json_t *v = jcs_parse(in.data, in.len, &err);
+		assert_non_null(v);
+		kw_buf_reset(&out);
+		assert_int_equal(jcs_dump(v, &out), 0);
+		assert_int_equal(out.len, want.len);
+		assert_memory_equal(out.data, want.data, want.len);
+		json_decref(v);
+
+		/* Canonical output is a fixed point. */
+		struct kw_buf again = {0};
+		assert_int_equal(jcs_canonicalize(out.data, out.len, &again, &err), 0);
+		assert_int_equal(again.len, out.len);
+		assert_memory_equal(again.data, out.data, out.len);
+
+		kw_buf_free(&again);
+		kw_buf_free(&in);
+		kw_buf_free(&want);
+		kw_buf_free(&hex);
+		kw_buf_free(&wanthex);
+		kw_buf_free(&out);
+		count++;
+	}
+	closedir(d);
+	assert_int_equal(count, 6);
+}
+
+static void test_rfc_examples(void **state)
+{
+	(void)state;
+	struct kw_buf in = {0}, want = {0}, hex = {0}, wanthex = {0}, out = {0};
+	struct jcs_error err;
+	read_vec("rfc/rfc8785/section-3.2.2-input.json", &in);
+	read_vec("rfc/rfc8785/section-3.2.2-output.json", &want);
+	read_vec("rfc/rfc8785/section-3.2.4-output-utf8.hex", &hex);
+	hex_to_bytes(hex.data, &wanthex);
+	assert_int_equal(jcs_canonicalize(in.data, in.len, &out, &err), 0);
+	assert_int_equal(out.len, want.len);
+	assert_memory_equal(out.data, want.data, want.len);
+	assert_int_equal(out.len, wanthex.len);
+	assert_memory_equal(out.data, wanthex.data, out.len);
+
+	kw_buf_reset(&in);
+	kw_buf_reset(&want);
+	kw_buf_reset(&out);
+	read_vec("rfc/rfc8785/section-3.2.3-input.json", &in);
+	read_vec("rfc/rfc8785/section-3.2.3-output.json", &want);
+	assert_int_equal(jcs_canonicalize(in.data, in.len, &out, &err), 0);
+	assert_int_equal(out.len, want.len);
+	assert_memory_equal(out.data, want.data, want.len);
+	kw_buf_free(&in);
+	kw_buf_free(&want);
+	kw_buf_free(&hex);
+	kw_buf_free(&wanthex);
+	kw_buf_free(&out);
+}
+
+static double from_bits(uint64_t bits)
+{
+	double v;
+	memcpy(&v, &bits, sizeof(v));
+	return v;
+}
+
+static void test_es6_number_file(void **state)
+{
+	(void)state;
+	struct kw_buf f = {0};
+	read_vec("jcs/numbers/es6testfile10k.txt", &f);
+	int lines = 0;
+	char *save = NULL;
+	for (char *line = strtok_r(f.data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *comma = strchr(line, ',');
+		assert_non_null(comma);
+		*comma = '\0';
+		double v = from_bits(strtoull(line, NULL, 16));
+		char got[JCS_NUMBER_MAX];
+		size_t n = jcs_format_double(v, got);
+		if (n != strlen(comma + 1) || strcmp(got, comma + 1))
+			fail_msg("bits %s: want %s got %s", line, comma + 1, got);
+		lines++;
+	}
+	assert_int_equal(lines, 10000);
+	kw_buf_free(&f);
+}
+
+static void test_appendix_b(void **state)
+{
+	(void)state;
+	struct kw_buf f = {0};
+	read_vec("rfc/rfc8785/appendix-b-numbers.csv", &f);
+	int rows = 0, rejected = 0;
+	char *save = NULL;
+	for (char *line = strtok_r(f.data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "ieee754_hex", 11))
+			continue;
+		char hex[32], want[64] = "";
+		if (sscanf(line, "%31[0-9a-f],%63[^,]", hex, want) < 1)
+			fail_msg("bad row %s", line);
+		double v = from_bits(strtoull(hex, NULL, 16));
+		char got[JCS_NUMBER_MAX];
+		size_t n = jcs_format_double(v, got);
+		if (!want[0]) {
+			/* NaN and Infinity have no JSON form. */
+			assert_int_equal(n, 0);
+			struct kw_buf out = {0};
+			json_t *r = json_real(1);
+			/* jansson refuses to hold them; check our refusal directly. */
+			assert_int_equal(json_real_set(r, v), -1);
+			json_decref(r);
+			kw_buf_free(&out);
+			rejected++;
+		} else if (strcmp(got, want)) {
+			fail_msg("%s: want %s got %s", hex, want, got);
+		}
+		rows++;
+	}
+	assert_int_equal(rows, 26);
+	assert_int_equal(rejected, 2);
+	kw_buf_free(&f);
+}
+
+/* --- numbers ------------------------------------------------------------ */
+
+static void expect_num(double v, const char *want)
+{
+	char got[JCS_NUMBER_MAX];
+	size_t n = jcs_format_double(v, got);
+	if (n != strlen(want) || strcmp(got, want))
+		fail_msg("%.17g: want %s got %s", v, want, got);
+}
+
+static void test_number_cases(void **state)
+{
+	(void)state;
+	expect_num(0.0, "0");
+	expect_num(-0.0, "0");
+	expect_num(1, "1");
+	expect_num(-1, "-1");
+	expect_num(1e21, "1e+21");
+	expect_num(1e20, "100000000000000000000");
+	expect_num(123456789012345680000.0, "123456789012345680000");
+	expect_num(1e-7, "1e-7");
+	expect_num(1.5e-7, "1.5e-7");
+	expect_num(1e-6, "0.000001");
+	expect_num(1.25e-6, "0.00000125");
+	expect_num(0.1, "0.1");
+	expect_num(0.5, "0.5");
+	expect_num(-0.3, "-0.3");
+	expect_num(0.1 + 0.2, "0.30000000000000004");
+	expect_num(5e-324, "5e-324");
+	expect_num(-5e-324, "-5e-324");
+	expect_num(1.7976931348623157e308, "1.7976931348623157e+308");
+	expect_num(2.2250738585072014e-308, "2.2250738585072014e-308");
+	expect_num(9007199254740991.0, "9007199254740991");
+	expect_num(9007199254740992.0, "9007199254740992");
+	expect_num(9007199254740993.0, "9007199254740992"); /* rounds to 2^53 */
+	expect_num(9007199254740994.0, "9007199254740994");
+	expect_num(-9007199254740992.0, "-9007199254740992");
+	expect_num(1e23, "1e+23");
+	expect_num(4.35, "4.35");
+	expect_num(1.0e100, "1e+100");
+	expect_num(123.456, "123.456");
+	expect_num(2e-323, "2e-323");
+	expect_num(pow2i(-1074) * 3, "1.5e-323");
+	expect_num(pow2i(1023), "8.98846567431158e+307");
+	expect_num(pow2i(-1022), "2.2250738585072014e-308");
+	char out[JCS_NUMBER_MAX];
+	assert_int_equal(jcs_format_double(NAN, out), 0);
+	assert_int_equal(jcs_format_double(INFINITY, out), 0);
+	assert_int_equal(jcs_format_double(-INFINITY, out), 0);
+
+	/* The same numbers through the parser. */
+	expect_canon("[-0,0.0,-0.0,1.0,1e2,1E+2,100e-2,1e21,1e-7,0.000001,5e-324]",
+		     "[0,0,0,1,100,100,1,1e+21,1e-7,0.000001,5e-324]");
+	expect_canon("[9007199254740991,-9007199254740991,9007199254740992.0,1.7976931348623157e308]",
+		     "[9007199254740991,-9007199254740991,9007199254740992,1.7976931348623157e+308]");
+	expect_canon("[1e-400,-1e-400]", "[0,0]"); /* underflow reads as zero */
+	expect_canon("[0.30000000000000004,123456789012345678901234567890.5]",
+		     "[0.30000000000000004,1.2345678901234568e+29]");
+}
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
+
+static uint64_t rng(void)
+{
+	/* xorshift64*: a fixed, reproducible sequence. */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 2685821657736338717ULL;
+}
+
+/* The k-digit decimals either side of |v| (k >= 1), as strings to strtod. */
+static void bracket(double a, int k, char *lo, char *hi, size_t n)
+{
+	char s[80];
+	snprintf(s, sizeof(s), "%.40e", a); /* far more digits than k */
+	char d[24];
+	int nd = 0;
+	const char *p = s;
+	for (; *p != 'e'; p++)
+		if (*p != '.' && nd < k)
+			d[nd++] = *p;
+	int e = atoi(p + 1);
+	snprintf(lo, n, "%.*se%d", k, d, e - k + 1);
+	int i = k - 1;
+	while (i >= 0 && d[i] == '9')
+		d[i--] = '0';
+	if (i >= 0) {
+		d[i]++;
+		snprintf(hi, n, "%.*se%d", k, d, e - k + 1);
+	} else {
+		snprintf(hi, n, "1e%d", e + 1);
+	}
+}
+
+/* Checks one formatted double against the ECMAScript rules. */
+static void check_formatted(double v, const char *s)
+{
+	if (v == 0) {
+		assert_string_equal(s, "0");
+		return;
+	}
+	/* Reads back as the very same double. */
+	double back = strtod(s, NULL);
+	if (memcmp(&back, &v, sizeof(v)))
+		fail_msg("%a formatted %s reads back as %a", v, s, back);
+
+	/* Significant digits and exponent, from the text. */
+	const char *p = s;
+	bool neg = *p == '-';
+	if (neg)
+		p++;
+	assert_true(neg == (v < 0));
+	char digits[32];
+	int k = 0, point = -1, intlen = 0;
+	const char *q = p;
+	bool leading = true;
+	for (; *q && *q != 'e'; q++) {
+		if (*q == '.') {
+			point = (int)(q - p);
+			continue;
+		}
+		assert_true(*q >= '0' && *q <= '9');
+		if (point < 0)
+			intlen++;
+		if (leading && *q == '0')
+			continue;
+		leading = false;
+		digits[k++] = *q;
+	}
+	while (k > 1 && digits[k - 1] == '0')
+		k--; /* zeros that only place the point */
+	assert_true(k >= 1 && k <= 17);
+	double a = v < 0 ? -v : v;
+	bool sci = *q == 'e';
+	/* Exponent form exactly outside [1e-7, 1e21). */
+	if ((a >= 1e21 || a < 1e-6) != sci)
+		fail_msg("%s: exponent form wrong for %.17g", s, v);
+	if (sci) {
+		assert_true(intlen == 1 && p[0] != '0');
+		assert_true(q[1] == '+' || q[1] == '-');
+		assert_true(q[2] >= '1' && q[2] <= '9');
+		if (point >= 0)
+			assert_true(q[-1] != '0' && q[-1] != '.');
+		else
+			assert_int_equal(k, 1);
+	} else if (point >= 0) {
+		/* No trailing zeros after the point; "0." only below 1. */
+		assert_true(q[-1] != '0' && q[-1] != '.');
+		if (a < 1)
+			assert_true(intlen == 1 && p[0] == '0');
+		else
+			assert_true(p[0] != '0');
+	} else {
+		assert_true(p[0] != '0');
+	}
+	/* No shorter digit string reads back as v: the two (k-1)-digit
+	 * decimals around v are the only candidates worth trying. */
+	if (k > 1) {
+		char lo[64], hi[64];
+		bracket(a, k - 1, lo, hi, sizeof(lo));
+		if (strtod(lo, NULL) == a || strtod(hi, NULL) == a)
+			fail_msg("%s is not the shortest for %a (%s or %s)", s, v, lo, hi);
+	}
+	/* Closest: when the correctly rounded k-digit decimal reads back, it is
+	 * the one chosen. */
+	char cr[64];
+	snprintf(cr, sizeof(cr), "%.*e", k - 1, a);
+	if (strtod(cr, NULL) == a) {
+		char want[32];
+		int wk = 0;
+		for (const char *c = cr; *c != 'e'; c++)
+			if (*c != '.')
+				want[wk++] = *c;
+		while (wk > 1 && want[wk - 1] == '0')
+			wk--;
+		if (wk != k || memcmp(want, digits, (size_t)k))
+			fail_msg("%s: digits are not the closest (%s)", s, cr);
+	}
+}
+
+static void test_every_double_property(void **state)
+{
+	(void)state;
+	int checked = 0;
+	for (int i = 0; i < 1000000; i++) {
+		uint64_t bits = rng();
+		/* Every fourth pattern: a short decimal, to exercise small k. */
+		if ((i & 3) == 3) {
+			double d = (double)(bits % 100000) * pow10i((int)((bits >> 20) % 40) - 20);
+			memcpy(&bits, &d, sizeof(d));
+		}
+		double v = from_bits(bits);
+		char s[JCS_NUMBER_MAX];
+		size_t n = jcs_format_double(v, s);
+		if (!isfinite(v)) {
+			assert_int_equal(n, 0);
+			continue;
+		}
+		assert_true(n > 0 && n < JCS_NUMBER_MAX && strlen(s) == n);
+		check_formatted(v, s);
+		checked++;
+	}
+	/* Powers of two, where the gap below is narrower than above. */
+	for (int e = -1074; e <= 1023; e++) {
+		char s[JCS_NUMBER_MAX];
+		double v = pow2i(e);
+		jcs_format_double(v, s);
+		check_formatted(v, s);
+		checked++;
+	}
+	assert_true(checked > 900000);
+}
+
+static void test_node_cross_check(void **state)
+{
+	(void)state;
+	if (system("command -v node >/dev/null 2>&1") != 0) {
+		skip(); /* node is not installed: nothing to compare with */
+		return;
+	}
+	char in[] = "/tmp/kw-jcs-node-XXXXXX";
+	int fd = mkstemp(in);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	const int count = 20000;
+	double *vals = calloc(count, sizeof(double));
+	uint64_t seed = rng_state;
+	rng_state = 0x0123456789ABCDEFULL;
+	for (int i = 0; i < count; i++) {
+		uint64_t bits;
+		do {
+			bits = rng();
+			if (i % 3 == 1) {
+				double d = (double)(bits % 1000000) *
+					   pow10i((int)((bits >> 24) % 60) - 30);
+				memcpy(&bits, &d, sizeof(d));
+			}
+		} while (!isfinite(from_bits(bits)));
+		vals[i] = from_bits(bits);
+		fprintf(f, "%016llx\n", (unsigned long long)bits);
+	}
+	rng_state = seed;
+	fclose(f);
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd),
+		 "node -e 'const fs=require(\"fs\");const b=Buffer.alloc(8);"
+		 "const out=fs.readFileSync(process.argv[1],\"utf8\").trim().split(\"\\n\")"
+		 ".map(h=>{b.writeBigUInt64BE(BigInt(\"0x\"+h));return String(b.readDoubleBE(0));});"
+		 "process.stdout.write(out.join(\"\\n\")+\"\\n\");' %s",
+		 in);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	char line[128];
+	int i = 0, mismatches = 0;
+	while (i < count && fgets(line, sizeof(line), p)) {
+		line[strcspn(line, "\n")] = '\0';
+		char got[JCS_NUMBER_MAX];
+		jcs_format_double(vals[i], got);
+		if (strcmp(got, line)) {
+			if (mismatches++ < 5)
+				print_message("# %a: node %s, kwitness %s\n", vals[i], line, got);
+		}
+		i++;
+	}
+	int rc = pclose(p);
+	unlink(in);
+	free(vals);
+	assert_int_equal(rc, 0);
+	assert_int_equal(i, count);
+	assert_int_equal(mismatches, 0);
+}
+
+/* --- strings, ordering, structure --------------------------------------- */
+
+static void test_strings_and_escapes(void **state)
+{
+	(void)state;
+	expect_canon("\"\\u0000\\u0001\\u001f\\b\\t\\n\\f\\r\\\"\\\\\\/\"",
+		     "\"\\u0000\\u0001\\u001f\\b\\t\\n\\f\\r\\\"\\\\/\"");
+	expect_canon("\"\\u0008\\u0009\\u000A\\u000c\\u000D\\u001F\"", "\"\\b\\t\\n\\f\\r\\u001f\"");
+	/* Nothing else is escaped: '/', DEL, U+2028, non-ASCII. */
+	expect_canon("\"/\x7f\\u007f\\u2028\\u00e9\\u20AC\"", "\"/\x7f\x7f\xe2\x80\xa8\xc3\xa9\xe2\x82\xac\"");
+	expect_canon("\"\\ud83d\\ude00\"", "\"\xf0\x9f\x98\x80\"");
+	expect_canon("\"\\uD834\\uDD1E\xf0\x9d\x84\x9e\"", "\"\xf0\x9d\x84\x9e\xf0\x9d\x84\x9e\"");
+	expect_canon("\"\xf4\x8f\xbf\xbf\xef\xbf\xbf\"", "\"\xf4\x8f\xbf\xbf\xef\xbf\xbf\"");
+	expect_canon("\"\\u0061\\u0041\"", "\"aA\"");
+	expect_canon("  [ true , false , null , \"\" , { } , [ ] ]  \n", "[true,false,null,\"\",{},[]]");
+	expect_canon("{\"k\\u0000\":\"a\\u0000b\"}", "{\"k\\u0000\":\"a\\u0000b\"}");
+	/* \u0000 in a string value survives into the tree too; jansson cannot
+	 * hold it in a member name, so jcs_parse refuses that with its message. */
+	struct jcs_error err;
+	json_t *v = jcs_parse("{\"k\":\"a\\u0000b\"}", 16, &err);
+	assert_non_null(v);
+	struct kw_buf out = {0};
+	assert_int_equal(jcs_dump(v, &out), 0);
+	assert_string_equal(out.data, "{\"k\":\"a\\u0000b\"}");
+	json_decref(v);
+	kw_buf_free(&out);
+	v = jcs_parse("{\"k\\u0000\":1}", 13, &err);
+	if (v) {
+		json_decref(v);
+	} else {
+		assert_true(strstr(err.message, "NUL") != NULL);
+		assert_int_equal(err.line, 1);
+	}
+}
+
+static void test_utf16_member_order(void **state)
+{
+	(void)state;
+	/* U+1F600 is D83D DE00 in UTF-16: before U+E000, after U+D7FF. */
+	expect_canon("{\"\\ue000\":1,\"\\ud83d\\ude00\":2,\"\\ud7ff\":3}",
+		     "{\"\xed\x9f\xbf\":3,\"\xf0\x9f\x98\x80\":2,\"\xee\x80\x80\":1}");
+	expect_canon("{\"\xef\xbf\xbf\":1,\"\xf4\x8f\xbf\xbf\":2}",
+		     "{\"\xf4\x8f\xbf\xbf\":2,\"\xef\xbf\xbf\":1}");
+	expect_canon("{\"b\":1,\"a\":2,\"\":3,\"ab\":4,\"aa\":5,\"A\":6,\"\\u00e9\":7,\"z\":8,\"\\u0080\":9,\"\\u007f\":10}",
+		     "{\"\":3,\"A\":6,\"a\":2,\"aa\":5,\"ab\":4,\"b\":1,\"z\":8,\"\x7f\":10,\"\xc2\x80\":9,\"\xc3\xa9\":7}");
+	/* Names compare decoded: "\n" (0x0a) before "!" (0x21) although its
+	 * escaped form starts with '\'. */
+	expect_canon("{\"!\":1,\"\\n\":2,\"\\\"\":3,\"\\\\\":4}",
+		     "{\"\\n\":2,\"!\":1,\"\\\"\":3,\"\\\\\":4}");
+	/* Nested objects, and many members (the sort that is not insertion). */
+	expect_canon("{\"b\":{\"y\":[{\"d\":1,\"c\":2}],\"x\":0},\"a\":[]}",
+		     "{\"a\":[],\"b\":{\"x\":0,\"y\":[{\"c\":2,\"d\":1}]}}");
+	struct kw_buf in = {0}, want = {0};
+	kw_buf_putc(&in, '{');
+	for (int i = 39; i >= 0; i--) {
+		char m[32];
+		snprintf(m, sizeof(m), "%s\"k%02d\":%d", i == 39 ? "" : ",", i, i);
+		kw_buf_puts(&in, m);
+	}
+	kw_buf_putc(&in, '}');
+	kw_buf_putc(&want, '{');
+	for (int i = 0; i < 40; i++) {
+		char m[32];
+		snprintf(m, sizeof(m), "%s\"k%02d\":%d", i ? "," : "", i, i);
+		kw_buf_puts(&want, m);
+	}
+	kw_buf_putc(&want, '}');
+	expect_canon(in.data, want.data);
+	kw_buf_free(&in);
+	kw_buf_free(&want);
+}
+
+static void test_refusals(void **state)
+{
+	(void)state;
+	expect_refused("{\"a\":1,\"a\":2}", 1, 8, "duplicate member name");
+	expect_refused("{\"a\":1,\"\\u0061\":2}", 1, 8, "duplicate member name");
+	expect_refused("{\"\\u0061\":1,\"b\":0,\"a\":2}", 1, 19, "duplicate member name");
+	expect_refused("{\n  \"x\": {\"a\": 1},\n  \"x\": 2\n}", 3, 3, "duplicate member name");
+	expect_refused("{\"\\n\":1,\"\\u000a\":2}", 1, 9, "duplicate member name");
+	/* Lone surrogates, escaped or raw. */
+	expect_refused("\"\\ud800\"", 1, 2, "surrogate");
+	expect_refused("\"\\udc00\"", 1, 2, "surrogate");
+	expect_refused("\"\\ud800\\u0041\"", 1, 2, "surrogate");
+	expect_refused("[\"ab\\uDBFF\"]", 1, 5, "surrogate");
+	expect_refused("\"\xed\xa0\x80\"", 1, 2, "invalid UTF-8");
+	expect_refused("\"\xed\xbf\xbf\"", 1, 2, "invalid UTF-8");
+	/* Invalid UTF-8: overlong, beyond U+10FFFF, truncated, stray. */
+	expect_refused("\"\xc0\xaf\"", 1, 2, "invalid UTF-8");
+	expect_refused("\"\xc1\xbf\"", 1, 2, "invalid UTF-8");
+	expect_refused("\"\xe0\x80\xaf\"", 1, 2, "invalid UTF-8");
+	expect_refused("\"\xf0\x80\x80\xaf\"", 1, 2, "invalid UTF-8");
+	expect_refused("\"\xf4\x90\x80\x80\"", 1, 2, "invalid UTF-8");
+	expect_refused("\"\xf5\x80\x80\x80\"", 1, 2, "invalid UTF-8");
+	expect_refused("\"ab\xe2\x82\"", 1, 4, "invalid UTF-8");
+	expect_refused("\"ab\xe2\x82", 1, 4, "invalid UTF-8");
+	expect_refused("\"\x80\"", 1, 2, "invalid UTF-8");
+	expect_refused("{\"k\xff\":1}", 1, 4, "invalid UTF-8");
+	/* NaN, Infinity, overflow, integers beyond 2^53 - 1. */
+	expect_refused("NaN", 1, 1, "NaN");
+	expect_refused("[Infinity]", 1, 2, "Infinity");
+	expect_refused("[1,-Infinity]", 1, 4, "Infinity");
+	expect_refused("1e400", 1, 1, "infinity");
+	expect_refused("[0,-1.8e308]", 1, 4, "infinity");
+	expect_refused("9007199254740992", 1, 1, "2^53");
+	expect_refused("-9007199254740992", 1, 1, "2^53");
+	expect_refused("{\"n\":12345678901234567890}", 1, 6, "2^53");
+	expect_refused("100000000000000000000000000000", 1, 1, "2^53");
+	/* Trailing content, depth. */
+	expect_refused("{} x", 1, 4, "trailing content");
+	expect_refused("1 2", 1, 3, "trailing content");
+	expect_refused("[1]\n]", 2, 1, "trailing content");
+	char deep[2 * JCS_MAX_DEPTH + 3];
+	memset(deep, '[', JCS_MAX_DEPTH);
+	memset(deep + JCS_MAX_DEPTH, ']', JCS_MAX_DEPTH);
+	deep[2 * JCS_MAX_DEPTH] = '\0';
+	expect_canon(deep, deep); /* exactly the limit: accepted */
+	memset(deep, '[', JCS_MAX_DEPTH + 1);
+	memset(deep + JCS_MAX_DEPTH + 1, ']', JCS_MAX_DEPTH + 1);
+	deep[2 * JCS_MAX_DEPTH + 2] = '\0';
+	expect_refused(deep, 1, JCS_MAX_DEPTH + 1, "nesting deeper than 128");
+	char deepobj[8 * (JCS_MAX_DEPTH + 1) + 8] = "";
+	for (int i = 0; i <= JCS_MAX_DEPTH; i++)
+		strcat(deepobj, i % 2 ? "[" : "{\"a\":");
+	expect_refused(deepobj, 1, 64 * 5 + 64 + 1, "nesting");
+	/* Syntax. */
+	expect_refused("", 1, 1, "end of input");
+	expect_refused("  \n ", 2, 2, "end of input");
+	expect_refused("01", 1, 1, "leading zero");
+	expect_refused("[-01]", 1, 2, "leading zero");
+	expect_refused("-", 1, 2, "digit expected");
+	expect_refused("1.", 1, 3, "digit expected");
+	expect_refused("1.e5", 1, 3, "digit expected");
+	expect_refused("1e", 1, 3, "exponent");
+	expect_refused("1e+", 1, 4, "exponent");
+	expect_refused(".5", 1, 1, "unexpected '.'");
+	expect_refused("+1", 1, 1, "unexpected '+'");
+	expect_refused("0x10", 1, 2, "trailing content");
+	expect_refused("tru", 1, 1, "invalid literal");
+	expect_refused("nul", 1, 1, "invalid literal");
+	expect_refused("True", 1, 1, "unexpected 'T'");
+	expect_refused("\xef\xbb\xbf{}", 1, 1, "byte 0xef");
+	expect_refused("'a'", 1, 1, "unexpected");
+	expect_refused("\"abc", 1, 1, "unterminated string");
+	expect_refused("\"abc\\", 1, 5, "unterminated string");
+	expect_refused("\"\\x\"", 1, 2, "invalid escape");
+	expect_refused("\"\\U0041\"", 1, 2, "invalid escape");
+	expect_refused("\"\\u12\"", 1, 2, "four hex digits");
+	expect_refused("\"\\u12G4\"", 1, 2, "four hex digits");
+	expect_refused("\"a\tb\"", 1, 3, "control character");
+	expect_refused("\"a\nb\"", 1, 3, "control character");
+	expect_refused_n("\"a\0b\"", 5, 1, 3, "control character");
+	expect_refused("[1,]", 1, 4, "value expected");
+	expect_refused("[1 2]", 1, 4, "expected ',' or ']'");
+	expect_refused("[1", 1, 3, "expected ',' or ']'");
+	expect_refused("{\"a\":1,}", 1, 8, "member name");
+	expect_refused("{\"a\" 1}", 1, 6, "expected ':'");
+	expect_refused("{a:1}", 1, 2, "member name");
+	expect_refused("{\"a\":1 \"b\":2}", 1, 8, "expected ',' or '}'");
+	expect_refused("{\"a\":}", 1, 6, "value expected");
+	expect_refused("[\v]", 1, 2, "byte 0x0b");
+	expect_refused("{\n\t\"a\": [1, 2,\n\t\tx]\n}", 3, 3, "unexpected 'x'");
+	/* NULL err is allowed. */
+	struct kw_buf out = {0};
+	assert_int_equal(jcs_canonicalize("[", 1, &out, NULL), -EINVAL);
+	assert_null(jcs_parse("[", 1, NULL));
+	kw_buf_free(&out);
+}
+
+static void test_appends_to_buffer(void **state)
+{
+	(void)state;
+	struct kw_buf out = {0};
+	struct jcs_error err;
+	kw_buf_puts(&out, "prefix:");
+	assert_int_equal(jcs_canonicalize("{\"b\":1,\"a\":2}", 13, &out, &err), 0);
+	assert_string_equal(out.data, "prefix:{\"a\":2,\"b\":1}");
+	/* A refusal leaves the buffer as it was. */
+	assert_int_equal(jcs_canonicalize("{\"b\":1,\"a\":2,}", 14, &out, &err), -EINVAL);
+	assert_string_equal(out.data, "prefix:{\"a\":2,\"b\":1}");
+	kw_buf_free(&out);
+}
+
+/* --- jansson trees ------------------------------------------------------ */
+
+static void expect_dump(json_t *v, const char *want)
+{
+	struct kw_buf out = {0};
+	int rc = jcs_dump(v, &out);
+	if (rc)
+		fail_msg("jcs_dump failed %d, want %s", rc, want);
+	assert_string_equal(out.data, want);
+	kw_buf_free(&out);
+	json_decref(v);
+}
+
+static void expect_dump_fails(json_t *v)
+{
+	struct kw_buf out = {0};
+	kw_buf_puts(&out, "x");
+	assert_int_equal(jcs_dump(v, &out), -EINVAL);
+	assert_string_equal(out.data, "x");
+	kw_buf_free(&out);
+	json_decref(v);
+}
+
+static void test_jcs_dump(void **state)
+{
+	(void)state;
+	expect_dump(json_pack("{s:f,s:f,s:f,s:f,s:f}", "one", 1.0, "hundred", 1e2, "half", 0.5,
+			      "big", 1e21, "tiny", 1e-7),
+		    "{\"big\":1e+21,\"half\":0.5,\"hundred\":100,\"one\":1,\"tiny\":1e-7}");
+	expect_dump(json_pack("{s:I,s:I,s:I}", "max", (json_int_t)JCS_MAX_SAFE_INT, "min",
+			      (json_int_t)-JCS_MAX_SAFE_INT, "zero", (json_int_t)0),
+		    "{\"max\":9007199254740991,\"min\":-9007199254740991,\"zero\":0}");
+	expect_dump(json_pack("[n,b,b,s,[],{}]", 1, 0, "\xe2\x82\xac\"\\\n\x01/"),
+		    "[null,true,false,\"\xe2\x82\xac\\\"\\\\\\n\\u0001/\",[],{}]");
+	expect_dump(json_pack("{s:i,s:i,s:i}", "\xee\x80\x80", 1, "\xf0\x9f\x98\x80", 2, "z", 3),
+		    "{\"z\":3,\"\xf0\x9f\x98\x80\":2,\"\xee\x80\x80\":1}");
+	expect_dump(json_real(-0.0), "0");
+	expect_dump(json_pack("{s:{s:[i,f]}}", "a", "b", 1, 2.5), "{\"a\":{\"b\":[1,2.5]}}");
+	expect_dump_fails(json_integer(JCS_MAX_SAFE_INT + 1));
+	expect_dump_fails(json_integer(-JCS_MAX_SAFE_INT - 1));
+	expect_dump_fails(json_pack("[i,[I]]", 1, (json_int_t)INT64_MAX));
+	expect_dump_fails(json_stringn_nocheck("\xc0\xaf", 2));
+	expect_dump_fails(json_stringn_nocheck("\xed\xa0\x80", 3));
+	json_t *o = json_object();
+	json_object_set_new_nocheck(o, "\xff", json_true());
+	expect_dump_fails(o);
+	struct kw_buf out = {0};
+	assert_int_equal(jcs_dump(NULL, &out), -EINVAL);
+	kw_buf_free(&out);
+
+	/* jcs_parse keeps jansson's number kinds; jcs_dump writes both
+	 * canonically. */
+	struct jcs_error err;
+	json_t *v = jcs_parse("{\"i\":1,\"r\":1.0,\"e\":1e2,\"s\":\"x\"}", 31, &err);
+	assert_non_null(v);
+	assert_true(json_is_integer(json_object_get(v, "i")));
+	assert_true(json_is_real(json_object_get(v, "r")));
+	assert_true(json_is_real(json_object_get(v, "e")));
+	expect_dump(v, "{\"e\":100,\"i\":1,\"r\":1,\"s\":\"x\"}");
+	v = jcs_parse(" 42 ", 4, &err);
+	assert_non_null(v);
+	assert_int_equal(json_integer_value(v), 42);
+	json_decref(v);
+	v = jcs_parse("[1e-400]", 8, &err);
+	assert_non_null(v);
+	expect_dump(v, "[0]");
+
+	/* Too deep a tree is refused rather than recursed into. */
+	json_t *root = json_array(), *cur = root;
+	for (int i = 0; i < JCS_MAX_DEPTH; i++) {
+		json_t *n = json_array();
+		json_array_append_new(cur, n);
+		cur = n;
+	}
+	expect_dump_fails(root);
+}
+
+/* --- emitter ------------------------------------------------------------ */
+
+static void test_emitter(void **state)
+{
+	(void)state;
+	struct kw_buf out = {0};
+	assert_int_equal(jcs_write_string(&out, "a\"b\\c/\x7f\xe2\x80\xa8\xc3\xa9\t\x1f", 14), 0);
+	assert_string_equal(out.data, "\"a\\\"b\\\\c/\x7f\xe2\x80\xa8\xc3\xa9\\t\\u001f\"");
+	kw_buf_reset(&out);
+	assert_int_equal(jcs_write_string(&out, "x\0y", 3), 0);
+	assert_string_equal(out.data, "\"x\\u0000y\"");
+	kw_buf_reset(&out);
+	kw_buf_puts(&out, "keep");
+	assert_int_equal(jcs_write_string(&out, "ab\xc3", 3), -EILSEQ);
+	assert_int_equal(jcs_write_string(&out, "\xed\xa0\x80", 3), -EILSEQ);
+	assert_int_equal(jcs_write_string(&out, "\xf4\x90\x80\x80", 4), -EILSEQ);
+	assert_string_equal(out.data, "keep");
+	kw_buf_reset(&out);
+	assert_int_equal(jcs_write_string_lossy(&out, "ok\xc3\xa9", 4), 0);
+	assert_int_equal(jcs_write_string_lossy(&out, "a\xff" "b\xc3", 4), 1);
+	assert_string_equal(out.data, "\"ok\xc3\xa9\"\"a\xef\xbf\xbd" "b\xef\xbf\xbd\"");
+	kw_buf_reset(&out);
+	assert_int_equal(jcs_write_string(&out, "", 0), 0);
+	assert_string_equal(out.data, "\"\"");
+
+	kw_buf_reset(&out);
+	assert_int_equal(jcs_write_int(&out, 0), 0);
+	assert_int_equal(jcs_write_int(&out, -1), 0);
+	assert_int_equal(jcs_write_int(&out, JCS_MAX_SAFE_INT), 0);
+	assert_int_equal(jcs_write_int(&out, -JCS_MAX_SAFE_INT), 0);
+	assert_int_equal(jcs_write_int(&out, JCS_MAX_SAFE_INT + 1), -EINVAL);
+	assert_int_equal(jcs_write_int(&out, INT64_MIN), -EINVAL);
+	assert_string_equal(out.data, "0-19007199254740991-9007199254740991");
+
+	/* A decision entry; the result is already canonical. */
+	kw_buf_reset(&out);
+	struct jcs_obj o, inner;
+	bool replaced = true;
+	assert_int_equal(jcs_obj_begin(&o, &out), 0);
+	assert_int_equal(jcs_obj_int(&o, "cgroup", 1234), 0);
+	assert_int_equal(jcs_obj_strn_lossy(&o, "comm", "cu\xffrl", 5, &replaced), 0);
+	assert_true(replaced);
+	assert_int_equal(jcs_obj_str(&o, "decision", "deny"), 0);
+	assert_int_equal(jcs_obj_bool(&o, "enforced", true), 0);
+	assert_int_equal(jcs_obj_key(&o, "extra"), 0);
+	assert_int_equal(jcs_obj_begin(&inner, &out), 0);
+	assert_int_equal(jcs_obj_bool(&inner, "a", false), 0);
+	assert_int_equal(jcs_obj_strn(&inner, "b", "x\"y", 3), 0);
+	assert_int_equal(jcs_obj_end(&inner), 0);
+	assert_int_equal(jcs_obj_strn_lossy(&o, "host", "10.1.2.3", 8, &replaced), 0);
+	assert_false(replaced);
+	assert_int_equal(jcs_obj_int(&o, "pid", -4242), 0);
+	assert_int_equal(jcs_obj_int(&o, "ts", 1785000000123456LL), 0);
+	assert_int_equal(jcs_obj_int(&o, "z", JCS_MAX_SAFE_INT + 1), -EINVAL);
+	assert_int_equal(jcs_obj_end(&o), 0);
+	const char *want = "{\"cgroup\":1234,\"comm\":\"cu\xef\xbf\xbdrl\",\"decision\":\"deny\","
+			   "\"enforced\":true,\"extra\":{\"a\":false,\"b\":\"x\\\"y\"},"
+			   "\"host\":\"10.1.2.3\",\"pid\":-4242,\"ts\":1785000000123456}";
+	assert_string_equal(out.data, want);
+	struct kw_buf again = {0};
+	struct jcs_error err;
+	assert_int_equal(jcs_canonicalize(out.data, out.len, &again, &err), 0);
+	assert_string_equal(again.data, want);
+	kw_buf_free(&again);
+
+	/* An empty object. */
+	kw_buf_reset(&out);
+	assert_int_equal(jcs_obj_begin(&o, &out), 0);
+	assert_int_equal(jcs_obj_end(&o), 0);
+	assert_string_equal(out.data, "{}");
+	kw_buf_free(&out);
+}
+
+/* --- kw_buf and files --------------------------------------------------- */
+
+static void test_buf_and_files(void **state)
+{
+	(void)state;
+	struct kw_buf b = {0};
+	assert_int_equal(kw_buf_append(&b, "", 0), 0);
+	assert_non_null(b.data);
+	assert_string_equal(b.data, "");
+	for (int i = 0; i < 1000; i++)
+		assert_int_equal(kw_buf_puts(&b, "abc"), 0);
+	assert_int_equal(b.len, 3000);
+	assert_int_equal(kw_buf_putc(&b, '!'), 0);
+	assert_int_equal(b.data[3000], '!');
+	assert_int_equal(b.data[3001], '\0');
+	assert_int_equal(kw_buf_reserve(&b, SIZE_MAX), -ENOMEM);
+	assert_int_equal(b.len, 3001);
+	kw_buf_reset(&b);
+	assert_int_equal(b.len, 0);
+	assert_string_equal(b.data, "");
+
+	char dir[] = "/tmp/kw-buf-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char path[128];
+	snprintf(path, sizeof(path), "%s/file.json", dir);
+	assert_int_equal(kw_write_file_atomic(path, "hello world", 11, 0640), 0);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0640);
+	assert_int_equal(kw_read_file(path, 11, &b), 0);
+	assert_int_equal(b.len, 11);
+	assert_string_equal(b.data, "hello world");
+	kw_buf_reset(&b);
+	assert_int_equal(kw_read_file(path, 10, &b), -EFBIG);
+	assert_int_equal(b.len, 0);
+	/* Replaced whole, not appended. */
+	assert_int_equal(kw_write_file_atomic(path, "new", 3, 0600), 0);
+	assert_int_equal(kw_read_file(path, 100, &b), 0);
+	assert_string_equal(b.data, "new");
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	/* A large file crosses the read chunks; max is exact. */
+	char *big = malloc(200000);
+	memset(big, 'x', 200000);
+	assert_int_equal(kw_write_file_atomic(path, big, 200000, 0600), 0);
+	kw_buf_reset(&b);
+	assert_int_equal(kw_read_file(path, 200000, &b), 0);
+	assert_int_equal(b.len, 200000);
+	assert_memory_equal(b.data, big, 200000);
+	kw_buf_reset(&b);
+	/* A pipe has no size up front: the bound is found while reading. */
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "%s/fifo", dir);
+	assert_int_equal(kw_read_file(cmd, 10, &b), -ENOENT);
+	free(big);
+	/* No temporary file is left behind. */
+	DIR *d = opendir(dir);
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	assert_int_equal(n, 1);
+	assert_int_equal(kw_write_file_atomic("/nonexistent-dir/x", "a", 1, 0600), -ENOENT);
+	unlink(path);
+	rmdir(dir);
+	kw_buf_free(&b);
+}
+
+int main(void)
+{
+	const char *root = getenv("KW_ROOT");
+	snprintf(vectors, sizeof(vectors), "%s/../shared/vectors", root ? root : ".");
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cyberphone_vectors),
+		cmocka_unit_test(test_rfc_examples),
+		cmocka_unit_test(test_es6_number_file),
+		cmocka_unit_test(test_appendix_b),
+		cmocka_unit_test(test_number_cases),
+		cmocka_unit_test(test_every_double_property),
+		cmocka_unit_test(test_node_cross_check),
+		cmocka_unit_test(test_strings_and_escapes),
+		cmocka_unit_test(test_utf16_member_order),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_appends_to_buffer),
+		cmocka_unit_test(test_jcs_dump),
+		cmocka_unit_test(test_emitter),
+		cmocka_unit_test(test_buf_and_files),
+	};
+	return cmocka_run_group_tests_name("jcs", tests, NULL, NULL);
+}
