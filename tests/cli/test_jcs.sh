@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# kwitness jcs: canonical bytes for good input, "FILE:LINE:COL: message" and
+# exit 1 for bad input, exit 2 for usage errors.
+source "$(dirname "$0")/../lib.sh"
+V=$SHARED/vectors
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+if [ ! -x "$KW" ]; then
+	not_ok "kwitness binary missing at $KW"
+	finish
+fi
+
+# Every conformance pair, byte for byte (cmp also catches a trailing newline).
+for f in "$V"/jcs/input/*.json; do
+	b=$(basename "$f")
+	if "$KW" jcs "$f" >"$T/out" 2>"$T/err" && cmp -s "$T/out" "$V/jcs/output/$b"; then
+		ok "jcs $b matches the reference output"
+	else
+		not_ok "jcs $b matches the reference output"; sed 's/^/#   /' "$T/err"
+	fi
+done
+"$KW" jcs "$V/rfc/rfc8785/section-3.2.3-input.json" >"$T/out"
+check "RFC 8785 section 3.2.3 (UTF-16 member order)" cmp -s "$T/out" "$V/rfc/rfc8785/section-3.2.3-output.json"
+
+# Standard input, both ways.
+got=$(printf '{"b": [1.0, 1e2, -0], "a": "\\u00e9\\/"}' | "$KW" jcs)
+expect_eq "stdin without FILE" '{"a":"é/","b":[1,100,0]}' "$got"
+got=$(printf ' "x" ' | "$KW" jcs -)
+expect_eq "stdin as -" '"x"' "$got"
+printf '[1]' | "$KW" jcs >"$T/out"
+check "no trailing newline" [ "$(wc -c <"$T/out")" -eq 3 ]
+
+# Bad input: exit 1 and FILE:LINE:COL.
+printf '{\n  "a": 1,\n  "a": 2\n}\n' >"$T/dup.json"
+"$KW" jcs "$T/dup.json" >"$T/out" 2>"$T/err"; rc=$?
+expect_eq "duplicate name exits 1" 1 "$rc"
+expect_eq "duplicate name: file, line and column" \
+	"kwitness jcs: $T/dup.json:3:3: duplicate member name \"a\"" "$(cat "$T/err")"
+check "nothing on stdout for bad input" [ ! -s "$T/out" ]
+
+printf '[1,\n 9007199254740992]' | "$KW" jcs 2>"$T/err"; rc=$?
+expect_eq "unsafe integer exits 1" 1 "$rc"
+expect_eq "unsafe integer message" "kwitness jcs: <stdin>:2:2: integer outside +-(2^53-1)" "$(cat "$T/err")"
+
+printf '"\xed\xa0\x80"' | "$KW" jcs 2>"$T/err"; rc=$?
+expect_eq "UTF-8 surrogate exits 1" 1 "$rc"
+check "UTF-8 surrogate message" grep -q '<stdin>:1:2: invalid UTF-8' "$T/err"
+
+printf '{} {}' | "$KW" jcs 2>"$T/err"; rc=$?
+expect_eq "trailing content exits 1" 1 "$rc"
+check "trailing content message" grep -q '<stdin>:1:4: trailing content' "$T/err"
+
+"$KW" jcs "$T/missing.json" 2>"$T/err"; rc=$?
+expect_eq "missing file exits 1" 1 "$rc"
+check "missing file message" grep -q 'No such file' "$T/err"
+
+# The input bound: one byte over 256 MiB is refused with a clear message.
+head -c $((256 * 1024 * 1024 + 1)) /dev/zero | "$KW" jcs 2>"$T/err" >/dev/null; rc=$?
+expect_eq "oversized input exits 1" 1 "$rc"
+check "oversized input message" grep -q 'input larger than 256 MiB' "$T/err"
+
+# Usage.
+"$KW" jcs --help >"$T/out"; rc=$?
+expect_eq "--help exits 0" 0 "$rc"
+check "--help prints usage" grep -q '^usage: kwitness jcs \[FILE\]' "$T/out"
+"$KW" jcs --bogus 2>/dev/null; rc=$?
+expect_eq "unknown option exits 2" 2 "$rc"
+"$KW" jcs a.json b.json 2>/dev/null; rc=$?
+expect_eq "two files exit 2" 2 "$rc"
+
+finish
