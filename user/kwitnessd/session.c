@@ -439,7 +439,7 @@ json_t *kwd_session_open(struct kwd *d, json_t *req)
 	e = kw_hooks_session_add(d->hooks, slot, s->cgroup_fd, s->cgroup_id, s->pol, &ringbuf_fd,
 				 msg, sizeof(msg));
 	if (e) {
-		err = kwd_error(e == -EEXIST ? "cgroup_tagged" : "hooks_failed", "%s",
+		err = kwd_error(e == -EEXIST || e == -EBUSY ? "cgroup_tagged" : "hooks_failed", "%s",
 				msg[0] ? msg : strerror(-e));
 		goto fail_log;
 	}
