@@ -116,6 +116,8 @@ int kw_sock_create(struct bpf_sock *sk)
 		bit = 8 + type;
 	if (bit < 16 && (c.s->socket_allow >> bit) & 1) {
 		permit = 1;
+		/* keep the mask: the verifier needs the bound the compiler knows */
+		asm volatile("" : "+r"(bit));
 		rule = c.s->socket_rule[bit & 15];
 	}
 

@@ -183,10 +183,8 @@ static void probe_cg_progs(struct kw_hooks *h)
 		set_why(h, p->class_bit, "%s: program type not supported by this kernel",
 			p->section);
 	}
-	if (libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACING, NULL) != 1) {
-		bpf_program__set_autoload(h->skel->progs.kw_cgroup_mkdir, false);
-		bpf_program__set_autoload(h->skel->progs.kw_cgroup_rmdir, false);
-	}
+	/* tp_btf cannot be probed without a target (libbpf answers "not
+	 * supported"): the load itself tells */
 }
 
 int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char *err,

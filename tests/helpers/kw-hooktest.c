@@ -1,0 +1,651 @@
+// SPDX-License-Identifier: Apache-2.0
+/* kw-hooktest: drives the kernel side directly through the hooks API (no
+ * daemon). Makes cgroups under the cgroup2 mount, opens sessions with real
+ * policies, runs child processes in them, and checks what really happened:
+ * errno of the syscalls, the ring buffer's events, the counters.
+ * Prints TAP-style lines "ok - ...", "not ok - ...", "skip - ..."; exit 0
+ * when nothing failed. Needs root. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "kwitness/buf.h"
+#include "kwitness/decision.h"
+#include "kwitness/hooks.h"
+#include "kwitness/policy.h"
+
+static int failures;
+static bool verbose;
+
+static void result(bool pass, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf(pass ? "ok - " : "not ok - ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!pass)
+		failures++;
+}
+
+/* ---- cgroup helpers ---- */
+
+static char cg2_root[256];
+
+static int find_cgroup2(void)
+{
+	char line[1024];
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char mnt[256], *sep = strstr(line, " - ");
+
+		if (!sep || strncmp(sep, " - cgroup2 ", 11))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %255s", mnt) == 1) {
+			snprintf(cg2_root, sizeof(cg2_root), "%s", mnt);
+			fclose(f);
+			return 0;
+		}
+	}
+	fclose(f);
+	return -ENOENT;
+}
+
+static uint64_t path_id(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 0 : st.st_ino;
+}
+
+static int join_cgroup(const char *cg)
+{
+	char p[512], pid[32];
+	int fd, n;
+
+	snprintf(p, sizeof(p), "%s/cgroup.procs", cg);
+	fd = open(p, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = snprintf(pid, sizeof(pid), "%d", getpid());
+	if (write(fd, pid, (size_t)n) != n) {
+		close(fd);
+		return -errno;
+	}
+	close(fd);
+	return 0;
+}
+
+/* ---- child actions: each returns an errno (0 success) ---- */
+
+enum action { A_CONNECT_TCP, A_SENDTO_UDP, A_BIND_UDP, A_SOCKET, A_SYSCTL_WRITE, A_OPEN_DEV,
+	      A_MKDIR_JOIN };
+
+struct act {
+	enum action a;
+	int family, type;   /* A_SOCKET */
+	uint16_t port;
+	const char *path;   /* sysctl / dev / cgroup child */
+};
+
+static int do_action(const struct act *x)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(x->port) };
+	int fd, ret = 0;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	switch (x->a) {
+	case A_CONNECT_TCP:
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd < 0)
+			return errno;
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+			ret = errno;
+		close(fd);
+		return ret;
+	case A_SENDTO_UDP:
+		fd = socket(AF_INET, SOCK_DGRAM, 0);
+		if (fd < 0)
+			return errno;
+		if (sendto(fd, "x", 1, 0, (struct sockaddr *)&sa, sizeof(sa)) != 1)
+			ret = errno;
+		close(fd);
+		return ret;
+	case A_BIND_UDP:
+		fd = socket(AF_INET, SOCK_DGRAM, 0);
+		if (fd < 0)
+			return errno;
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)))
+			ret = errno;
+		close(fd);
+		return ret;
+	case A_SOCKET:
+		fd = socket(x->family, x->type, 0);
+		if (fd < 0)
+			return errno;
+		close(fd);
+		return 0;
+	case A_SYSCTL_WRITE: {
+		char buf[64];
+		ssize_t n;
+
+		fd = open(x->path, O_RDWR);
+		if (fd < 0)
+			return errno;
+		n = read(fd, buf, sizeof(buf) - 1);
+		if (n <= 0) {
+			close(fd);
+			return n < 0 ? errno : EIO;
+		}
+		lseek(fd, 0, SEEK_SET);
+		if (write(fd, buf, (size_t)n) != n)
+			ret = errno;
+		close(fd);
+		return ret;
+	}
+	case A_OPEN_DEV:
+		fd = open(x->path, O_RDONLY);
+		if (fd < 0)
+			return errno;
+		close(fd);
+		return 0;
+	case A_MKDIR_JOIN:
+		return 0;
+	}
+	return EINVAL;
+}
+
+/* Runs the actions in a child moved into cg; fills errs[]. */
+static int run_in(const char *cg, const struct act *acts, int n, int *errs)
+{
+	int pfd[2], status, i;
+	pid_t pid;
+
+	if (pipe(pfd))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		close(pfd[0]);
+		if (join_cgroup(cg))
+			_exit(3);
+		for (i = 0; i < n; i++) {
+			int e = do_action(&acts[i]);
+
+			if (write(pfd[1], &e, sizeof(e)) != sizeof(e))
+				_exit(4);
+		}
+		_exit(0);
+	}
+	close(pfd[1]);
+	for (i = 0; i < n; i++)
+		if (read(pfd[0], &errs[i], sizeof(errs[i])) != sizeof(errs[i]))
+			errs[i] = -1;
+	close(pfd[0]);
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -ECHILD;
+}
+
+/* ---- events ---- */
+
+#define MAX_EVENTS 64
+struct collected {
+	int n;
+	unsigned char ev[MAX_EVENTS][sizeof(struct kw_ev_path)];
+	size_t size[MAX_EVENTS];
+};
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct collected *c = ctx;
+
+	if (c->n < MAX_EVENTS && size <= sizeof(c->ev[0])) {
+		memcpy(c->ev[c->n], data, size);
+		c->size[c->n] = size;
+		c->n++;
+	}
+	return 0;
+}
+
+static int64_t boot_to_realtime(void)
+{
+	struct timespec rt, bt;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_BOOTTIME, &bt);
+	return ((int64_t)rt.tv_sec - bt.tv_sec) * 1000000000LL + (rt.tv_nsec - bt.tv_nsec);
+}
+
+static void drain(int rbfd, struct collected *c)
+{
+	struct ring_buffer *rb = ring_buffer__new(rbfd, on_event, c, NULL);
+
+	memset(c, 0, sizeof(*c));
+	if (!rb)
+		return;
+	ring_buffer__consume(rb);
+	ring_buffer__free(rb);
+	if (verbose) {
+		int i;
+
+		for (i = 0; i < c->n; i++) {
+			struct kw_buf b = { 0 };
+
+			if (kw_event_to_entry(c->ev[i], c->size[i], boot_to_realtime(), &b) == 0)
+				printf("# %s\n", b.data);
+			kw_buf_free(&b);
+		}
+	}
+}
+
+static const struct kw_event_hdr *hdr(const struct collected *c, int i)
+{
+	return (const struct kw_event_hdr *)c->ev[i];
+}
+
+/* ---- scenarios ---- */
+
+struct session {
+	char cg[512];
+	int cgfd;
+	uint64_t id;
+	int rbfd;
+	uint32_t slot;
+	struct kw_policy *pol;
+};
+
+static int session_start(struct kw_hooks *h, struct session *s, uint32_t slot, const char *name,
+			 const char *policy)
+{
+	char err[256];
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	s->slot = slot;
+	s->cgfd = -1;
+	snprintf(s->cg, sizeof(s->cg), "%s/kwhooktest-%d-%s", cg2_root, getpid(), name);
+	if (mkdir(s->cg, 0755) && errno != EEXIST) {
+		result(false, "%s: mkdir %s: %s", name, s->cg, strerror(errno));
+		return -1;
+	}
+	s->cgfd = open(s->cg, O_RDONLY | O_DIRECTORY);
+	s->id = path_id(s->cg);
+	ret = kw_policy_parse(policy, strlen(policy), &s->pol, err, sizeof(err));
+	if (ret) {
+		result(false, "%s: policy refused: %s", name, err);
+		return -1;
+	}
+	ret = kw_hooks_session_add(h, slot, s->cgfd, s->id, s->pol, &s->rbfd, err, sizeof(err));
+	result(ret == 0, "%s: session_add (%s)", name, ret ? err : "ok");
+	return ret ? -1 : 0;
+}
+
+static void session_end(struct kw_hooks *h, struct session *s)
+{
+	kw_hooks_session_untag(h, s->slot);
+	kw_hooks_session_free(h, s->slot);
+	kw_policy_free(s->pol);
+	if (s->cgfd >= 0)
+		close(s->cgfd);
+	rmdir(s->cg);
+}
+
+static int listener(uint16_t *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 16) ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len))
+		return -1;
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+static void scenario_connect(struct kw_hooks *h, uint16_t allowed, uint16_t denied)
+{
+	struct kw_session cnt;
+	struct collected c;
+	struct session s;
+	char policy[512];
+	struct act acts[3] = {
+		{ .a = A_CONNECT_TCP, .port = allowed },
+		{ .a = A_CONNECT_TCP, .port = denied },
+		{ .a = A_CONNECT_TCP, .port = allowed },
+	};
+	int errs[3] = { -1, -1, -1 };
+
+	snprintf(policy, sizeof(policy),
+		 "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"net\":{\"connect\":"
+		 "[\"127.0.0.1/32:%u\",\"!127.0.0.0/8:%u\"]}}", allowed, denied);
+	if (session_start(h, &s, 3, "connect", policy))
+		return;
+	run_in(s.cg, acts, 3, errs);
+	result(errs[0] == 0, "connect: allowed port %u connects (errno %d)", allowed, errs[0]);
+	result(errs[1] == EPERM, "connect: denied port %u fails with EPERM (errno %d)", denied,
+	       errs[1]);
+	result(errs[2] == 0, "connect: allowed port again (errno %d)", errs[2]);
+	drain(s.rbfd, &c);
+	result(c.n == 3, "connect: 3 events in the ring buffer (got %d)", c.n);
+	if (c.n == 3) {
+		const struct kw_ev_net *e0 = (const void *)c.ev[0], *e1 = (const void *)c.ev[1];
+		bool seq_ok = true;
+		int i;
+
+		for (i = 0; i < 3; i++)
+			seq_ok &= hdr(&c, i)->seq == (uint64_t)i && hdr(&c, i)->slot == s.slot &&
+				  hdr(&c, i)->cgroup_id == s.id;
+		result(seq_ok, "connect: seq 0,1,2, slot and cgroup id in the headers");
+		result(e0->h.kind == KW_EV_NET_CONNECT && e0->h.decision == KW_PERMIT &&
+			       e0->h.rule == 0 && e0->port == allowed && e0->family == 4 &&
+			       e0->proto == IPPROTO_TCP && e0->addr[0] == 127 && !e0->h.enforced,
+		       "connect: permit event, rule 0, port, proto tcp, 127.0.0.1");
+		result(e1->h.decision == KW_DENY && e1->h.rule == 1 && e1->h.enforced &&
+			       e1->port == denied,
+		       "connect: deny event, rule 1 (the ! rule), enforced");
+	}
+	kw_hooks_session_counters(h, s.slot, &cnt);
+	result(cnt.next_seq == 3 && cnt.denials == 1 && cnt.dropped == 0 && cnt.unrecorded == 0,
+	       "connect: counters next_seq=3 denials=1 dropped=0 (got %llu %llu %llu)",
+	       (unsigned long long)cnt.next_seq, (unsigned long long)cnt.denials,
+	       (unsigned long long)cnt.dropped);
+
+	/* a port no rule names: default deny */
+	acts[0].port = (uint16_t)(allowed == 65535 ? 1 : allowed + 1);
+	run_in(s.cg, acts, 1, errs);
+	drain(s.rbfd, &c);
+	result(errs[0] == EPERM && c.n == 1 && hdr(&c, 0)->rule == KW_RULE_DEFAULT &&
+		       hdr(&c, 0)->seq == 3,
+	       "connect: unlisted port denied by the default rule, seq 3");
+
+	/* descendants: one that existed before tagging is covered by the walk,
+	 * one made afterwards by tp_btf/cgroup_mkdir */
+	{
+		char sub[600];
+
+		snprintf(sub, sizeof(sub), "%s/child", s.cg);
+		mkdir(sub, 0755);
+		acts[0].port = denied;
+		errs[0] = -1;
+		run_in(sub, acts, 1, errs);
+		drain(s.rbfd, &c);
+		result(errs[0] == EPERM && c.n == 1 && hdr(&c, 0)->cgroup_id == path_id(sub),
+		       "connect: a child cgroup made after tagging belongs to the session "
+		       "(errno %d, events %d)", errs[0], c.n);
+		rmdir(sub);
+	}
+
+	/* untagged: nothing decided, nothing recorded */
+	kw_hooks_session_untag(h, s.slot);
+	acts[0].port = denied;
+	errs[0] = -1;
+	run_in(s.cg, acts, 1, errs);
+	drain(s.rbfd, &c);
+	result(errs[0] == ECONNREFUSED || errs[0] == 0,
+	       "connect: after untag the denied port is not refused by kwitness (errno %d)",
+	       errs[0]);
+	result(c.n == 0, "connect: after untag no event (got %d)", c.n);
+	session_end(h, &s);
+}
+
+static void scenario_pretagged_child(struct kw_hooks *h, uint16_t denied)
+{
+	struct session s;
+	struct collected c;
+	char sub[600], sub2[700], cg[512];
+	struct act a = { .a = A_CONNECT_TCP, .port = denied };
+	int err = -1;
+
+	/* the descendants exist before the session starts */
+	snprintf(cg, sizeof(cg), "%s/kwhooktest-%d-pre", cg2_root, getpid());
+	snprintf(sub, sizeof(sub), "%s/a", cg);
+	snprintf(sub2, sizeof(sub2), "%s/b", sub);
+	mkdir(cg, 0755);
+	mkdir(sub, 0755);
+	mkdir(sub2, 0755);
+	if (session_start(h, &s, 4, "pre",
+			  "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"net\":{\"connect\":[]}}"))
+		goto out;
+	run_in(sub2, &a, 1, &err);
+	drain(s.rbfd, &c);
+	result(err == EPERM && c.n == 1 && hdr(&c, 0)->rule == KW_RULE_DEFAULT,
+	       "pre: a grandchild cgroup that existed before tagging is governed "
+	       "(errno %d, events %d)", err, c.n);
+	session_end(h, &s);
+out:
+	rmdir(sub2);
+	rmdir(sub);
+	rmdir(cg);
+}
+
+static void scenario_advisory(struct kw_hooks *h, uint16_t allowed, uint16_t denied)
+{
+	struct kw_session cnt;
+	struct collected c;
+	struct session s;
+	char policy[512];
+	struct act acts[2] = {
+		{ .a = A_CONNECT_TCP, .port = allowed },
+		{ .a = A_CONNECT_TCP, .port = denied },
+	};
+	int errs[2] = { -1, -1 };
+
+	snprintf(policy, sizeof(policy),
+		 "{\"kwitness_policy\":1,\"mode\":\"advisory\",\"net\":{\"connect\":"
+		 "[\"127.0.0.1/32:%u\"]}}", allowed);
+	if (session_start(h, &s, 5, "advisory", policy))
+		return;
+	run_in(s.cg, acts, 2, errs);
+	result(errs[1] == ECONNREFUSED,
+	       "advisory: the denied connect proceeds (ECONNREFUSED from the kernel, errno %d)",
+	       errs[1]);
+	drain(s.rbfd, &c);
+	result(c.n == 2 && hdr(&c, 1)->decision == KW_DENY && hdr(&c, 1)->enforced == 0,
+	       "advisory: the deny is recorded with enforced=0");
+	kw_hooks_session_counters(h, s.slot, &cnt);
+	result(cnt.denials == 1, "advisory: denials=1 (got %llu)",
+	       (unsigned long long)cnt.denials);
+	session_end(h, &s);
+}
+
+static void scenario_record_deny(struct kw_hooks *h, uint16_t allowed, uint16_t denied)
+{
+	struct kw_session cnt;
+	struct collected c;
+	struct session s;
+	char policy[512];
+	struct act acts[3] = {
+		{ .a = A_CONNECT_TCP, .port = allowed },
+		{ .a = A_CONNECT_TCP, .port = denied },
+		{ .a = A_CONNECT_TCP, .port = allowed },
+	};
+	int errs[3];
+
+	snprintf(policy, sizeof(policy),
+		 "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"deny\",\"net\":"
+		 "{\"connect\":[\"127.0.0.1/32:%u\"]}}", allowed);
+	if (session_start(h, &s, 6, "record-deny", policy))
+		return;
+	run_in(s.cg, acts, 3, errs);
+	drain(s.rbfd, &c);
+	kw_hooks_session_counters(h, s.slot, &cnt);
+	result(errs[0] == 0 && errs[1] == EPERM && errs[2] == 0,
+	       "record-deny: enforcement unchanged");
+	result(c.n == 1 && hdr(&c, 0)->seq == 0 && hdr(&c, 0)->decision == KW_DENY,
+	       "record-deny: only the deny is recorded, with seq 0 (events %d)", c.n);
+	result(cnt.unrecorded == 2 && cnt.next_seq == 1,
+	       "record-deny: unrecorded=2 next_seq=1 (got %llu %llu)",
+	       (unsigned long long)cnt.unrecorded, (unsigned long long)cnt.next_seq);
+	session_end(h, &s);
+}
+
+static void scenario_drop(struct kw_hooks *h, uint16_t allowed)
+{
+	struct kw_session cnt;
+	struct session s;
+	char policy[512];
+	struct act acts[1000];
+	int errs[1000], i, eperm = 0, ok = 0;
+
+	/* a 64 KiB ring buffer holds about 680 net events: the rest are dropped,
+	 * and with on_record_failure deny refused */
+	snprintf(policy, sizeof(policy),
+		 "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"on_record_failure\":\"deny\","
+		 "\"net\":{\"send\":[\"127.0.0.1/32:%u\"]}}", allowed);
+	for (i = 0; i < 1000; i++)
+		acts[i] = (struct act){ .a = A_SENDTO_UDP, .port = allowed };
+	if (session_start(h, &s, 7, "drop", policy))
+		return;
+	run_in(s.cg, acts, 1000, errs);
+	for (i = 0; i < 1000; i++) {
+		eperm += errs[i] == EPERM;
+		ok += errs[i] == 0;
+	}
+	kw_hooks_session_counters(h, s.slot, &cnt);
+	result(cnt.dropped > 0 && cnt.dropped == (uint64_t)eperm &&
+		       cnt.next_seq + cnt.dropped == 1000 && (uint64_t)ok == cnt.next_seq,
+	       "drop: full ring buffer -> dropped=%llu, each refused (EPERM %d), "
+	       "recorded %llu + dropped = 1000",
+	       (unsigned long long)cnt.dropped, eperm, (unsigned long long)cnt.next_seq);
+	session_end(h, &s);
+}
+
+static void scenario_other_hooks(struct kw_hooks *h, uint16_t allowed)
+{
+	struct collected c;
+	struct session s;
+	char policy[1024];
+	struct stat st;
+	struct act acts[7];
+	int errs[7], i;
+
+	memset(acts, 0, sizeof(acts));
+	snprintf(policy, sizeof(policy),
+		 "{\"kwitness_policy\":1,\"mode\":\"enforce\","
+		 "\"net\":{\"send\":[\"127.0.0.1/32:%u\"],\"bind\":[\"127.0.0.1/32:0\"],"
+		 "\"socket\":[\"inet:stream|dgram\",\"unix\"]},"
+		 "\"dev\":{\"allow\":[\"c 1:3 rw\"]},\"sysctl\":{\"write\":false}}", allowed);
+	if (session_start(h, &s, 8, "hooks", policy))
+		return;
+	acts[0] = (struct act){ .a = A_SENDTO_UDP, .port = allowed };
+	acts[1] = (struct act){ .a = A_SENDTO_UDP, .port = (uint16_t)(allowed ^ 1) };
+	acts[2] = (struct act){ .a = A_BIND_UDP, .port = 0 };
+	acts[3] = (struct act){ .a = A_SOCKET, .family = AF_INET6, .type = SOCK_STREAM };
+	acts[4] = (struct act){ .a = A_SYSCTL_WRITE, .path = "/proc/sys/kernel/hostname" };
+	acts[5] = (struct act){ .a = A_OPEN_DEV, .path = "/dev/null" };
+	acts[6] = (struct act){ .a = A_OPEN_DEV, .path = "/dev/zero" };
+	for (i = 0; i < 7; i++)
+		errs[i] = -1;
+	run_in(s.cg, acts, 7, errs);
+	drain(s.rbfd, &c);
+	/* the order of events: socket() events come first for socket-using actions */
+	result(errs[0] == 0, "hooks: sendto allowed port (errno %d)", errs[0]);
+	result(errs[1] == EPERM, "hooks: sendto other port EPERM (errno %d)", errs[1]);
+	result(errs[2] == 0, "hooks: bind 127.0.0.1:0 allowed (errno %d)", errs[2]);
+	result(errs[3] == EPERM, "hooks: socket(AF_INET6) EPERM (errno %d)", errs[3]);
+	result(errs[4] == EPERM, "hooks: sysctl write EPERM (errno %d)", errs[4]);
+	result(errs[5] == 0, "hooks: open /dev/null (c 1:3) allowed (errno %d)", errs[5]);
+	result(errs[6] == EPERM, "hooks: open /dev/zero (c 1:5) EPERM (errno %d)", errs[6]);
+	{
+		int kinds[7] = { 0 };
+		bool seq_ok = true;
+
+		for (i = 0; i < c.n; i++) {
+			uint16_t k = hdr(&c, i)->kind;
+
+			if (k < 7)
+				kinds[k]++;
+			seq_ok &= hdr(&c, i)->seq == (uint64_t)i;
+		}
+		/* 3 inet sockets + 1 inet6 (denied); 2 sends; 1 bind; 1 sysctl write
+		 * (the read is not recorded); 2 device opens */
+		result(kinds[KW_EV_NET_SOCKET] == 4 && kinds[KW_EV_NET_SEND] == 2 &&
+			       kinds[KW_EV_NET_BIND] == 1 && kinds[KW_EV_SYSCTL] == 1 &&
+			       kinds[KW_EV_DEV] == 2 && c.n == 10 && seq_ok,
+		       "hooks: events socket=%d send=%d bind=%d sysctl=%d dev=%d (total %d), seq "
+		       "in order", kinds[KW_EV_NET_SOCKET], kinds[KW_EV_NET_SEND],
+		       kinds[KW_EV_NET_BIND], kinds[KW_EV_SYSCTL], kinds[KW_EV_DEV], c.n);
+	}
+	for (i = 0; i < c.n; i++) {
+		if (hdr(&c, i)->kind == KW_EV_SYSCTL) {
+			const struct kw_ev_sysctl *e = (const void *)c.ev[i];
+
+			result(!strcmp(e->name, "kernel/hostname") && e->h.decision == KW_DENY,
+			       "hooks: sysctl event names kernel/hostname");
+		}
+	}
+	(void)st;
+	session_end(h, &s);
+}
+
+int main(int argc, char **argv)
+{
+	struct kw_hooks_opts opts = { .ringbuf_size = 4096 * 16 };
+	struct kw_hooks *h;
+	uint16_t allowed, denied;
+	char err[256];
+	int lfd, lfd2, ret;
+
+	verbose = argc > 1 && !strcmp(argv[1], "-v");
+	if (geteuid() != 0) {
+		printf("skip - not root\n");
+		return 0;
+	}
+	if (find_cgroup2()) {
+		printf("skip - no cgroup2 mount in /proc/self/mountinfo\n");
+		return 0;
+	}
+	ret = kw_hooks_open(&opts, &h, err, sizeof(err));
+	if (ret) {
+		result(false, "kw_hooks_open: %s", err);
+		return 1;
+	}
+	result(true, "kw_hooks_open (classes available 0x%x)", kw_hooks_available(h));
+	{
+		json_t *progs = kw_hooks_programs(h);
+
+		result(progs && json_array_size(progs) >= 11, "programs listed with tags (%zu)",
+		       progs ? json_array_size(progs) : 0);
+		json_decref(progs);
+	}
+	lfd = listener(&allowed);
+	/* a port with nothing listening: bind and close a listener */
+	lfd2 = listener(&denied);
+	close(lfd2);
+	if (lfd < 0) {
+		result(false, "listener: %s", strerror(errno));
+		return 1;
+	}
+	scenario_connect(h, allowed, denied);
+	scenario_pretagged_child(h, denied);
+	scenario_advisory(h, allowed, denied);
+	scenario_record_deny(h, allowed, denied);
+	scenario_drop(h, allowed);
+	scenario_other_hooks(h, allowed);
+	close(lfd);
+	kw_hooks_close(h);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Kernel decision events -> canonical decision-log entries (docs/policy.md,
+ * DESIGN.md "Decision log"). Events come from the kernel but are still
+ * treated as bytes: sizes are checked, strings are bounded and written lossy. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/bpf.h>
+
+#include "kwitness/decision.h"
+#include "kwitness/event.h"
+#include "kwitness/jcs.h"
+#include "kwitness/policy.h"
+
+enum field_type { F_STR, F_LOSSY, F_INT, F_BOOL };
+
+struct field {
+	const char *key;
+	enum field_type type;
+	const char *s;
+	size_t n;
+	int64_t i;
+	bool b;
+};
+
+#define MAX_FIELDS 20
+
+struct entry {
+	struct field f[MAX_FIELDS];
+	size_t n;
+	char scratch[8][64]; /* backing store for formatted strings */
+	size_t n_scratch;
+};
+
+static void add_str(struct entry *e, const char *key, const char *s)
+{
+	e->f[e->n++] = (struct field){ .key = key, .type = F_STR, .s = s, .n = strlen(s) };
+}
+
+static void add_lossy(struct entry *e, const char *key, const char *s, size_t n)
+{
+	e->f[e->n++] = (struct field){ .key = key, .type = F_LOSSY, .s = s, .n = n };
+}
+
+static void add_int(struct entry *e, const char *key, int64_t v)
+{
+	e->f[e->n++] = (struct field){ .key = key, .type = F_INT, .i = v };
+}
+
+/* Unsigned kernel values: an integer while it is a safe JSON integer. */
+static void add_u64(struct entry *e, const char *key, uint64_t v)
+{
+	if (v <= (uint64_t)JCS_MAX_SAFE_INT) {
+		add_int(e, key, (int64_t)v);
+	} else {
+		char *buf = e->scratch[e->n_scratch++];
+
+		snprintf(buf, 64, "%llu", (unsigned long long)v);
+		add_str(e, key, buf);
+	}
+}
+
+static void add_bool(struct entry *e, const char *key, bool v)
+{
+	e->f[e->n++] = (struct field){ .key = key, .type = F_BOOL, .b = v };
+}
+
+static char *scratch(struct entry *e)
+{
+	return e->scratch[e->n_scratch++];
+}
+
+static int cmp_field(const void *a, const void *b)
+{
+	return strcmp(((const struct field *)a)->key, ((const struct field *)b)->key);
+}
+
+/* RFC 8785 member order is UTF-16 order; every key here is ASCII, so strcmp. */
+static int emit(struct entry *e, struct kw_buf *out)
+{
+	struct jcs_obj o;
+	size_t i;
+	int ret;
+
+	qsort(e->f, e->n, sizeof(e->f[0]), cmp_field);
+	ret = jcs_obj_begin(&o, out);
+	for (i = 0; !ret && i < e->n; i++) {
+		const struct field *f = &e->f[i];
+
+		switch (f->type) {
+		case F_STR: ret = jcs_obj_strn(&o, f->key, f->s, f->n); break;
+		case F_LOSSY: ret = jcs_obj_strn_lossy(&o, f->key, f->s, f->n, NULL); break;
+		case F_INT: ret = jcs_obj_int(&o, f->key, f->i); break;
+		case F_BOOL: ret = jcs_obj_bool(&o, f->key, f->b); break;
+		}
+	}
+	if (!ret)
+		ret = jcs_obj_end(&o);
+	return ret;
+}
+
+static const char *proto_name(uint8_t proto, char *buf)
+{
+	if (proto == 6)
+		return "tcp";
+	if (proto == 17)
+		return "udp";
+	snprintf(buf, 64, "%u", proto);
+	return buf;
+}
+
+static const char *sock_type_name(uint32_t type)
+{
+	switch (type) {
+	case 1: return "stream";
+	case 2: return "dgram";
+	case 3: return "raw";
+	case 4: return "rdm";
+	case 5: return "seqpacket";
+	}
+	return NULL;
+}
+
+static const char *path_op_name(uint32_t op)
+{
+	static const char *const names[] = {
+		[KW_PATHOP_MKDIR] = "fs.mkdir", [KW_PATHOP_RMDIR] = "fs.rmdir",
+		[KW_PATHOP_UNLINK] = "fs.unlink", [KW_PATHOP_RENAME] = "fs.rename",
+		[KW_PATHOP_LINK] = "fs.link", [KW_PATHOP_SYMLINK] = "fs.symlink",
+		[KW_PATHOP_MKNOD] = "fs.mknod", [KW_PATHOP_TRUNCATE] = "fs.truncate",
+		[KW_PATHOP_CHMOD] = "fs.chmod", [KW_PATHOP_CHOWN] = "fs.chown",
+	};
+
+	if (op < sizeof(names) / sizeof(names[0]) && names[op])
+		return names[op];
+	return "fs.path";
+}
+
+/* "r", "w", "x" letters in that order, for KW_ACC_* bits. */
+static const char *path_access(uint32_t acc, char *buf)
+{
+	size_t n = 0;
+
+	if (acc & KW_ACC_READ)
+		buf[n++] = 'r';
+	if (acc & KW_ACC_WRITE)
+		buf[n++] = 'w';
+	if (acc & KW_ACC_EXEC)
+		buf[n++] = 'x';
+	buf[n] = '\0';
+	return buf;
+}
+
+static size_t bounded_len(const char *s, size_t claimed, size_t cap)
+{
+	size_t n = claimed < cap ? claimed : cap;
+
+	return strnlen(s, n);
+}
+
+int kw_event_seq(const void *data, size_t size, uint64_t *seq)
+{
+	const struct kw_event_hdr *h = data;
+
+	if (!data || size < sizeof(*h))
+		return -EINVAL;
+	memcpy(seq, &h->seq, sizeof(*seq));
+	return 0;
+}
+
+int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns,
+		      struct kw_buf *out)
+{
+	struct kw_event_hdr h;
+	struct entry *e;
+	char rule[48];
+	int ret = 0;
+
+	if (!data || size < sizeof(h))
+		return -EINVAL;
+	memcpy(&h, data, sizeof(h));
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+
+	add_u64(e, "seq", h.seq);
+	add_int(e, "ts", ((int64_t)h.ts_ns + boot_to_realtime_ns) / 1000);
+	add_u64(e, "cgroup", h.cgroup_id);
+	add_int(e, "pid", h.pid);
+	add_int(e, "uid", h.uid);
+	add_lossy(e, "comm", h.comm, strnlen(h.comm, sizeof(h.comm)));
+	add_str(e, "decision", h.decision == KW_PERMIT ? "permit" : "deny");
+	add_bool(e, "enforced", h.decision != KW_PERMIT && h.enforced);
+	add_str(e, "rule", kw_rule_name(h.kind, h.rule, rule, sizeof(rule)));
+
+	switch (h.kind) {
+	case KW_EV_NET_CONNECT:
+	case KW_EV_NET_SEND:
+	case KW_EV_NET_BIND: {
+		const struct kw_ev_net *ev = data;
+		char *host = scratch(e);
+
+		if (size < sizeof(*ev) || (ev->family != 4 && ev->family != 6)) {
+			ret = -EINVAL;
+			break;
+		}
+		add_str(e, "tool", h.kind == KW_EV_NET_CONNECT ? "net.connect" :
+				   h.kind == KW_EV_NET_SEND ? "net.send" : "net.bind");
+		inet_ntop(ev->family == 4 ? AF_INET : AF_INET6, ev->addr, host, 64);
+		add_str(e, "host", host);
+		add_int(e, "port", ev->port);
+		add_str(e, "proto", proto_name(ev->proto, scratch(e)));
+		break;
+	}
+	case KW_EV_NET_SOCKET: {
+		const struct kw_ev_socket *ev = data;
+		const char *t;
+
+		if (size < sizeof(*ev)) {
+			ret = -EINVAL;
+			break;
+		}
+		add_str(e, "tool", "net.socket");
+		if (ev->family == AF_INET)
+			add_str(e, "family", "inet");
+		else if (ev->family == AF_INET6)
+			add_str(e, "family", "inet6");
+		else
+			add_int(e, "family", ev->family);
+		t = sock_type_name(ev->type);
+		if (t)
+			add_str(e, "type", t);
+		else
+			add_int(e, "type", ev->type);
+		add_int(e, "protocol", ev->protocol);
+		break;
+	}
+	case KW_EV_DEV: {
+		const struct kw_ev_dev *ev = data;
+		char *dev = scratch(e), *acc = scratch(e);
+		size_t n = 0;
+
+		if (size < sizeof(*ev)) {
+			ret = -EINVAL;
+			break;
+		}
+		add_str(e, "tool", "dev.access");
+		snprintf(dev, 64, "%c %u:%u", ev->type == BPF_DEVCG_DEV_BLOCK ? 'b' : 'c',
+			 ev->major, ev->minor);
+		add_str(e, "dev", dev);
+		if (ev->access & BPF_DEVCG_ACC_READ)
+			acc[n++] = 'r';
+		if (ev->access & BPF_DEVCG_ACC_WRITE)
+			acc[n++] = 'w';
+		if (ev->access & BPF_DEVCG_ACC_MKNOD)
+			acc[n++] = 'm';
+		acc[n] = '\0';
+		add_str(e, "access", acc);
+		break;
+	}
+	case KW_EV_SYSCTL: {
+		const struct kw_ev_sysctl *ev = data;
+
+		if (size < sizeof(*ev)) {
+			ret = -EINVAL;
+			break;
+		}
+		add_str(e, "tool", "sysctl.write");
+		add_lossy(e, "name", ev->name, bounded_len(ev->name, ev->name_len, KW_SYSCTL_NAME_MAX));
+		if (h.flags & KW_EVF_TRUNCATED)
+			add_bool(e, "truncated", true);
+		break;
+	}
+	case KW_EV_FS_OPEN:
+	case KW_EV_FS_EXEC:
+	case KW_EV_FS_PATHOP:
+	case KW_EV_NET_UNIX:
+	path: {
+		const struct kw_ev_path *ev = data;
+
+		if (size < sizeof(*ev)) {
+			ret = -EINVAL;
+			break;
+		}
+		switch (h.kind) {
+		case KW_EV_FS_OPEN: add_str(e, "tool", "fs.open"); break;
+		case KW_EV_FS_EXEC: add_str(e, "tool", "fs.exec"); break;
+		case KW_EV_NET_UNIX: add_str(e, "tool", "net.unix"); break;
+		case KW_EV_MOUNT: add_str(e, "tool", "fs.mount"); break;
+		default: add_str(e, "tool", path_op_name(ev->access)); break;
+		}
+		add_lossy(e, "path", ev->path, bounded_len(ev->path, ev->path_len, KW_PATH_MAX));
+		if (h.kind == KW_EV_FS_PATHOP)
+			add_str(e, "access", "w");
+		else if (h.kind == KW_EV_NET_UNIX)
+			add_str(e, "access", "connect");
+		else if (h.kind != KW_EV_MOUNT)
+			add_str(e, "access", path_access(ev->access, scratch(e)));
+		if (h.flags & KW_EVF_TRUNCATED)
+			add_bool(e, "truncated", true);
+		break;
+	}
+	case KW_EV_MOUNT:
+		/* a mount event may carry its mount point (path layout) */
+		if (size >= sizeof(struct kw_ev_path))
+			goto path;
+		/* fallthrough */
+	case KW_EV_PROC_KILL:
+	case KW_EV_PROC_PTRACE: {
+		const struct kw_ev_proc *ev = data;
+
+		if (size < sizeof(*ev)) {
+			ret = -EINVAL;
+			break;
+		}
+		if (h.kind == KW_EV_MOUNT) {
+			add_str(e, "tool", "fs.mount");
+			add_int(e, "flags", ev->sig_or_mode);
+			break;
+		}
+		add_str(e, "tool", h.kind == KW_EV_PROC_KILL ? "proc.kill" : "proc.ptrace");
+		add_int(e, h.kind == KW_EV_PROC_KILL ? "signal" : "mode", ev->sig_or_mode);
+		add_int(e, "target_pid", ev->target_pid);
+		add_u64(e, "target_cgroup", ev->target_cgroup);
+		break;
+	}
+	default:
+		ret = -EINVAL;
+	}
+	if (!ret)
+		ret = emit(e, out);
+	free(e);
+	return ret == -EILSEQ ? -EINVAL : ret;
+}
