@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Canonical JSON throughput on a ~50 MB decision-log-like document:
+ *   - jcs_canonicalize (parse + canonicalise untrusted text),
+ *   - the emitter writing the same entries from C structs, hashed as it goes,
+ * and, measured in the same run, jansson load + sorted compact dump and raw
+ * SHA-256 over the same bytes.
+ * Usage: bench_jcs [MEGABYTES]   (default 50) */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "kwitness/buf.h"
+#include "kwitness/digest.h"
+#include "kwitness/jcs.h"
+
+struct entry {
+	int64_t cgroup;
+	char comm[16];
+	const char *decision;
+	bool enforced;
+	char host[48];
+	int64_t pid;
+	int64_t port;
+	const char *proto;
+	char rule[32];
+	int64_t seq;
+	const char *tool;
+	int64_t ts;
+	int64_t uid;
+};
+
+static uint64_t rng_state = 0x2545F4914F6CDD1DULL;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 2685821657736338717ULL;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static const char *comms[] = { "curl", "python3", "node", "bash", "git", "caf\xc3\xa9-agent",
+			       "wget", "ssh", "npm", "make", "\xe6\xb5\x8b\xe8\xaf\x95", "gcc" };
+static const char *tools[] = { "net.connect", "net.bind", "net.sendmsg", "fs.read", "fs.write",
+			       "dev.access", "sysctl.write" };
+
+static void make_entry(struct entry *e, int64_t seq)
+{
+	uint64_t r = rng();
+	e->cgroup = 1000 + (int64_t)(r % 50000);
+	snprintf(e->comm, sizeof(e->comm), "%s", comms[(r >> 16) % 12]);
+	e->decision = (r >> 20) % 4 ? "permit" : "deny";
+	e->enforced = (r >> 22) & 1;
+	r = rng();
+	if (r % 8 == 0)
+		snprintf(e->host, sizeof(e->host), "api-%u.example.org", (unsigned)(r >> 8) % 1000);
+	else if (r % 8 == 1)
+		snprintf(e->host, sizeof(e->host), "m\xc3\xbcnchen-%u.example", (unsigned)(r >> 8) % 100);
+	else
+		snprintf(e->host, sizeof(e->host), "10.%u.%u.%u", (unsigned)(r >> 8) & 255,
+			 (unsigned)(r >> 16) & 255, (unsigned)(r >> 24) & 255);
+	e->pid = 100 + (int64_t)((r >> 32) % 400000);
+	e->port = (int64_t)((r >> 40) % 65536);
+	e->proto = (r >> 56) & 1 ? "tcp" : "udp";
+	r = rng();
+	e->tool = tools[r % 7];
+	snprintf(e->rule, sizeof(e->rule), "%s[%u]", e->tool, (unsigned)(r >> 8) % 16);
+	e->seq = seq;
+	e->ts = 1785000000000000LL + seq * 137 + (int64_t)((r >> 16) % 100);
+	e->uid = (r >> 40) % 3 ? 1000 : 0;
+}
+
+/* The canonical entry, from the struct: members in RFC 8785 order. */
+static int emit_entry(struct kw_buf *out, const struct entry *e)
+{
+	struct jcs_obj o;
+	int rc = jcs_obj_begin(&o, out);
+	rc = rc ?: jcs_obj_int(&o, "cgroup", e->cgroup);
+	rc = rc ?: jcs_obj_strn_lossy(&o, "comm", e->comm, strlen(e->comm), NULL);
+	rc = rc ?: jcs_obj_str(&o, "decision", e->decision);
+	rc = rc ?: jcs_obj_bool(&o, "enforced", e->enforced);
+	rc = rc ?: jcs_obj_str(&o, "host", e->host);
+	rc = rc ?: jcs_obj_int(&o, "pid", e->pid);
+	rc = rc ?: jcs_obj_int(&o, "port", e->port);
+	rc = rc ?: jcs_obj_str(&o, "proto", e->proto);
+	rc = rc ?: jcs_obj_str(&o, "rule", e->rule);
+	rc = rc ?: jcs_obj_int(&o, "seq", e->seq);
+	rc = rc ?: jcs_obj_str(&o, "tool", e->tool);
+	rc = rc ?: jcs_obj_int(&o, "ts", e->ts);
+	rc = rc ?: jcs_obj_int(&o, "uid", e->uid);
+	return rc ?: jcs_obj_end(&o);
+}
+
+/* The same entry as untrusted text: members shuffled, some spacing, some
+ * escapes a canonical writer removes. */
+static void text_entry(struct kw_buf *out, const struct entry *e)
+{
+	char m[13][96];
+	int n = 0;
+	snprintf(m[n++], 96, "\"cgroup\":%lld", (long long)e->cgroup);
+	snprintf(m[n++], 96, "\"comm\":\"%s\"", e->comm);
+	snprintf(m[n++], 96, "\"decision\":\"%s\"", e->decision);
+	snprintf(m[n++], 96, "\"enforced\":%s", e->enforced ? "true" : "false");
+	snprintf(m[n++], 96, "\"host\":\"%s\"", e->host);
+	snprintf(m[n++], 96, "\"pid\":%lld", (long long)e->pid);
+	snprintf(m[n++], 96, "\"port\":%lld", (long long)e->port);
+	if (e->seq % 16 == 0)
+		snprintf(m[n++], 96, "\"prot\\u006f\":\"%s\"", e->proto);
+	else
+		snprintf(m[n++], 96, "\"proto\":\"%s\"", e->proto);
+	snprintf(m[n++], 96, "\"rule\":\"%s\"", e->rule);
+	snprintf(m[n++], 96, "\"seq\":%lld", (long long)e->seq);
+	snprintf(m[n++], 96, "\"tool\":\"%s\"", e->tool);
+	snprintf(m[n++], 96, "\"ts\":%lld", (long long)e->ts);
+	snprintf(m[n++], 96, "\"uid\":%lld", (long long)e->uid);
+	for (int i = n - 1; i > 0; i--) {
+		int j = (int)(rng() % (uint64_t)(i + 1));
+		char t[96];
+		memcpy(t, m[i], 96);
+		memcpy(m[i], m[j], 96);
+		memcpy(m[j], t, 96);
+	}
+	bool spaced = e->seq % 4 == 0;
+	kw_buf_putc(out, '{');
+	for (int i = 0; i < n; i++) {
+		if (i)
+			kw_buf_puts(out, spaced ? ", " : ",");
+		kw_buf_puts(out, m[i]);
+	}
+	kw_buf_putc(out, '}');
+}
+
+int main(int argc, char **argv)
+{
+	double mb = argc > 1 ? atof(argv[1]) : 50;
+	size_t target = (size_t)(mb * 1e6);
+
+	/* The entries and the document. */
+	size_t cap = target / 150 + 16, count = 0;
+	struct entry *entries = malloc(cap * sizeof(*entries));
+	struct kw_buf doc = {0};
+	kw_buf_reserve(&doc, target + 4096);
+	kw_buf_puts(&doc, "[\n");
+	while (doc.len < target && count < cap) {
+		if (count)
+			kw_buf_puts(&doc, ",\n");
+		make_entry(&entries[count], (int64_t)count);
+		text_entry(&doc, &entries[count]);
+		count++;
+	}
+	kw_buf_puts(&doc, "\n]\n");
+	printf("document: %.1f MB, %zu decision entries (members shuffled, UTF-8, some escapes)\n",
+	       (double)doc.len / 1e6, count);
+
+	/* 1. Strict parse + canonicalise. */
+	struct kw_buf canon = {0};
+	struct jcs_error err;
+	double best = 1e9;
+	for (int i = 0; i < 3; i++) {
+		kw_buf_reset(&canon);
+		double t = now();
+		if (jcs_canonicalize(doc.data, doc.len, &canon, &err)) {
+			fprintf(stderr, "bench_jcs: %zu:%zu: %s\n", err.line, err.column, err.message);
+			return 1;
+		}
+		t = now() - t;
+		if (t < best)
+			best = t;
+	}
+	printf("jcs parse+canonicalize: %.1f MB/s (%.1f MB, best of 3, %.3f s)\n",
+	       (double)doc.len / 1e6 / best, (double)doc.len / 1e6, best);
+
+	/* 2. Emitter from C structs, streaming SHA-256 as the collector does:
+	 * entries are appended to a write buffer that is hashed (and would be
+	 * written) each time it passes 64 KiB. */
+	struct kw_buf out = {0}, arr = {0};
+	char digest[KW_DIGEST_STR_MAX];
+	size_t emitted = 0;
+	best = 1e9;
+	for (int round = 0; round < 3; round++) {
+		struct kw_digest d;
+		if (kw_digest_init(&d, KW_SHA256))
+			return 1;
+		kw_buf_reset(&out);
+		emitted = 0;
+		double t = now();
+		for (size_t i = 0; i < count; i++) {
+			if (emit_entry(&out, &entries[i]) || kw_buf_putc(&out, '\n'))
+				return 1;
+			if (out.len >= 65536) {
+				kw_digest_update(&d, out.data, out.len);
+				emitted += out.len;
+				kw_buf_reset(&out);
+			}
+		}
+		kw_digest_update(&d, out.data, out.len);
+		emitted += out.len;
+		kw_digest_final(&d, digest);
+		t = now() - t;
+		if (t < best)
+			best = t;
+	}
+	printf("jcs emitter + SHA-256: %.2f M entries/s, %.1f MB/s (%.1f MB of JSON Lines, best of 3)\n",
+	       (double)count / best / 1e6, (double)emitted / 1e6 / best, (double)emitted / 1e6);
+
+	best = 1e9;
+	for (int round = 0; round < 3; round++) {
+		kw_buf_reset(&out);
+		double t = now();
+		for (size_t i = 0; i < count; i++) {
+			if (emit_entry(&out, &entries[i]) || kw_buf_putc(&out, '\n'))
+				return 1;
+			if (out.len >= 65536)
+				kw_buf_reset(&out);
+		}
+		t = now() - t;
+		if (t < best)
+			best = t;
+	}
+	printf("jcs emitter alone: %.2f M entries/s, %.1f MB/s\n", (double)count / best / 1e6,
+	       (double)emitted / 1e6 / best);
+
+	/* The emitter and the parser agree byte for byte. */
+	kw_buf_putc(&arr, '[');
+	for (size_t i = 0; i < count; i++) {
+		if (i)
+			kw_buf_putc(&arr, ',');
+		emit_entry(&arr, &entries[i]);
+	}
+	kw_buf_putc(&arr, ']');
+	bool same = arr.len == canon.len && !memcmp(arr.data, canon.data, arr.len);
+	printf("emitter output equals canonicalized document: %s\n", same ? "yes" : "NO");
+
+	/* 3. Baselines. */
+	best = 1e9;
+	for (int i = 0; i < 3; i++) {
+		double t = now();
+		json_error_t je;
+		json_t *v = json_loadb(doc.data, doc.len, 0, &je);
+		if (!v) {
+			fprintf(stderr, "bench_jcs: jansson: %s\n", je.text);
+			return 1;
+		}
+		char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+		t = now() - t;
+		free(s);
+		json_decref(v);
+		if (t < best)
+			best = t;
+	}
+	printf("baseline jansson load + dump(COMPACT|SORT_KEYS): %.1f MB/s (not RFC 8785)\n",
+	       (double)doc.len / 1e6 / best);
+
+	best = 1e9;
+	for (int i = 0; i < 3; i++) {
+		double t = now();
+		kw_digest_buf(KW_SHA256, doc.data, doc.len, digest);
+		t = now() - t;
+		if (t < best)
+			best = t;
+	}
+	printf("baseline raw SHA-256: %.1f MB/s\n", (double)doc.len / 1e6 / best);
+
+	kw_buf_free(&doc);
+	kw_buf_free(&canon);
+	kw_buf_free(&out);
+	kw_buf_free(&arr);
+	free(entries);
+	return same ? 0 : 1;
+}
