@@ -16,6 +16,9 @@
  *                                COUNT operations (RATE per second, 0: as fast as
  *                                possible); prints "ok attempts N succeeded N
  *                                eperm N other N elapsed_us N"
+ *   ctl SOCKET                   sends stdin to a Unix stream socket (kwitnessd's
+ *                                control socket), half-closes, prints every byte
+ *                                received until the peer closes (10 s at most)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -304,6 +307,39 @@ static int do_flood(int argc, char **argv)
 	return 0;
 }
 
+static int do_ctl(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	char buf[65536];
+	ssize_t n;
+	int fd;
+
+	if (strlen(path) >= sizeof(a.sun_path))
+		return 2;
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+		return result(errno);
+	/* Send everything; the peer may close early (an oversized message). */
+	while ((n = read(0, buf, sizeof(buf))) > 0) {
+		if (send(fd, buf, (size_t)n, MSG_NOSIGNAL) < 0)
+			break;
+	}
+	shutdown(fd, SHUT_WR);
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, 10000) <= 0)
+			break;
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n <= 0)
+			break;
+		fwrite(buf, 1, (size_t)n, stdout);
+	}
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -320,6 +356,8 @@ int main(int argc, char **argv)
 		return do_open(argv[2], argv[3]);
 	if (!strcmp(argv[1], "sysctl") && (argc == 3 || argc == 4))
 		return do_sysctl(argv[2], argc == 4 ? argv[3] : NULL);
+	if (!strcmp(argv[1], "ctl") && argc == 3)
+		return do_ctl(argv[2]);
 	if (!strcmp(argv[1], "flood"))
 		return do_flood(argc - 2, argv + 2);
 usage:

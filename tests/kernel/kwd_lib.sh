@@ -1,0 +1,136 @@
+# Helpers for the kwitnessd kernel tests (sourced after tests/lib.sh).
+# Each test run gets a private state folder, socket, key and cgroup tree under
+# the cgroup2 mount; kwd_cleanup (installed as an EXIT trap) stops the daemon,
+# kills what is left in the test cgroups and removes them.
+
+NP=$KW_BUILD/tests/kw-netprobe
+KT_TMP=
+KT_CG=
+KT_DPID=
+KT_LPID=
+KT_SOCK=
+
+# Skips the whole file (one skip line, exit 0) with a reason.
+kt_skip_all() {
+	skip "$*"
+	finish
+}
+
+kwd_cleanup() {
+	set +e
+	[ -n "$KT_LPID" ] && kill "$KT_LPID" 2>/dev/null
+	if [ -n "$KT_DPID" ] && kill -0 "$KT_DPID" 2>/dev/null; then
+		kill -TERM "$KT_DPID" 2>/dev/null
+		for _ in $(seq 50); do kill -0 "$KT_DPID" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$KT_DPID" 2>/dev/null
+	fi
+	if [ -n "$KT_CG" ] && [ -d "$KT_CG" ]; then
+		# deepest first
+		find "$KT_CG" -depth -type d | while read -r d; do
+			[ -f "$d/cgroup.kill" ] && echo 1 >"$d/cgroup.kill" 2>/dev/null
+			rmdir "$d" 2>/dev/null
+		done
+	fi
+	[ -n "$KT_TMP" ] && rm -rf "$KT_TMP"
+}
+
+# Checks root, cgroup2 and the binaries; sets KT_TMP, KT_CG.
+kwd_require() {
+	[ "$(id -u)" -eq 0 ] || kt_skip_all "kwitnessd tests need root"
+	for b in "$KW" "$KWD" "$NP"; do
+		[ -x "$b" ] || kt_skip_all "$b not built (make all)"
+	done
+	local mnt
+	mnt=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
+	[ -n "$mnt" ] || kt_skip_all "no cgroup2 mount"
+	KT_TMP=$(mktemp -d /tmp/kwitness-ktest.XXXXXX)
+	KT_CG=$mnt/kwitness-test-$$
+	mkdir -p "$KT_CG" || kt_skip_all "cannot make a cgroup under $mnt"
+	trap kwd_cleanup EXIT
+	"$KW" keygen --out "$KT_TMP/key.pem" >/dev/null
+	"$KW" key show --key "$KT_TMP/key.pem" --jwk >"$KT_TMP/signer.jwk"
+}
+
+# Starts kwitnessd with extra options; skips the file when the programs
+# cannot load here.
+kwd_start() {
+	KT_SOCK=$KT_TMP/kwitnessd.sock
+	"$KWD" --foreground -v --state-dir "$KT_TMP/state" --socket "$KT_SOCK" \
+		--key "$KT_TMP/key.pem" --pin-dir none --config /dev/null "$@" \
+		2>>"$KT_TMP/kwitnessd.log" &
+	KT_DPID=$!
+	for _ in $(seq 100); do
+		[ -S "$KT_SOCK" ] && return 0
+		if ! kill -0 "$KT_DPID" 2>/dev/null; then
+			KT_DPID=
+			sed 's/^/# /' "$KT_TMP/kwitnessd.log" | tail -5
+			kt_skip_all "kwitnessd did not start (BPF programs failed to load?)"
+		fi
+		sleep 0.1
+	done
+	kt_skip_all "kwitnessd did not open its socket"
+}
+
+kwd_stop() {
+	[ -n "$KT_DPID" ] || return 0
+	kill -TERM "$KT_DPID" 2>/dev/null
+	wait "$KT_DPID" 2>/dev/null
+	KT_DPID=
+}
+
+kwd_alive() { [ -n "$KT_DPID" ] && kill -0 "$KT_DPID" 2>/dev/null; }
+
+# Classes the running daemon can enforce, one per line.
+kwd_hooks() { "$KW" status --socket "$KT_SOCK" | sed -n 's/^hooks: *//p' | tr ' ' '\n'; }
+kwd_has_hook() { kwd_hooks | grep -qx "$1"; }
+
+# A new cgroup under the test tree; prints its path.
+cg_make() {
+	mkdir -p "$KT_CG/$1" && echo "$KT_CG/$1"
+}
+
+# cg_run CGROUP CMD...: runs CMD inside CGROUP (joins before exec).
+cg_run() {
+	local cg=$1
+	shift
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@"
+}
+
+# A policy file from JSON text; prints its path.
+policy_file() { # NAME TEXT
+	printf '%s' "$2" >"$KT_TMP/$1.json"
+	echo "$KT_TMP/$1.json"
+}
+
+DIGEST=sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+
+# session_open CGROUP POLICY [SANDBOX]: prints the session id (empty on error,
+# the error on stderr).
+session_open() {
+	"$KW" session open --socket "$KT_SOCK" --cgroup "$1" --policy "$2" \
+		--sandbox-id "${3:-spiffe://test.kwitness.local/s/$$}" --image-digest "$DIGEST"
+}
+
+# session_close ID: closes and sets REC, LOG, POL (paths) and prints the summary.
+session_close() {
+	local out
+	out=$("$KW" session close --socket "$KT_SOCK" "$1") || { echo "$out"; return 1; }
+	REC=$(sed -n 's/^record: *//p' <<<"$out")
+	LOG=$(sed -n 's/^log: *//p' <<<"$out")
+	POL=$(sed -n 's/^policy: *//p' <<<"$out")
+	echo "$out"
+}
+
+# jfield LINE KEY: a member of a flat canonical JSON object (strings unquoted).
+jfield() {
+	sed -n "s/.*\"$2\":\(\"\([^\"]*\)\"\|\([^,}\"]*\)\).*/\2\3/p" <<<"$1"
+}
+
+# Decision entries of a log (not the open/close entries).
+decisions() { grep -v '"tool":"kwitness\.' "$1"; }
+trailer() { grep '"tool":"kwitness.close"' "$1"; }
+
+# verify_record: kwitness verify against the signer's JWK, the log and the bundle.
+verify_record() {
+	"$KW" verify --key "$KT_TMP/signer.jwk" --log "$LOG" --policy "$POL" "$REC" >/dev/null
+}
