@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Kernel events -> canonical decision-log entries: one known answer per
+ * event kind, written out by hand (keys in RFC 8785 order, no spaces). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <linux/bpf.h>
+
+#include "kwitness/decision.h"
+#include "kwitness/event.h"
+#include "kwitness/policy.h"
+
+/* realtime - boottime: 1.7e18 ns; events at 2 s of boot time */
+#define B2R 1700000000000000000LL
+#define TS_NS 2000000500ULL /* the 500 ns are cut off: microseconds */
+
+static void hdr(struct kw_event_hdr *h, uint16_t kind, uint8_t decision, uint8_t enforced,
+		uint16_t rule)
+{
+	h->seq = 5;
+	h->ts_ns = TS_NS;
+	h->cgroup_id = 1234;
+	h->pid = 42;
+	h->uid = 1000;
+	h->slot = 3;
+	h->generation = 1;
+	h->kind = kind;
+	h->rule = rule;
+	h->decision = decision;
+	h->enforced = enforced;
+	memcpy(h->comm, "curl", 5);
+}
+
+
+static void expect(const void *ev, size_t size, const char *want)
+{
+	struct kw_buf b = { 0 };
+
+	assert_int_equal(kw_event_to_entry(ev, size, B2R, &b), 0);
+	assert_string_equal(b.data, want);
+	kw_buf_free(&b);
+}
+
+static void test_net_connect(void **state)
+{
+	struct kw_ev_net e = { 0 };
+
+	(void)state;
+	hdr(&e.h, KW_EV_NET_CONNECT, KW_DENY, 1, 2);
+	e.family = 4;
+	e.proto = 6;
+	e.port = 443;
+	e.sock_type = 1;
+	e.addr[0] = 10;
+	e.addr[3] = 1;
+	expect(&e, sizeof(e),
+	       "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
+	       "\"host\":\"10.0.0.1\",\"pid\":42,\"port\":443,\"proto\":\"tcp\","
+	       "\"rule\":\"net.connect[2]\",\"seq\":5,\"tool\":\"net.connect\","
+	       "\"ts\":1700000002000000,\"uid\":1000}");
+}
+
+static void test_net_send_v6(void **state)
+{
+	struct kw_ev_net e = { 0 };
+
+	(void)state;
+	hdr(&e.h, KW_EV_NET_SEND, KW_PERMIT, 0, 0);
+	e.family = 6;
+	e.proto = 17;
+	e.port = 53;
+	e.addr[0] = 0x20;
+	e.addr[1] = 0x01;
+	e.addr[2] = 0x0d;
+	e.addr[3] = 0xb8;
+	e.addr[15] = 1;
+	expect(&e, sizeof(e),
+	       "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"permit\",\"enforced\":false,"
+	       "\"host\":\"2001:db8::1\",\"pid\":42,\"port\":53,\"proto\":\"udp\","
+	       "\"rule\":\"net.send[0]\",\"seq\":5,\"tool\":\"net.send\","
+	       "\"ts\":1700000002000000,\"uid\":1000}");
+}
+
+static void test_net_bind_advisory(void **state)
+{
+	struct kw_ev_net e = { 0 };
+
+	(void)state;
+	/* advisory: a deny that was not enforced; unknown protocol as a number */
+	hdr(&e.h, KW_EV_NET_BIND, KW_DENY, 0, KW_RULE_DEFAULT);
+	e.family = 4;
+	e.proto = 0;
+	e.port = 8080;
+	e.addr[0] = 127;
+	e.addr[3] = 1;
+	expect(&e, sizeof(e),
+	       "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":false,"
+	       "\"host\":\"127.0.0.1\",\"pid\":42,\"port\":8080,\"proto\":\"0\","
+	       "\"rule\":\"net.bind:default\",\"seq\":5,\"tool\":\"net.bind\","
+	       "\"ts\":1700000002000000,\"uid\":1000}");
+}
+
+static void test_net_socket(void **state)
+{
+	struct kw_ev_socket e = { 0 };
+
+	(void)state;
+	hdr(&e.h, KW_EV_NET_SOCKET, KW_DENY, 1, KW_RULE_DEFAULT);
+	e.family = 10;
+	e.type = 3;
+	e.protocol = 255;
+	expect(&e, sizeof(e),
+	       "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
+	       "\"family\":\"inet6\",\"pid\":42,\"protocol\":255,\"rule\":\"net.socket:default\","
+	       "\"seq\":5,\"tool\":\"net.socket\",\"ts\":1700000002000000,\"type\":\"raw\","
+	       "\"uid\":1000}");
+	/* families and types without a name stay numbers */
+	e.family = 16;
+	e.type = 10;
+	e.protocol = 0;
+	expect(&e, sizeof(e),
+	       "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
+	       "\"family\":16,\"pid\":42,\"protocol\":0,\"rule\":\"net.socket:default\","
+	       "\"seq\":5,\"tool\":\"net.socket\",\"ts\":1700000002000000,\"type\":10,"
+	       "\"uid\":1000}");
+}
+
+static void test_dev(void **state)
+{
+	struct kw_ev_dev e = { 0 };
+
+	(void)state;
+	hdr(&e.h, KW_EV_DEV, KW_PERMIT, 0, 1);
+	e.type = BPF_DEVCG_DEV_BLOCK;
+	e.major = 8;
+	e.minor = 0;
+	e.access = BPF_DEVCG_ACC_READ | BPF_DEVCG_ACC_WRITE | BPF_DEVCG_ACC_MKNOD;
+	expect(&e, sizeof(e),
+	       "{\"access\":\"rwm\",\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"permit\","
+	       "\"dev\":\"b 8:0\",\"enforced\":false,\"pid\":42,\"rule\":\"dev.allow[1]\","
+	       "\"seq\":5,\"tool\":\"dev.access\",\"ts\":1700000002000000,\"uid\":1000}");
+	e.type = BPF_DEVCG_DEV_CHAR;
+	e.major = 1;
+	e.minor = 3;
+	e.access = BPF_DEVCG_ACC_MKNOD;
+	expect(&e, sizeof(e),
+	       "{\"access\":\"m\",\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"permit\","
+	       "\"dev\":\"c 1:3\",\"enforced\":false,\"pid\":42,\"rule\":\"dev.allow[1]\","
+	       "\"seq\":5,\"tool\":\"dev.access\",\"ts\":1700000002000000,\"uid\":1000}");
+}
+
+static void test_sysctl(void **state)
+{
+	struct kw_ev_sysctl e = { 0 };
+
+	(void)state;
+	hdr(&e.h, KW_EV_SYSCTL, KW_DENY, 1, 0);
+	e.write = 1;
+	strcpy(e.name, "net/ipv4/ip_forward");
+	e.name_len = 19;
+	expect(&e, sizeof(e),
+	       "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
+	       "\"name\":\"net/ipv4/ip_forward\",\"pid\":42,\"rule\":\"sysctl.write\",\"seq\":5,"
+	       "\"tool\":\"sysctl.write\",\"ts\":1700000002000000,\"uid\":1000}");
+	/* truncated names say so; a name_len beyond the buffer is not trusted */
+	e.h.flags = KW_EVF_TRUNCATED;
+	memset(e.name, 'a', sizeof(e.name));
+	e.name_len = 1000;
+	{
+		char want[512];
+
+		snprintf(want, sizeof(want),
+			 "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
+			 "\"name\":\"%.64s\",\"pid\":42,\"rule\":\"sysctl.write\",\"seq\":5,"
+			 "\"tool\":\"sysctl.write\",\"truncated\":true,\"ts\":1700000002000000,"
+			 "\"uid\":1000}", e.name);
+		expect(&e, sizeof(e), want);
+	}
+}
+
+static void test_paths(void **state)
+{
+	struct kw_ev_path e = { 0 };
+
+	(void)state;
+	hdr(&e.h, KW_EV_FS_OPEN, KW_PERMIT, 0, KW_RULE_PATH(KW_PATH_READ, 1));
+	e.access = KW_ACC_READ;
+	strcpy(e.path, "/etc/passwd");
+	e.path_len = 11;
+	expect(&e, sizeof(e),
+	       "{\"access\":\"r\",\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"permit\","
+	       "\"enforced\":false,\"path\":\"/etc/passwd\",\"pid\":42,\"rule\":\"fs.read[1]\","
+	       "\"seq\":5,\"tool\":\"fs.open\",\"ts\":1700000002000000,\"uid\":1000}");
+
+	hdr(&e.h, KW_EV_FS_PATHOP, KW_DENY, 1, KW_RULE_PATH(KW_PATH_DENY, 0));
+	e.access = KW_PATHOP_MKDIR;
+	e.h.flags = KW_EVF_TRUNCATED;
+	strcpy(e.path, "/srv/agent/.ssh/x");
+	e.path_len = 17;
+	expect(&e, sizeof(e),
+	       "{\"access\":\"w\",\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\","
+	       "\"enforced\":true,\"path\":\"/srv/agent/.ssh/x\",\"pid\":42,"
+	       "\"rule\":\"fs.deny[0]\",\"seq\":5,\"tool\":\"fs.mkdir\",\"truncated\":true,"
+	       "\"ts\":1700000002000000,\"uid\":1000}");
+
+	hdr(&e.h, KW_EV_FS_EXEC, KW_DENY, 1, KW_RULE_DEFAULT);
+	e.h.flags = 0;
+	e.access = KW_ACC_EXEC;
+	strcpy(e.path, "/tmp/x");
+	e.path_len = 6;
+	expect(&e, sizeof(e),
+	       "{\"access\":\"x\",\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\","
+	       "\"enforced\":true,\"path\":\"/tmp/x\",\"pid\":42,\"rule\":\"exec:default\","
+	       "\"seq\":5,\"tool\":\"fs.exec\",\"ts\":1700000002000000,\"uid\":1000}");
+
+	hdr(&e.h, KW_EV_NET_UNIX, KW_PERMIT, 0, KW_RULE_PATH(KW_PATH_UNIX, 0));
+	strcpy(e.path, "/run/a.sock");
+	e.path_len = 11;
+	expect(&e, sizeof(e),
+	       "{\"access\":\"connect\",\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"permit\","
+	       "\"enforced\":false,\"path\":\"/run/a.sock\",\"pid\":42,\"rule\":\"net.unix[0]\","
+	       "\"seq\":5,\"tool\":\"net.unix\",\"ts\":1700000002000000,\"uid\":1000}");
+}
+
+static void test_proc_and_mount(void **state)
+{
+	struct kw_ev_proc e = { 0 };
+
+	(void)state;
+	hdr(&e.h, KW_EV_PROC_KILL, KW_DENY, 1, KW_RULE_DEFAULT);
+	e.target_pid = 77;
+	e.sig_or_mode = 9;
+	e.target_cgroup = 99;
+	expect(&e, sizeof(e),
+	       "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
+	       "\"pid\":42,\"rule\":\"proc:default\",\"seq\":5,\"signal\":9,\"target_cgroup\":99,"
+	       "\"target_pid\":77,\"tool\":\"proc.kill\",\"ts\":1700000002000000,\"uid\":1000}");
+	hdr(&e.h, KW_EV_PROC_PTRACE, KW_PERMIT, 0, 0);
+	e.sig_or_mode = 2;
+	expect(&e, sizeof(e),
+	       "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"permit\",\"enforced\":false,"
+	       "\"mode\":2,\"pid\":42,\"rule\":\"proc.signal_outside\",\"seq\":5,"
+	       "\"target_cgroup\":99,\"target_pid\":77,\"tool\":\"proc.ptrace\","
+	       "\"ts\":1700000002000000,\"uid\":1000}");
+	hdr(&e.h, KW_EV_MOUNT, KW_DENY, 1, KW_RULE_DEFAULT);
+	e.sig_or_mode = 0x1000;
+	expect(&e, sizeof(e),
+	       "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
+	       "\"flags\":4096,\"pid\":42,\"rule\":\"mount:default\",\"seq\":5,"
+	       "\"tool\":\"fs.mount\",\"ts\":1700000002000000,\"uid\":1000}");
+}
+
+static void test_lossy_comm_and_big_ids(void **state)
+{
+	struct kw_ev_net e = { 0 };
+
+	(void)state;
+	hdr(&e.h, KW_EV_NET_CONNECT, KW_PERMIT, 0, 0);
+	/* a comm of 16 bytes without NUL, one byte not UTF-8 */
+	memcpy(e.h.comm, "ab\xff" "cdefghijklmnop", 16);
+	e.h.cgroup_id = 9007199254740992ULL; /* 2^53: beyond JSON's safe integers */
+	e.family = 4;
+	e.proto = 6;
+	e.port = 1;
+	expect(&e, sizeof(e),
+	       "{\"cgroup\":\"9007199254740992\",\"comm\":\"ab\xef\xbf\xbd" "cdefghijklmno\","
+	       "\"decision\":\"permit\",\"enforced\":false,\"host\":\"0.0.0.0\",\"pid\":42,"
+	       "\"port\":1,\"proto\":\"tcp\",\"rule\":\"net.connect[0]\",\"seq\":5,"
+	       "\"tool\":\"net.connect\",\"ts\":1700000002000000,\"uid\":1000}");
+}
+
+static void test_refusals(void **state)
+{
+	struct kw_ev_net e = { 0 };
+	struct kw_buf b = { 0 };
+	uint64_t seq = 0;
+
+	(void)state;
+	hdr(&e.h, KW_EV_NET_CONNECT, KW_PERMIT, 0, 0);
+	e.family = 4;
+	/* shorter than its kind's layout */
+	assert_int_equal(kw_event_to_entry(&e, sizeof(e) - 1, B2R, &b), -EINVAL);
+	assert_int_equal(kw_event_to_entry(&e, 3, B2R, &b), -EINVAL);
+	/* a family that is neither 4 nor 6 */
+	e.family = 5;
+	assert_int_equal(kw_event_to_entry(&e, sizeof(e), B2R, &b), -EINVAL);
+	e.family = 4;
+	e.h.kind = 99;
+	assert_int_equal(kw_event_to_entry(&e, sizeof(e), B2R, &b), -EINVAL);
+	assert_int_equal(b.len, 0);
+	kw_buf_free(&b);
+
+	assert_int_equal(kw_event_seq(&e, sizeof(e), &seq), 0);
+	assert_int_equal(seq, 5);
+	assert_int_equal(kw_event_seq(&e, sizeof(e.h) - 1, &seq), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_net_connect),
+		cmocka_unit_test(test_net_send_v6),
+		cmocka_unit_test(test_net_bind_advisory),
+		cmocka_unit_test(test_net_socket),
+		cmocka_unit_test(test_dev),
+		cmocka_unit_test(test_sysctl),
+		cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_proc_and_mount),
+		cmocka_unit_test(test_lossy_comm_and_big_ids),
+		cmocka_unit_test(test_refusals),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
