@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# kwitnessd sessions: a child cgroup belongs to its parent's session; two
+# concurrent sessions keep separate, complete logs; bad policies and bad
+# control messages get errors and the daemon survives; SIGTERM closes open
+# sessions with records.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/kwd_lib.sh"
+
+kwd_require
+kwd_start
+kwd_has_hook net.connect || kt_skip_all "net.connect hooks unavailable on this kernel"
+
+LPORT_A=18280 LPORT_B=18281
+"$NP" listen $LPORT_A $LPORT_B >"$KT_TMP/listen.out" &
+KT_LPID=$!
+for _ in $(seq 50); do grep -q ok "$KT_TMP/listen.out" 2>/dev/null && break; sleep 0.1; done
+
+ENFORCE=$(policy_file enforce "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"net\":{\"connect\":[\"127.0.0.1/32:$LPORT_A\"],\"send\":[\"127.0.0.1/32:$LPORT_A\"]}}")
+
+# ctl TEXT: raw bytes to the control socket, prints the replies.
+ctl() { printf '%s' "$1" | "$NP" ctl "$KT_SOCK"; }
+err_code() { sed -n 's/.*"error":"\([^"]*\)".*/\1/p' <<<"$1" | head -1; }
+
+# --- a child cgroup belongs to its session ------------------------------
+parent=$(cg_make parent)
+before=$(cg_make parent/made-before)
+sid=$(session_open "$parent" "$ENFORCE")
+after=$(cg_make parent/made-after)
+deeper=$(cg_make parent/made-after/deeper)
+r1=$(cg_run "$before" "$NP" connect 127.0.0.1 $LPORT_B)
+r2=$(cg_run "$deeper" "$NP" connect 127.0.0.1 $LPORT_B)
+r3=$(cg_run "$after" "$NP" connect 127.0.0.1 $LPORT_A)
+session_close "$sid" >/dev/null
+expect_eq "child made before open: denied with EPERM" EPERM "$r1"
+expect_eq "grandchild made after open: denied with EPERM" EPERM "$r2"
+expect_eq "child made after open: allowed connect proceeds" ok "$r3"
+for c in "$before" "$deeper" "$after"; do
+	expect_eq "decision from ${c#"$KT_CG"/} recorded with its cgroup id" 1 \
+		"$(decisions "$LOG" | grep -c "\"cgroup\":$(stat -c %i "$c"),")"
+done
+expect_eq "child sessions: 3 decisions" 3 "$(decisions "$LOG" | grep -c .)"
+check "child sessions: record verifies" verify_record
+
+# --- two concurrent sessions ----------------------------------------------
+N=300
+cga=$(cg_make conc-a)
+cgb=$(cg_make conc-b)
+PB=$(policy_file advisory "{\"kwitness_policy\":1,\"mode\":\"advisory\",\"net\":{\"send\":[\"127.0.0.1/32:$LPORT_A\"]}}")
+sa=$(session_open "$cga" "$ENFORCE" spiffe://test.kwitness.local/a)
+sb=$(session_open "$cgb" "$PB" spiffe://test.kwitness.local/b)
+if [ -z "$sa" ] || [ -z "$sb" ]; then
+	not_ok "two sessions open"
+else
+	ok "two sessions open"
+	expect_eq "session list shows both" 2 \
+		"$("$KW" session list --socket "$KT_SOCK" | grep -c -e "$sa" -e "$sb")"
+	cg_run "$cga" "$NP" flood sendto 127.0.0.1 $LPORT_B $N >"$KT_TMP/fa" &
+	fa=$!
+	cg_run "$cgb" "$NP" flood sendto 127.0.0.1 $LPORT_B $N >"$KT_TMP/fb" &
+	fb=$!
+	wait $fa $fb
+	expect_eq "session a (enforce): every send refused" "ok attempts $N succeeded 0 eperm $N other 0" \
+		"$(sed 's/ elapsed_us.*//' "$KT_TMP/fa")"
+	expect_eq "session b (advisory): every send proceeds" "ok attempts $N succeeded $N eperm 0 other 0" \
+		"$(sed 's/ elapsed_us.*//' "$KT_TMP/fb")"
+	for s in a b; do
+		if [ $s = a ]; then sid=$sa cg=$cga; else sid=$sb cg=$cgb; fi
+		session_close "$sid" >/dev/null
+		id=$(stat -c %i "$cg")
+		expect_eq "session $s: $N decisions, all from its own cgroup" "$N $N" \
+			"$(decisions "$LOG" | grep -c .) $(decisions "$LOG" | grep -c "\"cgroup\":$id,")"
+		expect_eq "session $s: sequence numbers 0..$((N - 1)) in order" \
+			"$(seq 0 $((N - 1)) | tr '\n' ' ')" \
+			"$(decisions "$LOG" | sed -n 's/.*"seq":\([0-9]*\).*/\1/p' | tr '\n' ' ')"
+		expect_eq "session $s: trailer complete, nothing dropped" "true 0" \
+			"$(jfield "$(trailer "$LOG")" complete) $(jfield "$(trailer "$LOG")" dropped)"
+		check "session $s: record verifies" verify_record
+	done
+	expect_eq "session b: enforced false on every deny (advisory)" $N \
+		"$(decisions "$LOG" | grep -c '"decision":"deny","enforced":false')"
+fi
+
+# --- bad policies: errors naming the field, nothing attached -----------------
+bad=$(cg_make bad)
+for case in "not JSON|{\"kwitness_policy\":1,|line 1" \
+	"unknown key|{\"kwitness_policy\":1,\"mode\":\"enforce\",\"nett\":{}}|nett" \
+	"bad CIDR|{\"kwitness_policy\":1,\"mode\":\"enforce\",\"net\":{\"connect\":[\"10.0.0.0/33:80\"]}}|net.connect[0]" \
+	"bad mode|{\"kwitness_policy\":1,\"mode\":\"declared\",\"net\":{\"connect\":[]}}|mode"; do
+	IFS='|' read -r what text field <<<"$case"
+	p=$(policy_file bad "$text")
+	out=$("$KW" session open --socket "$KT_SOCK" --cgroup "$bad" --policy "$p" \
+		--sandbox-id did:example:bad --image-digest "$DIGEST" 2>&1)
+	if grep -q "policy_invalid" <<<"$out" && grep -qF "$field" <<<"$out"; then
+		ok "bad policy ($what): policy_invalid naming '$field'"
+	else
+		not_ok "bad policy ($what): policy_invalid naming '$field'"
+		echo "#   $out"
+	fi
+done
+expect_eq "after bad policies: the cgroup is not tagged (connect proceeds)" ok \
+	"$(cg_run "$bad" "$NP" connect 127.0.0.1 $LPORT_B)"
+expect_eq "after bad policies: no open session" "no open sessions" \
+	"$("$KW" session list --socket "$KT_SOCK")"
+
+# A class this host cannot enforce (BPF-LSM) is refused with the class named.
+if ! kwd_has_hook fs; then
+	p=$(policy_file lsm '{"kwitness_policy":1,"mode":"enforce","fs":{"read":["/usr"]}}')
+	out=$("$KW" session open --socket "$KT_SOCK" --cgroup "$bad" --policy "$p" \
+		--sandbox-id did:example:bad --image-digest "$DIGEST" 2>&1)
+	if grep -q hooks_unavailable <<<"$out" && grep -q fs <<<"$out"; then
+		ok "policy needing unavailable hooks: hooks_unavailable naming fs"
+	else
+		not_ok "policy needing unavailable hooks: hooks_unavailable naming fs"
+		echo "#   $out"
+	fi
+else
+	skip "fs hooks are available here: no unavailable class to refuse"
+fi
+
+# --- bad control messages -----------------------------------------------------
+POLJSON=$(sed 's/"/\\"/g' "$ENFORCE")
+open_req() { # CGROUP SANDBOX DIGEST
+	printf '{"op":"open","cgroup":"%s","sandbox_id":"%s","image_digest":"%s","policy":"%s"}\n' \
+		"$1" "$2" "$3" "$POLJSON"
+}
+taken=$(cg_make taken)
+held=$("$KW" session open --socket "$KT_SOCK" --cgroup "$taken" --policy "$ENFORCE" \
+	--sandbox-id did:example:held --image-digest "$DIGEST")
+for case in "malformed JSON|{\"op\":|malformed_json" \
+	"not an object|[1,2]|malformed_request" \
+	"duplicate member|{\"op\":\"status\",\"op\":\"list\"}|malformed_json" \
+	"missing op|{}|missing_field" \
+	"unknown op|{\"op\":\"explode\"}|unknown_op" \
+	"unknown session|{\"op\":\"close\",\"session\":\"00000000000000000000000000000000\"}|unknown_session" \
+	"close without session|{\"op\":\"close\"}|missing_field" \
+	"open without fields|{\"op\":\"open\"}|missing_field" \
+	"unknown open field|{\"op\":\"open\",\"cgroup\":\"/x\",\"sandbox_id\":\"did:x\",\"image_digest\":\"$DIGEST\",\"policy\":\"{}\",\"extra\":1}|unknown_field" \
+	"cgroup does not exist|$(open_req "$KT_CG/nope" did:example:x "$DIGEST")|cgroup_not_found" \
+	"cgroup not on cgroup2|$(open_req /tmp did:example:x "$DIGEST")|invalid_cgroup" \
+	"cgroup already tagged|$(open_req "$taken" did:example:x "$DIGEST")|cgroup_tagged" \
+	"child of a tagged cgroup|$(open_req "$(cg_make taken/child)" did:example:x "$DIGEST")|cgroup_tagged" \
+	"bad sandbox id|$(open_req "$bad" https://example.com "$DIGEST")|invalid_field" \
+	"bad image digest|$(open_req "$bad" did:example:x sha256:abc)|invalid_field"; do
+	IFS='|' read -r what text want <<<"$case"
+	expect_eq "control: $what -> $want" "$want" "$(err_code "$(ctl "$text"$'\n')")"
+done
+# Several requests on one connection, answered in order.
+expect_eq "control: three requests on one connection, three replies" 3 \
+	"$(ctl $'{"op":"ping"}\n{"op":"nope"}\n{"op":"list"}\n' | grep -c .)"
+# A message over 1 MiB: error, then the connection is closed.
+head -c 1100000 /dev/zero | tr '\0' 'x' >"$KT_TMP/big"
+out=$(cat "$KT_TMP/big" | "$NP" ctl "$KT_SOCK")
+expect_eq "control: oversized message -> message_too_large" message_too_large "$(err_code "$out")"
+expect_eq "control: the daemon answers after all that" '{"ok":true}' "$(ctl $'{"op":"ping"}\n')"
+# A client that connects and says nothing does not block others.
+sleep 5 2>/dev/null | "$NP" ctl "$KT_SOCK" >/dev/null 2>&1 &
+sleep 0.2
+expect_eq "control: an idle client does not block another" '{"ok":true}' "$(ctl $'{"op":"ping"}\n')"
+# A peer that is neither root nor in the group is refused.
+if command -v setpriv >/dev/null; then
+	chmod 0777 "$KT_SOCK" "$KT_TMP"
+	out=$(printf '{"op":"ping"}\n' | setpriv --reuid=65534 --regid=65534 --clear-groups "$NP" ctl "$KT_SOCK")
+	chmod 0660 "$KT_SOCK"
+	chmod 0700 "$KT_TMP"
+	expect_eq "control: a non-root peer is refused (SO_PEERCRED)" permission_denied "$(err_code "$out")"
+else
+	skip "setpriv missing: peer check not tested"
+fi
+check "kwitnessd survived every bad message" kwd_alive
+
+# --- SIGTERM closes open sessions with records ------------------------------
+r=$(cg_run "$taken" "$NP" connect 127.0.0.1 $LPORT_B)
+expect_eq "held session still enforcing" EPERM "$r"
+kwd_stop
+REC=$KT_TMP/state/records/$held.json LOG=$KT_TMP/state/logs/$held.jsonl
+POL=$(ls "$KT_TMP"/state/policies/"$(sha256sum "$ENFORCE" | cut -d' ' -f1)")
+check "SIGTERM: the open session's record was written" test -s "$REC"
+expect_eq "SIGTERM: trailer written, 1 decision" "kwitness.close 1" \
+	"$(jfield "$(tail -1 "$LOG")" tool) $(jfield "$(tail -1 "$LOG")" decisions)"
+check "SIGTERM: record verifies" verify_record
+expect_eq "SIGTERM: the cgroup is untagged afterwards" ok \
+	"$(cg_run "$taken" "$NP" connect 127.0.0.1 $LPORT_B)"
+finish
