@@ -44,8 +44,9 @@ struct kw_record_input {
 	const char *verifier;         /* appraisal.verifier; NULL: KW_DEFAULT_VERIFIER */
 	int64_t iat;                  /* seconds */
 };
-/* Unsigned record (cnf.jwk is a placeholder until signed: the caller's key
- * goes there in kw_record_sign). NULL with err filled on bad input. */
+/* Unsigned record, without cnf and signature: kw_record_sign sets cnf.jwk to
+ * the signing key. Every other member is checked against the schema here.
+ * NULL with err filled on bad input. */
 json_t *kw_record_build(const struct kw_record_input *in, char *err, size_t errlen);
 
 /* --- Schema (TRACE v0.2 trace-claim.json, in C) --- */

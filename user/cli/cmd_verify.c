@@ -154,6 +154,10 @@ int cmd_verify(int argc, char **argv)
 		verify_usage(stderr);
 		return 2;
 	}
+	if (o.image_digest && !policypath) {
+		fprintf(stderr, "kwitness verify: --image-digest needs --policy (the measurement binds both)\n");
+		return 2;
+	}
 	if (o.image_digest && !kw_digest_valid(o.image_digest)) {
 		fprintf(stderr, "kwitness verify: --image-digest must be sha256:<hex> or sha384:<hex>\n");
 		return 2;
