@@ -19,6 +19,7 @@
 #include "jcs_internal.h"
 
 struct member {
+	uint64_t prefix;   /* the name's first 8 bytes, ordered like UTF-16 */
 	size_t key_off;    /* decoded name: in out, or in keys when in_keys */
 	size_t key_len;
 	size_t start, end; /* canonical "name":value in out */
@@ -225,7 +226,7 @@ static int decode_key(struct parser *ps, struct member *m)
 		case 'f': *o++ = '\f'; break;
 		case 'r': *o++ = '\r'; break;
 		case 'u': {
-			unsigned v;
+			unsigned v = 0;
 			hex4((const unsigned char *)s + i + 1, &v);
 			*o++ = (char)v;
 			i += 4;
@@ -254,8 +255,7 @@ static int parse_string(struct parser *ps, struct member *key)
 		return rc;
 	size_t content = ps->out->len;
 	for (;;) {
-		while (p < end && jcs_byte_class[*p] == JCS_C_PLAIN)
-			p++;
+		p = jcs_scan_plain(p, end);
 		if (p >= end)
 			return fail(ps, open, "unterminated string");
 		switch (jcs_byte_class[*p]) {
@@ -418,76 +418,119 @@ static inline const char *key_of(struct parser *ps, const struct member *m)
 
 static inline int member_cmp(struct parser *ps, const struct member *a, const struct member *b)
 {
+	if (a->prefix != b->prefix)
+		return a->prefix < b->prefix ? -1 : 1;
 	return jcs_utf16_cmp(key_of(ps, a), a->key_len, key_of(ps, b), b->key_len);
 }
 
-static int member_cmp_r(const void *a, const void *b, void *ctx)
+/* A name's first 8 bytes as a big-endian number whose order is the UTF-16
+ * order: only the lead bytes EE and EF (U+E000..U+FFFF) are moved above
+ * F0..F4 (supplementary planes), see jcs_utf16_cmp(). Equal prefixes fall
+ * back to the full comparison. */
+static inline uint64_t key_prefix(const unsigned char *k, size_t n)
 {
-	return member_cmp(ctx, a, b);
+	unsigned char b[8] = { 0 };
+	memcpy(b, k, n < 8 ? n : 8);
+	uint64_t v;
+	memcpy(&v, b, 8);
+	if (v & 0x8080808080808080ULL)
+		for (int i = 0; i < 8; i++)
+			if (b[i] == 0xEE || b[i] == 0xEF)
+				b[i] += 0x10;
+	memcpy(&v, b, 8);
+	return __builtin_bswap64(v);
+}
+
+struct sort_ctx {
+	struct parser *ps;
+	const struct member *m;
+};
+
+static int order_cmp_r(const void *a, const void *b, void *ctx)
+{
+	const struct sort_ctx *c = ctx;
+	return member_cmp(c->ps, &c->m[*(const uint32_t *)a], &c->m[*(const uint32_t *)b]);
 }
 
 /* Sorts the members of the object that just closed, refuses duplicate
  * names and rewrites the object's bytes in canonical order. */
 static int finish_object(struct parser *ps, size_t base)
 {
-	struct member *m = ps->m + base;
+	const struct member *m = ps->m + base;
 	size_t n = ps->m_len - base;
 	bool sorted = true;
 	for (size_t i = 1; i < n; i++) {
 		int c = member_cmp(ps, &m[i - 1], &m[i]);
 		if (c == 0)
-			goto duplicate;
+			return fail(ps, ps->begin + m[i].in_off, "duplicate member name \"%.*s\"",
+				    (int)(m[i].key_len > 60 ? 60 : m[i].key_len), key_of(ps, &m[i]));
 		if (c > 0)
 			sorted = false;
 	}
 	if (sorted)
 		return 0;
+	if (n > UINT32_MAX)
+		return -ENOMEM;
 
-	size_t region = m[0].start, region_len = m[n - 1].end - region;
-	if (n <= 16) {
+	/* Sort indexes, not the members themselves. */
+	uint32_t small[32], *ord = small;
+	if (n > 32 && !(ord = malloc(n * sizeof(*ord))))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		ord[i] = i;
+	if (n <= 24) {
 		for (size_t i = 1; i < n; i++) {
-			struct member t = m[i];
+			uint32_t t = ord[i];
 			size_t j = i;
-			while (j > 0 && member_cmp(ps, &m[j - 1], &t) > 0) {
-				m[j] = m[j - 1];
+			while (j > 0 && member_cmp(ps, &m[ord[j - 1]], &m[t]) > 0) {
+				ord[j] = ord[j - 1];
 				j--;
 			}
-			m[j] = t;
+			ord[j] = t;
 		}
 	} else {
-		qsort_r(m, n, sizeof(*m), member_cmp_r, ps);
+		struct sort_ctx ctx = { ps, m };
+		qsort_r(ord, n, sizeof(*ord), order_cmp_r, &ctx);
 	}
+	int rc = 0;
+	size_t dup = SIZE_MAX;
 	for (size_t i = 1; i < n; i++)
-		if (member_cmp(ps, &m[i - 1], &m[i]) == 0)
-			goto duplicate;
+		if (member_cmp(ps, &m[ord[i - 1]], &m[ord[i]]) == 0) {
+			/* Report the later of the equal names, the first such. */
+			size_t a = m[ord[i - 1]].in_off, b = m[ord[i]].in_off;
+			size_t later = a > b ? a : b;
+			if (later < dup)
+				dup = later;
+		}
+	if (dup != SIZE_MAX) {
+		const struct member *d = NULL;
+		for (size_t i = 0; i < n && !d; i++)
+			if (m[i].in_off == dup)
+				d = &m[i];
+		rc = fail(ps, ps->begin + dup, "duplicate member name \"%.*s\"",
+			  (int)(d->key_len > 60 ? 60 : d->key_len), key_of(ps, d));
+		goto out;
+	}
 
+	size_t region = m[0].start, region_len = m[n - 1].end - region;
 	kw_buf_reset(&ps->perm);
-	if (kw_buf_append(&ps->perm, ps->out->data + region, region_len))
-		return -ENOMEM;
+	if (kw_buf_append(&ps->perm, ps->out->data + region, region_len)) {
+		rc = -ENOMEM;
+		goto out;
+	}
 	char *o = ps->out->data + region;
 	for (size_t i = 0; i < n; i++) {
+		const struct member *x = &m[ord[i]];
 		if (i)
 			*o++ = ',';
-		size_t len = m[i].end - m[i].start;
-		memcpy(o, ps->perm.data + (m[i].start - region), len);
+		size_t len = x->end - x->start;
+		memcpy(o, ps->perm.data + (x->start - region), len);
 		o += len;
 	}
-	return 0;
-
-duplicate:;
-	/* Report the later of the equal names. */
-	size_t at = 0;
-	const struct member *d = NULL;
-	for (size_t i = 1; i < n; i++)
-		if (member_cmp(ps, &m[i - 1], &m[i]) == 0) {
-			size_t later = m[i].in_off > m[i - 1].in_off ? m[i].in_off : m[i - 1].in_off;
-			if (!d || later < at) {
-				at = later;
-				d = &m[i];
-			}
-		}
-	return fail(ps, ps->begin + at, "duplicate member name \"%.*s\"",
-		    (int)(d->key_len > 60 ? 60 : d->key_len), key_of(ps, d));
+out:
+	if (ord != small)
+		free(ord);
+	return rc;
 }
 
 static int parse_object(struct parser *ps)
@@ -528,6 +571,8 @@ static int parse_object(struct parser *ps)
 		ps->m[mi].key_off = key.key_off;
 		ps->m[mi].key_len = key.key_len;
 		ps->m[mi].in_keys = key.in_keys;
+		ps->m[mi].prefix = key_prefix((const unsigned char *)key_of(ps, &ps->m[mi]),
+					      key.key_len);
 		skip_ws(ps);
 		if (ps->p >= ps->end || *ps->p != ':') {
 			char what[24];
