@@ -1,30 +1,224 @@
-/* PLACEHOLDER until the BPF-LSM part lands: no LSM class is provided. */
+/* SPDX-License-Identifier: Apache-2.0 */
+/* BPF-LSM part of the loader (bpf/lsm.bpf.h): decides before load whether
+ * the lsm programs can run on this kernel (the whole skeleton fails to load
+ * if one program does), attaches them, and writes each session's path rules
+ * (kw_path_rules) and settings (kw_lsm_slots). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "kwitness/lsm_map.h"
+#include "kwitness/probe.h"
+#include "kwitness.skel.h"
 #include "lsm.h"
+
+struct kw_lsm_prog {
+	uint32_t class_bit;
+	size_t prog_off; /* offset of the program pointer in skel->progs */
+	size_t link_off; /* offset of the link pointer in skel->links */
+	const char *hook; /* bpf_lsm_<hook> must exist in the kernel's BTF */
+};
+
+#define LP(cls, name, hook) \
+	{ cls, offsetof(struct kwitness_bpf, progs.name), offsetof(struct kwitness_bpf, links.name), hook }
+static const struct kw_lsm_prog kw_lsm_progs[] = {
+	LP(KW_CLASS_FS, kw_lsm_file_open, "file_open"),
+	LP(KW_CLASS_FS, kw_lsm_path_unlink, "path_unlink"),
+	LP(KW_CLASS_FS, kw_lsm_path_mkdir, "path_mkdir"),
+	LP(KW_CLASS_FS, kw_lsm_path_rmdir, "path_rmdir"),
+	LP(KW_CLASS_FS, kw_lsm_path_mknod, "path_mknod"),
+	LP(KW_CLASS_FS, kw_lsm_path_symlink, "path_symlink"),
+	LP(KW_CLASS_FS, kw_lsm_path_truncate, "path_truncate"),
+	LP(KW_CLASS_FS, kw_lsm_path_link, "path_link"),
+	LP(KW_CLASS_FS, kw_lsm_path_rename, "path_rename"),
+	LP(KW_CLASS_EXEC, kw_lsm_bprm_check, "bprm_check_security"),
+	LP(KW_CLASS_PROC, kw_lsm_task_kill, "task_kill"),
+	LP(KW_CLASS_PROC, kw_lsm_ptrace, "ptrace_access_check"),
+	LP(KW_CLASS_MOUNT, kw_lsm_sb_mount, "sb_mount"),
+	LP(KW_CLASS_UNIX, kw_lsm_unix_connect, "unix_stream_connect"),
+};
+#undef LP
+_Static_assert(KW_PK_READ == KW_PATH_READ && KW_PK_WRITE == KW_PATH_WRITE &&
+	       KW_PK_DENY == KW_PATH_DENY && KW_PK_EXEC == KW_PATH_EXEC &&
+	       KW_PK_UNIX == KW_PATH_UNIX, "kw_path_val.rule is indexed by enum kw_path_kind");
+#define KW_N_LSM_PROGS (sizeof(kw_lsm_progs) / sizeof(kw_lsm_progs[0]))
+#define KW_LSM_ALL (KW_CLASS_FS | KW_CLASS_EXEC | KW_CLASS_PROC | KW_CLASS_MOUNT | KW_CLASS_UNIX)
+
+static struct bpf_program *lsm_prog(struct kwitness_bpf *skel, const struct kw_lsm_prog *p)
+{
+	return *(struct bpf_program **)((char *)skel + p->prog_off);
+}
+
+static struct bpf_link **lsm_link(struct kwitness_bpf *skel, const struct kw_lsm_prog *p)
+{
+	return (struct bpf_link **)((char *)skel + p->link_off);
+}
+
+/* The bpf_lsm_* attach points of classes whose hooks the kernel lacks (an
+ * older kernel, CONFIG_SECURITY_PATH off): those classes are not provided. */
+static uint32_t classes_missing_hooks(char *why, size_t whylen)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	uint32_t missing = 0;
+	char fn[64];
+	size_t i;
+
+	if (!vmlinux) {
+		snprintf(why, whylen, "no kernel BTF: BPF-LSM programs cannot be attached");
+		return KW_LSM_ALL;
+	}
+	for (i = 0; i < KW_N_LSM_PROGS; i++) {
+		snprintf(fn, sizeof(fn), "bpf_lsm_%s", kw_lsm_progs[i].hook);
+		if (btf__find_by_name_kind(vmlinux, fn, BTF_KIND_FUNC) < 0) {
+			if (!missing)
+				snprintf(why, whylen, "the kernel has no LSM hook %s",
+					 kw_lsm_progs[i].hook);
+			missing |= kw_lsm_progs[i].class_bit;
+		}
+	}
+	btf__free(vmlinux);
+	return missing;
+}
 
 uint32_t kw_lsm_prepare(struct kwitness_bpf *skel, char *why, size_t whylen)
 {
-	(void)skel;
-	snprintf(why, whylen, "BPF-LSM programs are not built yet");
-	return 0;
+	uint32_t provide = KW_LSM_ALL;
+	size_t i;
+
+	why[0] = '\0';
+	/* a trial load of a trivial lsm program: this host may list bpf as an
+	 * LSM and still refuse every lsm program (no BPF trampoline) */
+	if (!kw_probe_lsm_loadable(why, whylen))
+		provide = 0;
+	else
+		provide &= ~classes_missing_hooks(why, whylen);
+	for (i = 0; i < KW_N_LSM_PROGS; i++)
+		bpf_program__set_autoload(lsm_prog(skel, &kw_lsm_progs[i]),
+					  (provide & kw_lsm_progs[i].class_bit) != 0);
+	return provide;
 }
 
 int kw_lsm_attach(struct kwitness_bpf *skel)
 {
-	(void)skel;
+	struct bpf_link *link;
+	size_t i;
+	int err;
+
+	for (i = 0; i < KW_N_LSM_PROGS; i++) {
+		struct bpf_program *prog = lsm_prog(skel, &kw_lsm_progs[i]);
+
+		if (!bpf_program__autoload(prog) || *lsm_link(skel, &kw_lsm_progs[i]))
+			continue;
+		link = bpf_program__attach_lsm(prog);
+		if (!link) {
+			err = -errno ?: -EINVAL;
+			goto fail;
+		}
+		*lsm_link(skel, &kw_lsm_progs[i]) = link; /* destroyed with the skeleton */
+	}
 	return 0;
+fail:
+	for (i = 0; i < KW_N_LSM_PROGS; i++) {
+		bpf_link__destroy(*lsm_link(skel, &kw_lsm_progs[i]));
+		*lsm_link(skel, &kw_lsm_progs[i]) = NULL;
+	}
+	return err;
+}
+
+static bool path_kind_governed(uint8_t kind, uint32_t classes)
+{
+	switch (kind) {
+	case KW_PK_READ:
+	case KW_PK_WRITE:
+	case KW_PK_DENY:
+		return classes & KW_CLASS_FS;
+	case KW_PK_EXEC:
+		return classes & KW_CLASS_EXEC;
+	case KW_PK_UNIX:
+		return classes & KW_CLASS_UNIX;
+	}
+	return false;
 }
 
 int kw_lsm_session_add(struct kwitness_bpf *skel, uint32_t slot, const struct kw_policy *pol)
 {
-	(void)skel; (void)slot;
-	return pol->classes & (KW_CLASS_FS | KW_CLASS_EXEC | KW_CLASS_PROC | KW_CLASS_MOUNT |
-			       KW_CLASS_UNIX) ? -EOPNOTSUPP : 0;
+	int rules_fd = bpf_map__fd(skel->maps.kw_path_rules);
+	int slots_fd = bpf_map__fd(skel->maps.kw_lsm_slots);
+	struct kw_lsm_slot cfg = { 0 };
+	struct kw_path_key key;
+	struct kw_path_val val;
+	size_t i;
+	int k, err;
+
+	if (slot >= KW_MAX_SESSIONS)
+		return -EINVAL;
+	if (rules_fd < 0 || slots_fd < 0)
+		return -EBADF;
+	cfg.mount_allow = pol->mount_allow;
+	cfg.signal_outside = pol->proc_allow_outside;
+	if (bpf_map_update_elem(slots_fd, &slot, &cfg, BPF_ANY))
+		return -errno;
+
+	for (i = 0; i < pol->n_paths; i++) {
+		const struct kw_path_rule *r = &pol->paths[i];
+
+		if (r->kind < KW_PK_READ || r->kind >= KW_PK_N || r->len == 0 ||
+		    r->len >= KW_PATH_MAX || r->path[0] != '/' || r->index >= 0xfff) {
+			err = -EINVAL;
+			goto fail;
+		}
+		if (!path_kind_governed(r->kind, pol->classes))
+			continue;
+		memset(&key, 0, sizeof(key)); /* the kernel hashes every byte */
+		key.slot = slot;
+		key.len = r->len;
+		memcpy(key.path, r->path, r->len);
+		if (bpf_map_lookup_elem(rules_fd, &key, &val)) {
+			for (k = 0; k < KW_PK_N; k++)
+				val.rule[k] = KW_PATH_NONE;
+		}
+		/* a path listed twice in one list: the first listing names it */
+		if (val.rule[r->kind] == KW_PATH_NONE || val.rule[r->kind] > r->index)
+			val.rule[r->kind] = r->index;
+		if (bpf_map_update_elem(rules_fd, &key, &val, BPF_ANY)) {
+			err = -errno;
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	kw_lsm_session_remove(skel, slot);
+	return err;
 }
 
 int kw_lsm_session_remove(struct kwitness_bpf *skel, uint32_t slot)
 {
-	(void)skel; (void)slot;
-	return 0;
+	int rules_fd = bpf_map__fd(skel->maps.kw_path_rules);
+	int slots_fd = bpf_map__fd(skel->maps.kw_lsm_slots);
+	struct kw_lsm_slot cfg = { 0 };
+	struct kw_path_key key, next;
+	int err = 0, more;
+
+	if (slot >= KW_MAX_SESSIONS)
+		return -EINVAL;
+	if (rules_fd < 0 || slots_fd < 0)
+		return -EBADF;
+	if (bpf_map_update_elem(slots_fd, &slot, &cfg, BPF_ANY))
+		err = -errno;
+	/* walk the keys; deleting the current key restarts from the first one */
+	more = bpf_map_get_next_key(rules_fd, NULL, &next) == 0;
+	while (more) {
+		key = next;
+		more = bpf_map_get_next_key(rules_fd, &key, &next) == 0;
+		if (key.slot != slot)
+			continue;
+		if (bpf_map_delete_elem(rules_fd, &key) && errno != ENOENT && !err)
+			err = -errno;
+	}
+	return err;
 }

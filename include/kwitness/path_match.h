@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Path rule evaluation for the BPF-LSM hooks, plain C so the same code runs in
+ * the BPF programs (bpf/lsm.bpf.h) and in the cmocka test
+ * (tests/unit/test_path_match.c).
+ *
+ * Rules live in one hash map keyed by (slot, prefix length, prefix bytes with
+ * zeros after them); the value says which lists (fs.read, fs.write, fs.deny,
+ * exec.allow, net.unix) hold that exact path and at which index. A decision
+ * looks up every component prefix of the path, longest first ("/srv/agent/x",
+ * "/srv/agent", "/srv", "/"), so "/srv/agent" covers "/srv/agent/x" but not
+ * "/srv/agentx". Per wanted access the longest prefix holding a relevant rule
+ * decides; at equal length fs.deny beats an allow (a tie goes to deny).
+ * fs.deny governs read and write; exec.allow and net.unix only themselves.
+ * No rule: the section's default deny (KW_RULE_DEFAULT). A path that did not
+ * fit the kernel buffer is never allowed: a matching fs.deny names the rule,
+ * otherwise the default deny does.
+ *
+ * The includer defines KW_PATH_LOOKUP(ctx, key) before including this file:
+ * it returns the struct kw_path_val for that key, or NULL. */
+#ifndef KWITNESS_PATH_MATCH_H
+#define KWITNESS_PATH_MATCH_H
+
+#include "kwitness/lsm_map.h"
+
+#ifndef KW_PATH_LOOKUP
+#error "define KW_PATH_LOOKUP(ctx, key) before including kwitness/path_match.h"
+#endif
+
+#ifndef KW_INLINE
+#ifdef __bpf__
+#define KW_INLINE static __always_inline
+#else
+#define KW_INLINE static inline
+#endif
+#endif
+
+/* Wanted accesses, bit (1 << KW_PK_x). */
+#define KW_WANT(k) (1u << (k))
+
+struct kw_path_result {
+	__u8 decided[KW_PK_N];
+	__u8 allow[KW_PK_N];
+	__u16 rule[KW_PK_N]; /* KW_RULE_PATH(list, index) of the deciding rule */
+};
+
+KW_INLINE void kw_path_result_init(struct kw_path_result *r)
+{
+	int k;
+
+	for (k = 0; k < KW_PK_N; k++) {
+		r->decided[k] = 0;
+		r->allow[k] = 0;
+		r->rule[k] = KW_RULE_DEFAULT;
+	}
+}
+
+/* Folds in the rules at one prefix. Called longest prefix first, so the first
+ * prefix with a relevant rule decides each wanted access. */
+KW_INLINE void kw_path_fold(struct kw_path_result *r, const struct kw_path_val *v, __u32 want)
+{
+	int k;
+
+	for (k = KW_PK_READ; k < KW_PK_N; k++) {
+		if (k == KW_PK_DENY || !(want & KW_WANT(k)) || r->decided[k])
+			continue;
+		if ((k == KW_PK_READ || k == KW_PK_WRITE) && v->rule[KW_PK_DENY] != KW_PATH_NONE) {
+			r->decided[k] = 1;
+			r->allow[k] = 0;
+			r->rule[k] = KW_RULE_PATH(KW_PK_DENY, v->rule[KW_PK_DENY]);
+		} else if (v->rule[k] != KW_PATH_NONE) {
+			r->decided[k] = 1;
+			r->allow[k] = 1;
+			r->rule[k] = KW_RULE_PATH(k, v->rule[k]);
+		}
+	}
+}
+
+/* A scan of the component prefixes of key->path (len in key->len, the bytes
+ * after it zero), longest first, each hit folded into res. It runs as steps
+ * so the BPF side can drive it with bpf_loop (one verification of the step
+ * instead of one per byte) and the tests with a plain loop. */
+struct kw_path_scan {
+	__u32 len;  /* the full path's length */
+	__u32 want; /* KW_WANT bits */
+	char next;  /* the byte just past the prefix being considered */
+	char pad[7];
+	struct kw_path_result res;
+};
+
+KW_INLINE void kw_path_scan_init(struct kw_path_scan *s, const struct kw_path_key *key,
+				 __u32 want)
+{
+	s->len = key->len;
+	s->want = want;
+	s->next = 0;
+	kw_path_result_init(&s->res);
+}
+
+/* Step k (0, 1, ...): considers the prefix of length len - k, then drops its
+ * last byte from the key so the key keeps "zeros after len". Returns 1 when
+ * the scan is over (call kw_path_scan_finish), 0 to go on. */
+KW_INLINE int kw_path_scan_step(struct kw_path_scan *s, struct kw_path_key *key, __u32 k,
+				void *ctx)
+{
+	const struct kw_path_val *v;
+	__u32 pos;
+
+	if (s->len < 1 || s->len >= KW_PATH_MAX || k >= s->len)
+		return 1;
+	pos = s->len - k; /* len down to 1 */
+	if (s->next == 0 || s->next == '/') {
+		key->len = pos;
+		v = KW_PATH_LOOKUP(ctx, key);
+		if (v)
+			kw_path_fold(&s->res, v, s->want);
+	}
+	s->next = key->path[(pos - 1) & (KW_PATH_MAX - 1)];
+	key->path[(pos - 1) & (KW_PATH_MAX - 1)] = 0;
+	return 0;
+}
+
+/* The root rule "/" covers every path. Leaves "/" in the key. */
+KW_INLINE void kw_path_scan_finish(struct kw_path_scan *s, struct kw_path_key *key, void *ctx)
+{
+	const struct kw_path_val *v;
+
+	key->path[0] = '/';
+	key->len = 1;
+	if (s->len > 1 && s->len < KW_PATH_MAX) {
+		v = KW_PATH_LOOKUP(ctx, key);
+		if (v)
+			kw_path_fold(&s->res, v, s->want);
+	}
+}
+
+#ifndef __bpf__
+/* The whole scan as a plain loop (userspace, tests). Clobbers key. */
+static inline void kw_path_scan(struct kw_path_scan *s, struct kw_path_key *key, __u32 want,
+				void *ctx)
+{
+	__u32 k;
+
+	kw_path_scan_init(s, key, want);
+	for (k = 0; k < KW_PATH_MAX; k++)
+		if (kw_path_scan_step(s, key, k, ctx))
+			break;
+	kw_path_scan_finish(s, key, ctx);
+}
+#endif
+
+/* The decision over every wanted access: 1 permit, 0 deny; *rule is the
+ * deciding rule (the first refused access's, or for a permit the rule of the
+ * strongest access: write over read). A truncated path is never permitted. */
+KW_INLINE int kw_path_decide(const struct kw_path_result *r, __u32 want, int truncated,
+			     __u16 *rule)
+{
+	int k;
+
+	*rule = KW_RULE_DEFAULT;
+	for (k = KW_PK_READ; k < KW_PK_N; k++) {
+		if (k == KW_PK_DENY || !(want & KW_WANT(k)))
+			continue;
+		if (!r->decided[k] || !r->allow[k]) {
+			*rule = r->decided[k] ? r->rule[k] : KW_RULE_DEFAULT;
+			return 0;
+		}
+		if (truncated) {
+			/* the allow matched a prefix of a longer, unknown path */
+			*rule = KW_RULE_DEFAULT;
+			return 0;
+		}
+		*rule = r->rule[k];
+	}
+	return 1;
+}
+
+#endif
