@@ -27,6 +27,8 @@
 #define KWD_MAX_MESSAGE (1024 * 1024)
 /* Close waits at most this long for decisions still in flight. */
 #define KWD_DRAIN_TIMEOUT_MS 2000
+/* A shortfall matching the kernel's dropped counter holds this long at close. */
+#define KWD_DRAIN_SETTLE_MS 20
 /* A sequence gap this old, while the kernel counts drops, is a drop. */
 #define KWD_GAP_SKIP_MS 500
 /* Strings taken from a client (ids, model names) are bounded. */
@@ -122,6 +124,7 @@ struct kwd_session {
 	uint64_t skipped;     /* sequence numbers given up as dropped while open */
 	int64_t gap_since_ms; /* when the current gap was first seen (0: none) */
 	int64_t close_deadline_ms;
+	int64_t settle_since_ms;
 	uint64_t close_client;
 	int64_t opened_us;
 };

@@ -520,14 +520,32 @@ json_t *kwd_session_close_req(struct kwd *d, json_t *req, uint64_t client_id)
 	return NULL; /* replied when drained, from kwd_sessions_tick */
 }
 
+/* Every number below next_seq has arrived, or is accounted for by the
+ * kernel's dropped counter. Programs that number an event before reserving
+ * it leave a gap per drop (arrived + dropped == next_seq); programs that
+ * number only reserved events leave none (arrived == next_seq). The second
+ * case can look like the first while events are still in flight, so a
+ * shortfall must hold for KWD_DRAIN_SETTLE_MS before it counts. */
 static bool drained(struct kwd_session *s, struct kw_session *c)
 {
+	int64_t now;
+
 	if (kw_hooks_session_counters(s->d->hooks, s->slot, c))
 		return false;
-	return s->ro.arrived + c->dropped >= c->next_seq;
+	if (s->ro.arrived >= c->next_seq)
+		return true;
+	if (s->ro.arrived + c->dropped < c->next_seq) {
+		s->settle_since_ms = 0;
+		return false;
+	}
+	now = kwd_now_ms();
+	if (!s->settle_since_ms)
+		s->settle_since_ms = now;
+	return now - s->settle_since_ms >= KWD_DRAIN_SETTLE_MS;
 }
 
-static int write_close_entry(struct kwd_session *s, const struct kw_session *c, uint64_t dropped)
+static int write_close_entry(struct kwd_session *s, const struct kw_session *c, uint64_t dropped,
+			     uint64_t gaps)
 {
 	struct kw_buf line = { 0 };
 	struct jcs_obj o;
@@ -539,6 +557,7 @@ static int write_close_entry(struct kwd_session *s, const struct kw_session *c, 
 	e = e ?: jcs_obj_int(&o, "denials", (int64_t)s->denials);
 	e = e ?: jcs_obj_int(&o, "dropped", (int64_t)dropped);
 	e = e ?: jcs_obj_int(&o, "next_seq", (int64_t)c->next_seq);
+	e = e ?: jcs_obj_int(&o, "seq_gaps", (int64_t)gaps);
 	e = e ?: jcs_obj_str(&o, "session", s->id);
 	e = e ?: jcs_obj_str(&o, "tool", "kwitness.close");
 	e = e ?: jcs_obj_int(&o, "ts", kwd_now_us());
@@ -559,7 +578,7 @@ static json_t *finish_session(struct kwd_session *s)
 	struct kw_verify_result vr = { 0 };
 	struct kw_verify_opts vo = { 0 };
 	struct kw_buf text = { 0 };
-	uint64_t count = 0, dropped;
+	uint64_t count = 0, dropped, gaps;
 	json_t *rec = NULL, *reply;
 	int64_t now_s;
 	int e;
@@ -567,13 +586,13 @@ static json_t *finish_session(struct kwd_session *s)
 	ring_buffer__consume(s->rb);
 	s->skipped += kwd_reorder_flush(&s->ro);
 	kw_hooks_session_counters(d->hooks, s->slot, &c);
-	/* Every number below next_seq that is not in the log, whether the
-	 * kernel could not reserve it or it never arrived before the deadline. */
-	dropped = (c.next_seq > s->ro.arrived ? c.next_seq - s->ro.arrived : 0) + s->bad_events;
-	if (dropped != c.dropped)
-		kwd_log(d, LOG_WARNING, "session %s: %llu missing, kernel counted %llu dropped", s->id,
-			(unsigned long long)dropped, (unsigned long long)c.dropped);
-	e = write_close_entry(s, &c, dropped);
+	/* gaps: numbers below next_seq that never arrived. dropped: decisions
+	 * that are not in the log, by the kernel's count or by the gaps,
+	 * whichever says more (they agree once drained), plus events the
+	 * collector could not decode. */
+	gaps = c.next_seq > s->ro.arrived ? c.next_seq - s->ro.arrived : 0;
+	dropped = (gaps > c.dropped ? gaps : c.dropped) + s->bad_events;
+	e = write_close_entry(s, &c, dropped, gaps);
 	if (!e)
 		e = kwd_log_finish(&s->log, hash, &count);
 	if (e || s->ro.err) {
