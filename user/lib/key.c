@@ -232,7 +232,8 @@ int kw_key_generate(const char *path, struct kw_key **out)
 	}
 	EVP_PKEY_CTX_free(ctx);
 
-	bio = BIO_new(BIO_s_mem());
+	/* Secure memory BIO: its buffers are cleansed when they grow or are freed. */
+	bio = BIO_new(BIO_s_secmem());
 	if (!bio) {
 		EVP_PKEY_free(pkey);
 		return -ENOMEM;
