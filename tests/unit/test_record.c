@@ -765,6 +765,53 @@ static void test_every_reason_code(void **state)
 	kw_key_free(key);
 }
 
+/* Every single-byte change of a signed record's text is refused, unless it
+ * leaves the canonical bytes unchanged; and nothing crashes (ASan, UBSan). */
+static void test_byte_mutations_never_verify(void **state)
+{
+	static const unsigned char replacements[] = { 0x00, '"', '}', 0xff, 0xc3 };
+	struct kw_key *key = test_key(0);
+	json_t *rec = signed_known(key, NULL);
+	char *text = dump(rec);
+	size_t len = strlen(text);
+	struct kw_verify_opts o = default_opts(key);
+	struct kw_verify_result res;
+	int refused = 0;
+
+	(void)state;
+	for (size_t i = 0; i < len; i++) {
+		for (size_t r = 0; r <= sizeof(replacements); r++) {
+			char *m = malloc(len);
+			int ret;
+
+			memcpy(m, text, len);
+			m[i] = r < sizeof(replacements) ? (char)replacements[r] : (char)(text[i] ^ 1);
+			if (m[i] == text[i]) {
+				free(m);
+				continue;
+			}
+			ret = kw_record_verify(m, len, &o, &res);
+			assert_true(ret == 0 || ret == 1);
+			if (ret == 0) {
+				struct kw_buf canon = { 0 };
+
+				assert_int_equal(jcs_canonicalize(m, len, &canon, NULL), 0);
+				if (canon.len != len || memcmp(canon.data, text, len))
+					fail_msg("byte %zu changed to 0x%02x still verifies", i,
+						 (unsigned char)m[i]);
+				kw_buf_free(&canon);
+			} else {
+				refused++;
+			}
+			free(m);
+		}
+	}
+	assert_true(refused > (int)len * 5);
+	free(text);
+	json_decref(rec);
+	kw_key_free(key);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -777,6 +824,7 @@ int main(void)
 		cmocka_unit_test(test_boundary_vectors_verify),
 		cmocka_unit_test(test_forgeries_fail),
 		cmocka_unit_test(test_every_reason_code),
+		cmocka_unit_test(test_byte_mutations_never_verify),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
