@@ -190,6 +190,10 @@ usage "verify bad --image-digest" verify "${K[@]}" --policy "$T/bundle" --image-
 usage "verify --image-digest without --policy" verify "${K[@]}" --image-digest "$IMAGE" "$T/signed.json"
 usage "verify missing record file" verify "${K[@]}" "$T/nope.json"
 usage "verify missing key file" verify --key "$T/nope.jwk" "$T/signed.json"
+printf '%s\n' '{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","d":"nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A"}' >"$T/private.jwk"
+"$KW" verify --key "$T/private.jwk" "$T/signed.json" >/dev/null 2>"$T/err"
+expect_eq "verify refuses a JWK with \"d\" (exit 2)" 2 "$?"
+check "...saying it holds private members" grep -q "private key members" "$T/err"
 usage "record without subcommand" record
 usage "record build missing options" record build --sandbox-id spiffe://x/y
 usage "record build bad --iat" record build --iat yesterday

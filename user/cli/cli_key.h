@@ -6,7 +6,8 @@
 #include "kwitness/key.h"
 
 const char *cli_default_key_path(void);
-/* Prints one clear line for a key error (-EPERM: group/world accessible, ...). */
+/* Prints one clear line for a key error (-EPERM: group/world accessible, ...).
+ * cmd "verify" loads public keys; every other command a private key. */
 void cli_key_error(const char *cmd, const char *what, int err);
 /* path, else TRACE_PRIVATE_KEY_PEM, else the default path. Prints errors. */
 int cli_load_signing_key(const char *cmd, const char *path, struct kw_key **key);

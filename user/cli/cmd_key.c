@@ -24,16 +24,28 @@ void cli_key_error(const char *cmd, const char *what, int err)
 {
 	switch (err) {
 	case -EPERM:
+		if (!strcmp(cmd, "verify")) {
+			fprintf(stderr, "kwitness %s: refusing %s: the JWK holds private key members; give the public JWK\n",
+				cmd, what);
+			break;
+		}
 		fprintf(stderr,
 			"kwitness %s: refusing key %s: it is group- or world-accessible (run: chmod 600 %s)\n",
 			cmd, what, what);
 		break;
 	case -EINVAL:
-		fprintf(stderr, "kwitness %s: %s is not an Ed25519 key (PKCS#8 PEM, PEM public key or OKP JWK)\n",
-			cmd, what);
+		if (!strcmp(cmd, "verify"))
+			fprintf(stderr, "kwitness %s: %s is not an Ed25519 public key (public JWK or PEM)\n",
+				cmd, what);
+		else
+			fprintf(stderr, "kwitness %s: %s is not an unencrypted Ed25519 private key (PKCS#8 PEM)\n",
+				cmd, what);
 		break;
 	case -ENOENT:
 		fprintf(stderr, "kwitness %s: %s: no such key\n", cmd, what);
+		break;
+	case -EFBIG:
+		fprintf(stderr, "kwitness %s: %s is too large to be a key\n", cmd, what);
 		break;
 	case -EEXIST:
 		fprintf(stderr, "kwitness %s: %s already exists; refusing to overwrite a key\n", cmd, what);
