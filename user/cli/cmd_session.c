@@ -47,44 +47,6 @@ static void print_json(const json_t *v)
 	free(s);
 }
 
-/* Reads the bundle exactly as given; it must be UTF-8 to travel as a JSON string. */
-static json_t *policy_string(const char *path)
-{
-	struct kw_buf b = { 0 };
-	json_t *s;
-	int e = kw_read_file(path, KW_POLICY_MAX_BYTES, &b);
-
-	if (e) {
-		fprintf(stderr, "kwitness: policy %s: %s\n", path,
-			e == -EFBIG ? "larger than the bundle limit" : strerror(-e));
-		return NULL;
-	}
-	s = json_stringn(b.data ? b.data : "", b.len);
-	if (!s)
-		fprintf(stderr, "kwitness: policy %s: not UTF-8 text\n", path);
-	kw_buf_free(&b);
-	return s;
-}
-
-json_t *kw_session_open_request(const char *cgroup, const char *sandbox_id, const char *policy_path,
-				const char *image_digest, const char *mp, const char *mi,
-				const char *dc)
-{
-	json_t *pol = policy_string(policy_path), *req;
-
-	if (!pol)
-		return NULL;
-	req = json_pack("{s:s, s:s, s:s, s:o, s:s}", "op", "open", "cgroup", cgroup, "sandbox_id",
-			sandbox_id, "policy", pol, "image_digest", image_digest);
-	if (req && mp)
-		json_object_set_new(req, "model_provider", json_string(mp));
-	if (req && mi)
-		json_object_set_new(req, "model_id", json_string(mi));
-	if (req && dc)
-		json_object_set_new(req, "data_class", json_string(dc));
-	return req;
-}
-
 static int session_open(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -141,21 +103,6 @@ static int session_open(int argc, char **argv)
 	}
 	json_decref(reply);
 	return rc;
-}
-
-void kw_print_close_summary(FILE *f, const json_t *reply)
-{
-	json_t *dropped = json_object_get(reply, "dropped");
-
-	fprintf(f, "record:    %s\n", json_string_value(json_object_get(reply, "record_path")));
-	fprintf(f, "log:       %s\n", json_string_value(json_object_get(reply, "log_path")));
-	fprintf(f, "policy:    %s\n", json_string_value(json_object_get(reply, "policy_path")));
-	fprintf(f, "decisions: %lld, denials: %lld, dropped: %lld%s\n",
-		(long long)json_integer_value(json_object_get(reply, "decisions")),
-		(long long)json_integer_value(json_object_get(reply, "denials")),
-		(long long)json_integer_value(dropped),
-		json_integer_value(dropped) ? " (INCOMPLETE: see the log's kwitness.close entry)"
-					    : " (complete)");
 }
 
 static int session_close(int argc, char **argv)

@@ -23,8 +23,8 @@ int kwd_log_open(struct kwd_log *log, const char *path)
 		return e;
 	}
 	log->tr_live = 1;
-	if (kw_buf_reserve(&log->out, KWD_LOG_FLUSH_BYTES + 4096) ||
-	    kw_buf_reserve(&log->entry, 1024)) {
+	/* The output buffer grows with the first burst; an idle session stays small. */
+	if (kw_buf_reserve(&log->entry, 512)) {
 		kwd_log_abort(log);
 		return -ENOMEM;
 	}

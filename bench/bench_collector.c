@@ -1,0 +1,489 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The collector's throughput, drop threshold and memory.
+ *
+ *  1. consumer path, synthetic: N net.connect events (1 in 64 pairs swapped,
+ *     as two CPUs produce them) through the reorder window, kw_event_to_entry,
+ *     the streaming transcript hash and the log file write. One core.
+ *  2. real flood (root, built kwitnessd): a tagged process sends UDP
+ *     datagrams as fast as it can; decisions per second that reached the
+ *     hashed log, and the daemon's CPU time per decision.
+ *  3. first drop: a paced generator (one session, default ring buffer) at
+ *     rising rates; the lowest rate at which the trailer counts a drop.
+ *  4. memory: kwitnessd's VmRSS with 1,000 open sessions.
+ *
+ * Usage: bench_collector [synthetic|flood|rate|sessions ...]  (default: all)
+ * Parts 2-4 need root, cgroup2 and build/kwitnessd; they say why they skip. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "kwitness/buf.h"
+#include "kwitness/event.h"
+
+/* The collector's own consumer code, compiled in (the bench links only the
+ * libraries, and must measure the real thing). */
+#include "../user/kwitnessd/logwriter.c"
+#include "../user/kwitnessd/reorder.c"
+#include "../user/cli/cgroup.c"
+#include "../user/cli/client.c"
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- 1. synthetic consumer path --------------------------------------- */
+
+struct sink {
+	struct kwd_log log;
+	uint64_t n;
+};
+
+static int sink_emit(void *ctx, const void *data, size_t len)
+{
+	struct sink *s = ctx;
+
+	s->n++;
+	return kwd_log_event(&s->log, data, len, 1700000000LL * 1000000000LL);
+}
+
+static void make_event(struct kw_ev_net *e, uint64_t seq)
+{
+	memset(e, 0, sizeof(*e));
+	e->h.seq = seq;
+	e->h.ts_ns = 1000000000ULL + seq * 1000;
+	e->h.cgroup_id = 4242;
+	e->h.pid = 1000 + (uint32_t)(seq % 7);
+	e->h.uid = 1000;
+	e->h.kind = KW_EV_NET_CONNECT;
+	e->h.rule = (seq % 5) ? 0 : KW_RULE_DEFAULT;
+	e->h.decision = (seq % 5) ? KW_PERMIT : KW_DENY;
+	e->h.enforced = !(seq % 5);
+	memcpy(e->h.comm, "python3", 8);
+	e->family = 4;
+	e->proto = IPPROTO_TCP;
+	e->port = (uint16_t)(443 + seq % 3);
+	e->sock_type = SOCK_STREAM;
+	e->addr[0] = 10;
+	e->addr[3] = (uint8_t)seq;
+}
+
+static void bench_synthetic(uint64_t n)
+{
+	char path[] = "/tmp/kwitness-bench-log.XXXXXX";
+	struct kwd_reorder r;
+	struct sink s = { 0 };
+	struct kw_ev_net ev[2];
+	char hash[KW_DIGEST_STR_MAX];
+	uint64_t count;
+	double t0, c0, t, c;
+	int fd = mkstemp(path);
+
+	if (fd < 0) {
+		perror("mkstemp");
+		return;
+	}
+	close(fd);
+	unlink(path);
+	if (kwd_log_open(&s.log, path)) {
+		perror("log");
+		return;
+	}
+	kwd_reorder_init(&r, sink_emit, &s);
+	t0 = now_s();
+	c0 = cpu_s();
+	for (uint64_t seq = 0; seq < n; seq += 2) {
+		make_event(&ev[0], seq);
+		make_event(&ev[1], seq + 1);
+		if ((seq / 2) % 64 == 63) {
+			/* two CPUs reserved in the other order */
+			kwd_reorder_push(&r, seq + 1, &ev[1], sizeof(ev[1]));
+			kwd_reorder_push(&r, seq, &ev[0], sizeof(ev[0]));
+		} else {
+			kwd_reorder_push(&r, seq, &ev[0], sizeof(ev[0]));
+			kwd_reorder_push(&r, seq + 1, &ev[1], sizeof(ev[1]));
+		}
+	}
+	kwd_log_finish(&s.log, hash, &count);
+	t = now_s() - t0;
+	c = cpu_s() - c0;
+	printf("collector consumer path (synthetic, one core): %llu decisions in %.3f s wall "
+	       "(%.3f s CPU) = %.0f decisions/s wall, %.0f decisions/s per CPU-second; "
+	       "%.1f MB log, %.0f ns/decision\n",
+	       (unsigned long long)s.n, t, c, (double)s.n / t, (double)s.n / c,
+	       (double)s.log.bytes / 1e6, c * 1e9 / (double)s.n);
+	if (s.n != n || r.err)
+		printf("  ERROR: %llu of %llu emitted, err %d\n", (unsigned long long)s.n,
+		       (unsigned long long)n, r.err);
+	kwd_reorder_free(&r);
+	unlink(path);
+}
+
+/* ---- a private kwitnessd for parts 2-4 -------------------------------- */
+
+struct daemon {
+	pid_t pid;
+	char dir[64];
+	char sock[128];
+	char cg[4096];
+	char policy[160];
+};
+
+static char exe_dir[4096];
+
+static int daemon_start(struct daemon *d, const char *ringbuf, const char *why_skip)
+{
+	char kwd[4200], key[200], state[200], cmd[4600], mnt[4000];
+	int st;
+
+	if (geteuid() != 0) {
+		printf("%s: skipped (needs root)\n", why_skip);
+		return -1;
+	}
+	snprintf(kwd, sizeof(kwd), "%s/../kwitnessd", exe_dir);
+	if (access(kwd, X_OK)) {
+		printf("%s: skipped (%s not built)\n", why_skip, kwd);
+		return -1;
+	}
+	if (kw_cgroup2_mount(mnt, sizeof(mnt))) {
+		printf("%s: skipped (no cgroup2 mount)\n", why_skip);
+		return -1;
+	}
+	snprintf(d->dir, sizeof(d->dir), "/tmp/kwitness-bench.XXXXXX");
+	if (!mkdtemp(d->dir))
+		return -1;
+	snprintf(d->sock, sizeof(d->sock), "%s/sock", d->dir);
+	snprintf(key, sizeof(key), "%s/key.pem", d->dir);
+	snprintf(state, sizeof(state), "%s/state", d->dir);
+	snprintf(d->cg, sizeof(d->cg), "%s/kwitness-bench-%d", mnt, (int)getpid());
+	snprintf(d->policy, sizeof(d->policy), "%s/policy.json", d->dir);
+	mkdir(d->cg, 0755);
+	snprintf(cmd, sizeof(cmd), "%s/../kwitness keygen --out %s >/dev/null", exe_dir, key);
+	if (system(cmd) != 0) {
+		printf("%s: skipped (kwitness keygen failed)\n", why_skip);
+		return -1;
+	}
+	{
+		FILE *f = fopen(d->policy, "w");
+
+		if (!f)
+			return -1;
+		fprintf(f, "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"all\","
+			   "\"on_record_failure\":\"allow\",\"net\":{\"send\":[\"127.0.0.1/32:9\"],"
+			   "\"connect\":[\"127.0.0.1/32:9\"]}}");
+		fclose(f);
+	}
+	d->pid = fork();
+	if (d->pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		execl(kwd, "kwitnessd", "--foreground", "--state-dir", state, "--socket", d->sock,
+		      "--key", key, "--pin-dir", "none", "--config", "/dev/null",
+		      "--ringbuf-size", ringbuf, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 100; i++) {
+		struct stat sb;
+
+		if (stat(d->sock, &sb) == 0)
+			return 0;
+		if (waitpid(d->pid, &st, WNOHANG) == d->pid) {
+			printf("%s: skipped (kwitnessd did not start: BPF programs?)\n", why_skip);
+			d->pid = 0;
+			return -1;
+		}
+		usleep(100000);
+	}
+	printf("%s: skipped (no control socket)\n", why_skip);
+	return -1;
+}
+
+static void daemon_stop(struct daemon *d)
+{
+	char cmd[300];
+	int st;
+
+	if (d->pid > 0) {
+		kill(d->pid, SIGTERM);
+		waitpid(d->pid, &st, 0);
+	}
+	kw_cgroup_remove(d->cg);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", d->dir);
+	if (d->dir[0] && system(cmd))
+		(void)0;
+}
+
+static double proc_cpu_s(pid_t pid)
+{
+	char path[64], buf[2048], *p;
+	unsigned long long ut = 0, stt = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return 0;
+	}
+	fclose(f);
+	p = strrchr(buf, ')');
+	/* fields after ")": state(3) ... utime(14) stime(15) */
+	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &stt) == 2)
+		return (double)(ut + stt) / (double)sysconf(_SC_CLK_TCK);
+	return 0;
+}
+
+/* A "Name: N kB" line of /proc/PID/status. */
+static long status_kb(pid_t pid, const char *name)
+{
+	char path[64], line[256], fmt[64];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	snprintf(fmt, sizeof(fmt), "%s: %%ld kB", name);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, fmt, &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static long vmrss_kb(pid_t pid)
+{
+	return status_kb(pid, "VmRSS");
+}
+
+static char *session_open_on(struct daemon *d, const char *cg)
+{
+	json_t *req = kw_session_open_request(cg, "spiffe://bench.kwitness.local/s", d->policy,
+					      "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+					      NULL, NULL, NULL);
+	json_t *reply = NULL;
+	char err[256], *id = NULL;
+
+	if (req && kw_client_call(d->sock, req, &reply, err, sizeof(err)) == 0 &&
+	    kw_client_reply_ok("bench", reply))
+		id = strdup(json_string_value(json_object_get(reply, "session")));
+	json_decref(req);
+	json_decref(reply);
+	return id;
+}
+
+/* Closes; returns the reply (decisions, dropped). */
+static json_t *session_close_id(struct daemon *d, const char *id)
+{
+	json_t *req = json_pack("{s:s, s:s}", "op", "close", "session", id), *reply = NULL;
+	char err[256];
+
+	if (kw_client_call(d->sock, req, &reply, err, sizeof(err)))
+		fprintf(stderr, "close: %s\n", err);
+	json_decref(req);
+	return reply;
+}
+
+/* A child in the cgroup sending count datagrams at rate per second (0: flat out). */
+static double flood_in_cgroup(const char *cg, long count, long rate)
+{
+	double t0 = now_s();
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(9) };
+		int fd;
+		double start;
+
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (kw_cgroup_join(cg, getpid()))
+			_exit(1);
+		fd = socket(AF_INET, SOCK_DGRAM, 0);
+		start = now_s();
+		for (long i = 0; i < count; i++) {
+			if (rate)
+				while (now_s() < start + (double)i / (double)rate)
+					;
+			if (sendto(fd, "k", 1, 0, (struct sockaddr *)&a, sizeof(a)) < 0)
+				(void)0;
+		}
+		_exit(0);
+	}
+	waitpid(pid, &st, 0);
+	return now_s() - t0;
+}
+
+static void bench_flood(long n)
+{
+	struct daemon d = { 0 };
+	json_t *reply;
+	char *id;
+	double t, cpu0, cpu;
+
+	if (daemon_start(&d, "16M", "collector real flood"))
+		goto out;
+	id = session_open_on(&d, d.cg);
+	if (!id)
+		goto out;
+	cpu0 = proc_cpu_s(d.pid);
+	t = flood_in_cgroup(d.cg, n, 0);
+	reply = session_close_id(&d, id);
+	cpu = proc_cpu_s(d.pid) - cpu0;
+	{
+		long long dec = json_integer_value(json_object_get(reply, "decisions"));
+		long long drop = json_integer_value(json_object_get(reply, "dropped"));
+
+		printf("collector real flood (16 MiB ring buffer): %ld sendto in %.3f s from a tagged "
+		       "process = %.0f decisions/s offered; %lld logged, %lld dropped; kwitnessd CPU "
+		       "%.2f s = %.0f decisions per CPU-second\n",
+		       n, t, (double)n / t, dec, drop, cpu, cpu > 0 ? (double)dec / cpu : 0.0);
+	}
+	json_decref(reply);
+	free(id);
+out:
+	daemon_stop(&d);
+}
+
+static void bench_rate(void)
+{
+	static const long rates[] = { 25000, 50000, 100000, 200000, 300000, 400000, 0 };
+	struct daemon d = { 0 };
+	long first = -1;
+
+	if (daemon_start(&d, "256K", "collector first drop"))
+		goto out;
+	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		long rate = rates[i], count = rate ? rate / 2 : 200000;
+		char *id = session_open_on(&d, d.cg);
+		json_t *reply;
+		double t;
+		long long dropped;
+
+		if (!id)
+			break;
+		t = flood_in_cgroup(d.cg, count, rate);
+		reply = session_close_id(&d, id);
+		dropped = json_integer_value(json_object_get(reply, "dropped"));
+		printf("collector paced flood (256 KiB ring buffer, one session): target %s%ld/s, "
+		       "achieved %.0f/s, %lld of %ld dropped\n",
+		       rate ? "" : "unpaced ", rate, (double)count / t, dropped, count);
+		if (dropped && first < 0)
+			first = rate ? rate : (long)((double)count / t);
+		json_decref(reply);
+		free(id);
+	}
+	if (first < 0)
+		printf("collector first drop: none up to the fastest rate this machine generates\n");
+	else
+		printf("collector first drop: at %ld decisions/s per session\n", first);
+out:
+	daemon_stop(&d);
+}
+
+static void bench_sessions(int n)
+{
+	struct daemon d = { 0 };
+	char **ids = calloc((size_t)n, sizeof(*ids));
+	long rss0, rss, anon0, anon;
+	double t0, topen, tclose;
+	int opened = 0;
+
+	if (!ids || daemon_start(&d, "256K", "collector memory with 1,000 sessions"))
+		goto out;
+	usleep(200000);
+	rss0 = vmrss_kb(d.pid);
+	anon0 = status_kb(d.pid, "RssAnon");
+	t0 = now_s();
+	for (int i = 0; i < n; i++) {
+		char cg[4200];
+
+		snprintf(cg, sizeof(cg), "%s/s%d", d.cg, i);
+		mkdir(cg, 0755);
+		ids[i] = session_open_on(&d, cg);
+		if (!ids[i])
+			break;
+		opened++;
+	}
+	topen = now_s() - t0;
+	rss = vmrss_kb(d.pid);
+	anon = status_kb(d.pid, "RssAnon");
+	printf("kwitnessd memory: VmRSS %ld kB idle, %ld kB with %d open sessions (%.1f kB per "
+	       "session, most of it the mapped 256 KiB ring buffers, which the kernel maps "
+	       "twice); RssAnon (the daemon's own heap) %ld kB -> %ld kB (%.1f kB per session); "
+	       "opening took %.2f s (%.2f ms each)\n",
+	       rss0, rss, opened, opened ? (double)(rss - rss0) / opened : 0.0, anon0, anon,
+	       opened ? (double)(anon - anon0) / opened : 0.0, topen,
+	       opened ? topen * 1000 / opened : 0.0);
+	t0 = now_s();
+	for (int i = 0; i < opened; i++) {
+		json_decref(session_close_id(&d, ids[i]));
+		free(ids[i]);
+	}
+	tclose = now_s() - t0;
+	printf("kwitnessd closing %d sessions (trailer, fsync, sign, verify, write): %.2f s "
+	       "(%.2f ms each)\n", opened, tclose, opened ? tclose * 1000 / opened : 0.0);
+	for (int i = 0; i < n; i++) {
+		char cg[4200];
+
+		snprintf(cg, sizeof(cg), "%s/s%d", d.cg, i);
+		rmdir(cg);
+	}
+out:
+	free(ids);
+	daemon_stop(&d);
+}
+
+int main(int argc, char **argv)
+{
+	bool all = argc < 2;
+	ssize_t n = readlink("/proc/self/exe", exe_dir, sizeof(exe_dir) - 1);
+
+	if (n > 0) {
+		exe_dir[n] = '\0';
+		*strrchr(exe_dir, '/') = '\0';
+	}
+	signal(SIGPIPE, SIG_IGN);
+	for (int i = all ? 0 : 1; i < (all ? 1 : argc); i++) {
+		const char *part = all ? NULL : argv[i];
+
+		if (!part || !strcmp(part, "synthetic"))
+			bench_synthetic(2000000);
+		if (!part || !strcmp(part, "flood"))
+			bench_flood(1000000);
+		if (!part || !strcmp(part, "rate"))
+			bench_rate();
+		if (!part || !strcmp(part, "sessions"))
+			bench_sessions(1000);
+	}
+	return 0;
+}
