@@ -875,6 +875,52 @@ static void test_emitter(void **state)
 	assert_string_equal(again.data, want);
 	kw_buf_free(&again);
 
+	/* Every path of the member writers: long names and values, names and
+	 * values that need escapes or UTF-8 checks, integers of every length. */
+	kw_buf_reset(&out);
+	char longname[80], longval[200];
+	memset(longname, 'n', 70);
+	longname[70] = '\0';
+	memset(longval, 'v', 150);
+	longval[150] = '\0';
+	assert_int_equal(jcs_obj_begin(&o, &out), 0);
+	assert_int_equal(jcs_obj_str(&o, "a", "bad\xc3"), -EILSEQ); /* leaves no trace */
+	assert_int_equal(jcs_obj_strn(&o, "a\"", "bad\xc3", 4), -EILSEQ);
+	assert_int_equal(jcs_obj_str(&o, "a", "good"), 0); /* retried after a refusal */
+	assert_int_equal(jcs_obj_str(&o, "a\"q", "x"), 0);
+	assert_int_equal(jcs_obj_str(&o, "b", longval), 0);
+	assert_int_equal(jcs_obj_str(&o, "c", "tab\there"), 0);
+	assert_int_equal(jcs_obj_str(&o, "d", "caf\xc3\xa9"), 0);
+	assert_int_equal(jcs_obj_str(&o, "e", "bad\xff"), -EILSEQ);
+	assert_int_equal(jcs_obj_str(&o, "f", ""), 0);
+	assert_int_equal(jcs_obj_int(&o, longname, 0), 0);
+	assert_int_equal(jcs_obj_int(&o, "\xc3\xa9", 1), 0);
+	assert_int_equal(jcs_obj_end(&o), 0);
+	struct kw_buf w2 = {0};
+	kw_buf_puts(&w2, "{\"a\":\"good\",\"a\\\"q\":\"x\",\"b\":\"");
+	kw_buf_puts(&w2, longval);
+	kw_buf_puts(&w2, "\",\"c\":\"tab\\there\",\"d\":\"caf\xc3\xa9\",\"f\":\"\",\"");
+	kw_buf_puts(&w2, longname);
+	kw_buf_puts(&w2, "\":0,\"\xc3\xa9\":1}");
+	assert_string_equal(out.data, w2.data);
+	kw_buf_free(&w2);
+	uint64_t p10 = 1;
+	for (int d = 1; d <= 16; d++) {
+		int64_t vals[3] = { (int64_t)p10 - 1, (int64_t)p10, (int64_t)p10 + 1 };
+		for (int j = 0; j < 3; j++) {
+			if (vals[j] > JCS_MAX_SAFE_INT)
+				continue;
+			for (int sign = 1; sign >= -1; sign -= 2) {
+				char want2[32];
+				snprintf(want2, sizeof(want2), "%lld", (long long)(sign * vals[j]));
+				kw_buf_reset(&out);
+				assert_int_equal(jcs_write_int(&out, sign * vals[j]), 0);
+				assert_string_equal(out.data, want2);
+			}
+		}
+		p10 *= 10;
+	}
+
 	/* An empty object. */
 	kw_buf_reset(&out);
 	assert_int_equal(jcs_obj_begin(&o, &out), 0);

@@ -46,22 +46,77 @@ static const char short_escape[32] = {
 };
 static const char hex_digit[] = "0123456789abcdef";
 
-int jcs_put_string(struct kw_buf *out, const char *s, size_t n, bool lossy, bool *replaced)
+static const char digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+static const uint64_t pow10_table[20] = {
+	1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+	100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+	10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+	100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL,
+};
+
+/* Number of decimal digits of v: log10 from the bit length, then one
+ * comparison. */
+static inline size_t decimal_digits(uint64_t v)
 {
-	/* Worst case: every byte a control written as \u00xx. */
-	if (n > (SIZE_MAX - 64) / 6)
-		return -ENOMEM;
-	if (kw_buf_reserve(out, n * 6 + 2))
-		return -ENOMEM;
-	char *o = out->data + out->len;
+	unsigned t = ((64 - (unsigned)__builtin_clzll(v | 1)) * 1233) >> 12; /* <= 19 */
+	return v ? t + 1 - (v < pow10_table[t]) : 1;
+}
+
+size_t jcs_put_u64(uint64_t v, char *out)
+{
+	size_t n = decimal_digits(v);
+	char *p = out + n;
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		p -= 2;
+		p[0] = digit_pairs[2 * r];
+		p[1] = digit_pairs[2 * r + 1];
+	}
+	if (v >= 10) {
+		p[-2] = digit_pairs[2 * v];
+		p[-1] = digit_pairs[2 * v + 1];
+	} else {
+		p[-1] = (char)('0' + v);
+	}
+	return n;
+}
+
+/* Room for n more bytes (and the NUL); the write position, or NULL. */
+static inline char *room(struct kw_buf *b, size_t n)
+{
+	if (__builtin_expect(b->cap - b->len <= n, 0) && kw_buf_reserve(b, n))
+		return NULL;
+	return b->data + b->len;
+}
+
+/* Worst case for a string of n bytes: every byte a control as \u00xx. */
+static inline size_t string_room(size_t n)
+{
+	return n > (SIZE_MAX - 64) / 6 ? SIZE_MAX : n * 6 + 2;
+}
+
+/* Writes s as a canonical JSON string at o, which has string_room(n)
+ * bytes. Returns the end, or NULL for invalid UTF-8 when not lossy. */
+static inline char *string_out(char *o, const char *s, size_t n, bool lossy, bool *replaced)
+{
 	const unsigned char *p = (const unsigned char *)s, *end = p + n;
 	*o++ = '"';
-	while (p < end) {
-		const unsigned char *run = p;
-		while (p < end && jcs_byte_class[*p] == JCS_C_PLAIN)
-			p++;
-		memcpy(o, run, (size_t)(p - run));
-		o += p - run;
+	for (;;) {
+		if (end - p < 16) {
+			/* Short: copy while checking, no library call. */
+			while (p < end && jcs_byte_class[*p] == JCS_C_PLAIN)
+				*o++ = (char)*p++;
+		} else {
+			const unsigned char *q = jcs_scan_plain(p, end);
+			memcpy(o, p, (size_t)(q - p));
+			o += q - p;
+			p = q;
+		}
 		if (p == end)
 			break;
 		unsigned c = *p;
@@ -97,16 +152,34 @@ int jcs_put_string(struct kw_buf *out, const char *s, size_t n, bool lossy, bool
 				if (replaced)
 					*replaced = true;
 			} else {
-				out->data[out->len] = '\0';
-				return -EILSEQ;
+				return NULL;
 			}
 		}
 		}
 	}
 	*o++ = '"';
+	return o;
+}
+
+static inline int finish(struct kw_buf *out, char *o)
+{
 	*o = '\0';
 	out->len = (size_t)(o - out->data);
 	return 0;
+}
+
+int jcs_put_string(struct kw_buf *out, const char *s, size_t n, bool lossy, bool *replaced)
+{
+	size_t need = string_room(n);
+	char *o = need == SIZE_MAX ? NULL : room(out, need);
+	if (!o)
+		return -ENOMEM;
+	o = string_out(o, s, n, lossy, replaced);
+	if (!o) {
+		out->data[out->len] = '\0';
+		return -EILSEQ;
+	}
+	return finish(out, o);
 }
 
 int jcs_write_string(struct kw_buf *out, const char *s, size_t n)
@@ -121,22 +194,29 @@ int jcs_write_string_lossy(struct kw_buf *out, const char *s, size_t n)
 	return rc ? rc : replaced;
 }
 
-static inline int put_int(struct kw_buf *out, int64_t v)
+static inline char *int_out(char *o, int64_t v)
 {
-	if (v > JCS_MAX_SAFE_INT || v < -JCS_MAX_SAFE_INT)
-		return -EINVAL;
-	if (kw_buf_reserve(out, 24))
-		return -ENOMEM;
-	char *o = out->data + out->len;
 	uint64_t u = (uint64_t)v;
 	if (v < 0) {
 		*o++ = '-';
-		u = (uint64_t)-v;
+		u = -u;
 	}
-	o += jcs_put_u64(u, o);
-	*o = '\0';
-	out->len = (size_t)(o - out->data);
-	return 0;
+	return o + jcs_put_u64(u, o);
+}
+
+static inline bool int_ok(int64_t v)
+{
+	return v <= JCS_MAX_SAFE_INT && v >= -JCS_MAX_SAFE_INT;
+}
+
+static int put_int(struct kw_buf *out, int64_t v)
+{
+	if (!int_ok(v))
+		return -EINVAL;
+	char *o = room(out, 24);
+	if (!o)
+		return -ENOMEM;
+	return finish(out, int_out(o, v));
 }
 
 int jcs_write_int(struct kw_buf *out, int64_t v)
@@ -154,49 +234,152 @@ int jcs_obj_begin(struct jcs_obj *o, struct kw_buf *out)
 	return kw_buf_putc(out, '{');
 }
 
-/* Writes [","] "key": */
-static int member(struct jcs_obj *o, const char *key)
+#ifndef NDEBUG
+/* jcs_utf16_cmp() for NUL-terminated names. */
+static int utf16_cmpz(const char *a, const char *b)
 {
-	size_t kl = strlen(key);
+	while (*a && *a == *b)
+		a++, b++;
+	unsigned x = (unsigned char)*a, y = (unsigned char)*b;
+	if (x >= 0xF0 && (y == 0xEE || y == 0xEF))
+		return -1;
+	if (y >= 0xF0 && (x == 0xEE || x == 0xEF))
+		return 1;
+	return x < y ? -1 : x > y;
+}
+#endif
+
+/* Names up to this long that need no escaping take the fast path. */
+#define FAST_NAME 32
+
+/* Writes [","] "key": with room for value more bytes after it, and returns
+ * where the value goes (out->len is not yet advanced), or NULL with *rc. */
+static inline char *member(struct jcs_obj *o, const char *key, size_t value, int *rc)
+{
 #ifndef NDEBUG
 	/* RFC 8785 order is the caller's job; a wrong order would sign
 	 * bytes no verifier reproduces. */
-	assert(!o->last_key ||
-	       jcs_utf16_cmp(o->last_key, strlen(o->last_key), key, kl) < 0);
+	assert(!o->last_key || utf16_cmpz(o->last_key, key) < 0);
 	o->last_key = key;
 #endif
-	if (!o->first && kw_buf_putc(o->out, ','))
-		return -ENOMEM;
+	char *w = value <= SIZE_MAX / 2 ? room(o->out, FAST_NAME + 4 + value) : NULL;
+	if (!w) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	char *start = w;
+	if (!o->first)
+		*w++ = ',';
+	*w++ = '"';
+	/* Copy the name while it is plain ASCII; NUL (a control) ends it. */
+	const unsigned char *k = (const unsigned char *)key;
+	size_t i = 0;
+	while (i < FAST_NAME && jcs_byte_class[k[i]] == JCS_C_PLAIN) {
+		w[i] = (char)k[i];
+		i++;
+	}
+	if (__builtin_expect(k[i] == '\0', 1)) {
+		w += i;
+		*w++ = '"';
+		*w++ = ':';
+		o->first = false;
+		return w;
+	}
+	/* A long name or one that needs escapes or UTF-8 checks. */
+	size_t kl = strlen(key), kr = string_room(kl);
+	size_t off = (size_t)(start - o->out->data);
+	w = kr == SIZE_MAX || value > SIZE_MAX - kr - 2 ? NULL : room(o->out, kr + 2 + value);
+	if (!w) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	w = o->out->data + off;
+	if (!o->first)
+		*w++ = ',';
+	w = string_out(w, key, kl, false, NULL);
+	if (!w) {
+		*rc = -EILSEQ;
+		return NULL;
+	}
 	o->first = false;
-	int rc = jcs_put_string(o->out, key, kl, false, NULL);
-	if (rc)
-		return rc;
-	return kw_buf_putc(o->out, ':');
+	*w++ = ':';
+	return w;
 }
 
 int jcs_obj_key(struct jcs_obj *o, const char *key)
 {
-	return member(o, key);
+	int rc = 0;
+	char *w = member(o, key, 0, &rc);
+	return w ? finish(o->out, w) : rc;
 }
+
+static inline int obj_string(struct jcs_obj *o, const char *key, const char *val, size_t n,
+			     bool lossy, bool *replaced)
+{
+	int rc = 0;
+	bool first = o->first;
+#ifndef NDEBUG
+	const char *last = o->last_key;
+#endif
+	size_t vr = string_room(n);
+	char *w = vr == SIZE_MAX ? NULL : member(o, key, vr, &rc);
+	if (!w)
+		return rc ? rc : -ENOMEM;
+	w = string_out(w, val, n, lossy, replaced);
+	if (!w) {
+		/* Leave the buffer and the object as they were. */
+		o->out->data[o->out->len] = '\0';
+		o->first = first;
+#ifndef NDEBUG
+		o->last_key = last; /* the caller may retry the name lossily */
+#endif
+		return -EILSEQ;
+	}
+	return finish(o->out, w);
+}
+
+/* Values up to this long that are plain ASCII take the fast path. */
+#define FAST_VALUE 64
 
 int jcs_obj_str(struct jcs_obj *o, const char *key, const char *val)
 {
-	return jcs_obj_strn(o, key, val, strlen(val));
+	int rc = 0;
+	bool first = o->first;
+#ifndef NDEBUG
+	const char *last = o->last_key;
+#endif
+	char *w = member(o, key, FAST_VALUE + 2, &rc);
+	if (!w)
+		return rc;
+	const unsigned char *v = (const unsigned char *)val;
+	size_t i = 0;
+	*w = '"';
+	while (i < FAST_VALUE && jcs_byte_class[v[i]] == JCS_C_PLAIN) {
+		w[1 + i] = (char)v[i];
+		i++;
+	}
+	if (__builtin_expect(v[i] == '\0', 1)) {
+		w[1 + i] = '"';
+		return finish(o->out, w + 2 + i);
+	}
+	/* Not plain: write the member again the general way. */
+	o->first = first;
+#ifndef NDEBUG
+	o->last_key = last;
+#endif
+	return obj_string(o, key, val, strlen(val), false, NULL);
 }
 
 int jcs_obj_strn(struct jcs_obj *o, const char *key, const char *val, size_t n)
 {
-	int rc = member(o, key);
-	return rc ? rc : jcs_put_string(o->out, val, n, false, NULL);
+	return obj_string(o, key, val, n, false, NULL);
 }
 
 int jcs_obj_strn_lossy(struct jcs_obj *o, const char *key, const char *val, size_t n,
 		       bool *replaced)
 {
 	bool r = false;
-	int rc = member(o, key);
-	if (!rc)
-		rc = jcs_put_string(o->out, val, n, true, &r);
+	int rc = obj_string(o, key, val, n, true, &r);
 	if (replaced)
 		*replaced = r;
 	return rc;
@@ -204,21 +387,36 @@ int jcs_obj_strn_lossy(struct jcs_obj *o, const char *key, const char *val, size
 
 int jcs_obj_int(struct jcs_obj *o, const char *key, int64_t v)
 {
-	if (v > JCS_MAX_SAFE_INT || v < -JCS_MAX_SAFE_INT)
+	if (!int_ok(v))
 		return -EINVAL;
-	int rc = member(o, key);
-	return rc ? rc : put_int(o->out, v);
+	int rc = 0;
+	char *w = member(o, key, 24, &rc);
+	return w ? finish(o->out, int_out(w, v)) : rc;
 }
 
 int jcs_obj_bool(struct jcs_obj *o, const char *key, bool v)
 {
-	int rc = member(o, key);
-	return rc ? rc : kw_buf_puts(o->out, v ? "true" : "false");
+	int rc = 0;
+	char *w = member(o, key, 5, &rc);
+	if (!w)
+		return rc;
+	if (v) {
+		memcpy(w, "true", 4);
+		w += 4;
+	} else {
+		memcpy(w, "false", 5);
+		w += 5;
+	}
+	return finish(o->out, w);
 }
 
 int jcs_obj_end(struct jcs_obj *o)
 {
-	return kw_buf_putc(o->out, '}');
+	char *w = room(o->out, 1);
+	if (!w)
+		return -ENOMEM;
+	*w++ = '}';
+	return finish(o->out, w);
 }
 
 /* --- jcs_dump: canonical bytes of a jansson tree. ------------------------ */

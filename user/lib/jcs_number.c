@@ -18,19 +18,6 @@
 #include "kwitness/jcs.h"
 #include "jcs_internal.h"
 
-size_t jcs_put_u64(uint64_t v, char *out)
-{
-	char tmp[20];
-	size_t n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (size_t i = 0; i < n; i++)
-		out[i] = tmp[n - 1 - i];
-	return n;
-}
-
 size_t jcs_number_layout(bool neg, const char *d, int k, int n, char *out)
 {
 	char *p = out;
@@ -99,6 +86,8 @@ static bool reads_back(const char *d, int k, int e, double v)
 static int round_digits(double v, const char *d17, int e17, int p, char *d)
 {
 	memcpy(d, d17, (size_t)p);
+	if (p >= 17)
+		return e17; /* nothing to round */
 	const char *tail = d17 + p;
 	int tl = 17 - p;
 	bool half = tail[0] == '5';
