@@ -3,6 +3,7 @@
  * field, CIDR and port parsing, IPv4-mapped rules, and the compiled network
  * rules evaluated the way the kernel does (LPM lookup + net_match.h). */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 
 #include <linux/bpf.h>
 
+#include "kwitness/buf.h"
 #include "kwitness/net_compile.h"
 #include "kwitness/net_match.h"
 #include "kwitness/policy.h"
@@ -511,6 +513,35 @@ static void test_rule_names(void **state)
 	assert_string_equal(kw_class_name(KW_CLASS_UNIX), "net.unix");
 }
 
+/* Every bundle in examples/policies/ parses (the docs point readers there). */
+static void test_examples_parse(void **state)
+{
+	const char *root = getenv("KW_ROOT");
+	char dir[1024], path[2048];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/examples/policies", root ? root : ".");
+	d = opendir(dir);
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		struct kw_buf b = { 0 };
+		size_t len = strlen(de->d_name);
+
+		if (len < 6 || strcmp(de->d_name + len - 5, ".json"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		assert_int_equal(kw_read_file(path, KW_POLICY_MAX_BYTES, &b), 0);
+		kw_policy_free(parse_ok(b.data));
+		kw_buf_free(&b);
+		n++;
+	}
+	closedir(d);
+	assert_true(n >= 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -524,6 +555,7 @@ int main(void)
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_compiled_evaluation),
 		cmocka_unit_test(test_rule_names),
+		cmocka_unit_test(test_examples_parse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
