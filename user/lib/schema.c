@@ -126,6 +126,8 @@ bool kw_uri_valid(const char *s, size_t n)
 	return true;
 }
 
+/* path is the parent's; the member is f->name (the full path is formatted only
+ * on failure: validation runs on every verify). */
 static int check_string(struct schema_ctx *c, const struct field *f, const json_t *v, const char *path)
 {
 	const char *s = json_string_value(v);
@@ -140,8 +142,8 @@ static int check_string(struct schema_ctx *c, const struct field *f, const json_
 				break;
 		if (!f->enumv[i]) {
 			if (!f->enumv[1])
-				return fail(c, "%s: const (must be \"%s\")", path, f->enumv[0]);
-			return fail(c, "%s: enum (\"%.60s\" is not an allowed value)", path, s);
+				return fail(c, "%s.%s: const (must be \"%s\")", path, f->name, f->enumv[0]);
+			return fail(c, "%s.%s: enum (\"%.60s\" is not an allowed value)", path, f->name, s);
 		}
 	}
 	switch (f->rule) {
@@ -149,27 +151,27 @@ static int check_string(struct schema_ctx *c, const struct field *f, const json_
 		break;
 	case R_DIGEST:
 		if (has_nul || !kw_digest_valid(s))
-			return fail(c, "%s: pattern (must be sha256:<64 lowercase hex> or sha384:<96 lowercase hex>)",
-				    path);
+			return fail(c, "%s.%s: pattern (must be sha256:<64 lowercase hex> or sha384:<96 lowercase hex>)",
+				    path, f->name);
 		break;
 	case R_URI:
 		if (!kw_uri_valid(s, n))
-			return fail(c, "%s: format uri (must be scheme \":\" and URI characters)", path);
+			return fail(c, "%s.%s: format uri (must be scheme \":\" and URI characters)", path, f->name);
 		break;
 	case R_MINLEN1:
 		if (n < 1)
-			return fail(c, "%s: minLength 1 (must not be empty)", path);
+			return fail(c, "%s.%s: minLength 1 (must not be empty)", path, f->name);
 		break;
 	case R_SUBJECT:
 		if (strncmp(s, "spiffe://", 9) && strncmp(s, "did:", 4))
-			return fail(c, "%s: pattern (must start with spiffe:// or did:)", path);
+			return fail(c, "%s.%s: pattern (must start with spiffe:// or did:)", path, f->name);
 		break;
 	case R_SIGNATURE:
 		if (n == 0)
-			return fail(c, "%s: pattern (must be non-empty base64url)", path);
+			return fail(c, "%s.%s: pattern (must be non-empty base64url)", path, f->name);
 		for (size_t i = 0; i < n; i++)
 			if (!is_alpha(s[i]) && !is_digit(s[i]) && s[i] != '-' && s[i] != '_')
-				return fail(c, "%s: pattern (must be base64url characters only)", path);
+				return fail(c, "%s.%s: pattern (must be base64url characters only)", path, f->name);
 		break;
 	}
 	return 0;
@@ -207,24 +209,24 @@ static int check_fields(struct schema_ctx *c, const json_t *obj, const char *pat
 				return fail(c, "%s: required (member \"%s\" is missing)", path, f->name);
 			continue;
 		}
-		snprintf(sub, sizeof(sub), "%s.%s", path, f->name);
 		switch (f->type) {
 		case F_STRING:
 			if (!json_is_string(v))
-				return fail(c, "%s: type (must be a string)", sub);
-			ret = check_string(c, f, v, sub);
+				return fail(c, "%s.%s: type (must be a string)", path, f->name);
+			ret = check_string(c, f, v, path);
 			if (ret)
 				return ret;
 			break;
 		case F_INTEGER:
 			if (!kw_json_integer(v, &iv))
-				return fail(c, "%s: type (must be an integer)", sub);
+				return fail(c, "%s.%s: type (must be an integer)", path, f->name);
 			if (f->has_min && iv < f->min)
-				return fail(c, "%s: minimum %lld", sub, f->min);
+				return fail(c, "%s.%s: minimum %lld", path, f->name, f->min);
 			if (f->has_max && iv > f->max)
-				return fail(c, "%s: maximum %lld", sub, f->max);
+				return fail(c, "%s.%s: maximum %lld", path, f->name, f->max);
 			break;
 		case F_OBJECT:
+			snprintf(sub, sizeof(sub), "%s.%s", path, f->name);
 			ret = f->check(c, v, sub);
 			if (ret)
 				return ret;
