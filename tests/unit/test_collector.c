@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kwitnessd's consumer pieces without a kernel: the reorder window (sequence
+ * order, held events, given-up gaps, growth, duplicates, late arrivals) and the
+ * decision log writer (lines on disk, streaming transcript hash against the
+ * known answers of shared/vectors/README.md and against a re-hash of the file). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "kwitness/event.h"
+
+/* The collector's own files, compiled in: the unit build links only the library. */
+#include "../../user/kwitnessd/logwriter.c"
+#include "../../user/kwitnessd/reorder.c"
+
+#define KA_TRANSCRIPT "sha256:ffce23badc0a325b93ac587374132bbaae4f7798a4d57f84cf135a312f4a6aea"
+#define KA_EMPTY "sha256:4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945"
+/* The README's two decisions, in canonical member order. */
+#define C1 "{\"decision\":\"permit\",\"path\":\"/work/src\",\"tool\":\"fs.read\"}"
+#define C2 "{\"decision\":\"deny\",\"host\":\"api.example.org\",\"tool\":\"net.connect\"}"
+
+struct seen {
+	uint64_t seq[4096];
+	size_t n;
+};
+
+static int record_seq(void *ctx, const void *data, size_t len)
+{
+	struct seen *s = ctx;
+	uint64_t v;
+
+	assert_int_equal(len, sizeof(v));
+	memcpy(&v, data, sizeof(v));
+	if (s->n < 4096)
+		s->seq[s->n++] = v;
+	return 0;
+}
+
+static void push(struct kwd_reorder *r, uint64_t seq)
+{
+	assert_int_equal(kwd_reorder_push(r, seq, &seq, sizeof(seq)), 0);
+}
+
+static void test_in_order_and_swapped(void **state)
+{
+	struct kwd_reorder r;
+	struct seen s = { 0 };
+
+	(void)state;
+	kwd_reorder_init(&r, record_seq, &s);
+	push(&r, 0);
+	push(&r, 2); /* 1 is on another CPU */
+	assert_int_equal(s.n, 1);
+	assert_int_equal(r.pending, 1);
+	push(&r, 1);
+	assert_int_equal(s.n, 3);
+	assert_int_equal(r.pending, 0);
+	push(&r, 3);
+	for (size_t i = 0; i < s.n; i++)
+		assert_int_equal(s.seq[i], i);
+	assert_int_equal(r.arrived, 4);
+	assert_int_equal(r.next, 4);
+	kwd_reorder_free(&r);
+}
+
+static void test_gap_skip_and_flush(void **state)
+{
+	struct kwd_reorder r;
+	struct seen s = { 0 };
+
+	(void)state;
+	kwd_reorder_init(&r, record_seq, &s);
+	push(&r, 0);
+	push(&r, 3); /* 1 and 2 dropped */
+	push(&r, 4);
+	push(&r, 7); /* 5 and 6 dropped */
+	assert_int_equal(s.n, 1);
+	assert_int_equal(kwd_reorder_skip(&r), 2); /* gives up 1, 2; emits 3, 4 */
+	assert_int_equal(s.n, 3);
+	assert_int_equal(s.seq[1], 3);
+	assert_int_equal(s.seq[2], 4);
+	assert_int_equal(kwd_reorder_flush(&r), 2);
+	assert_int_equal(s.n, 4);
+	assert_int_equal(s.seq[3], 7);
+	assert_int_equal(r.next, 8);
+	assert_int_equal(kwd_reorder_skip(&r), 0); /* nothing held: nothing given up */
+	/* A number that arrives after it was given up is still emitted. */
+	push(&r, 5);
+	assert_int_equal(s.n, 5);
+	assert_int_equal(s.seq[4], 5);
+	assert_int_equal(r.late, 1);
+	assert_int_equal(r.arrived, 5);
+	kwd_reorder_free(&r);
+}
+
+static void test_growth_duplicates_and_limit(void **state)
+{
+	struct kwd_reorder r;
+	struct seen s = { 0 };
+	uint64_t v = 0;
+
+	(void)state;
+	kwd_reorder_init(&r, record_seq, &s);
+	/* 1000 events in reverse: the window grows past its first 64 slots. */
+	for (uint64_t q = 1000; q > 0; q--)
+		push(&r, q);
+	assert_int_equal(r.pending, 1000);
+	assert_true(r.cap >= 1001);
+	push(&r, 1000); /* duplicate of a held event: ignored */
+	assert_int_equal(r.duplicates, 1);
+	push(&r, 0);
+	assert_int_equal(s.n, 1001);
+	for (size_t i = 0; i < s.n; i++)
+		assert_int_equal(s.seq[i], i);
+	/* Further ahead than the largest window: the caller must give up gaps. */
+	assert_int_equal(kwd_reorder_push(&r, r.next + KWD_REORDER_MAX + 5, &v, sizeof(v)), -ENOSPC);
+	assert_int_equal(r.pending, 0);
+	kwd_reorder_free(&r);
+}
+
+static void finish_log(struct kwd_log *log, const char *path, char hash[KW_DIGEST_STR_MAX],
+		       uint64_t *count, struct kw_buf *file)
+{
+	assert_int_equal(kwd_log_finish(log, hash, count), 0);
+	assert_int_equal(kw_read_file(path, 1 << 20, file), 0);
+}
+
+static void test_log_known_answer(void **state)
+{
+	char path[] = "/tmp/kwitness-test-log.XXXXXX";
+	char hash[KW_DIGEST_STR_MAX], rehash[KW_DIGEST_STR_MAX], err[128];
+	struct kw_buf file = { 0 };
+	struct kwd_log log, other;
+	uint64_t count = 0, recount = 0;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(path);
+	assert_int_equal(kwd_log_open(&log, path), 0);
+	assert_int_equal(kwd_log_open(&other, path), -EEXIST); /* never overwrites */
+	assert_int_equal(kwd_log_append(&log, C1, strlen(C1)), 0);
+	assert_int_equal(kwd_log_append(&log, C2, strlen(C2)), 0);
+	finish_log(&log, path, hash, &count, &file);
+	assert_string_equal(hash, KA_TRANSCRIPT);
+	assert_int_equal(count, 2);
+	assert_string_equal(file.data, C1 "\n" C2 "\n");
+	/* The verifier's path: re-read the file as JSON Lines. */
+	assert_int_equal(kw_transcript_from_text(file.data, file.len, rehash, &recount, err,
+						 sizeof(err)), 0);
+	assert_string_equal(rehash, KA_TRANSCRIPT);
+	assert_int_equal(recount, 2);
+	kw_buf_free(&file);
+	unlink(path);
+
+	/* No entries: the transcript of [] */
+	assert_int_equal(kwd_log_open(&log, path), 0);
+	finish_log(&log, path, hash, &count, &file);
+	assert_string_equal(hash, KA_EMPTY);
+	assert_int_equal(count, 0);
+	assert_int_equal(file.len, 0);
+	kw_buf_free(&file);
+	unlink(path);
+}
+
+static void fill_event(struct kw_ev_net *e, uint64_t seq)
+{
+	memset(e, 0, sizeof(*e));
+	e->h.seq = seq;
+	e->h.ts_ns = 5000000000ULL + seq;
+	e->h.cgroup_id = 77;
+	e->h.pid = 4242;
+	e->h.kind = KW_EV_NET_CONNECT;
+	e->h.rule = KW_RULE_DEFAULT;
+	e->h.decision = KW_DENY;
+	e->h.enforced = 1;
+	memcpy(e->h.comm, "curl", 5);
+	e->family = 4;
+	e->proto = 6;
+	e->port = 443;
+	e->addr[0] = 10;
+	e->addr[3] = 1;
+}
+
+static void test_log_events_large(void **state)
+{
+	char path[] = "/tmp/kwitness-test-log.XXXXXX";
+	char hash[KW_DIGEST_STR_MAX], rehash[KW_DIGEST_STR_MAX], err[128];
+	struct kw_buf file = { 0 };
+	struct kwd_log log;
+	struct kw_ev_net e;
+	uint64_t count = 0, recount = 0, lines = 0;
+	int fd = mkstemp(path);
+	const uint64_t n = 5000; /* several flushes of KWD_LOG_FLUSH_BYTES */
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(path);
+	assert_int_equal(kwd_log_open(&log, path), 0);
+	for (uint64_t i = 0; i < n; i++) {
+		fill_event(&e, i);
+		assert_int_equal(kwd_log_event(&log, &e, sizeof(e), 0), 0);
+	}
+	/* An undecodable record is refused, not written. */
+	assert_int_equal(kwd_log_event(&log, &e, 8, 0), -EINVAL);
+	finish_log(&log, path, hash, &count, &file);
+	assert_int_equal(count, n);
+	for (size_t i = 0; i < file.len; i++)
+		lines += file.data[i] == '\n';
+	assert_int_equal(lines, n);
+	assert_non_null(strstr(file.data, "\"host\":\"10.0.0.1\""));
+	assert_int_equal(kw_transcript_from_text(file.data, file.len, rehash, &recount, err,
+						 sizeof(err)), 0);
+	assert_string_equal(rehash, hash);
+	assert_int_equal(recount, n);
+	kw_buf_free(&file);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_in_order_and_swapped),
+		cmocka_unit_test(test_gap_skip_and_flush),
+		cmocka_unit_test(test_growth_duplicates_and_limit),
+		cmocka_unit_test(test_log_known_answer),
+		cmocka_unit_test(test_log_events_large),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
