@@ -197,7 +197,8 @@ static void summarize(struct result *r, double *min, double *med)
 
 int main(void)
 {
-	struct kw_hooks_opts opts = { .ringbuf_size = 16u << 20 };
+	/* the consumer thread polls every 10 ms: wake it only past 1 MiB */
+	struct kw_hooks_opts opts = { .ringbuf_size = 16u << 20, .wakeup_bytes = 1u << 20 };
 	char tagged[512], tagged2[512], other[512], home[1024] = "", err[256], line[600];
 	char pol_all[512], pol_deny[512];
 	struct result r1, r2, r3, r4;

@@ -13,6 +13,8 @@
 #ifndef KWITNESS_SESSION_BPF_H
 #define KWITNESS_SESSION_BPF_H
 
+enum { KW_WAKE_DEFAULT = 0, KW_WAKE_FORCE = 1, KW_WAKE_NONE = 2 };
+
 struct kw_ctx {
 	struct kw_session *s;
 	__u64 cgroup_id;
@@ -82,11 +84,14 @@ static __always_inline void *kw_record_decision(struct kw_ctx *c, __u16 kind, in
 	h->decision = permit ? KW_PERMIT : KW_DENY;
 	h->enforced = enforced;
 	h->flags = 0;
-	/* Wake the consumer only once the buffer is a quarter full: a wakeup per
-	 * event costs microseconds. The consumer polls with a timeout for the
-	 * rest. kw_event_submit reads this mark and clears it. */
-	h->pad = bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) >=
-		 bpf_ringbuf_query(rb, BPF_RB_RING_SIZE) / 4;
+	/* A wakeup per event costs microseconds when the consumer keeps up.
+	 * With wakeup_bytes set, wake it only once that much waits (it polls
+	 * with a timeout for the rest). kw_event_submit reads this mark in pad
+	 * and clears it. */
+	h->pad = KW_WAKE_DEFAULT;
+	if (s->wakeup_bytes)
+		h->pad = bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) >= s->wakeup_bytes ?
+			 KW_WAKE_FORCE : KW_WAKE_NONE;
 	bpf_get_current_comm(h->comm, sizeof(h->comm));
 	return h;
 }
@@ -97,7 +102,8 @@ static __always_inline void kw_event_submit(void *e)
 	__u8 wake = h->pad;
 
 	h->pad = 0;
-	bpf_ringbuf_submit(e, wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(e, wake == KW_WAKE_FORCE ? BPF_RB_FORCE_WAKEUP :
+			      wake == KW_WAKE_NONE ? BPF_RB_NO_WAKEUP : 0);
 }
 
 #endif

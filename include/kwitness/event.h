@@ -63,7 +63,8 @@ struct kw_session {
 	__u8 record;          /* enum kw_record_mode */
 	__u8 on_failure;      /* enum kw_on_failure */
 	__u8 sysctl_write;    /* 1: sysctl writes allowed */
-	__u32 pad0;
+	__u32 wakeup_bytes;   /* 0: wake the consumer per event (once caught up);
+				 N: only once N bytes wait (consumer polls) */
 	__u64 socket_allow;   /* bit (family_index * 8 + (type & 7)); family_index 0 inet, 1 inet6 */
 	__u8 socket_rule[16]; /* net.socket list index behind each socket_allow bit (0..15) */
 	__u64 pad1[3];

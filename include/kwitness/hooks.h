@@ -17,6 +17,11 @@ struct kw_hooks; /* opaque: skeleton, links, per-slot ring buffers */
 struct kw_hooks_opts {
 	size_t ringbuf_size;   /* bytes per session ring buffer, power of two >= 4096 */
 	const char *pin_dir;   /* e.g. "/sys/fs/bpf/kwitness"; NULL: do not pin */
+	/* 0: the kernel wakes a session's consumer for each event written while
+	 * the consumer is caught up (prompt, but a wakeup costs microseconds per
+	 * event). N > 0: only once N bytes wait in the ring buffer; the consumer
+	 * must then also poll or consume on a timer. */
+	size_t wakeup_bytes;
 };
 
 /* Opens and loads the BPF object (the programs that this kernel can run),

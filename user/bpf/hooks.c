@@ -66,6 +66,7 @@ struct kw_hooks {
 	char why[KW_CLASS_BITS][160];
 	struct bpf_link *tp_mkdir, *tp_rmdir;
 	size_t ringbuf_size;
+	uint32_t wakeup_bytes;
 	struct kw_slot_state slots[KW_MAX_SESSIONS];
 };
 
@@ -209,6 +210,8 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 		return -ENOMEM;
 	}
 	h->ringbuf_size = opts->ringbuf_size;
+	h->wakeup_bytes = opts->wakeup_bytes >= opts->ringbuf_size ? (uint32_t)opts->ringbuf_size / 2 :
+			  (uint32_t)opts->wakeup_bytes;
 	for (i = 0; i < KW_MAX_SESSIONS; i++)
 		h->slots[i].ringbuf_fd = -1;
 
@@ -587,6 +590,7 @@ static int write_session(struct kw_hooks *h, uint32_t slot, const struct kw_poli
 	s.record = pol->record;
 	s.on_failure = pol->on_failure;
 	s.sysctl_write = pol->sysctl_write;
+	s.wakeup_bytes = h->wakeup_bytes;
 	s.socket_allow = pol->socket_allow;
 	memcpy(s.socket_rule, pol->socket_rule, sizeof(s.socket_rule));
 	return bpf_map_update_elem(fd, &slot, &s, BPF_ANY) ? -errno : 0;
