@@ -56,16 +56,20 @@ done
 step "two local TCP servers: 127.0.0.1:$ALLOWED_PORT (allowed) and :$DENIED_PORT (not in the policy)"
 "$B/tests/kw-netprobe" listen $ALLOWED_PORT $DENIED_PORT >"$TMP/listen.out" &
 LPID=$!
-for _ in $(seq 50); do grep -q ok "$TMP/listen.out" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 50); do [ -s "$TMP/listen.out" ] && break; sleep 0.1; done
+if [ "$(cat "$TMP/listen.out")" != ok ]; then
+	echo "demo: cannot listen on 127.0.0.1:$ALLOWED_PORT/$DENIED_PORT: $(cat "$TMP/listen.out")" >&2
+	exit 1
+fi
 echo "policy (examples/demo-policy.json):"
 cat examples/demo-policy.json
 
 step "kwitness run: the sandboxed command connects to both"
 P=$B/tests/kw-netprobe
 "$B/kwitness" run --socket "$TMP/kwitnessd.sock" --policy examples/demo-policy.json \
-	--sandbox-id spiffe://demo.kwitness.local/agent/1 --json -- \
-	sh -c "echo \"connect 127.0.0.1:$ALLOWED_PORT -> \$($P connect 127.0.0.1 $ALLOWED_PORT)\";
-	       echo \"connect 127.0.0.1:$DENIED_PORT -> \$($P connect 127.0.0.1 $DENIED_PORT)\"" \
+	--sandbox-id spiffe://demo.kwitness.local/agent/1 --key-jwk "$TMP/signer.jwk" --json -- \
+	sh -c "echo \"  sandbox: connect 127.0.0.1:$ALLOWED_PORT -> \$($P connect 127.0.0.1 $ALLOWED_PORT)\" >&2;
+	       echo \"  sandbox: connect 127.0.0.1:$DENIED_PORT -> \$($P connect 127.0.0.1 $DENIED_PORT)\" >&2" \
 	>"$TMP/close.json"
 
 REC=$(sed -n 's/^  "record_path": "\(.*\)",$/\1/p' "$TMP/close.json")
