@@ -6,6 +6,7 @@
  * Prints TAP-style lines "ok - ...", "not ok - ...", "skip - ..."; exit 0
  * when nothing failed. Needs root. */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -601,6 +602,51 @@ static void scenario_other_hooks(struct kw_hooks *h, uint16_t allowed)
 	session_end(h, &s);
 }
 
+/* Maps pinned under pin_dir (bpffs mounted when it is not) outlive the loader. */
+static void scenario_pin(void)
+{
+	struct kw_hooks_opts opts = { .ringbuf_size = 4096 };
+	static const char *const maps[] = { "kw_sessions", "kw_cgroups", "kw_ringbufs",
+					    "kw_net_rules", "kw_dev_rules" };
+	char dir[256], path[512], err[256];
+	struct kw_hooks *h;
+	bool all = true;
+	size_t i;
+	int ret;
+
+	snprintf(dir, sizeof(dir), "/sys/fs/bpf/kwhooktest-%d", getpid());
+	opts.pin_dir = dir;
+	ret = kw_hooks_open(&opts, &h, err, sizeof(err));
+	result(ret == 0, "pin: kw_hooks_open with pin_dir %s (%s)", dir, ret ? err : "ok");
+	if (ret)
+		return;
+	kw_hooks_close(h);
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, maps[i]);
+		all &= access(path, F_OK) == 0;
+	}
+	result(all, "pin: the maps stay pinned after close");
+	/* a second open reuses the pinned maps */
+	ret = kw_hooks_open(&opts, &h, err, sizeof(err));
+	result(ret == 0, "pin: reopening reuses the pinned maps (%s)", ret ? err : "ok");
+	if (!ret)
+		kw_hooks_close(h);
+	{
+		DIR *d = opendir(dir);
+		struct dirent *de;
+
+		while (d && (de = readdir(d))) {
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			unlink(path);
+		}
+		if (d)
+			closedir(d);
+		rmdir(dir);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct kw_hooks_opts opts = { .ringbuf_size = 4096 * 16 };
@@ -647,5 +693,6 @@ int main(int argc, char **argv)
 	scenario_other_hooks(h, allowed);
 	close(lfd);
 	kw_hooks_close(h);
+	scenario_pin();
 	return failures ? 1 : 0;
 }

@@ -18,6 +18,21 @@ if [ ! -x "$HT" ]; then
 	finish
 fi
 
+# cgroup_track.bpf.h follows only hierarchy_id 0, the cgroup2 hierarchy: every
+# controller mounted as cgroup v1 must sit on a hierarchy id >= 1 (/proc/cgroups)
+v1_ctrls=$(awk '{ for (i = 1; i < NF; i++) if ($i == "-" && $(i + 1) == "cgroup") print $NF }' \
+	/proc/self/mountinfo | tr ',' '\n' | grep -vE '^(rw|ro|relatime|name=.*)$' | sort -u)
+if [ -z "$v1_ctrls" ]; then
+	skip "hooks direct: no cgroup v1 controllers mounted (cgroup2-only host)"
+else
+	bad=
+	for c in $v1_ctrls; do
+		id=$(awk -v c="$c" '$1 == c { print $2 }' /proc/cgroups)
+		[ -n "$id" ] && [ "$id" -eq 0 ] && bad="$bad $c"
+	done
+	expect_eq "hooks direct: v1 controllers ($(echo $v1_ctrls | wc -w)) are on hierarchy ids >= 1" "" "$bad"
+fi
+
 out=$("$HT" 2>/tmp/kw-hooktest.$$.err); rc=$?
 n=0
 while IFS= read -r line; do
