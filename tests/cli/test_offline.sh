@@ -99,6 +99,9 @@ if have_json_tool; then
 fi
 "$KW" verify --allow-embedded-key "$T/signed.json" >/dev/null
 expect_eq "verify --allow-embedded-key without --key" 0 "$?"
+build --iat 1785000000 >"$T/fixed.json"
+build --iat 1785000000 --decisions - <"$T/log.jsonl" | cmp -s - "$T/fixed.json"
+expect_eq "record build reads the decision log from stdin" 0 "$?"
 "$KW" sign --key "$T/keys/signing.pem" --pretty - <"$T/unsigned.json" >"$T/pretty.json"
 expect_eq "sign --pretty from stdin" 0 "$?"
 "$KW" verify --key "$T/keys/signing.pem" "$T/pretty.json" >/dev/null
@@ -165,6 +168,8 @@ expect_code trusted_key_missing trusted_key_missing "$T/embedded_ec.json" --allo
 expect_code cnf_key_mismatch cnf_key_mismatch "$T/signed.json" --key "$T/other.jwk"
 expect_code record_in_future record_in_future "$T/future.json" "${K[@]}"
 expect_code record_stale record_stale "$T/stale.json" "${K[@]}"
+"$KW" verify "${K[@]}" --skew 7200 "$T/future.json" >/dev/null
+expect_eq "--skew 7200 accepts a record an hour ahead" 0 "$?"
 "$KW" verify "${K[@]}" --max-age 0 "$T/stale.json" >/dev/null
 expect_eq "--max-age 0 accepts an old record" 0 "$?"
 expect_code nonce_mismatch nonce_mismatch "$T/signed.json" "${K[@]}" --nonce bm9uY2U

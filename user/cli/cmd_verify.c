@@ -72,9 +72,9 @@ static void describe(const char *text, size_t len, const struct kw_verify_opts *
 
 	if (trusted)
 		kw_key_thumbprint(trusted, tp);
-	snprintf(out, outlen, "subject %s, iat %" JSON_INTEGER_FORMAT ", key %s%s%s%s",
+	snprintf(out, outlen, "subject %s, iat %.0f, key %s%s%s%s",
 		 json_string_value(json_object_get(rec, "subject")),
-		 json_integer_value(json_object_get(rec, "iat")), tp,
+		 json_number_value(json_object_get(rec, "iat")), tp,
 		 o->transcript_hash ? "; decision log matches" : "",
 		 o->bundle ? "; policy bundle matches" : "",
 		 o->bundle && o->image_digest ? "; measurement matches" : "");
