@@ -116,6 +116,8 @@ struct kwd_session {
 	char *policy_path;
 	char *record_path;
 	struct ring_buffer *rb;
+	const volatile unsigned long *ring_cons; /* mapped positions, for status */
+	const volatile unsigned long *ring_prod;
 	struct kwd_reorder ro;
 	struct kwd_log log;
 	uint64_t decisions;   /* decision entries written */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -38,10 +39,41 @@ static char *xasprintf(const char *fmt, const char *a, const char *b)
 	return s;
 }
 
+/* The ring buffer's consumer and producer positions, mapped read-only, so
+ * status can say how full it is (libbpf 1.1 has no accessor for this). */
+static void map_ring_positions(struct kwd_session *s, int ringbuf_fd)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *c = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, ringbuf_fd, 0);
+	void *p = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, ringbuf_fd, page);
+
+	if (c == MAP_FAILED || p == MAP_FAILED) {
+		if (c != MAP_FAILED)
+			munmap(c, (size_t)page);
+		if (p != MAP_FAILED)
+			munmap(p, (size_t)page);
+		return;
+	}
+	s->ring_cons = c;
+	s->ring_prod = p;
+}
+
+static int64_t ring_used(const struct kwd_session *s)
+{
+	if (!s->ring_cons || !s->ring_prod)
+		return -1;
+	return (int64_t)(__atomic_load_n(s->ring_prod, __ATOMIC_ACQUIRE) -
+			 __atomic_load_n(s->ring_cons, __ATOMIC_ACQUIRE));
+}
+
 static void session_free(struct kwd_session *s)
 {
 	if (!s)
 		return;
+	if (s->ring_cons)
+		munmap((void *)s->ring_cons, (size_t)sysconf(_SC_PAGESIZE));
+	if (s->ring_prod)
+		munmap((void *)s->ring_prod, (size_t)sysconf(_SC_PAGESIZE));
 	if (s->rb) {
 		epoll_ctl(s->d->epfd, EPOLL_CTL_DEL, ring_buffer__epoll_fd(s->rb), NULL);
 		ring_buffer__free(s->rb);
@@ -449,6 +481,7 @@ json_t *kwd_session_open(struct kwd *d, json_t *req)
 		goto fail_hooks;
 	}
 	s->rb = ring_buffer__new(ringbuf_fd, ring_sample, s, NULL);
+	map_ring_positions(s, ringbuf_fd);
 	if (!s->rb) {
 		err = kwd_error("hooks_failed", "ring buffer: %s", strerror(errno));
 		goto fail_hooks;
@@ -780,6 +813,8 @@ json_t *kwd_status(struct kwd *d, bool sessions_only)
 				  "pending", (json_int_t)s->ro.pending, "log_bytes",
 				  (json_int_t)(s->log.bytes + s->log.out.len), "ringbuf_size",
 				  (json_int_t)d->cfg.ringbuf_size));
+		json_object_set_new(json_array_get(list, json_array_size(list) - 1),
+				    "ringbuf_used", json_integer(ring_used(s)));
 		kw_buf_free(&hooks);
 	}
 	if (sessions_only)
