@@ -99,7 +99,7 @@ static int join_cgroup(const char *cg)
 
 /* ---- child actions: each returns an errno (0 success) ---- */
 
-enum action { A_CONNECT_TCP, A_SENDTO_UDP, A_BIND_UDP, A_SOCKET, A_SYSCTL_WRITE, A_OPEN_DEV,
+enum action { A_CONNECT_TCP, A_CONNECT6_TCP, A_SENDTO_UDP, A_BIND_UDP, A_SOCKET, A_SYSCTL_WRITE, A_OPEN_DEV,
 	      A_MKDIR_JOIN };
 
 struct act {
@@ -124,6 +124,18 @@ static int do_action(const struct act *x)
 			ret = errno;
 		close(fd);
 		return ret;
+	case A_CONNECT6_TCP: {
+		struct sockaddr_in6 s6 = { .sin6_family = AF_INET6, .sin6_port = htons(x->port) };
+
+		inet_pton(AF_INET6, x->path, &s6.sin6_addr);
+		fd = socket(AF_INET6, SOCK_STREAM, 0);
+		if (fd < 0)
+			return errno;
+		if (connect(fd, (struct sockaddr *)&s6, sizeof(s6)))
+			ret = errno;
+		close(fd);
+		return ret;
+	}
 	case A_SENDTO_UDP:
 		fd = socket(AF_INET, SOCK_DGRAM, 0);
 		if (fd < 0)
@@ -412,6 +424,44 @@ static void scenario_connect(struct kw_hooks *h, uint16_t allowed, uint16_t deni
 	session_end(h, &s);
 }
 
+/* connect6: an IPv4-mapped destination is evaluated as IPv4; ::1 by the v6 rules */
+static void scenario_v6(struct kw_hooks *h, uint16_t allowed)
+{
+	struct collected c;
+	struct session s;
+	char policy[512];
+	struct act acts[3] = {
+		{ .a = A_CONNECT6_TCP, .port = allowed, .path = "::ffff:127.0.0.1" },
+		{ .a = A_CONNECT6_TCP, .port = allowed, .path = "::1" },
+		{ .a = A_CONNECT6_TCP, .port = allowed, .path = "::ffff:127.0.0.2" },
+	};
+	int errs[3] = { -1, -1, -1 };
+
+	snprintf(policy, sizeof(policy),
+		 "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"net\":{\"connect\":"
+		 "[\"127.0.0.1/32:%u\",\"!::ffff:127.0.0.2/128:*\"]}}", allowed);
+	if (session_start(h, &s, 9, "v6", policy))
+		return;
+	run_in(s.cg, acts, 3, errs);
+	drain(s.rbfd, &c);
+	result(errs[0] == 0, "v6: ::ffff:127.0.0.1 permitted by the IPv4 rule (errno %d)", errs[0]);
+	result(errs[1] == EPERM, "v6: ::1 denied, no IPv6 rule (errno %d)", errs[1]);
+	result(errs[2] == EPERM, "v6: ::ffff:127.0.0.2 denied by the mapped deny rule (errno %d)",
+	       errs[2]);
+	if (c.n == 3) {
+		const struct kw_ev_net *e0 = (const void *)c.ev[0], *e1 = (const void *)c.ev[1];
+		const struct kw_ev_net *e2 = (const void *)c.ev[2];
+
+		result(e0->family == 4 && e0->addr[0] == 127 && e0->h.rule == 0 &&
+			       e1->family == 6 && e1->addr[15] == 1 && e1->h.rule == KW_RULE_DEFAULT &&
+			       e2->family == 4 && e2->addr[3] == 2 && e2->h.rule == 1,
+		       "v6: events carry family 4 for mapped, 6 for ::1, and the deciding rules");
+	} else {
+		result(false, "v6: 3 events (got %d)", c.n);
+	}
+	session_end(h, &s);
+}
+
 static void scenario_pretagged_child(struct kw_hooks *h, uint16_t denied)
 {
 	struct session s;
@@ -687,6 +737,7 @@ int main(int argc, char **argv)
 	}
 	scenario_connect(h, allowed, denied);
 	scenario_pretagged_child(h, denied);
+	scenario_v6(h, allowed);
 	scenario_advisory(h, allowed, denied);
 	scenario_record_deny(h, allowed, denied);
 	scenario_drop(h, allowed);
