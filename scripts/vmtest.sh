@@ -63,7 +63,7 @@ fi
 # ---- the initramfs ----
 STAGE=$VMDIR/initramfs
 rm -rf "$STAGE"
-mkdir -p "$STAGE"/{bin,sbin,usr/bin,dev,proc,sys,tmp,run,etc,root,kw/build/tests,kw/build/bench,kw/tests}
+mkdir -p "$STAGE"/{bin,sbin,usr/bin,usr/local/bin,dev,proc,sys,tmp,run,etc,root,kw/build/tests,kw/build/bench,kw/tests}
 
 copy_with_libs() { # binary [dest path in the VM]
 	local bin=$1 dest=${2:-$1} lib
@@ -88,9 +88,10 @@ for b in build/kwitness build/kwitnessd build/tests/* build/bench/*; do
 	[ -f "$b" ] && [ -x "$b" ] && copy_with_libs "$b" "/kw/$b"
 done
 ln -s /bin/busybox "$STAGE/usr/bin/env"
-# tools the tests use for independent checks
-for t in bpftool jq; do
-	p=$(command -v "$t") && copy_with_libs "$p" "/usr/bin/$t"
+# host tools the tests use that this busybox lacks or differs in (setpriv
+# --reuid, comm, mountpoint), and bpftool/jq for independent checks; first in PATH
+for t in bpftool jq setpriv comm mountpoint; do
+	p=$(command -v "$t") && copy_with_libs "$p" "/usr/local/bin/$t"
 done
 cp build/*.bpf.o "$STAGE/kw/build/" 2>/dev/null
 cp -r tests/lib.sh "$STAGE/kw/tests/"
@@ -103,6 +104,7 @@ echo "root:x:0:0:root:/root:/bin/sh" >"$STAGE/etc/passwd"
 echo "root:x:0:" >"$STAGE/etc/group"
 echo "nobody:x:65534:" >>"$STAGE/etc/group"
 echo "nobody:x:65534:65534:nobody:/:/bin/false" >>"$STAGE/etc/passwd"
+tr -d '-' </proc/sys/kernel/random/uuid >"$STAGE/etc/machine-id"
 echo "${KW_VM_TESTS:-}" >"$STAGE/kw/vm-tests"
 
 INITRD=$VMDIR/initrd.gz

@@ -56,7 +56,7 @@ lsm=$(cat /sys/kernel/security/lsm 2>/dev/null)
 bpf_active=false
 case ",$lsm," in *,bpf,*) bpf_active=true ;; esac
 pin=/sys/fs/bpf/kwitness-probe-test-$$  # bpffs names may not contain dots
-mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+grep -q ' /sys/fs/bpf bpf ' /proc/mounts || mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 loads=false
 if command -v bpftool >/dev/null && [ -f "$KW_BUILD/probe.bpf.o" ]; then
 	if bpftool prog loadall "$KW_BUILD/probe.bpf.o" "$pin" >/dev/null 2>&1; then

@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# BPF-LSM through kwitnessd sessions (run inside the VM by scripts/vmtest.sh;
+# skipped where the LSM classes are unavailable). Per hook: a real syscall
+# from a tagged session is refused with the errno the policy's class uses
+# (EACCES for fs/exec/net.unix, EPERM for proc/mount) under enforce and
+# proceeds under advisory; an allowed one succeeds; the same syscall from an
+# untagged process is untouched and not recorded; the denial is in the log
+# with its fields ("enforced": false under advisory); the record verifies
+# with kwitness verify --log --policy.
+. "$(dirname "$0")/../lib.sh"
+. "$KW_ROOT/tests/kernel/kwd_lib.sh"
+
+LP=$KW_BUILD/tests/kw-lsmprobe
+[ -x "$LP" ] || kt_skip_all "$LP not built"
+kwd_require
+kwd_start
+for c in fs exec proc mount net.unix; do
+	kwd_has_hook "$c" || kt_skip_all "the $c hooks are unavailable on this kernel ($(uname -r))"
+done
+
+T=/tmp/lsmt S=/tmp/lsmsock
+# what every fs policy lets the helper itself load
+FSR='"/kw","/lib","/lib64","/usr","/etc","/bin"'
+LONG=$T/ok/$(printf 'a%.0s' $(seq 60))/$(printf 'b%.0s' $(seq 60))/$(printf 'c%.0s' $(seq 60))/$(printf 'd%.0s' $(seq 60))
+
+# Fresh files for every run (an advisory run really does what it asks).
+fixtures() {
+	rm -rf "$T"
+	mkdir -p "$T/ok/d" "$T/no/d" "$T/mnt" "$LONG"
+	for d in ok no; do
+		for f in f u t r l secret; do echo data >"$T/$d/$f"; done
+	done
+	echo data >"$LONG/f"
+	cp /bin/busybox "$T/no/busybox"
+}
+
+# outside: an untagged process to signal and trace
+sleep 600 &
+OUTPID=$!
+mkdir -p "$S"
+"$LP" listen "$S/ok.sock" >"$KT_TMP/l1" &
+L1=$!
+"$LP" listen "$S/no.sock" >"$KT_TMP/l2" &
+L2=$!
+for _ in $(seq 50); do grep -q ok "$KT_TMP/l1" "$KT_TMP/l2" 2>/dev/null && [ -S "$S/no.sock" ] && break; sleep 0.1; done
+cleanup_lsm() { kill "$OUTPID" "$L1" "$L2" 2>/dev/null; rm -rf "$T" "$S"; kwd_cleanup; }
+trap cleanup_lsm EXIT
+
+# lsm_case NAME SECTION ALLOWED_OP DENIED_OP ERRNO FIELDS
+#   SECTION: the policy's JSON members; ALLOWED_OP/DENIED_OP: kw-lsmprobe
+#   arguments; FIELDS: "key=value;..." the denial's log entry must hold.
+lsm_case() {
+	local name=$1 section=$2 allowed=$3 denied=$4 errno=$5 fields=$6
+	local mode pol cg sid a out dpid dres upid ures line want kv k v n bad
+
+	for mode in enforce advisory; do
+		fixtures
+		pol=$(policy_file "$name-$mode" \
+			"{\"kwitness_policy\":1,\"mode\":\"$mode\",\"record\":\"all\",\"on_record_failure\":\"deny\",$section}")
+		cg=$(cg_make "$name-$mode")
+		sid=$(session_open "$cg" "$pol")
+		if [ -z "$sid" ]; then
+			not_ok "$name/$mode: session opens"
+			continue
+		fi
+		# shellcheck disable=SC2086
+		a=$(cg_run "$cg" "$LP" $allowed)
+		# shellcheck disable=SC2086
+		out=$(cg_run "$cg" sh -c 'echo $$; exec "$@"' sh "$LP" $denied)
+		dpid=$(sed -n 1p <<<"$out") dres=$(sed -n 2p <<<"$out")
+		fixtures
+		# shellcheck disable=SC2086
+		out=$(sh -c 'echo $$; exec "$@"' sh "$LP" $denied)
+		upid=$(sed -n 1p <<<"$out") ures=$(sed -n 2p <<<"$out")
+		if ! session_close "$sid" >/dev/null; then
+			not_ok "$name/$mode: session closes"
+			continue
+		fi
+		expect_eq "$name/$mode: allowed operation proceeds" ok "$a"
+		if [ $mode = enforce ]; then
+			expect_eq "$name/$mode: denied operation fails with $errno" "$errno" "$dres"
+		else
+			expect_eq "$name/$mode: denied operation proceeds (advisory)" ok "$dres"
+		fi
+		expect_eq "$name/$mode: untagged process untouched" ok "$ures"
+		line=$(decisions "$LOG" | grep "\"pid\":$dpid," | grep '"decision":"deny"')
+		want="decision=deny;enforced=$([ $mode = enforce ] && echo true || echo false);$fields"
+		n=$(grep -c . <<<"$line")
+		if [ -z "$line" ] || [ "$n" -ne 1 ]; then
+			not_ok "$name/$mode: one denial entry for the denied operation (found $n)"
+			decisions "$LOG" | grep "\"pid\":$dpid," | head -5 | sed 's/^/#   /'
+		else
+			bad=
+			IFS=';' read -ra kv <<<"$want"
+			for k in "${kv[@]}"; do
+				v=$(jfield "$line" "${k%%=*}")
+				[ "$v" = "${k#*=}" ] || bad="$bad ${k%%=*}=$v (want ${k#*=})"
+			done
+			[ "$(jfield "$line" cgroup)" = "$(stat -c %i "$cg")" ] || bad="$bad cgroup"
+			for k in seq ts uid comm rule; do
+				[ -n "$(jfield "$line" $k)" ] || bad="$bad no-$k"
+			done
+			if [ -z "$bad" ]; then ok "$name/$mode: denial entry fields"; else
+				not_ok "$name/$mode: denial entry fields:$bad"
+				echo "#   $line"
+			fi
+		fi
+		expect_eq "$name/$mode: untagged process not recorded" 0 \
+			"$(decisions "$LOG" | grep -c "\"pid\":$upid,")"
+		expect_eq "$name/$mode: trailer complete" true "$(jfield "$(trailer "$LOG")" complete)"
+		check "$name/$mode: record verifies with log and bundle (kwitness verify)" verify_record
+	done
+}
+
+# ---- fs: file_open ----
+lsm_case fs-read "\"fs\":{\"read\":[$FSR,\"$T/ok\"],\"deny\":[\"$T/ok/secret\"]}" \
+	"open $T/ok/f r" "open $T/no/f r" EACCES \
+	"tool=fs.open;path=$T/no/f;access=r;rule=fs:default"
+lsm_case fs-deny "\"fs\":{\"read\":[$FSR,\"$T/ok\"],\"deny\":[\"$T/ok/secret\"]}" \
+	"open $T/ok/f r" "open $T/ok/secret r" EACCES \
+	"tool=fs.open;path=$T/ok/secret;access=r;rule=fs.deny[0]"
+lsm_case fs-write "\"fs\":{\"read\":[$FSR],\"write\":[\"$T/ok\"]}" \
+	"open $T/ok/f w" "open $T/no/f w" EACCES \
+	"tool=fs.open;path=$T/no/f;access=w;rule=fs:default"
+lsm_case fs-rw "\"fs\":{\"read\":[$FSR,\"$T\"],\"write\":[\"$T/ok\"]}" \
+	"open $T/ok/f rw" "open $T/no/f rw" EACCES \
+	"tool=fs.open;path=$T/no/f;access=rw;rule=fs:default"
+# a path longer than the kernel buffer under an allowed prefix: refused, marked truncated
+lsm_case fs-truncated "\"fs\":{\"read\":[$FSR,\"$T/ok\"]}" \
+	"open $T/ok/f r" "open $LONG/f r" EACCES \
+	"tool=fs.open;access=r;truncated=true;rule=fs:default"
+
+# ---- fs: path operations (the write class) ----
+W="\"fs\":{\"read\":[$FSR],\"write\":[\"$T/ok\"]}"
+lsm_case fs-unlink "$W" "unlink $T/ok/u" "unlink $T/no/u" EACCES \
+	"tool=fs.unlink;path=$T/no/u;access=w;rule=fs:default"
+lsm_case fs-mkdir "$W" "mkdir $T/ok/nd" "mkdir $T/no/nd" EACCES \
+	"tool=fs.mkdir;path=$T/no/nd;rule=fs:default"
+lsm_case fs-rmdir "$W" "rmdir $T/ok/d" "rmdir $T/no/d" EACCES \
+	"tool=fs.rmdir;path=$T/no/d;rule=fs:default"
+lsm_case fs-mknod "$W" "mknod $T/ok/fifo" "mknod $T/no/fifo" EACCES \
+	"tool=fs.mknod;path=$T/no/fifo;rule=fs:default"
+lsm_case fs-truncate "$W" "truncate $T/ok/t" "truncate $T/no/t" EACCES \
+	"tool=fs.truncate;path=$T/no/t;rule=fs:default"
+lsm_case fs-symlink "$W" "symlink /x $T/ok/sym" "symlink /x $T/no/sym" EACCES \
+	"tool=fs.symlink;path=$T/no/sym;rule=fs:default"
+# the source of a rename or hard link is judged too: it is the refused path here
+lsm_case fs-rename "$W" "rename $T/ok/r $T/ok/r2" "rename $T/no/r $T/ok/r2" EACCES \
+	"tool=fs.rename;path=$T/no/r;rule=fs:default"
+lsm_case fs-link "$W" "link $T/ok/l $T/ok/l2" "link $T/no/l $T/ok/l3" EACCES \
+	"tool=fs.link;path=$T/no/l;rule=fs:default"
+
+# ---- exec ----
+# (the shell that joins the cgroup runs from /bin, so /bin is allowed; the
+# refused program is a copy of busybox elsewhere)
+lsm_case exec "\"exec\":{\"allow\":[\"$KW_BUILD/tests\",\"/bin\"]}" \
+	"exec $LP nop" "exec $T/no/busybox echo ok" EACCES \
+	"tool=fs.exec;path=$T/no/busybox;access=x;rule=exec:default"
+
+# ---- proc ----
+lsm_case proc-kill "\"proc\":{}" "kill-child" "kill $OUTPID 0" EPERM \
+	"tool=proc.kill;target_pid=$OUTPID;signal=0;rule=proc:default"
+lsm_case proc-ptrace "\"proc\":{}" "ptrace-child" "ptrace $OUTPID" EPERM \
+	"tool=proc.ptrace;target_pid=$OUTPID;rule=proc:default"
+
+# ---- mount ----
+lsm_case mount "\"mount\":{}" "nop" "mount $T/mnt" EPERM \
+	"tool=fs.mount;path=$T/mnt;rule=mount:default"
+
+# ---- net.unix ----
+lsm_case unix "\"net\":{\"unix\":[\"$S/ok.sock\"]}" \
+	"unix $S/ok.sock" "unix $S/no.sock" EACCES \
+	"tool=net.unix;path=$S/no.sock;access=connect;rule=net.unix:default"
+
+# ---- the settings that open a class up ----
+# allowed_case NAME SECTION OP FIELDS: OP succeeds in an enforcing session and
+# its permit names the setting.
+allowed_case() {
+	local name=$1 section=$2 op=$3 fields=$4 pol cg sid out pid res line k v bad= tool
+	tool=$(sed -n 's/^tool=\([^;]*\).*/\1/p' <<<"$fields")
+	fixtures
+	pol=$(policy_file "$name" \
+		"{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"all\",\"on_record_failure\":\"deny\",$section}")
+	cg=$(cg_make "$name")
+	sid=$(session_open "$cg" "$pol")
+	[ -n "$sid" ] || { not_ok "$name: session opens"; return; }
+	# shellcheck disable=SC2086
+	out=$(cg_run "$cg" sh -c 'echo $$; exec "$@"' sh "$LP" $op)
+	pid=$(sed -n 1p <<<"$out") res=$(sed -n 2p <<<"$out")
+	session_close "$sid" >/dev/null || { not_ok "$name: session closes"; return; }
+	expect_eq "$name: operation proceeds" ok "$res"
+	# the pid's last entry of the tool (loading the helper came first)
+	line=$(decisions "$LOG" | grep "\"pid\":$pid," | grep "\"tool\":\"$tool\"" | tail -n 1)
+	IFS=';' read -ra kv <<<"decision=permit;enforced=false;$fields"
+	for k in "${kv[@]}"; do
+		v=$(jfield "$line" "${k%%=*}")
+		[ "$v" = "${k#*=}" ] || bad="$bad ${k%%=*}=$v (want ${k#*=})"
+	done
+	if [ -z "$bad" ]; then ok "$name: permit entry names the setting"; else
+		not_ok "$name: permit entry:$bad"
+		echo "#   $line"
+	fi
+	check "$name: record verifies" verify_record
+}
+allowed_case proc-signal-outside "\"proc\":{\"signal_outside\":true}" "kill $OUTPID 0" \
+	"tool=proc.kill;rule=proc.signal_outside"
+allowed_case mount-allow "\"mount\":{\"allow\":true}" "mount $T/mnt" \
+	"tool=fs.mount;rule=mount.allow"
+allowed_case fs-write-permit "\"fs\":{\"read\":[$FSR],\"write\":[\"$T/ok\"]}" "open $T/ok/f w" \
+	"tool=fs.open;path=$T/ok/f;access=w;rule=fs.write[0]"
+
+check "kwitnessd is still running" kwd_alive
+finish
