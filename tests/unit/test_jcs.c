@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -929,6 +930,58 @@ static void test_emitter(void **state)
 	kw_buf_free(&out);
 }
 
+/* The emitter reads names and values 16 bytes at a time: never across into
+ * a page it may not read. Strings end exactly at a PROT_NONE page. */
+static void test_emitter_page_edge(void **state)
+{
+	(void)state;
+	long pg = sysconf(_SC_PAGESIZE);
+	char *map = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	assert_true(map != MAP_FAILED);
+	assert_int_equal(mprotect(map + pg, (size_t)pg, PROT_NONE), 0);
+	char *edge = map + pg;
+	struct kw_buf out = {0}, want = {0};
+	for (size_t n = 0; n <= 70; n++) {
+		/* A C string whose NUL is the page's last byte. */
+		char *cs = edge - n - 1;
+		memset(cs, 'k', n);
+		cs[n] = '\0';
+		/* A counted string whose last byte is the page's last byte. */
+		char *vs = edge - n;
+		kw_buf_reset(&out);
+		kw_buf_reset(&want);
+		struct jcs_obj o;
+		assert_int_equal(jcs_obj_begin(&o, &out), 0);
+		if (n)
+			assert_int_equal(jcs_obj_str(&o, cs, cs), 0); /* name and value */
+		assert_int_equal(jcs_obj_end(&o), 0);
+		kw_buf_putc(&want, '{');
+		if (n) {
+			kw_buf_putc(&want, '"');
+			kw_buf_append(&want, cs, n);
+			kw_buf_puts(&want, "\":\"");
+			kw_buf_append(&want, cs, n);
+			kw_buf_putc(&want, '"');
+		}
+		kw_buf_putc(&want, '}');
+		assert_string_equal(out.data, want.data);
+
+		memset(vs, 'v', n);
+		kw_buf_reset(&out);
+		assert_int_equal(jcs_obj_begin(&o, &out), 0);
+		assert_int_equal(jcs_obj_strn(&o, "a", vs, n), 0);
+		assert_int_equal(jcs_obj_strn_lossy(&o, "b", vs, n, NULL), 0);
+		assert_int_equal(jcs_obj_end(&o), 0);
+		assert_int_equal(out.len, 2 * n + 15);
+		assert_memory_equal(out.data + 6, vs, n);
+		assert_int_equal(jcs_write_string(&out, vs, n), 0);
+	}
+	munmap(map, (size_t)pg * 2);
+	kw_buf_free(&out);
+	kw_buf_free(&want);
+}
+
 /* --- kw_buf and files --------------------------------------------------- */
 
 static void test_buf_and_files(void **state)
@@ -1017,6 +1070,7 @@ int main(void)
 		cmocka_unit_test(test_appends_to_buffer),
 		cmocka_unit_test(test_jcs_dump),
 		cmocka_unit_test(test_emitter),
+		cmocka_unit_test(test_emitter_page_edge),
 		cmocka_unit_test(test_buf_and_files),
 	};
 	return cmocka_run_group_tests_name("jcs", tests, NULL, NULL);

@@ -251,6 +251,73 @@ static int utf16_cmpz(const char *a, const char *b)
 
 /* Names up to this long that need no escaping take the fast path. */
 #define FAST_NAME 32
+/* Values up to this long that are plain ASCII take the fast path. */
+#define FAST_VALUE 64
+
+/* Copies the NUL-terminated s to w when it is at most max bytes of plain
+ * ASCII and returns its length; otherwise returns SIZE_MAX (w may have been
+ * written). w needs max + 16 bytes of room. Names and values are short and
+ * of every length, so a byte loop mispredicts its exit on every call; this
+ * reads 16 bytes at a time, never across a page, which may read past the NUL
+ * within the page (as string functions do): hence no ASan checks here. */
+__attribute__((no_sanitize_address))
+static inline size_t copy_plain_cstr(const unsigned char *s, char *w, size_t max)
+{
+	size_t i = 0;
+#ifdef __SSE2__
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
+		      space = _mm_set1_epi8(0x20);
+	while (i < max && ((uintptr_t)(s + i) & 4095) <= 4096 - 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+		_mm_storeu_si128((__m128i *)(void *)(w + i), x);
+		__m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote),
+							_mm_cmpeq_epi8(x, bslash)),
+					   _mm_cmplt_epi8(x, space));
+		unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+		if (mask) {
+			size_t end = i + (size_t)__builtin_ctz(mask);
+			return s[end] == '\0' && end <= max ? end : SIZE_MAX;
+		}
+		i += 16;
+	}
+#endif
+	for (; i <= max; i++) {
+		unsigned c = s[i];
+		if (c == '\0')
+			return i;
+		if (jcs_byte_class[c] != JCS_C_PLAIN)
+			return SIZE_MAX;
+		w[i] = (char)c;
+	}
+	return SIZE_MAX;
+}
+
+/* Copies s[0..n), n <= 16, to w (16 bytes of room) when it is all plain
+ * ASCII. Same reading rule as above. */
+__attribute__((no_sanitize_address))
+static inline bool copy_plain_short(const unsigned char *s, size_t n, char *w)
+{
+#ifdef __SSE2__
+	/* n == 0: s may point at a page that cannot be read at all. */
+	if (n - 1 < 16 && ((uintptr_t)s & 4095) <= 4096 - 16) {
+		const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
+			      space = _mm_set1_epi8(0x20);
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
+		__m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote),
+							_mm_cmpeq_epi8(x, bslash)),
+					   _mm_cmplt_epi8(x, space));
+		unsigned mask = (unsigned)_mm_movemask_epi8(hit) & ((1u << n) - 1);
+		if (mask)
+			return false;
+		_mm_storeu_si128((__m128i *)(void *)w, x);
+		return true;
+	}
+#endif
+	(void)s;
+	(void)n;
+	(void)w;
+	return false;
+}
 
 /* Writes [","] "key": with room for value more bytes after it, and returns
  * where the value goes (out->len is not yet advanced), or NULL with *rc. */
@@ -262,7 +329,7 @@ static inline char *member(struct jcs_obj *o, const char *key, size_t value, int
 	assert(!o->last_key || utf16_cmpz(o->last_key, key) < 0);
 	o->last_key = key;
 #endif
-	char *w = value <= SIZE_MAX / 2 ? room(o->out, FAST_NAME + 4 + value) : NULL;
+	char *w = value <= SIZE_MAX / 2 ? room(o->out, FAST_NAME + 20 + value) : NULL;
 	if (!w) {
 		*rc = -ENOMEM;
 		return NULL;
@@ -271,14 +338,8 @@ static inline char *member(struct jcs_obj *o, const char *key, size_t value, int
 	if (!o->first)
 		*w++ = ',';
 	*w++ = '"';
-	/* Copy the name while it is plain ASCII; NUL (a control) ends it. */
-	const unsigned char *k = (const unsigned char *)key;
-	size_t i = 0;
-	while (i < FAST_NAME && jcs_byte_class[k[i]] == JCS_C_PLAIN) {
-		w[i] = (char)k[i];
-		i++;
-	}
-	if (__builtin_expect(k[i] == '\0', 1)) {
+	size_t i = copy_plain_cstr((const unsigned char *)key, w, FAST_NAME);
+	if (__builtin_expect(i != SIZE_MAX, 1)) {
 		w += i;
 		*w++ = '"';
 		*w++ = ':';
@@ -322,9 +383,14 @@ static inline int obj_string(struct jcs_obj *o, const char *key, const char *val
 	const char *last = o->last_key;
 #endif
 	size_t vr = string_room(n);
-	char *w = vr == SIZE_MAX ? NULL : member(o, key, vr, &rc);
+	char *w = vr == SIZE_MAX ? NULL : member(o, key, vr < 18 ? 18 : vr, &rc);
 	if (!w)
 		return rc ? rc : -ENOMEM;
+	if (copy_plain_short((const unsigned char *)val, n, w + 1)) {
+		w[0] = '"';
+		w[1 + n] = '"';
+		return finish(o->out, w + 2 + n);
+	}
 	w = string_out(w, val, n, lossy, replaced);
 	if (!w) {
 		/* Leave the buffer and the object as they were. */
@@ -338,9 +404,6 @@ static inline int obj_string(struct jcs_obj *o, const char *key, const char *val
 	return finish(o->out, w);
 }
 
-/* Values up to this long that are plain ASCII take the fast path. */
-#define FAST_VALUE 64
-
 int jcs_obj_str(struct jcs_obj *o, const char *key, const char *val)
 {
 	int rc = 0;
@@ -348,17 +411,12 @@ int jcs_obj_str(struct jcs_obj *o, const char *key, const char *val)
 #ifndef NDEBUG
 	const char *last = o->last_key;
 #endif
-	char *w = member(o, key, FAST_VALUE + 2, &rc);
+	char *w = member(o, key, FAST_VALUE + 18, &rc);
 	if (!w)
 		return rc;
-	const unsigned char *v = (const unsigned char *)val;
-	size_t i = 0;
 	*w = '"';
-	while (i < FAST_VALUE && jcs_byte_class[v[i]] == JCS_C_PLAIN) {
-		w[1 + i] = (char)v[i];
-		i++;
-	}
-	if (__builtin_expect(v[i] == '\0', 1)) {
+	size_t i = copy_plain_cstr((const unsigned char *)val, w + 1, FAST_VALUE);
+	if (__builtin_expect(i != SIZE_MAX, 1)) {
 		w[1 + i] = '"';
 		return finish(o->out, w + 2 + i);
 	}
