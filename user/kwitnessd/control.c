@@ -232,7 +232,7 @@ static void client_flush(struct kwd_client *c)
 	if (c->out_off == c->out.len) {
 		kw_buf_reset(&c->out);
 		c->out_off = 0;
-		if (c->close_after_write) {
+		if (c->close_after_write && !c->awaiting) {
 			client_kill(c);
 			return;
 		}
@@ -264,7 +264,12 @@ void kwd_reply_to(struct kwd *d, uint64_t client_id, json_t *reply)
 {
 	for (struct kwd_client *c = d->clients; c; c = c->next)
 		if (c->id == client_id && !c->dead) {
+			if (c->awaiting)
+				c->awaiting--;
 			client_send(c, reply);
+			if (!c->dead && c->close_after_write && !c->awaiting &&
+			    c->out.len == c->out_off)
+				client_kill(c);
 			return;
 		}
 	json_decref(reply);
@@ -289,8 +294,11 @@ static json_t *handle_request(struct kwd_client *c, const char *line, size_t len
 		reply = kwd_error("missing_field", "op: a string is required");
 	else if (!strcmp(op, "open"))
 		reply = kwd_session_open(c->d, req);
-	else if (!strcmp(op, "close"))
+	else if (!strcmp(op, "close")) {
 		reply = kwd_session_close_req(c->d, req, c->id);
+		if (!reply)
+			c->awaiting++; /* the reply comes when the session is drained */
+	}
 	else if (!strcmp(op, "status"))
 		reply = kwd_status(c->d, false);
 	else if (!strcmp(op, "list"))
@@ -349,23 +357,11 @@ static void client_process(struct kwd_client *c, bool eof)
 	}
 	if (eof || c->close_after_write) {
 		c->close_after_write = true;
-		if (c->out.len == c->out_off && !c->dead) {
-			/* Nothing left to say, unless a close reply is still coming. */
-			bool waiting = false;
-
-			for (unsigned i = 0; i < KW_MAX_SESSIONS; i++) {
-				struct kwd_session *s = c->d->slots[i];
-
-				if (s && s->state == KWD_S_CLOSING && s->close_client == c->id)
-					waiting = true;
-			}
-			if (!waiting)
-				client_kill(c);
-			else
-				client_update_events(c);
-		} else {
+		/* Nothing left to say, unless a close reply is still coming. */
+		if (c->out.len == c->out_off && !c->awaiting)
+			client_kill(c);
+		else
 			client_update_events(c);
-		}
 	}
 }
 

@@ -70,7 +70,8 @@ struct kwd_hostinfo {
 void kwd_hostinfo_read(struct kwd_hostinfo *h);
 
 /* What the epoll loop is watching. */
-enum kwd_watch_kind { KWD_W_LISTEN, KWD_W_CLIENT, KWD_W_RING, KWD_W_SIGNAL, KWD_W_TIMER };
+enum kwd_watch_kind { KWD_W_LISTEN, KWD_W_CLIENT, KWD_W_RING, KWD_W_SIGNAL, KWD_W_TIMER,
+		      KWD_W_WORKER };
 struct kwd_watch {
 	enum kwd_watch_kind kind;
 	void *ptr;
@@ -89,6 +90,7 @@ struct kwd_client {
 	size_t out_off;
 	bool close_after_write;
 	bool dead;
+	unsigned awaiting;  /* close replies still to come */
 	struct kwd_client *next;
 };
 
@@ -123,6 +125,8 @@ struct kwd_session {
 	uint64_t decisions;   /* decision entries written */
 	uint64_t denials;     /* deny entries written */
 	uint64_t bad_events;  /* records the consumer could not decode */
+	uint64_t dropped;     /* at close: decisions not in the log */
+	uint64_t unrecorded;  /* at close: the kernel's count */
 	uint64_t skipped;     /* sequence numbers given up as dropped while open */
 	int64_t gap_since_ms; /* when the current gap was first seen (0: none) */
 	int64_t close_deadline_ms;
@@ -131,8 +135,27 @@ struct kwd_session {
 	int64_t opened_us;
 };
 
+/* Work for the I/O thread, in order: log chunks, then a session's finish. */
+enum kwd_job_kind { KWD_JOB_WRITE, KWD_JOB_FINISH };
+struct kwd_job {
+	enum kwd_job_kind kind;
+	int fd;
+	char *data;              /* owned */
+	size_t len;
+	struct kwd_session *s;   /* FINISH: handed over until the job comes back */
+	char hash[KW_DIGEST_STR_MAX];
+	uint64_t count;
+	int err;                 /* FINISH: an error the main thread already saw */
+	json_t *reply;           /* FINISH: set by the worker */
+	struct kwd_job *next;
+};
+
+struct kwd_worker;
+
 struct kwd {
 	struct kwd_config cfg;
+	struct kwd_worker *worker;
+	struct kwd_watch worker_w;
 	struct kwd_hostinfo host;
 	struct kw_hooks *hooks;
 	struct kw_key *key;
@@ -149,6 +172,18 @@ struct kwd {
 	bool stopping;
 	char *programs; /* "name:tag,..." */
 };
+
+/* worker.c: one thread for blocking file work (log writes, fsync, records),
+ * so the loop keeps consuming ring buffers while a disk is slow. */
+int kwd_worker_start(struct kwd *d, char *err, size_t errlen);
+/* Queues a job (takes it). */
+void kwd_worker_submit(struct kwd *d, struct kwd_job *job);
+/* kwd_log_submit_fn for session logs. */
+int kwd_worker_write(void *ctx, int fd, char *data, size_t len);
+/* Main thread: hands back finished jobs (replies go out). */
+void kwd_worker_collect(struct kwd *d);
+/* Runs every queued job, stops the thread, collects. */
+void kwd_worker_stop(struct kwd *d);
 
 /* main.c */
 void kwd_log(struct kwd *d, int level, const char *fmt, ...)
@@ -179,5 +214,8 @@ void kwd_session_ring_ready(struct kwd_session *s);
 void kwd_sessions_tick(struct kwd *d);
 /* Closes every session now (shutdown): untag, bounded drain, records. */
 void kwd_sessions_close_all(struct kwd *d);
+/* Worker side of close, and the main thread's end of it. */
+json_t *kwd_session_finish(struct kwd *d, struct kwd_session *s, const char *hash, uint64_t count);
+void kwd_session_done(struct kwd *d, struct kwd_session *s, json_t *reply);
 
 #endif

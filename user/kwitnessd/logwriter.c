@@ -35,6 +35,19 @@ int kwd_log_flush(struct kwd_log *log)
 {
 	size_t off = 0;
 
+	if (log->submit) {
+		int e;
+
+		if (!log->out.len)
+			return log->err;
+		e = log->submit(log->submit_ctx, log->fd, log->out.data, log->out.len);
+		log->bytes += log->out.len;
+		memset(&log->out, 0, sizeof(log->out));
+		if (e && !log->err)
+			log->err = e;
+		return log->err;
+	}
+
 	while (off < log->out.len) {
 		ssize_t n = write(log->fd, log->out.data + off, log->out.len - off);
 
@@ -96,6 +109,22 @@ int kwd_log_finish(struct kwd_log *log, char hash[KW_DIGEST_STR_MAX], uint64_t *
 	kw_buf_free(&log->out);
 	kw_buf_free(&log->entry);
 	return e;
+}
+
+int kwd_log_detach(struct kwd_log *log, char hash[KW_DIGEST_STR_MAX], uint64_t *count,
+		   char **data, size_t *len, int *fd)
+{
+	int e = log->tr_live ? kw_transcript_final(&log->tr, hash, count) : -EINVAL;
+
+	log->tr_live = 0;
+	*data = log->out.data;
+	*len = log->out.len;
+	*fd = log->fd;
+	log->bytes += log->out.len;
+	memset(&log->out, 0, sizeof(log->out));
+	log->fd = -1;
+	kw_buf_free(&log->entry);
+	return e ? e : log->err;
 }
 
 void kwd_log_abort(struct kwd_log *log)

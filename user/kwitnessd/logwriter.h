@@ -13,8 +13,14 @@
 /* Output is written to the file once this much is buffered (and at close). */
 #define KWD_LOG_FLUSH_BYTES (256 * 1024)
 
+/* Takes a chunk of log bytes (ownership of data: free() it) to write to fd
+ * elsewhere, in order. Returns 0, or -errno (data is then freed by the callee). */
+typedef int (*kwd_log_submit_fn)(void *ctx, int fd, char *data, size_t len);
+
 struct kwd_log {
 	int fd;
+	kwd_log_submit_fn submit; /* NULL: write() here, synchronously */
+	void *submit_ctx;
 	struct kw_buf out;    /* lines not yet written */
 	struct kw_buf entry;  /* scratch for one entry */
 	struct kw_transcript tr;
@@ -30,7 +36,13 @@ int kwd_log_open(struct kwd_log *log, const char *path);
 int kwd_log_append(struct kwd_log *log, const char *entry, size_t len);
 /* Appends the entry for one ring buffer record. -EINVAL: undecodable record. */
 int kwd_log_event(struct kwd_log *log, const void *data, size_t size, int64_t boot_to_realtime_ns);
+/* Writes (or submits) the buffered lines. */
 int kwd_log_flush(struct kwd_log *log);
+/* Finishes the transcript and hands back the unwritten lines (*data, owned by
+ * the caller, may be NULL) and the fd (the caller closes it, after fsync):
+ * for a collector that writes on another thread. */
+int kwd_log_detach(struct kwd_log *log, char hash[KW_DIGEST_STR_MAX], uint64_t *count,
+		   char **data, size_t *len, int *fd);
 /* Flushes, fsyncs and closes the file, and finishes the transcript. */
 int kwd_log_finish(struct kwd_log *log, char hash[KW_DIGEST_STR_MAX], uint64_t *count);
 /* Releases everything without finishing (error paths). */

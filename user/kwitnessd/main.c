@@ -213,6 +213,9 @@ static int run_loop(struct kwd *d)
 			case KWD_W_SIGNAL:
 				on_signal(d);
 				break;
+			case KWD_W_WORKER:
+				kwd_worker_collect(d);
+				break;
 			case KWD_W_TIMER: {
 				uint64_t ticks;
 
@@ -347,13 +350,20 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!d->cfg.foreground) {
-		/* Classic daemon; under systemd use Type=simple with --foreground. */
+		/* Classic daemon; under systemd use Type=simple with --foreground.
+		 * fork() keeps only the calling thread: the I/O worker starts after. */
 		if (daemon(0, 0) < 0) {
 			fprintf(stderr, "kwitnessd: daemon: %s\n", strerror(errno));
 			return 1;
 		}
 		openlog("kwitnessd", LOG_PID, LOG_DAEMON);
 		use_syslog = true;
+	}
+	if (kwd_worker_start(d, err, sizeof(err))) {
+		kwd_log(d, LOG_ERR, "%s", err);
+		kwd_control_shutdown(d);
+		kw_hooks_close(d->hooks);
+		return 1;
 	}
 	kwd_log(d, LOG_NOTICE, "ready on %s (state %s, ring buffers %zu bytes)",
 		d->cfg.socket_path, d->cfg.state_dir, d->cfg.ringbuf_size);
@@ -362,6 +372,7 @@ int main(int argc, char **argv)
 	/* SIGTERM/SIGINT: every open session ends with its trailer and record. */
 	d->stopping = true;
 	kwd_sessions_close_all(d);
+	kwd_worker_stop(d); /* every record written, replies queued */
 	kwd_control_shutdown(d);
 	kw_hooks_close(d->hooks);
 	kw_key_free(d->key);

@@ -465,6 +465,9 @@ json_t *kwd_session_open(struct kwd *d, json_t *req)
 		err = kwd_error("storage", "%s: %s", s->log_path, strerror(-e));
 		goto fail;
 	}
+	/* Chunks are written by the I/O worker, in order. */
+	s->log.submit = kwd_worker_write;
+	s->log.submit_ctx = d;
 	s->opened_us = kwd_now_us();
 	/* The open entry goes first; events wait in the ring buffer until the
 	 * loop consumes them, after this function returns. */
@@ -601,19 +604,14 @@ static int write_close_entry(struct kwd_session *s, const struct kw_session *c, 
 	return e;
 }
 
-/* Trailer, fsync, record (build, sign, verify, write). Returns the reply. */
-static json_t *finish_session(struct kwd_session *s)
+/* Main thread, once drained: trailer, transcript hash, kernel slot freed; the
+ * blocking rest (write, fsync, record) goes to the I/O worker as one job. */
+static void end_session(struct kwd_session *s)
 {
 	struct kwd *d = s->d;
 	struct kw_session c = { 0 };
-	char hash[KW_DIGEST_STR_MAX], msg[512] = "";
-	struct kw_record_input in = { 0 };
-	struct kw_verify_result vr = { 0 };
-	struct kw_verify_opts vo = { 0 };
-	struct kw_buf text = { 0 };
-	uint64_t count = 0, dropped, gaps;
-	json_t *rec = NULL, *reply;
-	int64_t now_s;
+	struct kwd_job *job = calloc(1, sizeof(*job));
+	uint64_t gaps;
 	int e;
 
 	ring_buffer__consume(s->rb);
@@ -624,15 +622,47 @@ static json_t *finish_session(struct kwd_session *s)
 	 * whichever says more (they agree once drained), plus events the
 	 * collector could not decode. */
 	gaps = c.next_seq > s->ro.arrived ? c.next_seq - s->ro.arrived : 0;
-	dropped = (gaps > c.dropped ? gaps : c.dropped) + s->bad_events;
-	e = write_close_entry(s, &c, dropped, gaps);
-	if (!e)
-		e = kwd_log_finish(&s->log, hash, &count);
-	if (e || s->ro.err) {
-		reply = kwd_error("storage", "decision log %s: %s", s->log_path,
-				  strerror(-(e ? e : s->ro.err)));
-		goto out;
+	s->dropped = (gaps > c.dropped ? gaps : c.dropped) + s->bad_events;
+	s->unrecorded = c.unrecorded;
+	e = write_close_entry(s, &c, s->dropped, gaps);
+
+	d->slots[s->slot] = NULL;
+	d->n_sessions--;
+	if (s->rb) {
+		epoll_ctl(d->epfd, EPOLL_CTL_DEL, ring_buffer__epoll_fd(s->rb), NULL);
+		ring_buffer__free(s->rb);
+		s->rb = NULL;
 	}
+	kw_hooks_session_free(d->hooks, s->slot);
+
+	if (!job) {
+		kwd_reply_to(d, s->close_client, kwd_error("internal", "out of memory"));
+		session_free(s);
+		return;
+	}
+	job->kind = KWD_JOB_FINISH;
+	job->s = s;
+	job->err = e ? e : s->ro.err;
+	e = kwd_log_detach(&s->log, job->hash, &job->count, &job->data, &job->len, &job->fd);
+	if (e && !job->err)
+		job->err = e;
+	kwd_worker_submit(d, job);
+}
+
+/* I/O worker: the last lines, fsync, then the record (build, sign, verify,
+ * atomic write). Returns the close reply. Touches only the session's own
+ * strings and the daemon's key and settings, which do not change. */
+json_t *kwd_session_finish(struct kwd *d, struct kwd_session *s, const char *hash, uint64_t count)
+{
+	char msg[512] = "";
+	struct kw_record_input in = { 0 };
+	struct kw_verify_result vr = { 0 };
+	struct kw_verify_opts vo = { 0 };
+	struct kw_buf text = { 0 };
+	json_t *rec = NULL, *reply;
+	int64_t now_s;
+	int e;
+
 	now_s = kwd_now_us() / 1000000;
 	in.sandbox_id = s->sandbox_id;
 	in.image_digest = s->image_digest;
@@ -690,39 +720,30 @@ static json_t *finish_session(struct kwd_session *s)
 			  "session", s->id, "record", rec, "record_path", s->record_path,
 			  "log_path", s->log_path, "policy_path", s->policy_path, "decisions",
 			  (json_int_t)s->decisions, "denials", (json_int_t)s->denials, "dropped",
-			  (json_int_t)dropped, "unrecorded", (json_int_t)c.unrecorded,
-			  "complete", dropped == 0);
-	kwd_log(d, LOG_INFO, "session %s closed: %llu decisions, %llu denials, %llu dropped -> %s",
-		s->id, (unsigned long long)s->decisions, (unsigned long long)s->denials,
-		(unsigned long long)dropped, s->record_path);
+			  (json_int_t)s->dropped, "unrecorded", (json_int_t)s->unrecorded,
+			  "complete", s->dropped == 0);
 out:
 	json_decref(rec);
 	kw_buf_free(&text);
 	return reply;
 }
 
-static void end_session(struct kwd_session *s)
+/* Main thread: the worker is done with a session. */
+void kwd_session_done(struct kwd *d, struct kwd_session *s, json_t *reply)
 {
-	struct kwd *d = s->d;
-	json_t *reply = finish_session(s);
-	uint64_t client = s->close_client;
-
 	if (json_is_false(json_object_get(reply, "ok")))
 		kwd_log(d, LOG_ERR, "session %s: %s", s->id,
 			json_string_value(json_object_get(reply, "message")));
-	d->slots[s->slot] = NULL;
-	d->n_sessions--;
-	if (s->rb) {
-		epoll_ctl(d->epfd, EPOLL_CTL_DEL, ring_buffer__epoll_fd(s->rb), NULL);
-		ring_buffer__free(s->rb);
-		s->rb = NULL;
-	}
-	kw_hooks_session_free(d->hooks, s->slot);
-	session_free(s);
-	if (client)
-		kwd_reply_to(d, client, reply);
+	else
+		kwd_log(d, LOG_INFO,
+			"session %s closed: %llu decisions, %llu denials, %llu dropped -> %s", s->id,
+			(unsigned long long)s->decisions, (unsigned long long)s->denials,
+			(unsigned long long)s->dropped, s->record_path);
+	if (s->close_client)
+		kwd_reply_to(d, s->close_client, reply);
 	else
 		json_decref(reply);
+	session_free(s);
 }
 
 void kwd_sessions_tick(struct kwd *d)

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The I/O worker: one thread that does the collector's blocking file work —
+ * decision log chunks, and at close the last lines, fsync, and the record
+ * (build, sign, self-verify, atomic write). The epoll loop only formats,
+ * hashes and queues, so a slow disk (dirty-page throttling, a 30 ms fsync)
+ * never stops it from emptying ring buffers. Jobs run in queue order, so a
+ * log's chunks are written before its finish. Finished jobs come back to the
+ * loop through an eventfd; replies and frees happen there. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "kwitnessd.h"
+
+struct kwd_worker {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct kwd_job *head, *tail;  /* to do */
+	struct kwd_job *done;         /* back to the loop */
+	bool stop;
+	int efd;
+	/* write errors per fd, worker-only */
+	int *fd_err;
+	size_t fd_err_cap;
+	struct kwd *d;
+};
+
+static void note_error(struct kwd_worker *w, int fd, int err)
+{
+	if (fd < 0)
+		return;
+	if ((size_t)fd >= w->fd_err_cap) {
+		size_t cap = (size_t)fd * 2 + 64;
+		int *n = realloc(w->fd_err, cap * sizeof(*n));
+
+		if (!n)
+			return;
+		memset(n + w->fd_err_cap, 0, (cap - w->fd_err_cap) * sizeof(*n));
+		w->fd_err = n;
+		w->fd_err_cap = cap;
+	}
+	if (!w->fd_err[fd])
+		w->fd_err[fd] = err;
+}
+
+static int take_error(struct kwd_worker *w, int fd)
+{
+	int e = 0;
+
+	if (fd >= 0 && (size_t)fd < w->fd_err_cap) {
+		e = w->fd_err[fd];
+		w->fd_err[fd] = 0;
+	}
+	return e;
+}
+
+static void write_all(struct kwd_worker *w, int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t r = write(fd, p, n);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			note_error(w, fd, -errno);
+			return;
+		}
+		p += r;
+		n -= (size_t)r;
+	}
+}
+
+static void run_job(struct kwd_worker *w, struct kwd_job *job)
+{
+	int e;
+
+	if (job->data && job->fd >= 0)
+		write_all(w, job->fd, job->data, job->len);
+	free(job->data);
+	job->data = NULL;
+	if (job->kind != KWD_JOB_FINISH)
+		return;
+	e = job->err;
+	if (job->fd >= 0) {
+		int we = take_error(w, job->fd);
+
+		if (!e)
+			e = we;
+		if (fsync(job->fd) < 0 && !e)
+			e = -errno;
+		if (close(job->fd) < 0 && !e)
+			e = -errno;
+		job->fd = -1;
+	}
+	if (e)
+		job->reply = kwd_error("storage", "decision log %s: %s", job->s->log_path,
+				       strerror(-e));
+	else
+		job->reply = kwd_session_finish(w->d, job->s, job->hash, job->count);
+}
+
+static void *worker_main(void *arg)
+{
+	struct kwd_worker *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		struct kwd_job *job = w->head;
+
+		if (!job) {
+			if (w->stop)
+				break;
+			pthread_cond_wait(&w->wake, &w->lock);
+			continue;
+		}
+		w->head = job->next;
+		if (!w->head)
+			w->tail = NULL;
+		pthread_mutex_unlock(&w->lock);
+
+		run_job(w, job);
+
+		pthread_mutex_lock(&w->lock);
+		if (job->kind == KWD_JOB_FINISH) {
+			uint64_t one = 1;
+
+			job->next = w->done;
+			w->done = job;
+			if (write(w->efd, &one, sizeof(one)) < 0)
+				(void)0;
+		} else {
+			free(job);
+		}
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+int kwd_worker_start(struct kwd *d, char *err, size_t errlen)
+{
+	struct kwd_worker *w = calloc(1, sizeof(*w));
+	struct epoll_event ev = { .events = EPOLLIN };
+	int e;
+
+	if (!w) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	w->d = d;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->wake, NULL);
+	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (w->efd < 0) {
+		e = -errno;
+		snprintf(err, errlen, "eventfd: %s", strerror(errno));
+		free(w);
+		return e;
+	}
+	d->worker_w.kind = KWD_W_WORKER;
+	ev.data.ptr = &d->worker_w;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, w->efd, &ev) < 0) {
+		e = -errno;
+		snprintf(err, errlen, "epoll: %s", strerror(errno));
+		close(w->efd);
+		free(w);
+		return e;
+	}
+	e = pthread_create(&w->thread, NULL, worker_main, w);
+	if (e) {
+		snprintf(err, errlen, "I/O thread: %s", strerror(e));
+		close(w->efd);
+		free(w);
+		return -e;
+	}
+	d->worker = w;
+	return 0;
+}
+
+void kwd_worker_submit(struct kwd *d, struct kwd_job *job)
+{
+	struct kwd_worker *w = d->worker;
+
+	job->next = NULL;
+	pthread_mutex_lock(&w->lock);
+	if (w->tail)
+		w->tail->next = job;
+	else
+		w->head = job;
+	w->tail = job;
+	pthread_cond_signal(&w->wake);
+	pthread_mutex_unlock(&w->lock);
+}
+
+int kwd_worker_write(void *ctx, int fd, char *data, size_t len)
+{
+	struct kwd *d = ctx;
+	struct kwd_job *job = calloc(1, sizeof(*job));
+
+	if (!job) {
+		free(data);
+		return -ENOMEM;
+	}
+	job->kind = KWD_JOB_WRITE;
+	job->fd = fd;
+	job->data = data;
+	job->len = len;
+	kwd_worker_submit(d, job);
+	return 0;
+}
+
+void kwd_worker_collect(struct kwd *d)
+{
+	struct kwd_worker *w = d->worker;
+	struct kwd_job *done, *rev = NULL;
+	uint64_t n;
+
+	if (!w)
+		return;
+	if (read(w->efd, &n, sizeof(n)) < 0)
+		(void)0;
+	pthread_mutex_lock(&w->lock);
+	done = w->done;
+	w->done = NULL;
+	pthread_mutex_unlock(&w->lock);
+	/* oldest first */
+	while (done) {
+		struct kwd_job *next = done->next;
+
+		done->next = rev;
+		rev = done;
+		done = next;
+	}
+	while (rev) {
+		struct kwd_job *next = rev->next;
+
+		kwd_session_done(d, rev->s, rev->reply);
+		free(rev);
+		rev = next;
+	}
+}
+
+void kwd_worker_stop(struct kwd *d)
+{
+	struct kwd_worker *w = d->worker;
+
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->stop = true;
+	pthread_cond_signal(&w->wake);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL);
+	kwd_worker_collect(d);
+	epoll_ctl(d->epfd, EPOLL_CTL_DEL, w->efd, NULL);
+	close(w->efd);
+	free(w->fd_err);
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->wake);
+	free(w);
+	d->worker = NULL;
+}
