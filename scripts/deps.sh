@@ -8,7 +8,7 @@ PACKAGES=(
 	build-essential clang llvm make pkg-config
 	libbpf-dev bpftool libelf-dev zlib1g-dev
 	libssl-dev libjansson-dev libcmocka-dev
-	iproute2 util-linux procps
+	iproute2 util-linux procps jq
 	qemu-system-x86 busybox-static cpio
 )
 
