@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -982,6 +984,47 @@ static void test_emitter_page_edge(void **state)
 	kw_buf_free(&want);
 }
 
+/* Builds without NDEBUG (all of ours) abort on member names out of RFC 8785
+ * order, rather than sign bytes no verifier reproduces. */
+static bool order_aborts(const char *first, const char *second)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* Quiet child: the assertion message is expected. */
+		if (!freopen("/dev/null", "w", stderr))
+			_exit(3);
+		struct kw_buf out = {0};
+		struct jcs_obj o;
+		jcs_obj_begin(&o, &out);
+		jcs_obj_int(&o, first, 1);
+		jcs_obj_bool(&o, second, true);
+		jcs_obj_end(&o);
+		_exit(0);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+static void test_emitter_asserts_order(void **state)
+{
+	(void)state;
+#ifdef NDEBUG
+	skip();
+#else
+	assert_false(order_aborts("a", "b"));
+	assert_false(order_aborts("a", "aa"));
+	assert_false(order_aborts("abcdefghijklmnopqrstuvwxyz0", "abcdefghijklmnopqrstuvwxyz1"));
+	assert_false(order_aborts("\xf0\x9f\x98\x80", "\xee\x80\x80")); /* UTF-16 order */
+	assert_true(order_aborts("b", "a"));
+	assert_true(order_aborts("a", "a"));
+	assert_true(order_aborts("aa", "a"));
+	assert_true(order_aborts("abcdefghijklmnopqrstuvwxyz1", "abcdefghijklmnopqrstuvwxyz0"));
+	assert_true(order_aborts("\xee\x80\x80", "\xf0\x9f\x98\x80"));
+#endif
+}
+
 /* --- kw_buf and files --------------------------------------------------- */
 
 static void test_buf_and_files(void **state)
@@ -1071,6 +1114,7 @@ int main(void)
 		cmocka_unit_test(test_jcs_dump),
 		cmocka_unit_test(test_emitter),
 		cmocka_unit_test(test_emitter_page_edge),
+		cmocka_unit_test(test_emitter_asserts_order),
 		cmocka_unit_test(test_buf_and_files),
 	};
 	return cmocka_run_group_tests_name("jcs", tests, NULL, NULL);
