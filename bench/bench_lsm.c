@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: Apache-2.0
+/* bench_lsm: cost of one open()+close() pair with the BPF-LSM programs
+ *   1. before anything is loaded,
+ *   2. loaded and attached, this process untagged (one hash lookup per hook),
+ *   3. tagged, policy fs.read "/", record "deny" (path walk + prefix scan, the
+ *      permit only counted),
+ *   4. tagged, record "all" (the permit also written to the ring buffer,
+ *      drained by a second thread).
+ * Needs root and a kernel that runs lsm programs (the VM of scripts/vmtest.sh).
+ * Under emulation only the ratios mean anything.
+ * Usage: bench_lsm [PATH [ITERATIONS]]   (default /etc/passwd, 20000) */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "kwitness/hooks.h"
+#include "kwitness/policy.h"
+
+static const char *path = "/etc/passwd";
+static long iters = 20000;
+static atomic_int stop;
+static atomic_long consumed;
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* ns per open+close pair, best of 3 runs */
+static double measure(void)
+{
+	double best = 0;
+	int run;
+
+	for (run = 0; run < 3; run++) {
+		double t0 = now_ns(), per;
+		long i;
+
+		for (i = 0; i < iters; i++) {
+			int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+			if (fd < 0) {
+				fprintf(stderr, "bench_lsm: open %s: %s\n", path, strerror(errno));
+				exit(1);
+			}
+			close(fd);
+		}
+		per = (now_ns() - t0) / iters;
+		if (run == 0 || per < best)
+			best = per;
+	}
+	return best;
+}
+
+static int cgroup2_mount(char *out, size_t len)
+{
+	char line[4096], mnt[1024], fstype[64];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		const char *sep = strstr(line, " - ");
+
+		if (sep && sscanf(line, "%*s %*s %*s %*s %1023s", mnt) == 1 &&
+		    sscanf(sep + 3, "%63s", fstype) == 1 && !strcmp(fstype, "cgroup2")) {
+			snprintf(out, len, "%s", mnt);
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+static int join(const char *cg)
+{
+	char procs[1200];
+	FILE *f;
+	int ret;
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
+	f = fopen(procs, "we");
+	if (!f)
+		return -errno;
+	ret = fprintf(f, "%d\n", (int)getpid()) < 0 ? -EIO : 0;
+	if (fclose(f))
+		ret = -errno;
+	return ret;
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	(void)ctx; (void)data; (void)size;
+	atomic_fetch_add(&consumed, 1);
+	return 0;
+}
+
+static void *drain(void *arg)
+{
+	struct ring_buffer *rb = arg;
+
+	while (!atomic_load(&stop))
+		ring_buffer__poll(rb, 10);
+	ring_buffer__consume(rb);
+	return NULL;
+}
+
+/* One tagged run: session with the given record mode, this process inside. */
+static int tagged(struct kw_hooks *h, const char *cg2, uint32_t slot, const char *record,
+		  double *ns, struct kw_session *cnt)
+{
+	char bundle[256], err[256], cg[1100];
+	struct kw_policy *pol = NULL;
+	struct ring_buffer *rb = NULL;
+	pthread_t thr;
+	int cgfd, rbfd, ret;
+	struct stat st;
+
+	snprintf(bundle, sizeof(bundle),
+		 "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"%s\","
+		 "\"on_record_failure\":\"allow\",\"fs\":{\"read\":[\"/\"]}}", record);
+	ret = kw_policy_parse(bundle, strlen(bundle), &pol, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "bench_lsm: policy: %s\n", err);
+		return ret;
+	}
+	snprintf(cg, sizeof(cg), "%s/kwitness-bench-%d-%u", cg2, (int)getpid(), slot);
+	if (mkdir(cg, 0755) && errno != EEXIST) {
+		ret = -errno;
+		goto out_pol;
+	}
+	cgfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cgfd < 0 || fstat(cgfd, &st)) {
+		ret = -errno;
+		goto out_cg;
+	}
+	ret = kw_hooks_session_add(h, slot, cgfd, st.st_ino, pol, &rbfd, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "bench_lsm: session: %s\n", err);
+		goto out_fd;
+	}
+	rb = ring_buffer__new(rbfd, on_event, NULL, NULL);
+	if (!rb) {
+		ret = -errno;
+		goto out_session;
+	}
+	atomic_store(&stop, 0);
+	if (pthread_create(&thr, NULL, drain, rb)) {
+		ret = -EAGAIN;
+		goto out_rb;
+	}
+	ret = join(cg);
+	if (!ret) {
+		*ns = measure();
+		ret = join(cg2); /* back out before the session goes */
+	}
+	atomic_store(&stop, 1);
+	pthread_join(thr, NULL);
+	kw_hooks_session_counters(h, slot, cnt);
+out_rb:
+	ring_buffer__free(rb);
+out_session:
+	kw_hooks_session_untag(h, slot);
+	kw_hooks_session_free(h, slot);
+out_fd:
+	close(cgfd);
+out_cg:
+	rmdir(cg);
+out_pol:
+	kw_policy_free(pol);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct kw_hooks_opts opts = { .ringbuf_size = 1u << 22, .pin_dir = NULL };
+	double base, untagged, t_deny = 0, t_all = 0;
+	struct kw_session c1 = { 0 }, c2 = { 0 };
+	struct kw_hooks *h = NULL;
+	char err[256], cg2[1024];
+	int ret;
+
+	if (argc > 1)
+		path = argv[1];
+	if (argc > 2)
+		iters = atol(argv[2]);
+	if (iters <= 0)
+		iters = 20000;
+	if (cgroup2_mount(cg2, sizeof(cg2))) {
+		printf("bench_lsm: skipped: no cgroup2 mount\n");
+		return 0;
+	}
+
+	base = measure();
+	ret = kw_hooks_open(&opts, &h, err, sizeof(err));
+	if (ret) {
+		printf("bench_lsm: skipped: loading the BPF object failed: %s\n", err);
+		return 0;
+	}
+	if (!(kw_hooks_available(h) & KW_CLASS_FS)) {
+		printf("bench_lsm: skipped: fs class unavailable: %s\n",
+		       kw_hooks_unavailable_reason(h, KW_CLASS_FS));
+		kw_hooks_close(h);
+		return 0;
+	}
+	untagged = measure();
+	ret = tagged(h, cg2, 1, "deny", &t_deny, &c1);
+	if (!ret)
+		ret = tagged(h, cg2, 2, "all", &t_all, &c2);
+	kw_hooks_close(h);
+	if (ret) {
+		fprintf(stderr, "bench_lsm: tagged run failed: %s\n", strerror(-ret));
+		return 1;
+	}
+	printf("bench_lsm: open+close of %s, %ld iterations, best of 3\n", path, iters);
+	printf("  no programs        %8.0f ns   1.00x\n", base);
+	printf("  loaded, untagged   %8.0f ns   %.2fx\n", untagged, untagged / base);
+	printf("  tagged, record deny %7.0f ns   %.2fx   (unrecorded permits %llu)\n", t_deny,
+	       t_deny / base, (unsigned long long)c1.unrecorded);
+	printf("  tagged, record all  %7.0f ns   %.2fx   (events %llu, consumed %ld, dropped %llu)\n",
+	       t_all, t_all / base, (unsigned long long)c2.next_seq, atomic_load(&consumed),
+	       (unsigned long long)c2.dropped);
+	return 0;
+}
