@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# kwitnessd start-up: bad configuration and unsafe keys stop it with one clear
+# line; the configuration's defaults reach the record; TRACE_PRIVATE_KEY_PEM
+# works; a second collector on the same socket is refused; without
+# --foreground it detaches and still serves.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/kwd_lib.sh"
+
+kwd_require
+
+# start_fail NAME WANT_TEXT ARGS...: kwitnessd exits non-zero, saying WANT_TEXT.
+quiet() { "$@" >/dev/null 2>&1; }
+
+start_fail() {
+	local name=$1 want=$2 out rc
+	shift 2
+	out=$(timeout 20 "$KWD" --foreground --state-dir "$KT_TMP/state-fail" \
+		--socket "$KT_TMP/fail.sock" --pin-dir none "$@" 2>&1)
+	rc=$?
+	if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -qF -- "$want" <<<"$out"; then
+		ok "$name"
+	else
+		not_ok "$name (exit $rc)"
+		echo "#   $out" | head -3
+	fi
+}
+
+printf 'ringbuf_size = 65536\nbogus = 1\n' >"$KT_TMP/bad.conf"
+start_fail "config: an unknown key is an error" "bad.conf:2: unknown key 'bogus'" \
+	--key "$KT_TMP/key.pem" --config "$KT_TMP/bad.conf"
+printf 'group = no-such-group-kwitness\n' >"$KT_TMP/badgroup.conf"
+start_fail "config: an unknown group is an error" "unknown group" \
+	--key "$KT_TMP/key.pem" --config "$KT_TMP/badgroup.conf"
+printf 'ringbuf_size = 5000\n' >"$KT_TMP/badring.conf"
+start_fail "config: ringbuf_size must be a power of two" "power of two" \
+	--key "$KT_TMP/key.pem" --config "$KT_TMP/badring.conf"
+start_fail "--config that does not exist is an error" "No such file" \
+	--key "$KT_TMP/key.pem" --config "$KT_TMP/none.conf"
+out=$("$KWD" --ringbuf-size 1000 2>&1)
+expect_eq "--ringbuf-size 1000: usage error (2)" 2 "$?"
+cp "$KT_TMP/key.pem" "$KT_TMP/open-key.pem"
+chmod 0640 "$KT_TMP/open-key.pem"
+start_fail "a group-readable key is refused" "group- or world-accessible" \
+	--key "$KT_TMP/open-key.pem" --config /dev/null
+start_fail "a missing key is an error" "missing.pem" \
+	--key "$KT_TMP/missing.pem" --config /dev/null
+
+# Defaults from the configuration, the key from TRACE_PRIVATE_KEY_PEM.
+"$KW" keygen --out "$KT_TMP/env-key.pem" >/dev/null
+"$KW" key show --key "$KT_TMP/env-key.pem" --jwk >"$KT_TMP/env.jwk"
+cat >"$KT_TMP/good.conf" <<'EOF'
+# kwitnessd settings for the test
+group = 0
+ringbuf_size = 64K
+verifier = spiffe://test.kwitness.local/collector
+model_provider = example-provider
+model_id = example-model-1
+data_class = restricted
+EOF
+KT_SOCK=$KT_TMP/kwitnessd.sock
+TRACE_PRIVATE_KEY_PEM=$(cat "$KT_TMP/env-key.pem") "$KWD" --foreground --state-dir "$KT_TMP/state" \
+	--socket "$KT_SOCK" --pin-dir none --config "$KT_TMP/good.conf" 2>>"$KT_TMP/kwitnessd.log" &
+KT_DPID=$!
+for _ in $(seq 100); do [ -S "$KT_SOCK" ] && break; kwd_alive || break; sleep 0.1; done
+if ! kwd_alive; then
+	sed 's/^/# /' "$KT_TMP/kwitnessd.log" | tail -3
+	kt_skip_all "kwitnessd did not start (BPF programs failed to load?)"
+fi
+expect_eq "socket mode 0660" 660 "$(stat -c %a "$KT_SOCK")"
+expect_eq "ring buffer size from the configuration" "ringbuf:   65536 bytes per session" \
+	"$("$KW" status --socket "$KT_SOCK" | grep '^ringbuf:')"
+if kwd_has_hook net.connect; then
+	cg=$(cg_make conf)
+	pol=$(policy_file conf '{"kwitness_policy":1,"mode":"advisory","net":{"connect":[]}}')
+	sid=$(session_open "$cg" "$pol")
+	session_close "$sid" >/dev/null
+	rec=$(cat "$REC")
+	for kv in '"provider":"example-provider"' '"model_id":"example-model-1"' \
+		'"data_class":"restricted"' '"verifier":"spiffe://test.kwitness.local/collector"' \
+		'"enforcement_mode":"advisory"'; do
+		check "record carries $kv" grep -qF "$kv" <<<"$rec"
+	done
+	KT_TMP_SIGNER=$KT_TMP/signer.jwk
+	check "record signed with the TRACE_PRIVATE_KEY_PEM key" \
+		quiet "$KW" verify --key "$KT_TMP/env.jwk" --log "$LOG" --policy "$POL" "$REC"
+	if "$KW" verify --key "$KT_TMP_SIGNER" "$REC" >/dev/null 2>&1; then
+		not_ok "record does not verify with another key"
+	else
+		ok "record does not verify with another key"
+	fi
+else
+	skip "net.connect hooks unavailable: configuration defaults not checked in a record"
+fi
+start_fail "a second collector on the same socket is refused" "another kwitnessd" \
+	--key "$KT_TMP/key.pem" --config /dev/null --socket "$KT_SOCK"
+check "the first collector still answers" quiet "$KW" status --socket "$KT_SOCK"
+kwd_stop
+check "the socket file is removed at stop" test ! -e "$KT_SOCK"
+
+# Without --foreground: detaches (the starting process exits 0), still serves.
+sock2=$KT_TMP/bg.sock
+"$KWD" --state-dir "$KT_TMP/state-bg" --socket "$sock2" --pin-dir none \
+	--key "$KT_TMP/key.pem" --config /dev/null
+expect_eq "without --foreground: the starting process exits 0" 0 "$?"
+for _ in $(seq 50); do [ -S "$sock2" ] && break; sleep 0.1; done
+bgpid=$(pgrep -f -- "--socket $sock2" | head -1)
+if [ -n "$bgpid" ]; then
+	KT_DPID=$bgpid
+	check "detached collector serves" quiet "$KW" status --socket "$sock2"
+	kwd_stop
+else
+	not_ok "detached collector is running"
+fi
+finish
