@@ -494,6 +494,96 @@ static void test_every_double_property(void **state)
 	assert_true(checked > 900000);
 }
 
+/* The parser formats short decimal literals without strtod; whatever path a
+ * literal takes, its canonical form is jcs_format_double(strtod(literal)). */
+static void test_parser_numbers_match_strtod(void **state)
+{
+	(void)state;
+	uint64_t seed = rng_state;
+	rng_state = 0x5DEECE66DULL;
+	struct kw_buf out = {0};
+	struct jcs_error err;
+	for (int i = 0; i < 200000; i++) {
+		uint64_t r = rng(), r2 = rng();
+		char lit[96], *p = lit;
+		if (r & 1)
+			*p++ = '-';
+		int lz = (int)((r >> 1) % 4), nd = 1 + (int)((r >> 3) % 18), tz = (int)((r >> 8) % 4);
+		int intlen = (int)((r >> 12) % (unsigned)(lz + nd + tz + 1));
+		char digits[40];
+		int m = 0;
+		for (int j = 0; j < lz; j++)
+			digits[m++] = '0';
+		for (int j = 0; j < nd; j++)
+			digits[m++] = (char)('0' + (r2 >> (j * 3 % 60)) % 10);
+		for (int j = 0; j < tz; j++)
+			digits[m++] = '0';
+		/* intpart: no leading zero unless it is "0" */
+		int start = 0;
+		while (start < intlen - 1 && digits[start] == '0')
+			start++;
+		if (intlen == 0) {
+			*p++ = '0';
+		} else {
+			memcpy(p, digits + start, (size_t)(intlen - start));
+			p += intlen - start;
+		}
+		bool has_frac = intlen < m || (r >> 20) % 3 == 0;
+		if (has_frac) {
+			*p++ = '.';
+			if (intlen < m) {
+				memcpy(p, digits + intlen, (size_t)(m - intlen));
+				p += m - intlen;
+			} else {
+				*p++ = '0';
+			}
+		}
+		if ((r >> 22) % 3 || !has_frac) {
+			int e = (int)((r >> 24) % 700) - 350;
+			p += sprintf(p, "%c%s%d", (r >> 34) & 1 ? 'e' : 'E',
+				     e >= 0 && ((r >> 35) & 1) ? "+" : "", e);
+		}
+		*p = '\0';
+		double v = strtod(lit, NULL);
+		char want[JCS_NUMBER_MAX];
+		size_t wl = jcs_format_double(v, want);
+		kw_buf_reset(&out);
+		int rc = jcs_canonicalize(lit, strlen(lit), &out, &err);
+		if (!wl) {
+			if (rc != -EINVAL || !strstr(err.message, "infinity"))
+				fail_msg("%s overflows but gave %d %s", lit, rc, out.data);
+			continue;
+		}
+		if (rc)
+			fail_msg("%s refused: %s", lit, err.message);
+		if (strcmp(out.data, want))
+			fail_msg("%s: want %s got %s", lit, want, out.data);
+	}
+	/* Long literals: many zeros, many digits. */
+	const char *cases[][2] = {
+		{ "0.000000000000000000000000000000000000000000000000000000000000001", "1e-63" },
+		{ "100000000000000000000000000000000000000000000000000000000000.0", "1e+59" },
+		{ "1.00000000000000000000000000000000000000000000000000000000000000", "1" },
+		{ "123456789012345.0e-5", "1234567890.12345" },
+		{ "1234567890123456.0e-5", "12345678901.23456" },
+		{ "0.1e1", "1" }, { "0e999999999999", "0" }, { "-0.0e-5", "0" },
+		{ "1e-0000000000000000000000007", "1e-7" }, { "2.5E+0", "2.5" },
+		{ "1e308", "1e+308" }, { "1e-308", "1e-308" }, { "4.9e-324", "5e-324" },
+		{ "2e-324", "0" }, { "1.7976931348623158e308", "1.7976931348623157e+308" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char in[128];
+		snprintf(in, sizeof(in), "[%s]", cases[i][0]);
+		char want[64];
+		snprintf(want, sizeof(want), "[%s]", cases[i][1]);
+		expect_canon(in, want);
+	}
+	expect_refused("1.7976931348623159e308", 1, 1, "infinity");
+	expect_refused("1e99999999999999999999", 1, 1, "infinity");
+	kw_buf_free(&out);
+	rng_state = seed;
+}
+
 static void test_node_cross_check(void **state)
 {
 	(void)state;
@@ -1106,6 +1196,7 @@ int main(void)
 		cmocka_unit_test(test_appendix_b),
 		cmocka_unit_test(test_number_cases),
 		cmocka_unit_test(test_every_double_property),
+		cmocka_unit_test(test_parser_numbers_match_strtod),
 		cmocka_unit_test(test_node_cross_check),
 		cmocka_unit_test(test_strings_and_escapes),
 		cmocka_unit_test(test_utf16_member_order),

@@ -297,6 +297,60 @@ static inline bool is_digit(const unsigned char *p, const unsigned char *end)
 	return p < end && *p >= '0' && *p <= '9';
 }
 
+/* The canonical form of a decimal literal with at most 15 significant
+ * digits in the normal range, without strtod: the double nearest to such a
+ * decimal prints back as exactly those digits (15 = DBL_DIG: two different
+ * 15-digit decimals never round to the same double, so no shorter or closer
+ * digit string can read back as it). Returns 0 when this does not apply. */
+static size_t short_decimal(bool neg, const unsigned char *ip, const unsigned char *ie,
+			    const unsigned char *fp, const unsigned char *fe,
+			    const unsigned char *ep, const unsigned char *ee, bool exp_neg,
+			    char out[JCS_NUMBER_MAX])
+{
+	char d[16];
+	int k = 0;
+	long long lead = 0;      /* leading zeros of intpart ++ fraction */
+	long long total = (ie - ip) + (fe - fp);
+	bool seen = false;
+	int zeros = 0;           /* zeros seen since the last non-zero digit */
+	for (const unsigned char *q = ip; q < fe; q++) {
+		if (q == ie)
+			q = fp;
+		if (q >= fe)
+			break;
+		if (*q == '0') {
+			if (!seen)
+				lead++;
+			else
+				zeros++;
+			continue;
+		}
+		if (seen && k + zeros + 1 > 15)
+			return 0;
+		while (zeros) {
+			d[k++] = '0';
+			zeros--;
+		}
+		d[k++] = (char)*q;
+		seen = true;
+	}
+	if (!seen) {
+		out[0] = '0'; /* 0.0, -0e5 */
+		out[1] = '\0';
+		return 1;
+	}
+	long long e = 0;
+	for (const unsigned char *q = ep; q && q < ee && e < 100000; q++)
+		e = e * 10 + (*q - '0');
+	if (exp_neg)
+		e = -e;
+	/* value = 0.d * 10^n */
+	long long n = total - lead - (fe - fp) + e;
+	if (n < -300 || n > 300)
+		return 0;
+	return jcs_number_layout(neg, d, k, (int)n, out);
+}
+
 static int parse_number(struct parser *ps)
 {
 	const unsigned char *start = ps->p, *p = start, *end = ps->end;
@@ -317,21 +371,25 @@ static int parse_number(struct parser *ps)
 		while (is_digit(p, end))
 			p++;
 	}
-	const unsigned char *int_end = p;
+	const unsigned char *int_end = p, *frac = p, *frac_end = p, *exp = NULL;
+	bool exp_neg = false;
 	if (p < end && *p == '.') {
 		p++;
 		if (!is_digit(p, end))
 			return fail(ps, p, "invalid number: digit expected after '.'");
+		frac = p;
 		while (is_digit(p, end))
 			p++;
+		frac_end = p;
 		integer = false;
 	}
 	if (p < end && (*p == 'e' || *p == 'E')) {
 		p++;
 		if (p < end && (*p == '+' || *p == '-'))
-			p++;
+			exp_neg = *p++ == '-';
 		if (!is_digit(p, end))
 			return fail(ps, p, "invalid number: digit expected in exponent");
+		exp = p;
 		while (is_digit(p, end))
 			p++;
 		integer = false;
@@ -353,6 +411,11 @@ static int parse_number(struct parser *ps)
 		return put(ps, start, (size_t)(int_end - start));
 	}
 
+	char num[JCS_NUMBER_MAX];
+	size_t len = short_decimal(neg, digits, int_end, frac, frac_end, exp, p, exp_neg, num);
+	if (len)
+		return put(ps, num, len);
+
 	size_t n = (size_t)(p - start);
 	char small[128], *s = small;
 	if (n >= sizeof(small) && !(s = malloc(n + 1)))
@@ -364,8 +427,7 @@ static int parse_number(struct parser *ps)
 		free(s);
 	if (isinf(v))
 		return fail(ps, start, "number overflows to infinity");
-	char num[JCS_NUMBER_MAX];
-	size_t len = jcs_format_double(v, num);
+	len = jcs_format_double(v, num);
 	return put(ps, num, len);
 }
 
