@@ -144,6 +144,19 @@ for case in "malformed JSON|{\"op\":|malformed_json" \
 	IFS='|' read -r what text want <<<"$case"
 	expect_eq "control: $what -> $want" "$want" "$(err_code "$(ctl "$text"$'\n')")"
 done
+# The cgroup2 root, and a cgroup holding kwitnessd itself, are refused.
+mnt=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
+expect_eq "control: the cgroup2 root -> invalid_cgroup" invalid_cgroup \
+	"$(err_code "$(ctl "$(open_req "$mnt" did:example:x "$DIGEST")"$'\n')")"
+home=$(cg_make home)
+if echo "$KT_DPID" >"$home/cgroup.procs" 2>/dev/null; then
+	expect_eq "control: the collector's own cgroup -> invalid_cgroup" invalid_cgroup \
+		"$(err_code "$(ctl "$(open_req "$home" did:example:x "$DIGEST")"$'\n')")"
+	expect_eq "control: an ancestor of the collector's cgroup -> invalid_cgroup" invalid_cgroup \
+		"$(err_code "$(ctl "$(open_req "$KT_CG" did:example:x "$DIGEST")"$'\n')")"
+else
+	skip "cannot move kwitnessd into a test cgroup"
+fi
 # Several requests on one connection, answered in order.
 expect_eq "control: three requests on one connection, three replies" 3 \
 	"$(ctl $'{"op":"ping"}\n{"op":"nope"}\n{"op":"list"}\n' | grep -c .)"

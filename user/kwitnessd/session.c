@@ -202,6 +202,46 @@ static bool path_is_within(const char *inner, const char *outer)
 	return !strncmp(inner, outer, n) && (inner[n] == '/' || inner[n] == '\0');
 }
 
+/* The cgroup2 root holds every process on the host, and a cgroup holding
+ * kwitnessd itself would put the witness under the policy it enforces:
+ * neither can be a session. NULL when real is fine. */
+static const char *outside_collector(const char *real)
+{
+	char mount[PATH_MAX], parent[PATH_MAX], line[PATH_MAX + 8];
+	const char *rel;
+	struct statfs sfs;
+	FILE *f;
+
+	snprintf(mount, sizeof(mount), "%s", real);
+	for (;;) {
+		char *slash = strrchr(mount, '/');
+
+		if (!slash || slash == mount)
+			break;
+		snprintf(parent, sizeof(parent), "%.*s", (int)(slash - mount), mount);
+		if (statfs(parent, &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC)
+			break;
+		memcpy(mount, parent, strlen(parent) + 1);
+	}
+	if (!strcmp(mount, real))
+		return "the cgroup2 root holds every process on the host";
+	rel = real + strlen(mount);
+	f = fopen("/proc/self/cgroup", "re");
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if (path_is_within(line + 3, rel)) {
+			fclose(f);
+			return "kwitnessd itself runs in it";
+		}
+	}
+	fclose(f);
+	return NULL;
+}
+
 static json_t *check_cgroup(struct kwd *d, const char *path, struct kwd_session *s)
 {
 	char real[PATH_MAX];
@@ -221,6 +261,12 @@ static json_t *check_cgroup(struct kwd *d, const char *path, struct kwd_session 
 		return kwd_error("invalid_cgroup", "cgroup %s: %s", path, strerror(errno));
 	if (sfs.f_type != CGROUP2_SUPER_MAGIC)
 		return kwd_error("invalid_cgroup", "cgroup %s: not on a cgroup2 mount", path);
+	{
+		const char *why = outside_collector(real);
+
+		if (why)
+			return kwd_error("invalid_cgroup", "cgroup %s: %s", path, why);
+	}
 	cgroup_id_of(s->cgroup_fd, &st, &s->cgroup_id);
 	for (unsigned i = 0; i < KW_MAX_SESSIONS; i++) {
 		struct kwd_session *o = d->slots[i];
