@@ -266,10 +266,25 @@ static int utf16_cmpz(const char *a, const char *b)
 		unsigned nul = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_setzero_si128()));
 		unsigned stop = ne | nul;
 		if (stop) {
-			unsigned i = (unsigned)__builtin_ctz(stop);
-			a += i;
-			b += i;
-			goto differ;
+			/* Decide from the vectors: reloading the bytes at the
+			 * first difference would wait on the bit scan. */
+			unsigned bit = stop & -stop;
+			const __m128i flip = _mm_set1_epi8((char)0x80);
+			__m128i xs = _mm_xor_si128(x, flip), ys = _mm_xor_si128(y, flip);
+			unsigned lt = (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(xs, ys));
+			unsigned gt = (unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(xs, ys));
+			/* F0..F4 (supplementary) sorts before EE, EF. */
+			const __m128i ef = _mm_set1_epi8((char)(0xEF ^ 0x80)),
+				      ed = _mm_set1_epi8((char)(0xED ^ 0x80));
+			unsigned supa = (unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(xs, ef));
+			unsigned supb = (unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(ys, ef));
+			unsigned ea = (unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(xs, ed)) & ~supa;
+			unsigned eb = (unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(ys, ed)) & ~supb;
+			if (bit & supa & eb)
+				return -1;
+			if (bit & supb & ea)
+				return 1;
+			return (bit & lt) ? -1 : (bit & gt) ? 1 : 0;
 		}
 		a += 16;
 		b += 16;
@@ -277,9 +292,6 @@ static int utf16_cmpz(const char *a, const char *b)
 #endif
 	while (*a && *a == *b)
 		a++, b++;
-#ifdef __SSE2__
-differ:;
-#endif
 	unsigned x = (unsigned char)*a, y = (unsigned char)*b;
 	if (x >= 0xF0 && (y == 0xEE || y == 0xEF))
 		return -1;
