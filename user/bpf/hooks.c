@@ -497,12 +497,13 @@ static int tag_descendants(int map_fd, int dirfd, uint32_t slot, int depth, char
 		return -ELOOP;
 	}
 	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
+	d = fd < 0 ? NULL : fdopendir(fd);
 	if (!d) {
-		close(fd);
-		return -errno;
+		ret = -errno;
+		snprintf(err, errlen, "reading the cgroup's children failed: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return ret;
 	}
 	while (!ret && (de = readdir(d))) {
 		uint64_t id = 0;
@@ -520,7 +521,10 @@ static int tag_descendants(int map_fd, int dirfd, uint32_t slot, int depth, char
 			break;
 		}
 		ret = cgroup_fd_id(cfd, &id);
-		if (!ret)
+		if (ret)
+			snprintf(err, errlen, "reading the id of child cgroup %s failed: %s",
+				 de->d_name, strerror(-ret));
+		else
 			ret = tag_one(map_fd, id, slot, err, errlen);
 		if (!ret)
 			ret = tag_descendants(map_fd, cfd, slot, depth + 1, err, errlen);
