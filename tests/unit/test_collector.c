@@ -120,8 +120,15 @@ static void test_growth_duplicates_and_limit(void **state)
 	for (size_t i = 0; i < s.n; i++)
 		assert_int_equal(s.seq[i], i);
 	/* Further ahead than the largest window: the caller must give up gaps. */
-	assert_int_equal(kwd_reorder_push(&r, r.next + KWD_REORDER_MAX + 5, &v, sizeof(v)), -ENOSPC);
+	v = r.next + KWD_REORDER_MAX + 5;
+	assert_int_equal(kwd_reorder_push(&r, v, &v, sizeof(v)), -ENOSPC);
 	assert_int_equal(r.pending, 0);
+	push(&r, r.next + 2); /* held, then given up by the jump */
+	assert_int_equal(kwd_reorder_jump(&r, v), KWD_REORDER_MAX + 5 - 1);
+	assert_int_equal(s.seq[s.n - 1], v - KWD_REORDER_MAX - 3);
+	push(&r, v);
+	assert_int_equal(s.seq[s.n - 1], v);
+	assert_int_equal(r.next, v + 1);
 	kwd_reorder_free(&r);
 }
 

@@ -129,6 +129,17 @@ uint64_t kwd_reorder_flush(struct kwd_reorder *r)
 	return n;
 }
 
+uint64_t kwd_reorder_jump(struct kwd_reorder *r, uint64_t seq)
+{
+	uint64_t n = kwd_reorder_flush(r);
+
+	if (seq > r->next) {
+		n += seq - r->next;
+		r->next = seq;
+	}
+	return n;
+}
+
 void kwd_reorder_free(struct kwd_reorder *r)
 {
 	for (size_t i = 0; i < r->cap; i++)

@@ -42,6 +42,9 @@ int kwd_reorder_push(struct kwd_reorder *r, uint64_t seq, const void *data, size
 uint64_t kwd_reorder_skip(struct kwd_reorder *r);
 /* Gives up every gap: emits everything held. Returns numbers given up. */
 uint64_t kwd_reorder_flush(struct kwd_reorder *r);
+/* Gives up every number below seq: emits what is held, then moves next to seq
+ * (for an event too far ahead of the window). Returns numbers given up. */
+uint64_t kwd_reorder_jump(struct kwd_reorder *r, uint64_t seq);
 void kwd_reorder_free(struct kwd_reorder *r);
 
 #endif

@@ -125,14 +125,16 @@ static int ring_sample(void *ctx, void *data, size_t size)
 	int e;
 
 	if (kw_event_seq(data, size, &seq) < 0 || size < sizeof(struct kw_event_hdr)) {
-		s->bad_events++;
+		/* Its number never arrives: the trailer counts it as a gap. */
+		kwd_log(s->d, LOG_ERR, "session %s: a ring buffer record of %zu bytes has no header",
+			s->id, size);
 		return 0;
 	}
 	e = kwd_reorder_push(&s->ro, seq, data, size);
-	while (e == -ENOSPC) {
-		/* Far ahead of a gap: the gap is a drop (the kernel's counter
-		 * confirms it at close). */
-		s->skipped += kwd_reorder_skip(&s->ro);
+	if (e == -ENOSPC) {
+		/* Far ahead of the window: what is missing before it is given up
+		 * (the trailer counts it; nothing after it is held back). */
+		s->skipped += kwd_reorder_jump(&s->ro, seq);
 		e = kwd_reorder_push(&s->ro, seq, data, size);
 	}
 	if (e) {
