@@ -244,8 +244,16 @@ static void client_send(struct kwd_client *c, json_t *reply)
 {
 	char *text;
 
-	if (!reply || c->dead) {
+	if (c->dead) {
 		json_decref(reply);
+		return;
+	}
+	/* A reply that could not be built (a string that is not UTF-8) still
+	 * gets an answer. */
+	if (!reply)
+		reply = kwd_error("internal", "the reply could not be encoded");
+	if (!reply) {
+		client_kill(c);
 		return;
 	}
 	text = json_dumps(reply, JSON_COMPACT);
