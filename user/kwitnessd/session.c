@@ -341,6 +341,12 @@ static int store_policy(struct kwd *d, struct kwd_session *s)
 	return kw_write_file_atomic(s->policy_path, s->bundle, s->bundle_len, 0644);
 }
 
+/* Host facts and paths are bytes, not necessarily UTF-8. */
+static int lossy(struct jcs_obj *o, const char *key, const char *val)
+{
+	return jcs_obj_strn_lossy(o, key, val, strlen(val), NULL);
+}
+
 static int write_open_entry(struct kwd *d, struct kwd_session *s)
 {
 	struct kw_buf line = { 0 }, hooks = { 0 };
@@ -349,17 +355,17 @@ static int write_open_entry(struct kwd *d, struct kwd_session *s)
 
 	class_names(s->pol->classes, &hooks);
 	e = jcs_obj_begin(&o, &line);
-	e = e ?: jcs_obj_str(&o, "boot_id", d->host.boot_id);
+	e = e ?: lossy(&o, "boot_id", d->host.boot_id);
 	e = e ?: jcs_obj_str(&o, "bundle_hash", s->bundle_hash);
-	e = e ?: jcs_obj_str(&o, "cgroup", s->cgroup_path);
+	e = e ?: lossy(&o, "cgroup", s->cgroup_path);
 	e = e ?: jcs_obj_int(&o, "cgroup_id", (int64_t)(s->cgroup_id & JCS_MAX_SAFE_INT));
 	e = e ?: jcs_obj_str(&o, "cgroup_mode", d->host.cgroup_mode);
 	e = e ?: jcs_obj_str(&o, "collector", "kwitnessd");
 	e = e ?: jcs_obj_str(&o, "hooks", hooks.data ? hooks.data : "");
-	e = e ?: jcs_obj_str(&o, "hostname", d->host.hostname);
+	e = e ?: lossy(&o, "hostname", d->host.hostname);
 	e = e ?: jcs_obj_str(&o, "image_digest", s->image_digest);
-	e = e ?: jcs_obj_str(&o, "kernel", d->host.kernel);
-	e = e ?: jcs_obj_str(&o, "machine_id", d->host.machine_id);
+	e = e ?: lossy(&o, "kernel", d->host.kernel);
+	e = e ?: lossy(&o, "machine_id", d->host.machine_id);
 	e = e ?: jcs_obj_str(&o, "mode", kw_mode_name(s->pol->mode));
 	e = e ?: jcs_obj_str(&o, "on_record_failure",
 			     s->pol->on_failure == KW_ONFAIL_DENY ? "deny" : "allow");
