@@ -283,7 +283,8 @@ void kwd_reply_to(struct kwd *d, uint64_t client_id, json_t *reply)
 	json_decref(reply);
 }
 
-static json_t *handle_request(struct kwd_client *c, const char *line, size_t len)
+/* Returns the reply; NULL with *deferred set when it comes later (close). */
+static json_t *handle_request(struct kwd_client *c, const char *line, size_t len, bool *deferred)
 {
 	struct jcs_error jerr;
 	json_t *req, *reply;
@@ -304,8 +305,10 @@ static json_t *handle_request(struct kwd_client *c, const char *line, size_t len
 		reply = kwd_session_open(c->d, req);
 	else if (!strcmp(op, "close")) {
 		reply = kwd_session_close_req(c->d, req, c->id);
-		if (!reply)
+		if (!reply) {
 			c->awaiting++; /* the reply comes when the session is drained */
+			*deferred = true;
+		}
 	}
 	else if (!strcmp(op, "status"))
 		reply = kwd_status(c->d, false);
@@ -317,6 +320,15 @@ static json_t *handle_request(struct kwd_client *c, const char *line, size_t len
 		reply = kwd_error("unknown_op", "unknown op '%.64s' (open, close, status, list, ping)", op);
 	json_decref(req);
 	return reply;
+}
+
+static void answer(struct kwd_client *c, const char *line, size_t len)
+{
+	bool deferred = false;
+	json_t *reply = handle_request(c, line, len, &deferred);
+
+	if (!deferred)
+		client_send(c, reply);
 }
 
 /* Handles every complete line in the input buffer. */
@@ -339,7 +351,7 @@ static void client_process(struct kwd_client *c, bool eof)
 			if (eof && c->in.len > start) {
 				/* A last line without its newline still counts. */
 				len = c->in.len - start;
-				client_send(c, handle_request(c, c->in.data + start, len));
+				answer(c, c->in.data + start, len);
 				start = c->in.len;
 			}
 			break;
@@ -354,7 +366,7 @@ static void client_process(struct kwd_client *c, bool eof)
 		if (len && c->in.data[start + len - 1] == '\r')
 			len--;
 		if (len)
-			client_send(c, handle_request(c, c->in.data + start, len));
+			answer(c, c->in.data + start, len);
 		start = (size_t)(nl - c->in.data) + 1;
 	}
 	if (c->dead)
