@@ -30,7 +30,7 @@
 /* A shortfall matching the kernel's dropped counter holds this long at close. */
 #define KWD_DRAIN_SETTLE_MS 20
 /* A sequence gap this old, while the kernel counts drops, is a drop. */
-#define KWD_GAP_SKIP_MS 500
+#define KWD_GAP_SKIP_MS 10
 /* Strings taken from a client (ids, model names) are bounded. */
 #define KWD_MAX_FIELD 1024
 
@@ -168,6 +168,7 @@ struct kwd {
 	uint64_t next_client_id;
 	struct kwd_session *slots[KW_MAX_SESSIONS];
 	unsigned n_sessions;
+	unsigned n_closing;
 	int64_t boot_to_realtime_ns;
 	bool stopping;
 	char *programs; /* "name:tag,..." */
@@ -210,7 +211,9 @@ json_t *kwd_session_open(struct kwd *d, json_t *req);
 json_t *kwd_session_close_req(struct kwd *d, json_t *req, uint64_t client_id);
 json_t *kwd_status(struct kwd *d, bool sessions_only);
 void kwd_session_ring_ready(struct kwd_session *s);
-/* Called on every timer tick: skips old gaps, finishes drained closes. */
+/* After every epoll batch: finishes drained closes. */
+void kwd_sessions_after_batch(struct kwd *d);
+/* On every timer tick: that, old gaps, flushes of quiet sessions' logs. */
 void kwd_sessions_tick(struct kwd *d);
 /* Closes every session now (shutdown): untag, bounded drain, records. */
 void kwd_sessions_close_all(struct kwd *d);

@@ -186,6 +186,7 @@ static void on_signal(struct kwd *d)
 static int run_loop(struct kwd *d)
 {
 	struct epoll_event evs[64];
+	bool ticked;
 
 	while (!d->stopping) {
 		int n = epoll_wait(d->epfd, evs, 64, KWD_TICK_MS);
@@ -197,6 +198,7 @@ static int run_loop(struct kwd *d)
 			return -errno;
 		}
 		kwd_refresh_clock(d);
+		ticked = false;
 		for (int i = 0; i < n; i++) {
 			struct kwd_watch *w = evs[i].data.ptr;
 
@@ -221,12 +223,16 @@ static int run_loop(struct kwd *d)
 
 				if (read(d->timer_fd, &ticks, sizeof(ticks)) < 0)
 					(void)0;
+				ticked = true;
 				break;
 			}
 			}
 		}
 		/* Outside the batch: sessions and clients may be freed here. */
-		kwd_sessions_tick(d);
+		if (ticked)
+			kwd_sessions_tick(d);
+		else
+			kwd_sessions_after_batch(d);
 		kwd_clients_reap(d);
 	}
 	return 0;

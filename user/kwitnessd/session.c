@@ -98,6 +98,8 @@ static void session_free(struct kwd_session *s)
 
 /* ---- consuming decisions ---------------------------------------------- */
 
+static void maybe_skip_gap(struct kwd_session *s, int64_t now);
+
 /* Reorder window output: one event in sequence order, into the log. */
 static int emit_event(void *ctx, const void *data, size_t len)
 {
@@ -148,6 +150,9 @@ static int ring_sample(void *ctx, void *data, size_t size)
 void kwd_session_ring_ready(struct kwd_session *s)
 {
 	int n = ring_buffer__consume(s->rb);
+
+	if (s->ro.pending)
+		maybe_skip_gap(s, kwd_now_ms());
 
 	if (n < 0)
 		kwd_log(s->d, LOG_ERR, "session %s: ring buffer: %s", s->id, strerror(-n));
@@ -589,6 +594,7 @@ static void begin_close(struct kwd_session *s, uint64_t client_id)
 	if (e)
 		kwd_log(s->d, LOG_ERR, "session %s: untag: %s", s->id, strerror(-e));
 	s->state = KWD_S_CLOSING;
+	s->d->n_closing++;
 	s->close_client = client_id;
 	s->close_deadline_ms = kwd_now_ms() + KWD_DRAIN_TIMEOUT_MS;
 }
@@ -682,6 +688,7 @@ static void end_session(struct kwd_session *s)
 
 	d->slots[s->slot] = NULL;
 	d->n_sessions--;
+	d->n_closing--;
 	if (s->rb) {
 		epoll_ctl(d->epfd, EPOLL_CTL_DEL, ring_buffer__epoll_fd(s->rb), NULL);
 		ring_buffer__free(s->rb);
@@ -800,34 +807,60 @@ void kwd_session_done(struct kwd *d, struct kwd_session *s, json_t *reply)
 	session_free(s);
 }
 
+/* A gap that stays open while the kernel counts more drops than gaps given
+ * up is one of those drops: move past it, so the window does not hold every
+ * later event. (A number that still arrives is written anyway.) */
+static void maybe_skip_gap(struct kwd_session *s, int64_t now)
+{
+	struct kw_session c;
+
+	if (!s->ro.pending) {
+		s->gap_since_ms = 0;
+		return;
+	}
+	if (!s->gap_since_ms) {
+		s->gap_since_ms = now;
+		return;
+	}
+	if (now - s->gap_since_ms < KWD_GAP_SKIP_MS ||
+	    kw_hooks_session_counters(s->d->hooks, s->slot, &c) || c.dropped <= s->skipped)
+		return;
+	s->skipped += kwd_reorder_skip(&s->ro);
+	s->gap_since_ms = s->ro.pending ? now : 0;
+}
+
+/* After every epoll batch: only closing sessions need a look. */
+void kwd_sessions_after_batch(struct kwd *d)
+{
+	int64_t now;
+
+	if (!d->n_closing)
+		return;
+	now = kwd_now_ms();
+	for (unsigned i = 0; i < KW_MAX_SESSIONS && d->n_closing; i++) {
+		struct kwd_session *s = d->slots[i];
+		struct kw_session c;
+
+		if (!s || s->state != KWD_S_CLOSING)
+			continue;
+		ring_buffer__consume(s->rb);
+		if (drained(s, &c) || now >= s->close_deadline_ms)
+			end_session(s);
+	}
+}
+
+/* On the timer: old gaps, and log lines buffered by quiet sessions. */
 void kwd_sessions_tick(struct kwd *d)
 {
 	int64_t now = kwd_now_ms();
 
+	kwd_sessions_after_batch(d);
 	for (unsigned i = 0; i < KW_MAX_SESSIONS; i++) {
 		struct kwd_session *s = d->slots[i];
-		struct kw_session c;
 
-		if (!s)
+		if (!s || s->state != KWD_S_OPEN)
 			continue;
-		if (s->state == KWD_S_CLOSING) {
-			ring_buffer__consume(s->rb);
-			if (drained(s, &c) || now >= s->close_deadline_ms)
-				end_session(s);
-			continue;
-		}
-		if (!s->ro.pending) {
-			s->gap_since_ms = 0;
-		} else if (!s->gap_since_ms) {
-			s->gap_since_ms = now;
-		} else if (now - s->gap_since_ms >= KWD_GAP_SKIP_MS &&
-			   kw_hooks_session_counters(d->hooks, s->slot, &c) == 0 &&
-			   c.dropped > s->skipped) {
-			/* The kernel counts more drops than gaps given up: this old
-			 * gap is one of them. */
-			s->skipped += kwd_reorder_skip(&s->ro);
-			s->gap_since_ms = s->ro.pending ? now : 0;
-		}
+		maybe_skip_gap(s, now);
 		if (s->log.out.len)
 			kwd_log_flush(&s->log);
 	}
