@@ -509,6 +509,12 @@ static void test_rule_names(void **state)
 	assert_string_equal(kw_rule_name(KW_EV_MOUNT, 0, b, sizeof(b)), "mount.allow");
 	assert_string_equal(kw_rule_name(KW_EV_PROC_KILL, KW_RULE_DEFAULT, b, sizeof(b)),
 			    "proc:default");
+	assert_string_equal(kw_rule_name(KW_EV_NET_CONNECT, 65534, b, sizeof(b)),
+			    "net.connect[65534]");
+	/* bounded: a short buffer gets a cut, terminated name */
+	assert_string_equal(kw_rule_name(KW_EV_NET_CONNECT, 2, b, 5), "net.");
+	assert_string_equal(kw_rule_name(KW_EV_NET_CONNECT, 2, b, 14), "net.connect");
+	assert_string_equal(kw_rule_name(KW_EV_NET_CONNECT, 2, b, 15), "net.connect[2]");
 	assert_string_equal(kw_class_name(KW_CLASS_NET_SOCKET), "net.socket");
 	assert_string_equal(kw_class_name(KW_CLASS_UNIX), "net.unix");
 }

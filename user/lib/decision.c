@@ -74,33 +74,66 @@ static char *scratch(struct entry *e)
 	return e->scratch[e->n_scratch++];
 }
 
-static int cmp_field(const void *a, const void *b)
+/* RFC 8785 member order is UTF-16 order; every key here is ASCII, so strcmp.
+ * The common members (f[0..n_common)) and the kind's own members (the rest)
+ * are each added in key order; emitting merges the two lists. */
+static int emit_field(struct jcs_obj *o, const struct field *f)
 {
-	return strcmp(((const struct field *)a)->key, ((const struct field *)b)->key);
+	switch (f->type) {
+	case F_STR: return jcs_obj_strn(o, f->key, f->s, f->n);
+	case F_LOSSY: return jcs_obj_strn_lossy(o, f->key, f->s, f->n, NULL);
+	case F_INT: return jcs_obj_int(o, f->key, f->i);
+	case F_BOOL: return jcs_obj_bool(o, f->key, f->b);
+	}
+	return -EINVAL;
 }
 
-/* RFC 8785 member order is UTF-16 order; every key here is ASCII, so strcmp. */
-static int emit(struct entry *e, struct kw_buf *out)
+static int emit(struct entry *e, size_t n_common, struct kw_buf *out)
 {
+	size_t i = 0, j = n_common;
 	struct jcs_obj o;
-	size_t i;
 	int ret;
 
-	qsort(e->f, e->n, sizeof(e->f[0]), cmp_field);
 	ret = jcs_obj_begin(&o, out);
-	for (i = 0; !ret && i < e->n; i++) {
-		const struct field *f = &e->f[i];
-
-		switch (f->type) {
-		case F_STR: ret = jcs_obj_strn(&o, f->key, f->s, f->n); break;
-		case F_LOSSY: ret = jcs_obj_strn_lossy(&o, f->key, f->s, f->n, NULL); break;
-		case F_INT: ret = jcs_obj_int(&o, f->key, f->i); break;
-		case F_BOOL: ret = jcs_obj_bool(&o, f->key, f->b); break;
-		}
+	while (!ret && (i < n_common || j < e->n)) {
+		if (j == e->n || (i < n_common && strcmp(e->f[i].key, e->f[j].key) < 0))
+			ret = emit_field(&o, &e->f[i++]);
+		else
+			ret = emit_field(&o, &e->f[j++]);
 	}
 	if (!ret)
 		ret = jcs_obj_end(&o);
 	return ret;
+}
+
+/* Decimal of v at p; returns the end. */
+static char *put_uint(char *p, unsigned v)
+{
+	char tmp[12];
+	size_t n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/* Dotted quad (inet_ntop goes through printf). */
+static const char *ipv4_text(const uint8_t a[4], char *buf)
+{
+	char *p = buf;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (i)
+			*p++ = '.';
+		p = put_uint(p, a[i]);
+	}
+	*p = '\0';
+	return buf;
 }
 
 static const char *proto_name(uint8_t proto, char *buf)
@@ -176,26 +209,30 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 		      struct kw_buf *out)
 {
 	struct kw_event_hdr h;
-	struct entry *e;
+	struct entry ent, *e = &ent;
+	size_t n_common;
 	char rule[48];
 	int ret = 0;
 
 	if (!data || size < sizeof(h))
 		return -EINVAL;
 	memcpy(&h, data, sizeof(h));
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return -ENOMEM;
+	e->n = 0;
+	e->n_scratch = 0;
 
-	add_u64(e, "seq", h.seq);
-	add_int(e, "ts", ((int64_t)h.ts_ns + boot_to_realtime_ns) / 1000);
+	/* common members, added in key order (the sort then has little to do) */
 	add_u64(e, "cgroup", h.cgroup_id);
-	add_int(e, "pid", h.pid);
-	add_int(e, "uid", h.uid);
 	add_lossy(e, "comm", h.comm, strnlen(h.comm, sizeof(h.comm)));
 	add_str(e, "decision", h.decision == KW_PERMIT ? "permit" : "deny");
 	add_bool(e, "enforced", h.decision != KW_PERMIT && h.enforced);
+	add_int(e, "pid", h.pid);
 	add_str(e, "rule", kw_rule_name(h.kind, h.rule, rule, sizeof(rule)));
+	add_u64(e, "seq", h.seq);
+	add_int(e, "ts", ((int64_t)h.ts_ns + boot_to_realtime_ns) / 1000);
+	add_int(e, "uid", h.uid);
+	n_common = e->n;
+
+	/* the kind's own members, in key order too */
 
 	switch (h.kind) {
 	case KW_EV_NET_CONNECT:
@@ -208,12 +245,15 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 			ret = -EINVAL;
 			break;
 		}
-		add_str(e, "tool", h.kind == KW_EV_NET_CONNECT ? "net.connect" :
-				   h.kind == KW_EV_NET_SEND ? "net.send" : "net.bind");
-		inet_ntop(ev->family == 4 ? AF_INET : AF_INET6, ev->addr, host, 64);
+		if (ev->family == 4)
+			ipv4_text(ev->addr, host);
+		else
+			inet_ntop(AF_INET6, ev->addr, host, 64);
 		add_str(e, "host", host);
 		add_int(e, "port", ev->port);
 		add_str(e, "proto", proto_name(ev->proto, scratch(e)));
+		add_str(e, "tool", h.kind == KW_EV_NET_CONNECT ? "net.connect" :
+				   h.kind == KW_EV_NET_SEND ? "net.send" : "net.bind");
 		break;
 	}
 	case KW_EV_NET_SOCKET: {
@@ -224,19 +264,19 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 			ret = -EINVAL;
 			break;
 		}
-		add_str(e, "tool", "net.socket");
 		if (ev->family == AF_INET)
 			add_str(e, "family", "inet");
 		else if (ev->family == AF_INET6)
 			add_str(e, "family", "inet6");
 		else
 			add_int(e, "family", ev->family);
+		add_int(e, "protocol", ev->protocol);
+		add_str(e, "tool", "net.socket");
 		t = sock_type_name(ev->type);
 		if (t)
 			add_str(e, "type", t);
 		else
 			add_int(e, "type", ev->type);
-		add_int(e, "protocol", ev->protocol);
 		break;
 	}
 	case KW_EV_DEV: {
@@ -248,10 +288,6 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 			ret = -EINVAL;
 			break;
 		}
-		add_str(e, "tool", "dev.access");
-		snprintf(dev, 64, "%c %u:%u", ev->type == BPF_DEVCG_DEV_BLOCK ? 'b' : 'c',
-			 ev->major, ev->minor);
-		add_str(e, "dev", dev);
 		if (ev->access & BPF_DEVCG_ACC_READ)
 			acc[n++] = 'r';
 		if (ev->access & BPF_DEVCG_ACC_WRITE)
@@ -260,6 +296,10 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 			acc[n++] = 'm';
 		acc[n] = '\0';
 		add_str(e, "access", acc);
+		snprintf(dev, 64, "%c %u:%u", ev->type == BPF_DEVCG_DEV_BLOCK ? 'b' : 'c',
+			 ev->major, ev->minor);
+		add_str(e, "dev", dev);
+		add_str(e, "tool", "dev.access");
 		break;
 	}
 	case KW_EV_SYSCTL: {
@@ -269,8 +309,8 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 			ret = -EINVAL;
 			break;
 		}
-		add_str(e, "tool", "sysctl.write");
 		add_lossy(e, "name", ev->name, bounded_len(ev->name, ev->name_len, KW_SYSCTL_NAME_MAX));
+		add_str(e, "tool", "sysctl.write");
 		if (h.flags & KW_EVF_TRUNCATED)
 			add_bool(e, "truncated", true);
 		break;
@@ -286,6 +326,13 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 			ret = -EINVAL;
 			break;
 		}
+		if (h.kind == KW_EV_FS_PATHOP)
+			add_str(e, "access", "w");
+		else if (h.kind == KW_EV_NET_UNIX)
+			add_str(e, "access", "connect");
+		else if (h.kind != KW_EV_MOUNT)
+			add_str(e, "access", path_access(ev->access, scratch(e)));
+		add_lossy(e, "path", ev->path, bounded_len(ev->path, ev->path_len, KW_PATH_MAX));
 		switch (h.kind) {
 		case KW_EV_FS_OPEN: add_str(e, "tool", "fs.open"); break;
 		case KW_EV_FS_EXEC: add_str(e, "tool", "fs.exec"); break;
@@ -293,13 +340,6 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 		case KW_EV_MOUNT: add_str(e, "tool", "fs.mount"); break;
 		default: add_str(e, "tool", path_op_name(ev->access)); break;
 		}
-		add_lossy(e, "path", ev->path, bounded_len(ev->path, ev->path_len, KW_PATH_MAX));
-		if (h.kind == KW_EV_FS_PATHOP)
-			add_str(e, "access", "w");
-		else if (h.kind == KW_EV_NET_UNIX)
-			add_str(e, "access", "connect");
-		else if (h.kind != KW_EV_MOUNT)
-			add_str(e, "access", path_access(ev->access, scratch(e)));
 		if (h.flags & KW_EVF_TRUNCATED)
 			add_bool(e, "truncated", true);
 		break;
@@ -318,21 +358,20 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 			break;
 		}
 		if (h.kind == KW_EV_MOUNT) {
-			add_str(e, "tool", "fs.mount");
 			add_int(e, "flags", ev->sig_or_mode);
+			add_str(e, "tool", "fs.mount");
 			break;
 		}
-		add_str(e, "tool", h.kind == KW_EV_PROC_KILL ? "proc.kill" : "proc.ptrace");
 		add_int(e, h.kind == KW_EV_PROC_KILL ? "signal" : "mode", ev->sig_or_mode);
-		add_int(e, "target_pid", ev->target_pid);
 		add_u64(e, "target_cgroup", ev->target_cgroup);
+		add_int(e, "target_pid", ev->target_pid);
+		add_str(e, "tool", h.kind == KW_EV_PROC_KILL ? "proc.kill" : "proc.ptrace");
 		break;
 	}
 	default:
 		ret = -EINVAL;
 	}
 	if (!ret)
-		ret = emit(e, out);
-	free(e);
+		ret = emit(e, n_common, out);
 	return ret == -EILSEQ ? -EINVAL : ret;
 }

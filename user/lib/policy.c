@@ -781,9 +781,41 @@ static const char *path_list_name(unsigned kind)
 	return NULL;
 }
 
+/* "name[index]" or "name" + suffix into buf, bounded (snprintf is slow on the
+ * collector's per-event path). */
+static const char *rule_text(char *buf, size_t len, const char *name, int index,
+			     const char *suffix)
+{
+	char tmp[12];
+	size_t n = 0, k = 0;
+	unsigned v;
+
+	if (!len)
+		return buf;
+	while (*name && n + 1 < len)
+		buf[n++] = *name++;
+	if (index >= 0) {
+		v = (unsigned)index;
+		do {
+			tmp[k++] = (char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+		if (n + k + 3 <= len) {
+			buf[n++] = '[';
+			while (k)
+				buf[n++] = tmp[--k];
+			buf[n++] = ']';
+		}
+	}
+	while (suffix && *suffix && n + 1 < len)
+		buf[n++] = *suffix++;
+	buf[n] = '\0';
+	return buf;
+}
+
 const char *kw_rule_name(uint16_t event_kind, uint16_t rule, char *buf, size_t len)
 {
-	const char *list = NULL, *section = NULL, *single = NULL;
+	const char *list = NULL, *section = NULL, *single = NULL, *plist;
 
 	switch (event_kind) {
 	case KW_EV_NET_CONNECT: list = section = "net.connect"; break;
@@ -802,15 +834,13 @@ const char *kw_rule_name(uint16_t event_kind, uint16_t rule, char *buf, size_t l
 	default: section = "unknown"; break;
 	}
 	if (rule == KW_RULE_DEFAULT)
-		snprintf(buf, len, "%s:default", section);
-	else if (list)
-		snprintf(buf, len, "%s[%u]", list, rule);
-	else if (path_list_name(KW_RULE_PATH_KIND(rule)))
-		snprintf(buf, len, "%s[%u]", path_list_name(KW_RULE_PATH_KIND(rule)),
-			 KW_RULE_PATH_INDEX(rule));
-	else if (single)
-		snprintf(buf, len, "%s", single);
-	else
-		snprintf(buf, len, "%s[%u]", section, rule);
-	return buf;
+		return rule_text(buf, len, section, -1, ":default");
+	if (list)
+		return rule_text(buf, len, list, rule, NULL);
+	plist = path_list_name(KW_RULE_PATH_KIND(rule));
+	if (plist)
+		return rule_text(buf, len, plist, KW_RULE_PATH_INDEX(rule), NULL);
+	if (single)
+		return rule_text(buf, len, single, -1, NULL);
+	return rule_text(buf, len, section, rule, NULL);
 }
