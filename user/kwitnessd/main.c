@@ -26,6 +26,8 @@
 
 /* The timer drives gap skipping, close deadlines and log flushing. */
 #define KWD_TICK_MS 50
+/* Pause after a batch that had ring buffer work, to batch the next one. */
+#define KWD_BATCH_NAP_US 500
 
 static struct kwd daemon_state;
 
@@ -186,7 +188,7 @@ static void on_signal(struct kwd *d)
 static int run_loop(struct kwd *d)
 {
 	struct epoll_event evs[64];
-	bool ticked;
+	bool ticked, rings;
 
 	while (!d->stopping) {
 		int n = epoll_wait(d->epfd, evs, 64, KWD_TICK_MS);
@@ -198,7 +200,7 @@ static int run_loop(struct kwd *d)
 			return -errno;
 		}
 		kwd_refresh_clock(d);
-		ticked = false;
+		ticked = rings = false;
 		for (int i = 0; i < n; i++) {
 			struct kwd_watch *w = evs[i].data.ptr;
 
@@ -211,6 +213,7 @@ static int run_loop(struct kwd *d)
 				break;
 			case KWD_W_RING:
 				kwd_session_ring_ready(w->ptr);
+				rings = true;
 				break;
 			case KWD_W_SIGNAL:
 				on_signal(d);
@@ -234,6 +237,12 @@ static int run_loop(struct kwd *d)
 		else
 			kwd_sessions_after_batch(d);
 		kwd_clients_reap(d);
+		/* Busy ring buffers: let events gather for a moment, so one
+		 * wakeup carries many of them instead of one (a ring buffer of
+		 * 4 KiB still holds ~40 events; 256 KiB fill in 0.5 ms only
+		 * above 5 million decisions/s). */
+		if (rings)
+			nanosleep(&(struct timespec){ 0, KWD_BATCH_NAP_US * 1000L }, NULL);
 	}
 	return 0;
 }
