@@ -652,14 +652,17 @@ static void scenario_other_hooks(struct kw_hooks *h, uint16_t allowed)
 	session_end(h, &s);
 }
 
-/* Maps pinned under pin_dir (bpffs mounted when it is not) outlive the loader. */
-static void scenario_pin(void)
+/* Maps pinned under pin_dir (bpffs mounted when it is not) outlive the loader.
+ * Links do not: a loader that died with a session open leaves its membership
+ * and rules in the pinned maps, and the next one must not trip over them. */
+static void scenario_pin(uint16_t allowed, uint16_t denied)
 {
-	struct kw_hooks_opts opts = { .ringbuf_size = 4096 };
+	struct kw_hooks_opts opts = { .ringbuf_size = 4096 * 4 };
 	static const char *const maps[] = { "kw_sessions", "kw_cgroups", "kw_ringbufs",
 					    "kw_net_rules", "kw_dev_rules" };
-	char dir[256], path[512], err[256];
+	char dir[256], path[512], err[256], pol1[256], pol2[256];
 	struct kw_hooks *h;
+	struct session s;
 	bool all = true;
 	size_t i;
 	int ret;
@@ -670,17 +673,45 @@ static void scenario_pin(void)
 	result(ret == 0, "pin: kw_hooks_open with pin_dir %s (%s)", dir, ret ? err : "ok");
 	if (ret)
 		return;
+	/* a session whose /8 rule allows the denied port, never freed */
+	snprintf(pol1, sizeof(pol1),
+		 "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"net\":{\"connect\":"
+		 "[\"127.0.0.1/32:%u\",\"127.0.0.0/8:%u\"]}}", allowed, denied);
+	if (session_start(h, &s, 10, "pin", pol1) == 0)
+		kw_policy_free(s.pol);
 	kw_hooks_close(h);
 	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, maps[i]);
 		all &= access(path, F_OK) == 0;
 	}
 	result(all, "pin: the maps stay pinned after close");
-	/* a second open reuses the pinned maps */
+
 	ret = kw_hooks_open(&opts, &h, err, sizeof(err));
 	result(ret == 0, "pin: reopening reuses the pinned maps (%s)", ret ? err : "ok");
-	if (!ret)
+	if (!ret) {
+		struct act a = { .a = A_CONNECT_TCP, .port = denied };
+		char perr[256];
+		int e = -1, cgfd = s.cgfd;
+
+		snprintf(pol2, sizeof(pol2),
+			 "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"net\":{\"connect\":"
+			 "[\"127.0.0.1/32:%u\"]}}", allowed);
+		ret = kw_policy_parse(pol2, strlen(pol2), &s.pol, perr, sizeof(perr));
+		if (!ret)
+			ret = kw_hooks_session_add(h, 10, cgfd, s.id, s.pol, &s.rbfd, perr,
+						   sizeof(perr));
+		result(ret == 0, "pin: the same cgroup and slot open again over the left-overs (%s)",
+		       ret ? perr : "ok");
+		if (!ret) {
+			run_in(s.cg, &a, 1, &e);
+			result(e == EPERM, "pin: the earlier session's rules are gone (errno %d)", e);
+		}
+		session_end(h, &s);
 		kw_hooks_close(h);
+	} else {
+		close(s.cgfd);
+		rmdir(s.cg);
+	}
 	{
 		DIR *d = opendir(dir);
 		struct dirent *de;
@@ -744,6 +775,6 @@ int main(int argc, char **argv)
 	scenario_other_hooks(h, allowed);
 	close(lfd);
 	kw_hooks_close(h);
-	scenario_pin();
+	scenario_pin(allowed, denied);
 	return failures ? 1 : 0;
 }

@@ -463,8 +463,11 @@ static int cgroup_fd_id(int fd, uint64_t *id)
 }
 
 /* Adds id -> slot. Already there for this slot (cgroup_mkdir raced us): fine;
- * there for another session: nested sessions are refused. */
-static int tag_one(int map_fd, uint64_t id, uint32_t slot, char *err, size_t errlen)
+ * there for another live session: nested sessions are refused; there for a
+ * slot no session of ours holds (left in pinned maps by an earlier
+ * instance): stale, replaced. */
+static int tag_one(const struct kw_hooks *h, int map_fd, uint64_t id, uint32_t slot, char *err,
+		   size_t errlen)
 {
 	__u32 cur;
 
@@ -473,6 +476,8 @@ static int tag_one(int map_fd, uint64_t id, uint32_t slot, char *err, size_t err
 	if (errno == EEXIST && bpf_map_lookup_elem(map_fd, &id, &cur) == 0) {
 		if (cur == slot)
 			return 0;
+		if (cur >= KW_MAX_SESSIONS || !h->slots[cur].used)
+			return bpf_map_update_elem(map_fd, &id, &slot, BPF_ANY) ? -errno : 0;
 		snprintf(err, errlen, "cgroup %llu already belongs to session slot %u",
 			 (unsigned long long)id, cur);
 		return -EBUSY;
@@ -485,8 +490,8 @@ static int tag_one(int map_fd, uint64_t id, uint32_t slot, char *err, size_t err
 /* Tags every descendant of the directory dirfd (already tagged itself): each
  * child is tagged before its own children are read, so a grandchild made
  * meanwhile is tagged by cgroup_mkdir or found by the read. */
-static int tag_descendants(int map_fd, int dirfd, uint32_t slot, int depth, char *err,
-			   size_t errlen)
+static int tag_descendants(const struct kw_hooks *h, int map_fd, int dirfd, uint32_t slot,
+			   int depth, char *err, size_t errlen)
 {
 	struct dirent *de;
 	DIR *d;
@@ -525,9 +530,9 @@ static int tag_descendants(int map_fd, int dirfd, uint32_t slot, int depth, char
 			snprintf(err, errlen, "reading the id of child cgroup %s failed: %s",
 				 de->d_name, strerror(-ret));
 		else
-			ret = tag_one(map_fd, id, slot, err, errlen);
+			ret = tag_one(h, map_fd, id, slot, err, errlen);
 		if (!ret)
-			ret = tag_descendants(map_fd, cfd, slot, depth + 1, err, errlen);
+			ret = tag_descendants(h, map_fd, cfd, slot, depth + 1, err, errlen);
 		close(cfd);
 	}
 	closedir(d);
@@ -696,12 +701,16 @@ int kw_hooks_session_add(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint6
 			 kw_class_name(1u << i), kw_hooks_unavailable_reason(h, 1u << i));
 		return -EOPNOTSUPP;
 	}
-	if (bpf_map_lookup_elem(map_fd, &cgroup_id, &cur) == 0) {
+	if (bpf_map_lookup_elem(map_fd, &cgroup_id, &cur) == 0 && cur < KW_MAX_SESSIONS &&
+	    h->slots[cur].used) {
 		snprintf(err, errlen, "cgroup %llu already belongs to session slot %u",
 			 (unsigned long long)cgroup_id, cur);
 		return -EBUSY;
 	}
 	st->used = true;
+	/* pinned maps may hold what an earlier instance left in this slot */
+	untag_members(h, slot);
+	delete_rules(h, slot);
 
 	/* order: configuration, rules, ring buffer, links, membership; nothing
 	 * is decided for the session before its cgroup is tagged */
@@ -728,9 +737,9 @@ int kw_hooks_session_add(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint6
 		goto fail;
 
 	st->tagged = true;
-	ret = tag_one(map_fd, cgroup_id, slot, err, errlen);
+	ret = tag_one(h, map_fd, cgroup_id, slot, err, errlen);
 	if (!ret)
-		ret = tag_descendants(map_fd, cgroup_fd, slot, 0, err, errlen);
+		ret = tag_descendants(h, map_fd, cgroup_fd, slot, 0, err, errlen);
 	if (ret)
 		goto fail;
 	*ringbuf_fd = st->ringbuf_fd;
