@@ -643,6 +643,278 @@ static void test_node_cross_check(void **state)
 	assert_int_equal(mismatches, 0);
 }
 
+/* --- random documents against node's own JSON --------------------------- */
+
+/* Random JSON text whose RFC 8785 form node computes independently:
+ * JSON.parse, keys sorted with the default sort (UTF-16 code units),
+ * JSON.stringify for strings and numbers (RFC 8785 adopts exactly those). */
+struct gen {
+	struct kw_buf *b;
+	int depth;
+};
+
+static void gen_ws(struct gen *g)
+{
+	static const char *ws[] = { "", "", "", " ", "\n", "\t ", "\r\n  " };
+	kw_buf_puts(g->b, ws[rng() % 7]);
+}
+
+static uint32_t gen_code_point(void)
+{
+	switch (rng() % 10) {
+	case 0: return (uint32_t)(rng() % 0x20);              /* control */
+	case 1: return "\"\\/\x7f"[rng() % 4];
+	case 2: return 0x80 + (uint32_t)(rng() % 0x780);       /* 2 bytes */
+	case 3: {                                             /* 3 bytes, no surrogates */
+		uint32_t c = 0x800 + (uint32_t)(rng() % 0xF800);
+		return c >= 0xD800 && c <= 0xDFFF ? 0xE000 + (c & 0xFFF) : c;
+	}
+	case 4: return 0xE000 + (uint32_t)(rng() % 0x2000);    /* private use .. U+FFFF */
+	case 5: return 0x10000 + (uint32_t)(rng() % 0x100000); /* supplementary */
+	default: return 0x20 + (uint32_t)(rng() % 0x5F);       /* printable ASCII */
+	}
+}
+
+static size_t utf8_encode(uint32_t c, char *o)
+{
+	if (c < 0x80) {
+		o[0] = (char)c;
+		return 1;
+	}
+	if (c < 0x800) {
+		o[0] = (char)(0xC0 | c >> 6);
+		o[1] = (char)(0x80 | (c & 0x3F));
+		return 2;
+	}
+	if (c < 0x10000) {
+		o[0] = (char)(0xE0 | c >> 12);
+		o[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+		o[2] = (char)(0x80 | (c & 0x3F));
+		return 3;
+	}
+	o[0] = (char)(0xF0 | c >> 18);
+	o[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+	o[2] = (char)(0x80 | ((c >> 6) & 0x3F));
+	o[3] = (char)(0x80 | (c & 0x3F));
+	return 4;
+}
+
+/* Writes code points cps as a JSON string, escaping each in a random legal
+ * way; dec gets the decoded UTF-8 (for uniqueness of names). */
+static void gen_string_of(struct gen *g, const uint32_t *cps, size_t n, struct kw_buf *dec)
+{
+	kw_buf_putc(g->b, '"');
+	for (size_t i = 0; i < n; i++) {
+		uint32_t c = cps[i];
+		char u[8];
+		size_t l = utf8_encode(c, u);
+		if (dec)
+			kw_buf_append(dec, u, l);
+		bool must = c < 0x20 || c == '"' || c == '\\';
+		uint64_t how = rng() % 4;
+		if (!must && how < 2) {
+			kw_buf_append(g->b, u, l);
+		} else if (how == 2 && (c == '"' || c == '\\' || c == '/' || c == '\b' ||
+					c == '\f' || c == '\n' || c == '\r' || c == '\t')) {
+			char e[3] = { '\\', 0, 0 };
+			e[1] = c == '\b' ? 'b' : c == '\f' ? 'f' : c == '\n' ? 'n' : c == '\r' ? 'r' :
+			       c == '\t' ? 't' : (char)c;
+			kw_buf_puts(g->b, e);
+		} else {
+			char e[16];
+			if (c >= 0x10000) {
+				uint32_t v = c - 0x10000;
+				snprintf(e, sizeof(e), (rng() & 1) ? "\\u%04X\\u%04X" : "\\u%04x\\u%04x",
+					 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF));
+			} else {
+				snprintf(e, sizeof(e), (rng() & 1) ? "\\u%04X" : "\\u%04x", c);
+			}
+			kw_buf_puts(g->b, e);
+		}
+	}
+	kw_buf_putc(g->b, '"');
+}
+
+static void gen_string(struct gen *g, struct kw_buf *dec)
+{
+	uint32_t cps[48];
+	size_t n = (size_t)(rng() % 6 == 0 ? rng() % 48 : rng() % 8);
+	for (size_t i = 0; i < n; i++)
+		cps[i] = gen_code_point();
+	gen_string_of(g, cps, n, dec);
+}
+
+static void gen_number(struct gen *g)
+{
+	char t[64];
+	uint64_t r = rng();
+	switch (r % 6) {
+	case 0:
+		snprintf(t, sizeof(t), "%lld", (long long)(rng() % 2000001) - 1000000);
+		break;
+	case 1:
+		snprintf(t, sizeof(t), "%lld", (long long)(rng() % (uint64_t)JCS_MAX_SAFE_INT) *
+					       ((r >> 8) & 1 ? -1 : 1));
+		break;
+	case 2: {
+		double v;
+		do {
+			uint64_t bits = rng();
+			memcpy(&v, &bits, sizeof(v));
+		} while (!isfinite(v));
+		snprintf(t, sizeof(t), "%.17e", v);
+		break;
+	}
+	case 3:
+		snprintf(t, sizeof(t), "%lld.%03de%d", (long long)(rng() % 1000), (int)(rng() % 1000),
+			 (int)(rng() % 60) - 30);
+		break;
+	case 4:
+		snprintf(t, sizeof(t), "%s0.%0*d", (r >> 8) & 1 ? "-" : "", (int)(rng() % 12) + 1, 7);
+		break;
+	default:
+		snprintf(t, sizeof(t), "%.*g", (int)(rng() % 17) + 1, (double)(rng() % 100000000) / 997.0);
+		break;
+	}
+	kw_buf_puts(g->b, t);
+}
+
+static void gen_value(struct gen *g)
+{
+	uint64_t r = rng() % 10;
+	if (g->depth >= 4 && r < 4)
+		r = 4 + rng() % 6;
+	gen_ws(g);
+	if (r < 2) {
+		/* Object with distinct decoded names. */
+		size_t n = (size_t)(rng() % 18);
+		struct kw_buf names = {0};
+		kw_buf_putc(g->b, '{');
+		g->depth++;
+		for (size_t i = 0; i < n; i++) {
+			struct kw_buf dec = {0};
+			uint32_t cps[8];
+			size_t len;
+			for (;;) {
+				len = (size_t)(rng() % 5);
+				for (size_t j = 0; j < len; j++)
+					cps[j] = rng() % 3 ? 'a' + (uint32_t)(rng() % 4) : gen_code_point();
+				kw_buf_reset(&dec);
+				for (size_t j = 0; j < len; j++) {
+					char u[8];
+					kw_buf_append(&dec, u, utf8_encode(cps[j], u));
+				}
+				kw_buf_putc(&dec, '\0');
+				/* "__proto__" is special in JavaScript; never generated (max 4 chars). */
+				bool seen = false;
+				for (size_t at = 0; at < names.len; at += strlen(names.data + at) + 1)
+					if (dec.len - 1 == strlen(names.data + at) &&
+					    !memcmp(names.data + at, dec.data, dec.len))
+						seen = true;
+				/* A NUL inside a name would confuse this bookkeeping. */
+				if (!seen && !memchr(dec.data, '\0', dec.len - 1))
+					break;
+			}
+			kw_buf_append(&names, dec.data, dec.len);
+			kw_buf_free(&dec);
+			if (i)
+				kw_buf_putc(g->b, ',');
+			gen_ws(g);
+			gen_string_of(g, cps, len, NULL);
+			gen_ws(g);
+			kw_buf_putc(g->b, ':');
+			gen_value(g);
+		}
+		g->depth--;
+		gen_ws(g);
+		kw_buf_putc(g->b, '}');
+		kw_buf_free(&names);
+	} else if (r < 4) {
+		size_t n = (size_t)(rng() % 8);
+		kw_buf_putc(g->b, '[');
+		g->depth++;
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				kw_buf_putc(g->b, ',');
+			gen_value(g);
+		}
+		g->depth--;
+		gen_ws(g);
+		kw_buf_putc(g->b, ']');
+	} else if (r < 7) {
+		gen_string(g, NULL);
+	} else if (r < 9) {
+		gen_number(g);
+	} else {
+		static const char *lit[] = { "true", "false", "null" };
+		kw_buf_puts(g->b, lit[rng() % 3]);
+	}
+	gen_ws(g);
+}
+
+static void test_node_documents(void **state)
+{
+	(void)state;
+	if (system("command -v node >/dev/null 2>&1") != 0) {
+		skip(); /* node is not installed: nothing to compare with */
+		return;
+	}
+	uint64_t seed = rng_state;
+	rng_state = 0xC0FFEE1234567ULL;
+	const int count = 400;
+	char in[] = "/tmp/kw-jcs-docs-XXXXXX";
+	int fd = mkstemp(in);
+	assert_true(fd >= 0);
+	struct kw_buf all = {0}, mine = {0};
+	for (int i = 0; i < count; i++) {
+		struct kw_buf doc = {0};
+		struct gen g = { &doc, i % 4 };
+		gen_value(&g);
+		struct jcs_error err;
+		if (jcs_canonicalize(doc.data, doc.len, &mine, &err))
+			fail_msg("generated document %d refused: %zu:%zu %s\n%s", i, err.line, err.column,
+				 err.message, doc.data);
+		kw_buf_putc(&mine, '\0');
+		kw_buf_append(&all, doc.data, doc.len);
+		kw_buf_putc(&all, '\0');
+		kw_buf_free(&doc);
+	}
+	assert_true(all.len > 100000); /* the documents are not trivial */
+	assert_int_equal(write(fd, all.data, all.len), (ssize_t)all.len);
+	close(fd);
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd),
+		 "node -e 'const fs=require(\"fs\");"
+		 "const c=v=>v!==null&&typeof v===\"object\"?(Array.isArray(v)?\"[\"+v.map(c).join(\",\")+\"]\":"
+		 "\"{\"+Object.keys(v).sort().map(k=>JSON.stringify(k)+\":\"+c(v[k])).join(\",\")+\"}\"):JSON.stringify(v);"
+		 "const d=fs.readFileSync(process.argv[1]).toString(\"utf8\").split(\"\\0\");d.pop();"
+		 "process.stdout.write(d.map(t=>c(JSON.parse(t))+\"\\0\").join(\"\"));' %s",
+		 in);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	struct kw_buf theirs = {0};
+	char chunk[65536];
+	size_t got;
+	while ((got = fread(chunk, 1, sizeof(chunk), p)) > 0)
+		kw_buf_append(&theirs, chunk, got);
+	assert_int_equal(pclose(p), 0);
+	unlink(in);
+	size_t a = 0, b = 0;
+	for (int i = 0; i < count; i++) {
+		size_t la = strlen(mine.data + a), lb = strlen(theirs.data + b);
+		if (la != lb || memcmp(mine.data + a, theirs.data + b, la))
+			fail_msg("document %d:\n  kwitness %s\n  node     %s", i, mine.data + a,
+				 theirs.data + b);
+		a += la + 1;
+		b += lb + 1;
+	}
+	assert_int_equal(b, theirs.len);
+	kw_buf_free(&all);
+	kw_buf_free(&mine);
+	kw_buf_free(&theirs);
+	rng_state = seed;
+}
+
 /* --- strings, ordering, structure --------------------------------------- */
 
 static void test_strings_and_escapes(void **state)
@@ -1198,6 +1470,7 @@ int main(void)
 		cmocka_unit_test(test_every_double_property),
 		cmocka_unit_test(test_parser_numbers_match_strtod),
 		cmocka_unit_test(test_node_cross_check),
+		cmocka_unit_test(test_node_documents),
 		cmocka_unit_test(test_strings_and_escapes),
 		cmocka_unit_test(test_utf16_member_order),
 		cmocka_unit_test(test_refusals),

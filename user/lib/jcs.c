@@ -242,29 +242,71 @@ static int decode_key(struct parser *ps, struct member *m)
 	return 0;
 }
 
+/* Room for n more output bytes past position o (out->len is behind o while
+ * a string is being copied). */
+static inline char *room_at(struct parser *ps, size_t o, size_t n)
+{
+	struct kw_buf *b = ps->out;
+	if (__builtin_expect(b->cap - o <= n, 0)) {
+		b->len = o;
+		if (kw_buf_reserve(b, n))
+			return NULL;
+	}
+	return b->data;
+}
+
 /* ps->p is at the opening quote. With key, records where the decoded
- * name is. */
+ * name is. Plain bytes are copied sixteen at a time as they are scanned:
+ * each block is stored whole and the write position advanced only past its
+ * plain part, so the common string costs no library call. */
 static int parse_string(struct parser *ps, struct member *key)
 {
 	const unsigned char *open = ps->p, *p = open + 1, *end = ps->end;
-	const unsigned char *run = p;
 	bool escaped = false;
 	int rc;
+	char *d;
 
 	if ((rc = putch(ps, '"')))
 		return rc;
-	size_t content = ps->out->len;
+	size_t content = ps->out->len, o = content;
 	for (;;) {
-		p = jcs_scan_plain(p, end);
+#ifdef __SSE2__
+		const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
+			      space = _mm_set1_epi8(0x20);
+		while (end - p >= 16) {
+			if (!(d = room_at(ps, o, 16)))
+				return -ENOMEM;
+			__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+			_mm_storeu_si128((__m128i *)(void *)(d + o), x);
+			__m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote),
+								_mm_cmpeq_epi8(x, bslash)),
+						   _mm_cmplt_epi8(x, space));
+			unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+			if (mask) {
+				unsigned k = (unsigned)__builtin_ctz(mask);
+				p += k;
+				o += k;
+				goto special;
+			}
+			p += 16;
+			o += 16;
+		}
+#endif
+		if (!(d = room_at(ps, o, (size_t)(end - p))))
+			return -ENOMEM;
+		while (p < end && jcs_byte_class[*p] == JCS_C_PLAIN)
+			d[o++] = (char)*p++;
+#ifdef __SSE2__
+special:
+#endif
 		if (p >= end)
 			return fail(ps, open, "unterminated string");
 		switch (jcs_byte_class[*p]) {
 		case JCS_C_QUOTE:
-			if ((rc = put(ps, run, (size_t)(p - run))))
-				return rc;
+			ps->out->len = o;
 			if (key) {
 				key->key_off = content;
-				key->key_len = ps->out->len - content;
+				key->key_len = o - content;
 				key->in_keys = false;
 				if (escaped && (rc = decode_key(ps, key)))
 					return rc;
@@ -272,13 +314,12 @@ static int parse_string(struct parser *ps, struct member *key)
 			ps->p = p + 1;
 			return putch(ps, '"');
 		case JCS_C_BSLASH:
-			if ((rc = put(ps, run, (size_t)(p - run))))
-				return rc;
+			ps->out->len = o;
 			rc = parse_escape(ps, p, &escaped);
 			if (rc < 0)
 				return rc;
 			p += rc;
-			run = p;
+			o = ps->out->len;
 			break;
 		case JCS_C_CTRL:
 			return fail(ps, p, "control character 0x%02x in string (must be escaped)", *p);
@@ -286,6 +327,10 @@ static int parse_string(struct parser *ps, struct member *key)
 			size_t len = jcs_utf8_seq(p, (size_t)(end - p));
 			if (!len)
 				return fail(ps, p, "invalid UTF-8 (byte 0x%02x)", *p);
+			if (!(d = room_at(ps, o, len)))
+				return -ENOMEM;
+			memcpy(d + o, p, len);
+			o += len;
 			p += len;
 		}
 		}
@@ -503,6 +548,18 @@ static inline uint64_t key_prefix(const unsigned char *k, size_t n)
 	return __builtin_bswap64(v);
 }
 
+/* memcpy for short spans that may write (and read) up to 15 bytes past n. */
+static inline void copy_blocks(char *dst, const char *src, size_t n)
+{
+#ifdef __SSE2__
+	for (size_t i = 0; i < n; i += 16)
+		_mm_storeu_si128((__m128i *)(void *)(dst + i),
+				 _mm_loadu_si128((const __m128i *)(const void *)(src + i)));
+#else
+	memcpy(dst, src, n);
+#endif
+}
+
 struct sort_ctx {
 	struct parser *ps;
 	const struct member *m;
@@ -576,7 +633,11 @@ static int finish_object(struct parser *ps, size_t base)
 
 	size_t region = m[0].start, region_len = m[n - 1].end - region;
 	kw_buf_reset(&ps->perm);
-	if (kw_buf_append(&ps->perm, ps->out->data + region, region_len)) {
+	/* 16 bytes of slack on both sides: members are copied in whole
+	 * 16-byte blocks, the overshoot lands where the next member or the
+	 * closing brace will be written. */
+	if (kw_buf_append(&ps->perm, ps->out->data + region, region_len) ||
+	    kw_buf_reserve(&ps->perm, 16) || kw_buf_reserve(ps->out, 16)) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -586,7 +647,7 @@ static int finish_object(struct parser *ps, size_t base)
 		if (i)
 			*o++ = ',';
 		size_t len = x->end - x->start;
-		memcpy(o, ps->perm.data + (x->start - region), len);
+		copy_blocks(o, ps->perm.data + (x->start - region), len);
 		o += len;
 	}
 out:
