@@ -107,6 +107,7 @@ struct act {
 	int family, type;   /* A_SOCKET */
 	uint16_t port;
 	const char *path;   /* sysctl / dev / cgroup child */
+	int flags;          /* A_OPEN_DEV: open flags */
 };
 
 static int do_action(const struct act *x)
@@ -177,7 +178,7 @@ static int do_action(const struct act *x)
 		return ret;
 	}
 	case A_OPEN_DEV:
-		fd = open(x->path, O_RDONLY);
+		fd = open(x->path, x->flags);
 		if (fd < 0)
 			return errno;
 		close(fd);
@@ -584,6 +585,64 @@ static void scenario_drop(struct kw_hooks *h, uint16_t allowed)
 	session_end(h, &s);
 }
 
+/* dev: the most specific rule decides: exact, then (major, *), then (*, *) */
+static void scenario_dev(struct kw_hooks *h)
+{
+	struct collected c;
+	struct session s;
+	struct act acts[4] = {
+		{ .a = A_OPEN_DEV, .path = "/dev/null", .flags = O_RDWR },
+		{ .a = A_OPEN_DEV, .path = "/dev/zero", .flags = O_RDONLY },
+		{ .a = A_OPEN_DEV, .path = "/dev/zero", .flags = O_RDWR },
+		{ .a = A_OPEN_DEV, .path = "/dev/full", .flags = O_WRONLY },
+	};
+	int errs[4] = { -1, -1, -1, -1 };
+
+	if (session_start(h, &s, 11, "dev",
+			  "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"dev\":{\"allow\":"
+			  "[\"c 1:3 rw\",\"c 1:* r\",\"c *:* w\"]}}"))
+		return;
+	run_in(s.cg, acts, 4, errs);
+	drain(s.rbfd, &c);
+	result(errs[0] == 0, "dev: /dev/null rw by the exact rule (errno %d)", errs[0]);
+	result(errs[1] == 0, "dev: /dev/zero r by c 1:* (errno %d)", errs[1]);
+	result(errs[2] == EPERM, "dev: /dev/zero rw denied: c 1:* decides and lacks w (errno %d)",
+	       errs[2]);
+	result(errs[3] == EPERM, "dev: /dev/full w denied: c 1:* is more specific than c *:* "
+	       "(errno %d)", errs[3]);
+	result(c.n == 4 && hdr(&c, 0)->rule == 0 && hdr(&c, 1)->rule == 1 &&
+		       hdr(&c, 2)->rule == 1 && hdr(&c, 3)->rule == 1,
+	       "dev: 4 events naming rules 0, 1, 1, 1 (events %d)", c.n);
+	session_end(h, &s);
+}
+
+/* on_record_failure allow: a full ring buffer drops the record, not the send */
+static void scenario_drop_allow(struct kw_hooks *h, uint16_t allowed)
+{
+	struct kw_session cnt;
+	struct session s;
+	char policy[512];
+	static struct act acts[1000];
+	static int errs[1000];
+	int i, ok = 0;
+
+	snprintf(policy, sizeof(policy),
+		 "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"on_record_failure\":\"allow\","
+		 "\"net\":{\"send\":[\"127.0.0.1/32:%u\"]}}", allowed);
+	for (i = 0; i < 1000; i++)
+		acts[i] = (struct act){ .a = A_SENDTO_UDP, .port = allowed };
+	if (session_start(h, &s, 12, "drop-allow", policy))
+		return;
+	run_in(s.cg, acts, 1000, errs);
+	for (i = 0; i < 1000; i++)
+		ok += errs[i] == 0;
+	kw_hooks_session_counters(h, s.slot, &cnt);
+	result(ok == 1000 && cnt.dropped > 0 && cnt.next_seq + cnt.dropped == 1000,
+	       "drop-allow: all 1000 sends proceed; recorded %llu + dropped %llu = 1000",
+	       (unsigned long long)cnt.next_seq, (unsigned long long)cnt.dropped);
+	session_end(h, &s);
+}
+
 static void scenario_other_hooks(struct kw_hooks *h, uint16_t allowed)
 {
 	struct collected c;
@@ -606,8 +665,8 @@ static void scenario_other_hooks(struct kw_hooks *h, uint16_t allowed)
 	acts[2] = (struct act){ .a = A_BIND_UDP, .port = 0 };
 	acts[3] = (struct act){ .a = A_SOCKET, .family = AF_INET6, .type = SOCK_STREAM };
 	acts[4] = (struct act){ .a = A_SYSCTL_WRITE, .path = "/proc/sys/kernel/hostname" };
-	acts[5] = (struct act){ .a = A_OPEN_DEV, .path = "/dev/null" };
-	acts[6] = (struct act){ .a = A_OPEN_DEV, .path = "/dev/zero" };
+	acts[5] = (struct act){ .a = A_OPEN_DEV, .path = "/dev/null", .flags = O_RDONLY };
+	acts[6] = (struct act){ .a = A_OPEN_DEV, .path = "/dev/zero", .flags = O_RDONLY };
 	for (i = 0; i < 7; i++)
 		errs[i] = -1;
 	run_in(s.cg, acts, 7, errs);
@@ -772,7 +831,9 @@ int main(int argc, char **argv)
 	scenario_advisory(h, allowed, denied);
 	scenario_record_deny(h, allowed, denied);
 	scenario_drop(h, allowed);
+	scenario_drop_allow(h, allowed);
 	scenario_other_hooks(h, allowed);
+	scenario_dev(h);
 	close(lfd);
 	kw_hooks_close(h);
 	scenario_pin(allowed, denied);
