@@ -154,15 +154,22 @@ static void print_sessions(const json_t *sessions)
 		printf("no open sessions\n");
 		return;
 	}
-	printf("%-32s %-8s %10s %8s %8s  %s\n", "SESSION", "STATE", "DECISIONS", "DENIALS",
-	       "DROPPED", "SANDBOX / CGROUP");
+	printf("%-32s %-8s %10s %8s %8s %5s  %s\n", "SESSION", "STATE", "DECISIONS", "DENIALS",
+	       "DROPPED", "RING", "SANDBOX / CGROUP");
 	json_array_foreach(sessions, i, s) {
-		printf("%-32s %-8s %10lld %8lld %8lld  %s %s\n",
+		long long used = json_integer_value(json_object_get(s, "ringbuf_used"));
+		long long size = json_integer_value(json_object_get(s, "ringbuf_size"));
+		char ring[16] = "-";
+
+		/* how full the session's ring buffer is right now */
+		if (size > 0 && used >= 0)
+			snprintf(ring, sizeof(ring), "%lld%%", used * 100 / size);
+		printf("%-32s %-8s %10lld %8lld %8lld %5s  %s %s\n",
 		       json_string_value(json_object_get(s, "session")),
 		       json_string_value(json_object_get(s, "state")),
 		       (long long)json_integer_value(json_object_get(s, "decisions")),
 		       (long long)json_integer_value(json_object_get(s, "denials")),
-		       (long long)json_integer_value(json_object_get(s, "dropped")),
+		       (long long)json_integer_value(json_object_get(s, "dropped")), ring,
 		       json_string_value(json_object_get(s, "sandbox_id")),
 		       json_string_value(json_object_get(s, "cgroup")));
 	}
