@@ -1387,76 +1387,6 @@ static void test_emitter_asserts_order(void **state)
 #endif
 }
 
-/* --- kw_buf and files --------------------------------------------------- */
-
-static void test_buf_and_files(void **state)
-{
-	(void)state;
-	struct kw_buf b = {0};
-	assert_int_equal(kw_buf_append(&b, "", 0), 0);
-	assert_non_null(b.data);
-	assert_string_equal(b.data, "");
-	for (int i = 0; i < 1000; i++)
-		assert_int_equal(kw_buf_puts(&b, "abc"), 0);
-	assert_int_equal(b.len, 3000);
-	assert_int_equal(kw_buf_putc(&b, '!'), 0);
-	assert_int_equal(b.data[3000], '!');
-	assert_int_equal(b.data[3001], '\0');
-	assert_int_equal(kw_buf_reserve(&b, SIZE_MAX), -ENOMEM);
-	assert_int_equal(b.len, 3001);
-	kw_buf_reset(&b);
-	assert_int_equal(b.len, 0);
-	assert_string_equal(b.data, "");
-
-	char dir[] = "/tmp/kw-buf-XXXXXX";
-	assert_non_null(mkdtemp(dir));
-	char path[128];
-	snprintf(path, sizeof(path), "%s/file.json", dir);
-	assert_int_equal(kw_write_file_atomic(path, "hello world", 11, 0640), 0);
-	struct stat st;
-	assert_int_equal(stat(path, &st), 0);
-	assert_int_equal(st.st_mode & 0777, 0640);
-	assert_int_equal(kw_read_file(path, 11, &b), 0);
-	assert_int_equal(b.len, 11);
-	assert_string_equal(b.data, "hello world");
-	kw_buf_reset(&b);
-	assert_int_equal(kw_read_file(path, 10, &b), -EFBIG);
-	assert_int_equal(b.len, 0);
-	/* Replaced whole, not appended. */
-	assert_int_equal(kw_write_file_atomic(path, "new", 3, 0600), 0);
-	assert_int_equal(kw_read_file(path, 100, &b), 0);
-	assert_string_equal(b.data, "new");
-	assert_int_equal(stat(path, &st), 0);
-	assert_int_equal(st.st_mode & 0777, 0600);
-	/* A large file crosses the read chunks; max is exact. */
-	char *big = malloc(200000);
-	memset(big, 'x', 200000);
-	assert_int_equal(kw_write_file_atomic(path, big, 200000, 0600), 0);
-	kw_buf_reset(&b);
-	assert_int_equal(kw_read_file(path, 200000, &b), 0);
-	assert_int_equal(b.len, 200000);
-	assert_memory_equal(b.data, big, 200000);
-	kw_buf_reset(&b);
-	/* A pipe has no size up front: the bound is found while reading. */
-	char cmd[256];
-	snprintf(cmd, sizeof(cmd), "%s/fifo", dir);
-	assert_int_equal(kw_read_file(cmd, 10, &b), -ENOENT);
-	free(big);
-	/* No temporary file is left behind. */
-	DIR *d = opendir(dir);
-	int n = 0;
-	struct dirent *e;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	assert_int_equal(n, 1);
-	assert_int_equal(kw_write_file_atomic("/nonexistent-dir/x", "a", 1, 0600), -ENOENT);
-	unlink(path);
-	rmdir(dir);
-	kw_buf_free(&b);
-}
-
 int main(void)
 {
 	const char *root = getenv("KW_ROOT");
@@ -1479,7 +1409,6 @@ int main(void)
 		cmocka_unit_test(test_emitter),
 		cmocka_unit_test(test_emitter_page_edge),
 		cmocka_unit_test(test_emitter_asserts_order),
-		cmocka_unit_test(test_buf_and_files),
 	};
 	return cmocka_run_group_tests_name("jcs", tests, NULL, NULL);
 }
