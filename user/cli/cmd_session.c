@@ -159,7 +159,7 @@ static void print_sessions(const json_t *sessions)
 	json_array_foreach(sessions, i, s) {
 		long long used = json_integer_value(json_object_get(s, "ringbuf_used"));
 		long long size = json_integer_value(json_object_get(s, "ringbuf_size"));
-		char ring[16] = "-";
+		char ring[24] = "-";
 
 		/* how full the session's ring buffer is right now */
 		if (size > 0 && used >= 0)
