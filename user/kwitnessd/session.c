@@ -524,9 +524,7 @@ json_t *kwd_session_open(struct kwd *d, json_t *req)
 		err = kwd_error("storage", "%s: %s", s->log_path, strerror(-e));
 		goto fail;
 	}
-	/* Chunks are written by the I/O worker, in order. */
-	s->log.submit = kwd_worker_write;
-	s->log.submit_ctx = d;
+
 	s->opened_us = kwd_now_us();
 	/* The open entry goes first; events wait in the ring buffer until the
 	 * loop consumes them, after this function returns. */
@@ -556,6 +554,10 @@ json_t *kwd_session_open(struct kwd *d, json_t *req)
 			goto fail_hooks;
 		}
 	}
+	/* From here on chunks are written by the I/O worker, in order (the open
+	 * entry was written here, so an error path above never races it). */
+	s->log.submit = kwd_worker_write;
+	s->log.submit_ctx = d;
 	d->slots[slot] = s;
 	d->n_sessions++;
 	kwd_log(d, LOG_INFO, "session %s opened: %s, cgroup %s, slot %u, %s", s->id, s->sandbox_id,
