@@ -8,7 +8,7 @@
  *      drained by a second thread).
  * Needs root and a kernel that runs lsm programs (the VM of scripts/vmtest.sh).
  * Under emulation only the ratios mean anything.
- * Usage: bench_lsm [PATH [ITERATIONS]]   (default /etc/passwd, 20000) */
+ * Usage: bench_lsm [PATH [ITERATIONS]]   (default /etc/passwd, 10000) */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -26,7 +26,7 @@
 #include "kwitness/policy.h"
 
 static const char *path = "/etc/passwd";
-static long iters = 20000;
+static long iters = 10000;
 static atomic_int stop;
 static atomic_long consumed;
 
@@ -88,17 +88,17 @@ static int cgroup2_mount(char *out, size_t len)
 
 static int join(const char *cg)
 {
-	char procs[1200];
-	FILE *f;
-	int ret;
+	char procs[1200], pid[16];
+	int fd, ret = 0;
 
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
-	f = fopen(procs, "we");
-	if (!f)
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	fd = open(procs, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
-	ret = fprintf(f, "%d\n", (int)getpid()) < 0 ? -EIO : 0;
-	if (fclose(f))
+	if (write(fd, pid, strlen(pid)) < 0)
 		ret = -errno;
+	close(fd);
 	return ret;
 }
 
@@ -123,7 +123,7 @@ static void *drain(void *arg)
 static int tagged(struct kw_hooks *h, const char *cg2, uint32_t slot, const char *record,
 		  double *ns, struct kw_session *cnt)
 {
-	char bundle[256], err[256], cg[1100];
+	char bundle[1400], err[256], cg[1100];
 	struct kw_policy *pol = NULL;
 	struct ring_buffer *rb = NULL;
 	pthread_t thr;
@@ -132,7 +132,8 @@ static int tagged(struct kw_hooks *h, const char *cg2, uint32_t slot, const char
 
 	snprintf(bundle, sizeof(bundle),
 		 "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"%s\","
-		 "\"on_record_failure\":\"allow\",\"fs\":{\"read\":[\"/\"]}}", record);
+		 "\"on_record_failure\":\"allow\",\"fs\":{\"read\":[\"/\"],\"write\":[\"%s\"]}}",
+		 record, cg2); /* write: to leave the cgroup again */
 	ret = kw_policy_parse(bundle, strlen(bundle), &pol, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "bench_lsm: policy: %s\n", err);
@@ -199,7 +200,7 @@ int main(int argc, char **argv)
 	if (argc > 2)
 		iters = atol(argv[2]);
 	if (iters <= 0)
-		iters = 20000;
+		iters = 10000;
 	if (cgroup2_mount(cg2, sizeof(cg2))) {
 		printf("bench_lsm: skipped: no cgroup2 mount\n");
 		return 0;

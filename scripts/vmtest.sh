@@ -6,13 +6,14 @@
 # and the LSM benchmark, and prints their TAP lines on the serial console.
 # This script prints those lines and exits non-zero when a test failed or the
 # VM never reported. Without qemu or the kernel package it prints one skip line.
-# Env: KW_VM_TIMEOUT (seconds, default 480), KW_VM_TESTS (space-separated test
-# script paths to run instead of all), KW_VM_KEEP=1 keeps the staging folder.
+# Env: KW_VM_TIMEOUT (seconds, default 600), KW_VM_TESTS (space-separated test
+# script paths to run instead of all), KW_VM_BENCH=0|1 (the LSM benchmark; by
+# default after a full run only), KW_VM_KEEP=1 keeps the staging folder.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 VMDIR=$ROOT/build/vm
-TIMEOUT=${KW_VM_TIMEOUT:-480}
+TIMEOUT=${KW_VM_TIMEOUT:-600}
 MARKER=KWITNESS-VM-DONE
 
 skip_all() { echo "ok 1 # SKIP vm: $*"; echo "1..1"; exit 0; }
@@ -106,6 +107,10 @@ echo "nobody:x:65534:" >>"$STAGE/etc/group"
 echo "nobody:x:65534:65534:nobody:/:/bin/false" >>"$STAGE/etc/passwd"
 tr -d '-' </proc/sys/kernel/random/uuid >"$STAGE/etc/machine-id"
 echo "${KW_VM_TESTS:-}" >"$STAGE/kw/vm-tests"
+# the benchmark runs after a full run, or when KW_VM_BENCH=1
+bench=${KW_VM_BENCH:-}
+[ -n "$bench" ] || { [ -z "${KW_VM_TESTS:-}" ] && bench=1 || bench=0; }
+echo "$bench" >"$STAGE/kw/vm-bench"
 
 INITRD=$VMDIR/initrd.gz
 (cd "$STAGE" && find . -print0 | cpio --null -o -H newc --quiet | gzip -1) >"$INITRD" ||

@@ -23,16 +23,23 @@ T=/tmp/lsmt S=/tmp/lsmsock
 FSR='"/kw","/lib","/lib64","/usr","/etc","/bin"'
 LONG=$T/ok/$(printf 'a%.0s' $(seq 60))/$(printf 'b%.0s' $(seq 60))/$(printf 'c%.0s' $(seq 60))/$(printf 'd%.0s' $(seq 60))
 
-# Fresh files for every run (an advisory run really does what it asks).
-fixtures() {
+# Fresh files for every operation (an advisory run really does what it asks);
+# cheap, since every operation runs it under emulation.
+setup_tree() {
 	rm -rf "$T"
-	mkdir -p "$T/ok/d" "$T/no/d" "$T/mnt" "$LONG"
+	mkdir -p "$T/ok" "$T/no" "$T/mnt" "$LONG"
+	echo data >"$LONG/f"
+	cp /bin/busybox "$T/ok/busybox"
+}
+fixtures() {
+	rm -rf "$T"/ok/{nd,fifo,sym,r2,r3,l2,l3} "$T"/no/{nd,fifo,sym}
+	mkdir -p "$T/ok/d" "$T/no/d"
+	local d f
 	for d in ok no; do
 		for f in f u t r l secret; do echo data >"$T/$d/$f"; done
 	done
-	echo data >"$LONG/f"
-	cp /bin/busybox "$T/no/busybox"
 }
+setup_tree
 
 # outside: an untagged process to signal and trace
 sleep 600 &
@@ -46,49 +53,98 @@ for _ in $(seq 50); do grep -q ok "$KT_TMP/l1" "$KT_TMP/l2" 2>/dev/null && [ -S 
 cleanup_lsm() { kill "$OUTPID" "$L1" "$L2" 2>/dev/null; rm -rf "$T" "$S"; kwd_cleanup; }
 trap cleanup_lsm EXIT
 
-# lsm_case NAME SECTION ALLOWED_OP DENIED_OP ERRNO FIELDS
-#   SECTION: the policy's JSON members; ALLOWED_OP/DENIED_OP: kw-lsmprobe
-#   arguments; FIELDS: "key=value;..." the denial's log entry must hold.
-lsm_case() {
-	local name=$1 section=$2 allowed=$3 denied=$4 errno=$5 fields=$6
-	local mode pol cg sid a out dpid dres upid ures line want kv k v n bad
+# One session per mode holds every case (a session costs seconds under
+# emulation); each case runs in processes of its own, so its entries are
+# found by pid.
+POLICY="\"fs\":{\"read\":[$FSR,\"$T/ok\"],\"write\":[\"$T/ok\"],\"deny\":[\"$T/ok/secret\"]},
+\"exec\":{\"allow\":[\"$KW_BUILD/tests\",\"/bin\"]},\"proc\":{},\"mount\":{},
+\"net\":{\"unix\":[\"$S/ok.sock\"]}"
 
-	for mode in enforce advisory; do
-		fixtures
-		pol=$(policy_file "$name-$mode" \
-			"{\"kwitness_policy\":1,\"mode\":\"$mode\",\"record\":\"all\",\"on_record_failure\":\"deny\",$section}")
-		cg=$(cg_make "$name-$mode")
-		sid=$(session_open "$cg" "$pol")
-		if [ -z "$sid" ]; then
-			not_ok "$name/$mode: session opens"
-			continue
-		fi
+# CASES: NAME|ALLOWED_OP|DENIED_OP|ERRNO|FIELDS (kw-lsmprobe arguments; FIELDS
+# "key=value;..." the denial's log entry must hold)
+CASES=(
+	# fs: file_open
+	"fs-read|open $T/ok/f r|open $T/no/f r|EACCES|tool=fs.open;path=$T/no/f;access=r;rule=fs:default"
+	"fs-deny|open $T/ok/f r|open $T/ok/secret r|EACCES|tool=fs.open;path=$T/ok/secret;access=r;rule=fs.deny[0]"
+	"fs-write|open $T/ok/f w|open $T/no/f w|EACCES|tool=fs.open;path=$T/no/f;access=w;rule=fs:default"
+	"fs-rw|open $T/ok/f rw|open $T/no/f rw|EACCES|tool=fs.open;path=$T/no/f;access=rw;rule=fs:default"
+	# a path longer than the kernel buffer under an allowed prefix: refused, marked truncated
+	"fs-truncated|open $T/ok/f r|open $LONG/f r|EACCES|tool=fs.open;access=r;truncated=true;rule=fs:default"
+	# fs: path operations (the write class)
+	"fs-unlink|unlink $T/ok/u|unlink $T/no/u|EACCES|tool=fs.unlink;path=$T/no/u;access=w;rule=fs:default"
+	"fs-mkdir|mkdir $T/ok/nd|mkdir $T/no/nd|EACCES|tool=fs.mkdir;path=$T/no/nd;rule=fs:default"
+	"fs-rmdir|rmdir $T/ok/d|rmdir $T/no/d|EACCES|tool=fs.rmdir;path=$T/no/d;rule=fs:default"
+	"fs-mknod|mknod $T/ok/fifo|mknod $T/no/fifo|EACCES|tool=fs.mknod;path=$T/no/fifo;rule=fs:default"
+	"fs-truncate|truncate $T/ok/t|truncate $T/no/t|EACCES|tool=fs.truncate;path=$T/no/t;rule=fs:default"
+	"fs-symlink|symlink /x $T/ok/sym|symlink /x $T/no/sym|EACCES|tool=fs.symlink;path=$T/no/sym;rule=fs:default"
+	# the source of a rename or hard link is judged too: it is the refused path here
+	"fs-rename|rename $T/ok/r $T/ok/r2|rename $T/no/r $T/ok/r3|EACCES|tool=fs.rename;path=$T/no/r;rule=fs:default"
+	"fs-link|link $T/ok/l $T/ok/l2|link $T/no/l $T/ok/l3|EACCES|tool=fs.link;path=$T/no/l;rule=fs:default"
+	# exec (a readable copy of busybox outside exec.allow; /bin is allowed for the shells)
+	"exec|exec $LP nop|exec $T/ok/busybox echo ok|EACCES|tool=fs.exec;path=$T/ok/busybox;access=x;rule=exec:default"
+	# proc
+	"proc-kill|kill-child|kill $OUTPID 0|EPERM|tool=proc.kill;target_pid=$OUTPID;signal=0;rule=proc:default"
+	"proc-ptrace|ptrace-child|ptrace $OUTPID|EPERM|tool=proc.ptrace;target_pid=$OUTPID;rule=proc:default"
+	# mount
+	"mount|nop|mount $T/mnt|EPERM|tool=fs.mount;path=$T/mnt;rule=mount:default"
+	# net.unix
+	"unix|unix $S/ok.sock|unix $S/no.sock|EACCES|tool=net.unix;path=$S/no.sock;access=connect;rule=net.unix:default"
+)
+
+# run_op CGROUP|- OP...: prints "PID RESULT" of kw-lsmprobe OP, in CGROUP or untagged
+run_op() {
+	local cg=$1 out pid res
+	shift
+	fixtures
+	if [ "$cg" = - ]; then
+		# shellcheck disable=SC2068
+		out=$(sh -c 'echo $$; exec "$@"' sh "$LP" $@)
+	else
+		# shellcheck disable=SC2068
+		out=$(cg_run "$cg" sh -c 'echo $$; exec "$@"' sh "$LP" $@)
+	fi
+	{ read -r pid; read -r res; } <<<"$out"
+	echo "$pid $res"
+}
+
+for mode in enforce advisory; do
+	pol=$(policy_file "lsm-$mode" \
+		"{\"kwitness_policy\":1,\"mode\":\"$mode\",\"record\":\"all\",\"on_record_failure\":\"deny\",$POLICY}")
+	cg=$(cg_make "lsm-$mode")
+	sid=$(session_open "$cg" "$pol")
+	if [ -z "$sid" ]; then
+		not_ok "$mode: session opens"
+		continue
+	fi
+	declare -A ares=() dpid=() dres=() upid=() ures=()
+	for c in "${CASES[@]}"; do
+		IFS='|' read -r name allowed denied errno fields <<<"$c"
 		# shellcheck disable=SC2086
-		a=$(cg_run "$cg" "$LP" $allowed)
+		r=$(run_op "$cg" $allowed); ares[$name]=${r#* }
 		# shellcheck disable=SC2086
-		out=$(cg_run "$cg" sh -c 'echo $$; exec "$@"' sh "$LP" $denied)
-		dpid=$(sed -n 1p <<<"$out") dres=$(sed -n 2p <<<"$out")
-		fixtures
+		r=$(run_op "$cg" $denied); dpid[$name]=${r%% *} dres[$name]=${r#* }
 		# shellcheck disable=SC2086
-		out=$(sh -c 'echo $$; exec "$@"' sh "$LP" $denied)
-		upid=$(sed -n 1p <<<"$out") ures=$(sed -n 2p <<<"$out")
-		if ! session_close "$sid" >/dev/null; then
-			not_ok "$name/$mode: session closes"
-			continue
-		fi
-		expect_eq "$name/$mode: allowed operation proceeds" ok "$a"
+		r=$(run_op - $denied); upid[$name]=${r%% *} ures[$name]=${r#* }
+	done
+	if ! session_close "$sid" >/dev/null; then
+		not_ok "$mode: session closes"
+		continue
+	fi
+	for c in "${CASES[@]}"; do
+		IFS='|' read -r name allowed denied errno fields <<<"$c"
+		expect_eq "$name/$mode: allowed operation proceeds" ok "${ares[$name]}"
 		if [ $mode = enforce ]; then
-			expect_eq "$name/$mode: denied operation fails with $errno" "$errno" "$dres"
+			expect_eq "$name/$mode: denied operation fails with $errno" "$errno" "${dres[$name]}"
 		else
-			expect_eq "$name/$mode: denied operation proceeds (advisory)" ok "$dres"
+			expect_eq "$name/$mode: denied operation proceeds (advisory)" ok "${dres[$name]}"
 		fi
-		expect_eq "$name/$mode: untagged process untouched" ok "$ures"
-		line=$(decisions "$LOG" | grep "\"pid\":$dpid," | grep '"decision":"deny"')
+		expect_eq "$name/$mode: untagged process untouched" ok "${ures[$name]}"
+		line=$(decisions "$LOG" | grep "\"pid\":${dpid[$name]}," | grep '"decision":"deny"')
 		want="decision=deny;enforced=$([ $mode = enforce ] && echo true || echo false);$fields"
 		n=$(grep -c . <<<"$line")
 		if [ -z "$line" ] || [ "$n" -ne 1 ]; then
 			not_ok "$name/$mode: one denial entry for the denied operation (found $n)"
-			decisions "$LOG" | grep "\"pid\":$dpid," | head -5 | sed 's/^/#   /'
+			decisions "$LOG" | grep "\"pid\":${dpid[$name]}," | tail -n 3 | sed 's/^/#   /'
 		else
 			bad=
 			IFS=';' read -ra kv <<<"$want"
@@ -106,71 +162,13 @@ lsm_case() {
 			fi
 		fi
 		expect_eq "$name/$mode: untagged process not recorded" 0 \
-			"$(decisions "$LOG" | grep -c "\"pid\":$upid,")"
-		expect_eq "$name/$mode: trailer complete" true "$(jfield "$(trailer "$LOG")" complete)"
-		check "$name/$mode: record verifies with log and bundle (kwitness verify)" verify_record
+			"$(decisions "$LOG" | grep -c "\"pid\":${upid[$name]},")"
 	done
-}
-
-# ---- fs: file_open ----
-lsm_case fs-read "\"fs\":{\"read\":[$FSR,\"$T/ok\"],\"deny\":[\"$T/ok/secret\"]}" \
-	"open $T/ok/f r" "open $T/no/f r" EACCES \
-	"tool=fs.open;path=$T/no/f;access=r;rule=fs:default"
-lsm_case fs-deny "\"fs\":{\"read\":[$FSR,\"$T/ok\"],\"deny\":[\"$T/ok/secret\"]}" \
-	"open $T/ok/f r" "open $T/ok/secret r" EACCES \
-	"tool=fs.open;path=$T/ok/secret;access=r;rule=fs.deny[0]"
-lsm_case fs-write "\"fs\":{\"read\":[$FSR],\"write\":[\"$T/ok\"]}" \
-	"open $T/ok/f w" "open $T/no/f w" EACCES \
-	"tool=fs.open;path=$T/no/f;access=w;rule=fs:default"
-lsm_case fs-rw "\"fs\":{\"read\":[$FSR,\"$T\"],\"write\":[\"$T/ok\"]}" \
-	"open $T/ok/f rw" "open $T/no/f rw" EACCES \
-	"tool=fs.open;path=$T/no/f;access=rw;rule=fs:default"
-# a path longer than the kernel buffer under an allowed prefix: refused, marked truncated
-lsm_case fs-truncated "\"fs\":{\"read\":[$FSR,\"$T/ok\"]}" \
-	"open $T/ok/f r" "open $LONG/f r" EACCES \
-	"tool=fs.open;access=r;truncated=true;rule=fs:default"
-
-# ---- fs: path operations (the write class) ----
-W="\"fs\":{\"read\":[$FSR],\"write\":[\"$T/ok\"]}"
-lsm_case fs-unlink "$W" "unlink $T/ok/u" "unlink $T/no/u" EACCES \
-	"tool=fs.unlink;path=$T/no/u;access=w;rule=fs:default"
-lsm_case fs-mkdir "$W" "mkdir $T/ok/nd" "mkdir $T/no/nd" EACCES \
-	"tool=fs.mkdir;path=$T/no/nd;rule=fs:default"
-lsm_case fs-rmdir "$W" "rmdir $T/ok/d" "rmdir $T/no/d" EACCES \
-	"tool=fs.rmdir;path=$T/no/d;rule=fs:default"
-lsm_case fs-mknod "$W" "mknod $T/ok/fifo" "mknod $T/no/fifo" EACCES \
-	"tool=fs.mknod;path=$T/no/fifo;rule=fs:default"
-lsm_case fs-truncate "$W" "truncate $T/ok/t" "truncate $T/no/t" EACCES \
-	"tool=fs.truncate;path=$T/no/t;rule=fs:default"
-lsm_case fs-symlink "$W" "symlink /x $T/ok/sym" "symlink /x $T/no/sym" EACCES \
-	"tool=fs.symlink;path=$T/no/sym;rule=fs:default"
-# the source of a rename or hard link is judged too: it is the refused path here
-lsm_case fs-rename "$W" "rename $T/ok/r $T/ok/r2" "rename $T/no/r $T/ok/r2" EACCES \
-	"tool=fs.rename;path=$T/no/r;rule=fs:default"
-lsm_case fs-link "$W" "link $T/ok/l $T/ok/l2" "link $T/no/l $T/ok/l3" EACCES \
-	"tool=fs.link;path=$T/no/l;rule=fs:default"
-
-# ---- exec ----
-# (the shell that joins the cgroup runs from /bin, so /bin is allowed; the
-# refused program is a copy of busybox elsewhere)
-lsm_case exec "\"exec\":{\"allow\":[\"$KW_BUILD/tests\",\"/bin\"]}" \
-	"exec $LP nop" "exec $T/no/busybox echo ok" EACCES \
-	"tool=fs.exec;path=$T/no/busybox;access=x;rule=exec:default"
-
-# ---- proc ----
-lsm_case proc-kill "\"proc\":{}" "kill-child" "kill $OUTPID 0" EPERM \
-	"tool=proc.kill;target_pid=$OUTPID;signal=0;rule=proc:default"
-lsm_case proc-ptrace "\"proc\":{}" "ptrace-child" "ptrace $OUTPID" EPERM \
-	"tool=proc.ptrace;target_pid=$OUTPID;rule=proc:default"
-
-# ---- mount ----
-lsm_case mount "\"mount\":{}" "nop" "mount $T/mnt" EPERM \
-	"tool=fs.mount;path=$T/mnt;rule=mount:default"
-
-# ---- net.unix ----
-lsm_case unix "\"net\":{\"unix\":[\"$S/ok.sock\"]}" \
-	"unix $S/ok.sock" "unix $S/no.sock" EACCES \
-	"tool=net.unix;path=$S/no.sock;access=connect;rule=net.unix:default"
+	expect_eq "$mode: trailer complete" true "$(jfield "$(trailer "$LOG")" complete)"
+	expect_eq "$mode: entries in the log = trailer's count" \
+		"$(jfield "$(trailer "$LOG")" decisions)" "$(decisions "$LOG" | grep -c .)"
+	check "$mode: record verifies with log and bundle (kwitness verify)" verify_record
+done
 
 # ---- the settings that open a class up ----
 # allowed_case NAME SECTION OP FIELDS: OP succeeds in an enforcing session and
