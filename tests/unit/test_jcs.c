@@ -4,6 +4,7 @@
  * the emitter and jcs_dump. */
 #include <dirent.h>
 #include <errno.h>
+#include <locale.h>
 #include <math.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -641,6 +642,40 @@ static void test_node_cross_check(void **state)
 	assert_int_equal(rc, 0);
 	assert_int_equal(i, count);
 	assert_int_equal(mismatches, 0);
+}
+
+/* printf and strtod follow LC_NUMERIC; a program that sets a locale with a
+ * decimal comma must still get the same bytes. */
+static void test_locale_independent(void **state)
+{
+	if (!setlocale(LC_NUMERIC, "de_DE.UTF-8")) {
+		char dir[] = "/tmp/kw-jcs-locale-XXXXXX", cmd[256];
+		assert_non_null(mkdtemp(dir));
+		snprintf(cmd, sizeof(cmd),
+			 "localedef -i de_DE -f UTF-8 %s/de_DE.UTF-8 >/dev/null 2>&1", dir);
+		if (system(cmd) == 0) {
+			setenv("LOCPATH", dir, 1);
+			setlocale(LC_NUMERIC, "de_DE.UTF-8");
+		}
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		if (system(cmd)) {
+		}
+	}
+	char probe[16];
+	snprintf(probe, sizeof(probe), "%.1f", 1.5);
+	if (strcmp(probe, "1,5")) {
+		setlocale(LC_NUMERIC, "C");
+		skip(); /* no decimal-comma locale here (and no localedef to make one) */
+		return;
+	}
+	test_es6_number_file(state);
+	expect_num(0.1, "0.1");
+	expect_num(1.5e-7, "1.5e-7");
+	expect_num(2.5, "2.5");
+	expect_canon("[1.5,0.30000000000000004,1.2345678901234567e-300,12345678901234567.5e-10,-0.0]",
+		     "[1.5,0.30000000000000004,1.2345678901234568e-300,1234567.8901234567,0]");
+	setlocale(LC_NUMERIC, "C");
+	unsetenv("LOCPATH");
 }
 
 /* --- random documents against node's own JSON --------------------------- */
@@ -1409,6 +1444,8 @@ int main(void)
 		cmocka_unit_test(test_emitter),
 		cmocka_unit_test(test_emitter_page_edge),
 		cmocka_unit_test(test_emitter_asserts_order),
+		/* Last: a failure here may leave the locale changed. */
+		cmocka_unit_test(test_locale_independent),
 	};
 	return cmocka_run_group_tests_name("jcs", tests, NULL, NULL);
 }

@@ -461,12 +461,24 @@ static int parse_number(struct parser *ps)
 	if (len)
 		return put(ps, num, len);
 
-	size_t n = (size_t)(p - start);
+	/* strtod reads the decimal point of the locale: hand it the digits
+	 * and an adjusted exponent instead ("1.25e3" -> "125e1"). */
+	long long e = 0;
+	for (const unsigned char *q = exp; q && q < p && e < 100000000000000000LL; q++)
+		e = e * 10 + (*q - '0');
+	if (exp_neg)
+		e = -e;
+	e -= frac_end - frac;
+	size_t n = (size_t)(frac_end - start) + 24;
 	char small[128], *s = small;
-	if (n >= sizeof(small) && !(s = malloc(n + 1)))
+	if (n >= sizeof(small) && !(s = malloc(n)))
 		return -ENOMEM;
-	memcpy(s, start, n);
-	s[n] = '\0';
+	char *w = s;
+	memcpy(w, start, (size_t)(int_end - start));
+	w += int_end - start;
+	memcpy(w, frac, (size_t)(frac_end - frac));
+	w += frac_end - frac;
+	snprintf(w, 24, "e%lld", e);
 	double v = strtod(s, NULL);
 	if (s != small)
 		free(s);

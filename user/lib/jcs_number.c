@@ -4,7 +4,9 @@
  * double, the closest one when several have that length, laid out with the
  * ECMAScript exponent rules.
  *
- * The digits come from glibc's correctly rounded printf and strtod: the
+ * The digits come from glibc's correctly rounded printf and strtod (only
+ * digits and exponents pass between them, never a decimal point, so the
+ * locale does not matter): the
  * correctly rounded p-digit decimal is the closest p-digit decimal to v, so
  * the smallest p whose rounding reads back as v gives ECMAScript's digits.
  * One exception is handled: at a power of two the gap below v is half the
@@ -62,8 +64,9 @@ size_t jcs_number_layout(bool neg, const char *d, int k, int n, char *out)
 static int parse_sci(const char *s, char *d, int *k)
 {
 	int n = 0;
+	/* Digits only: the decimal point is whatever the locale says. */
 	for (; *s && *s != 'e'; s++)
-		if (*s != '.')
+		if (*s >= '0' && *s <= '9')
 			d[n++] = *s;
 	*k = n;
 	return atoi(s + 1);
