@@ -775,6 +775,8 @@ static int parse_value(struct parser *ps)
 
 int jcs_canonicalize(const char *text, size_t len, struct kw_buf *out, struct jcs_error *err)
 {
+	if (!text)
+		text = ""; /* len must then be 0: nothing to read */
 	struct parser ps = {
 		.begin = (const unsigned char *)text,
 		.p = (const unsigned char *)text,

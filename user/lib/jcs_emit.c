@@ -197,6 +197,8 @@ static inline int finish(struct kw_buf *out, char *o)
 
 int jcs_put_string(struct kw_buf *out, const char *s, size_t n, bool lossy, bool *replaced)
 {
+	if (!s)
+		s = ""; /* n must then be 0 */
 	size_t need = string_room(n);
 	char *o = need == SIZE_MAX ? NULL : room(out, need);
 	if (!o)
@@ -442,6 +444,8 @@ static inline int obj_string(struct jcs_obj *o, const char *key, const char *val
 #ifndef NDEBUG
 	const char *last = o->last_key;
 #endif
+	if (!val)
+		val = ""; /* n must then be 0 */
 	size_t vr = string_room(n);
 	char *w = vr == SIZE_MAX ? NULL : member(o, key, vr < 18 ? 18 : vr, &rc);
 	if (!w)
