@@ -71,11 +71,21 @@ kwd_start() {
 	kt_skip_all "kwitnessd did not open its socket"
 }
 
+# Stops kwitnessd with SIGTERM; fails (after a SIGKILL) when it did not stop
+# within 10 s. Works for a detached collector too (not our child).
 kwd_stop() {
-	[ -n "$KT_DPID" ] || return 0
-	kill -TERM "$KT_DPID" 2>/dev/null
-	wait "$KT_DPID" 2>/dev/null
+	local pid=$KT_DPID
+	[ -n "$pid" ] || return 0
 	KT_DPID=
+	kill -TERM "$pid" 2>/dev/null
+	for _ in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+		# a zombie is a stopped process that no one reaped
+		[ "$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null)" = Z ] && return 0
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null
+	return 1
 }
 
 kwd_alive() { [ -n "$KT_DPID" ] && kill -0 "$KT_DPID" 2>/dev/null; }

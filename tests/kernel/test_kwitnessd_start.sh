@@ -94,7 +94,7 @@ fi
 start_fail "a second collector on the same socket is refused" "another kwitnessd" \
 	--key "$KT_TMP/key.pem" --config /dev/null --socket "$KT_SOCK"
 check "the first collector still answers" quiet "$KW" status --socket "$KT_SOCK"
-kwd_stop
+check "the collector stops on SIGTERM" kwd_stop
 check "the socket file is removed at stop" test ! -e "$KT_SOCK"
 
 # Without --foreground: detaches (the starting process exits 0), still serves.
@@ -107,7 +107,7 @@ bgpid=$(pgrep -f -- "--socket $sock2" | head -1)
 if [ -n "$bgpid" ]; then
 	KT_DPID=$bgpid
 	check "detached collector serves" quiet "$KW" status --socket "$sock2"
-	kwd_stop
+	check "detached collector stops on SIGTERM" kwd_stop
 else
 	not_ok "detached collector is running"
 fi

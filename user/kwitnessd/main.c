@@ -142,30 +142,47 @@ static int join_programs(struct kwd *d)
 	return 0;
 }
 
-static int setup_loop(struct kwd *d, char *err, size_t errlen)
+/* SIGTERM, SIGINT, SIGHUP through a signalfd in the epoll set. Called again
+ * in the child after daemon(): a signalfd watched by epoll wakes only for the
+ * process that registered it. */
+static int setup_signals(struct kwd *d)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
-	struct itimerspec its = { .it_interval = { 0, KWD_TICK_MS * 1000000L },
-				  .it_value = { 0, KWD_TICK_MS * 1000000L } };
 	sigset_t set;
 
-	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->signal_fd >= 0) {
+		epoll_ctl(d->epfd, EPOLL_CTL_DEL, d->signal_fd, NULL);
+		close(d->signal_fd);
+	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
 	d->signal_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (d->signal_fd < 0)
+		return -errno;
+	d->signal_w.kind = KWD_W_SIGNAL;
+	ev.data.ptr = &d->signal_w;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->signal_fd, &ev) < 0)
+		return -errno;
+	return 0;
+}
+
+static int setup_loop(struct kwd *d, char *err, size_t errlen)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct itimerspec its = { .it_interval = { 0, KWD_TICK_MS * 1000000L },
+				  .it_value = { 0, KWD_TICK_MS * 1000000L } };
+
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	signal(SIGPIPE, SIG_IGN);
 	d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (d->epfd < 0 || d->signal_fd < 0 || d->timer_fd < 0 ||
-	    timerfd_settime(d->timer_fd, 0, &its, NULL) < 0) {
+	if (d->epfd < 0 || d->timer_fd < 0 || timerfd_settime(d->timer_fd, 0, &its, NULL) < 0 ||
+	    setup_signals(d) < 0) {
 		snprintf(err, errlen, "event loop: %s", strerror(errno));
 		return -errno;
 	}
-	d->signal_w.kind = KWD_W_SIGNAL;
-	ev.data.ptr = &d->signal_w;
-	epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->signal_fd, &ev);
 	d->timer_w.kind = KWD_W_TIMER;
 	ev.data.ptr = &d->timer_w;
 	epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->timer_fd, &ev);
@@ -373,6 +390,10 @@ int main(int argc, char **argv)
 		}
 		openlog("kwitnessd", LOG_PID, LOG_DAEMON);
 		use_syslog = true;
+		if (setup_signals(d) < 0) {
+			kwd_log(d, LOG_ERR, "signals: %s", strerror(errno));
+			return 1;
+		}
 	}
 	if (kwd_worker_start(d, err, sizeof(err))) {
 		kwd_log(d, LOG_ERR, "%s", err);
