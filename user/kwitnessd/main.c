@@ -28,6 +28,8 @@
 #define KWD_TICK_MS 50
 /* Pause after a batch that had ring buffer work, to batch the next one. */
 #define KWD_BATCH_NAP_US 500
+/* Scheduling priority kwitnessd gives itself (lower is more favoured). */
+#define KWD_NICE (-10)
 
 static struct kwd daemon_state;
 
@@ -275,6 +277,11 @@ static void raise_limits(void)
 	}
 	r.rlim_cur = r.rlim_max = RLIM_INFINITY;
 	setrlimit(RLIMIT_MEMLOCK, &r);
+	/* The witness must not be starved by what it watches: a collector
+	 * that is not scheduled lets ring buffers fill. Best effort, before
+	 * the I/O thread exists (it inherits the value). */
+	if (getpriority(PRIO_PROCESS, 0) > KWD_NICE)
+		setpriority(PRIO_PROCESS, 0, KWD_NICE);
 }
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
