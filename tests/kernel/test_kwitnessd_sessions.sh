@@ -80,6 +80,33 @@ else
 		"$(decisions "$LOG" | grep -c '"decision":"deny","enforced":false')"
 fi
 
+# --- kwitness run ------------------------------------------------------------
+out=$("$KW" run --socket "$KT_SOCK" --policy "$ENFORCE" --json -- \
+	sh -c "\"$NP\" connect 127.0.0.1 $LPORT_A; \"$NP\" connect 127.0.0.1 $LPORT_B; exit 3" \
+	2>"$KT_TMP/run.err")
+rc=$?
+expect_eq "run: exit status is the command's" 3 "$rc"
+expect_eq "run: the command saw ok, then EPERM" "ok EPERM" "$(grep -E '^(ok|EPERM)$' <<<"$out" | tr '\n' ' ' | sed 's/ $//')"
+check "run: summary on stderr" grep -q "decisions: 2, denials: 1, dropped: 0 (complete)" "$KT_TMP/run.err"
+check "run: record verified (embedded key named)" grep -q "record verified (signature with the record's embedded key" "$KT_TMP/run.err"
+REC=$(sed -n 's/^record: *//p' "$KT_TMP/run.err") LOG=$(sed -n 's/^log: *//p' "$KT_TMP/run.err")
+POL=$(sed -n 's/^policy: *//p' "$KT_TMP/run.err")
+check "run: record verifies with the signer's key" verify_record
+expect_eq "run: the open entry names the command's image digest" \
+	"sha256:$(sha256sum "$(command -v sh)" | cut -d' ' -f1)" \
+	"$(jfield "$(head -1 "$LOG")" image_digest)"
+mnt=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
+"$KW" run --socket "$KT_SOCK" --policy "$ENFORCE" --key-jwk "$KT_TMP/signer.jwk" -- sleep 30 \
+	2>"$KT_TMP/run2.err" &
+runpid=$!
+for _ in $(seq 50); do [ -d "$mnt/kwitness/run-$runpid" ] && [ -n "$(cat "$mnt/kwitness/run-$runpid/cgroup.procs" 2>/dev/null)" ] && break; sleep 0.1; done
+kill -TERM $runpid
+wait $runpid
+expect_eq "run: SIGTERM reaches the command (exit 143)" 143 "$?"
+check "run: after SIGTERM the session still closed with a verified record" \
+	grep -q "record verified (signature with the trusted key" "$KT_TMP/run2.err"
+check "run: its cgroup is removed" test ! -d "$mnt/kwitness/run-$runpid"
+
 # --- bad policies: errors naming the field, nothing attached -----------------
 bad=$(cg_make bad)
 for case in "not JSON|{\"kwitness_policy\":1,|line 1" \

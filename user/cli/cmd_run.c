@@ -196,7 +196,7 @@ int cmd_run(int argc, char **argv)
 	char *session = NULL;
 	int opt, status = 0, rc = 1, pipefd[2], e;
 	pid_t pid;
-	struct sigaction sa = { 0 }, old_int, old_term, old_quit;
+	struct sigaction sa = { 0 }, old_int, old_term, old_quit, old_hup;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
@@ -299,11 +299,16 @@ int cmd_run(int argc, char **argv)
 	}
 	close(pipefd[1]);
 	child_pid = pid;
-	sa.sa_handler = forward_signal;
+	/* A terminal's ^C and ^\ reach CMD directly (same process group): the
+	 * parent only stays alive to close the session. SIGTERM and SIGHUP,
+	 * sent to kwitness run itself, are passed on. */
 	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = SIG_IGN;
 	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
 	sigaction(SIGQUIT, &sa, &old_quit);
+	sa.sa_handler = forward_signal;
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
 	{
 		int ce = 0;
 		ssize_t n;
@@ -321,6 +326,7 @@ int cmd_run(int argc, char **argv)
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 
 out_close:
