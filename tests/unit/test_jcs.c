@@ -1029,7 +1029,28 @@ static void test_refusals(void **state)
 	expect_refused("{\"a\":1,\"\\u0061\":2}", 1, 8, "duplicate member name");
 	expect_refused("{\"\\u0061\":1,\"b\":0,\"a\":2}", 1, 19, "duplicate member name");
 	expect_refused("{\n  \"x\": {\"a\": 1},\n  \"x\": 2\n}", 3, 3, "duplicate member name");
-	expect_refused("{\"\\n\":1,\"\\u000a\":2}", 1, 9, "duplicate member name");
+	expect_refused("{\"\\n\":1,\"\\u000a\":2}", 1, 9, "duplicate member name \"?\"");
+	expect_refused("{\"a\\u0000b\":1,\"a\\u0000b\":2}", 1, 15, "duplicate member name \"a?b\"");
+	expect_refused("{\"\xc3\xa9\":1,\"\\u00e9\":2}", 1, 9, "duplicate member name \"\xc3\xa9\"");
+	{
+		/* Long names are cut, never inside a character. */
+		struct kw_buf in = {0};
+		kw_buf_puts(&in, "{\"");
+		for (int i = 0; i < 40; i++)
+			kw_buf_puts(&in, "\xc3\xa9");
+		kw_buf_puts(&in, "\":1,\"");
+		for (int i = 0; i < 40; i++)
+			kw_buf_puts(&in, "\xc3\xa9");
+		kw_buf_puts(&in, "\":2}");
+		struct jcs_error err;
+		char *got = canon(in.data, in.len, &err);
+		assert_null(got);
+		assert_non_null(strstr(err.message, "...\""));
+		size_t ml = strlen(err.message);
+		/* "\xc3\xa9" pairs only: 30 of them, then ..." */
+		assert_int_equal(ml, strlen("duplicate member name \"") + 60 + 4);
+		kw_buf_free(&in);
+	}
 	/* Lone surrogates, escaped or raw. */
 	expect_refused("\"\\ud800\"", 1, 2, "surrogate");
 	expect_refused("\"\\udc00\"", 1, 2, "surrogate");

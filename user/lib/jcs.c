@@ -583,6 +583,24 @@ static int order_cmp_r(const void *a, const void *b, void *ctx)
 	return member_cmp(c->ps, &c->m[*(const uint32_t *)a], &c->m[*(const uint32_t *)b]);
 }
 
+/* Refuses member m as a duplicate. The name goes into the message with
+ * controls shown as '?' and cut at a character boundary: messages end up on
+ * terminals and in logs. */
+static int duplicate(struct parser *ps, const struct member *m)
+{
+	const unsigned char *k = (const unsigned char *)key_of(ps, m);
+	char name[64];
+	size_t n = m->key_len < 60 ? m->key_len : 60;
+	if (n < m->key_len)
+		while (n > 0 && (k[n] & 0xC0) == 0x80)
+			n--;
+	for (size_t i = 0; i < n; i++)
+		name[i] = k[i] < 0x20 || k[i] == 0x7f ? '?' : (char)k[i];
+	name[n] = '\0';
+	return fail(ps, ps->begin + m->in_off, "duplicate member name \"%s%s\"", name,
+		    n < m->key_len ? "..." : "");
+}
+
 /* Sorts the members of the object that just closed, refuses duplicate
  * names and rewrites the object's bytes in canonical order. */
 static int finish_object(struct parser *ps, size_t base)
@@ -593,8 +611,7 @@ static int finish_object(struct parser *ps, size_t base)
 	for (size_t i = 1; i < n; i++) {
 		int c = member_cmp(ps, &m[i - 1], &m[i]);
 		if (c == 0)
-			return fail(ps, ps->begin + m[i].in_off, "duplicate member name \"%.*s\"",
-				    (int)(m[i].key_len > 60 ? 60 : m[i].key_len), key_of(ps, &m[i]));
+			return duplicate(ps, &m[i]);
 		if (c > 0)
 			sorted = false;
 	}
@@ -638,8 +655,7 @@ static int finish_object(struct parser *ps, size_t base)
 		for (size_t i = 0; i < n && !d; i++)
 			if (m[i].in_off == dup)
 				d = &m[i];
-		rc = fail(ps, ps->begin + dup, "duplicate member name \"%.*s\"",
-			  (int)(d->key_len > 60 ? 60 : d->key_len), key_of(ps, d));
+		rc = duplicate(ps, d);
 		goto out;
 	}
 
