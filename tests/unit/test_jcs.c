@@ -1440,6 +1440,18 @@ static void test_emitter_asserts_order(void **state)
 	assert_true(order_aborts("aa", "a"));
 	assert_true(order_aborts("abcdefghijklmnopqrstuvwxyz1", "abcdefghijklmnopqrstuvwxyz0"));
 	assert_true(order_aborts("\xee\x80\x80", "\xf0\x9f\x98\x80"));
+	/* Names built in one reused buffer: the same pointer is not checked. */
+	struct kw_buf out = {0};
+	struct jcs_obj o;
+	char name[8];
+	assert_int_equal(jcs_obj_begin(&o, &out), 0);
+	for (int i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "k%d", i);
+		assert_int_equal(jcs_obj_int(&o, name, i), 0);
+	}
+	assert_int_equal(jcs_obj_end(&o), 0);
+	assert_string_equal(out.data, "{\"k0\":0,\"k1\":1,\"k2\":2}");
+	kw_buf_free(&out);
 #endif
 }
 
