@@ -196,6 +196,14 @@ expect_eq "control: the daemon answers after all that" '{"ok":true}' "$(ctl $'{"
 sleep 5 2>/dev/null | "$NP" ctl "$KT_SOCK" >/dev/null 2>&1 &
 sleep 0.2
 expect_eq "control: an idle client does not block another" '{"ok":true}' "$(ctl $'{"op":"ping"}\n')"
+# More than 256 connections at once: the extra ones get one "busy" line.
+for _ in $(seq 260); do
+	sleep 3 2>/dev/null | "$NP" ctl "$KT_SOCK" >/dev/null 2>&1 &
+done
+sleep 1.5
+expect_eq "control: past 256 connections -> busy" busy "$(err_code "$(ctl $'{"op":"ping"}\n')")"
+sleep 3
+expect_eq "control: served again once they are gone" '{"ok":true}' "$(ctl $'{"op":"ping"}\n')"
 # A peer that is neither root nor in the group is refused.
 if command -v setpriv >/dev/null; then
 	chmod 0777 "$KT_SOCK" "$KT_TMP"

@@ -198,6 +198,7 @@ void kwd_clients_reap(struct kwd *d)
 			continue;
 		}
 		*pp = c->next;
+		d->n_clients--;
 		kw_buf_free(&c->in);
 		kw_buf_free(&c->out);
 		free(c);
@@ -424,6 +425,16 @@ void kwd_client_event(struct kwd_client *c, uint32_t events)
 	}
 }
 
+void kwd_control_pause(struct kwd *d, bool pause)
+{
+	struct epoll_event ev = { .events = pause ? 0 : EPOLLIN, .data.ptr = &d->listen_w };
+
+	if (d->listen_fd < 0 || d->accept_paused == pause)
+		return;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_MOD, d->listen_fd, &ev) == 0)
+		d->accept_paused = pause;
+}
+
 void kwd_control_accept(struct kwd *d)
 {
 	for (;;) {
@@ -435,9 +446,22 @@ void kwd_control_accept(struct kwd *d)
 		if (fd < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
+			if (errno != EAGAIN && errno != EWOULDBLOCK) {
+				/* Out of descriptors: stop listening until the next
+				 * tick instead of spinning on a readable socket. */
 				kwd_log(d, LOG_WARNING, "accept: %s", strerror(errno));
+				kwd_control_pause(d, true);
+			}
 			return;
+		}
+		if (d->n_clients >= KWD_MAX_CLIENTS) {
+			static const char busy[] = "{\"ok\":false,\"error\":\"busy\","
+						   "\"message\":\"too many control connections\"}\n";
+
+			if (send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+				(void)0;
+			close(fd);
+			continue;
 		}
 		if (!peer_allowed(d, fd, &uid)) {
 			static const char deny[] = "{\"ok\":false,\"error\":\"permission_denied\","
@@ -468,6 +492,7 @@ void kwd_control_accept(struct kwd *d)
 		}
 		c->next = d->clients;
 		d->clients = c;
+		d->n_clients++;
 	}
 }
 

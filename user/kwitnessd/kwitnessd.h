@@ -31,6 +31,8 @@
 #define KWD_DRAIN_SETTLE_MS 20
 /* A sequence gap this old, while the kernel counts drops, is a drop. */
 #define KWD_GAP_SKIP_MS 10
+/* Control connections served at once; more get one "busy" line. */
+#define KWD_MAX_CLIENTS 256
 /* Strings taken from a client (ids, model names) are bounded. */
 #define KWD_MAX_FIELD 1024
 
@@ -165,6 +167,8 @@ struct kwd {
 	int signal_fd;
 	int timer_fd;
 	struct kwd_client *clients;
+	unsigned n_clients;
+	bool accept_paused;
 	uint64_t next_client_id;
 	struct kwd_session *slots[KW_MAX_SESSIONS];
 	unsigned n_sessions;
@@ -196,6 +200,8 @@ void kwd_refresh_clock(struct kwd *d);
 /* control.c: the socket, clients, requests. */
 int kwd_control_listen(struct kwd *d, char *err, size_t errlen);
 void kwd_control_accept(struct kwd *d);
+/* Stops (true) or resumes accepting; the timer resumes it. */
+void kwd_control_pause(struct kwd *d, bool pause);
 void kwd_client_event(struct kwd_client *c, uint32_t events);
 /* Queues one reply line (takes the reference) to the client with that id, if
  * it is still connected. */

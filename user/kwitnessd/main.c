@@ -251,8 +251,10 @@ static int run_loop(struct kwd *d)
 			}
 		}
 		/* Outside the batch: sessions and clients may be freed here. */
-		if (ticked)
+		if (ticked) {
 			kwd_sessions_tick(d);
+			kwd_control_pause(d, false);
+		}
 		else
 			kwd_sessions_after_batch(d);
 		kwd_clients_reap(d);
