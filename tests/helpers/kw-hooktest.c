@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "kwitness/buf.h"
@@ -762,8 +763,26 @@ static void scenario_pin(uint16_t allowed, uint16_t denied)
 		result(ret == 0, "pin: the same cgroup and slot open again over the left-overs (%s)",
 		       ret ? perr : "ok");
 		if (!ret) {
+			char sub[600];
+			__u32 slot = 0;
+			uint64_t sub_id;
+			int mfd, found, gone;
+
 			run_in(s.cg, &a, 1, &e);
 			result(e == EPERM, "pin: the earlier session's rules are gone (errno %d)", e);
+			/* the membership map itself: cgroup_mkdir adds, cgroup_rmdir removes */
+			snprintf(path, sizeof(path), "%s/kw_cgroups", dir);
+			snprintf(sub, sizeof(sub), "%s/tracked", s.cg);
+			mfd = bpf_obj_get(path);
+			mkdir(sub, 0755);
+			sub_id = path_id(sub);
+			found = mfd >= 0 && bpf_map_lookup_elem(mfd, &sub_id, &slot) == 0 && slot == 10;
+			rmdir(sub);
+			gone = mfd >= 0 && bpf_map_lookup_elem(mfd, &sub_id, &slot) != 0 && errno == ENOENT;
+			result(found && gone, "pin: kw_cgroups gains a new child cgroup (slot %u) and "
+			       "loses it at rmdir", slot);
+			if (mfd >= 0)
+				close(mfd);
 		}
 		session_end(h, &s);
 		kw_hooks_close(h);
