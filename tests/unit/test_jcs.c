@@ -1443,7 +1443,7 @@ static void test_emitter_asserts_order(void **state)
 	/* Names built in one reused buffer: the same pointer is not checked. */
 	struct kw_buf out = {0};
 	struct jcs_obj o;
-	char name[8];
+	char name[16];
 	assert_int_equal(jcs_obj_begin(&o, &out), 0);
 	for (int i = 0; i < 3; i++) {
 		snprintf(name, sizeof(name), "k%d", i);
