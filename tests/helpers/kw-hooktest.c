@@ -712,6 +712,60 @@ static void scenario_other_hooks(struct kw_hooks *h, uint16_t allowed)
 	session_end(h, &s);
 }
 
+/* A cgroup v1 hierarchy's mount point, or "" (cgroup2-only host). */
+static void find_cgroup1(char *out, size_t len)
+{
+	char line[1024];
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+
+	out[0] = '\0';
+	while (f && fgets(line, sizeof(line), f)) {
+		char mnt[256], *sep = strstr(line, " - ");
+
+		if (sep && !strncmp(sep, " - cgroup ", 10) &&
+		    sscanf(line, "%*s %*s %*s %*s %255s", mnt) == 1) {
+			snprintf(out, len, "%s", mnt);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+/* Cgroup ids are per hierarchy, so a v1 cgroup can carry the id of a tagged
+ * v2 one. Pretend one does: a v1 cgroup's id in the membership map must
+ * neither pass membership to its v1 children nor be removed by its rmdir. */
+static void check_v1_ignored(int mfd)
+{
+	char v1[256], parent[400], child[500];
+	uint64_t pid_, cid;
+	__u32 slot = 10, got = 0;
+	int child_added, kept;
+
+	find_cgroup1(v1, sizeof(v1));
+	if (!v1[0]) {
+		printf("skip - v1: no cgroup v1 hierarchy mounted\n");
+		return;
+	}
+	snprintf(parent, sizeof(parent), "%s/kwhooktest-%d-v1", v1, getpid());
+	snprintf(child, sizeof(child), "%s/child", parent);
+	if (mkdir(parent, 0755)) {
+		printf("skip - v1: cannot make %s: %s\n", parent, strerror(errno));
+		return;
+	}
+	pid_ = path_id(parent);
+	bpf_map_update_elem(mfd, &pid_, &slot, BPF_ANY);
+	mkdir(child, 0755);
+	cid = path_id(child);
+	child_added = bpf_map_lookup_elem(mfd, &cid, &got) == 0 && got == slot;
+	rmdir(child);
+	rmdir(parent);
+	kept = bpf_map_lookup_elem(mfd, &pid_, &got) == 0;
+	bpf_map_delete_elem(mfd, &pid_);
+	result(!child_added && kept, "v1: cgroup v1 mkdir/rmdir under %s leave the membership map "
+	       "alone (child added: %d, parent kept: %d)", v1, child_added, kept);
+}
+
 /* Maps pinned under pin_dir (bpffs mounted when it is not) outlive the loader.
  * Links do not: a loader that died with a session open leaves its membership
  * and rules in the pinned maps, and the next one must not trip over them. */
@@ -781,6 +835,8 @@ static void scenario_pin(uint16_t allowed, uint16_t denied)
 			gone = mfd >= 0 && bpf_map_lookup_elem(mfd, &sub_id, &slot) != 0 && errno == ENOENT;
 			result(found && gone, "pin: kw_cgroups gains a new child cgroup (slot %u) and "
 			       "loses it at rmdir", slot);
+			if (mfd >= 0)
+				check_v1_ignored(mfd);
 			if (mfd >= 0)
 				close(mfd);
 		}
