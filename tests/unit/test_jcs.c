@@ -337,6 +337,10 @@ static void test_number_cases(void **state)
 	expect_canon("[9007199254740991,-9007199254740991,9007199254740992.0,1.7976931348623157e308]",
 		     "[9007199254740991,-9007199254740991,9007199254740992,1.7976931348623157e+308]");
 	expect_canon("[1e-400,-1e-400]", "[0,0]"); /* underflow reads as zero */
+	/* Documented: a large double prints as digits that, read back, are an
+	 * unsafe integer literal. */
+	expect_canon("1e20", "100000000000000000000");
+	expect_refused("100000000000000000000", 1, 1, "2^53");
 	expect_canon("[0.30000000000000004,123456789012345678901234567890.5]",
 		     "[0.30000000000000004,1.2345678901234568e+29]");
 }
