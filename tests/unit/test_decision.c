@@ -301,6 +301,41 @@ static void test_refusals(void **state)
 	assert_int_equal(kw_event_seq(&e, sizeof(e.h) - 1, &seq), -EINVAL);
 }
 
+/* Kernel bytes are still bytes: random events of every kind and size give
+ * an entry or -EINVAL, never a crash (ASan), and an entry is one object. */
+static void test_random_events(void **state)
+{
+	static const uint16_t kinds[] = { 1, 2, 3, 4, 5, 6, 16, 17, 18, 19, 20, 21, 22, 99 };
+	unsigned char ev[sizeof(struct kw_ev_path) + 8];
+	uint32_t x = 12345;
+	size_t i, j, entries = 0;
+
+	(void)state;
+	for (i = 0; i < 20000; i++) {
+		struct kw_buf b = { 0 };
+		struct kw_event_hdr *h = (struct kw_event_hdr *)ev;
+		size_t size;
+		int ret;
+
+		for (j = 0; j < sizeof(ev); j++) {
+			x = x * 1103515245u + 12345u;
+			ev[j] = (unsigned char)(x >> 16);
+		}
+		h->kind = kinds[i % (sizeof(kinds) / sizeof(kinds[0]))];
+		if (i & 1)
+			ev[offsetof(struct kw_ev_net, family)] = (i & 2) ? 4 : 6;
+		size = (i % 7 == 0) ? (x >> 8) % sizeof(ev) : sizeof(ev);
+		ret = kw_event_to_entry(ev, size, 0, &b);
+		assert_true(ret == 0 || ret == -EINVAL);
+		if (ret == 0) {
+			assert_true(b.len > 2 && b.data[0] == '{' && b.data[b.len - 1] == '}');
+			entries++;
+		}
+		kw_buf_free(&b);
+	}
+	assert_true(entries > 1000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +349,7 @@ int main(void)
 		cmocka_unit_test(test_proc_and_mount),
 		cmocka_unit_test(test_lossy_comm_and_big_ids),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_random_events),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
