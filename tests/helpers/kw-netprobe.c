@@ -4,7 +4,8 @@
  *
  *   listen PORT [PORT..]         TCP servers on 127.0.0.1 (and ::1 when it exists);
  *                                prints "ok" once listening, accepts until killed
- *                                (or 600 s pass)
+ *                                (or 600 s pass). PORT 0 picks a free port (the
+ *                                same on ::1); then "ok" is followed by the ports
  *   connect HOST PORT            TCP connect
  *   sendto HOST PORT             one UDP datagram
  *   bind HOST PORT               bind a TCP socket
@@ -82,18 +83,21 @@ static int64_t now_us(void)
 static int do_listen(int argc, char **argv)
 {
 	struct pollfd fds[64];
+	int ports[32];
 	int n = 0;
 	int64_t end = now_us() + 600 * 1000000LL;
 
-	for (int i = 0; i < argc && n < 62; i++) {
+	for (int i = 0; i < argc && i < 31 && n < 62; i++) {
 		static const char *const hosts[] = { "127.0.0.1", "::1" };
+		char port[16];
 
+		snprintf(port, sizeof(port), "%s", argv[i]);
 		for (int h = 0; h < 2; h++) {
 			struct sockaddr_storage ss;
 			socklen_t len;
 			int one = 1, fd;
 
-			if (parse_addr(hosts[h], argv[i], &ss, &len)) {
+			if (parse_addr(hosts[h], port, &ss, &len)) {
 				fprintf(stderr, "kw-netprobe: bad port %s\n", argv[i]);
 				return 2;
 			}
@@ -114,12 +118,26 @@ static int do_listen(int argc, char **argv)
 					continue;
 				return result(e);
 			}
+			if (h == 0) {
+				/* the port the kernel chose, for ::1 and for the caller */
+				struct sockaddr_in got;
+				socklen_t gl = sizeof(got);
+
+				if (getsockname(fd, (struct sockaddr *)&got, &gl) == 0) {
+					ports[i] = ntohs(got.sin_port);
+					snprintf(port, sizeof(port), "%d", ports[i]);
+				}
+			}
 			fds[n].fd = fd;
 			fds[n].events = POLLIN;
 			n++;
 		}
 	}
-	puts("ok");
+	printf("ok");
+	for (int i = 0; i < argc && i < 31; i++)
+		if (!strcmp(argv[i], "0"))
+			printf(" %d", ports[i]);
+	printf("\n");
 	fflush(stdout);
 	while (now_us() < end) {
 		if (poll(fds, (nfds_t)n, 1000) <= 0)

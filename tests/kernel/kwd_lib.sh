@@ -94,6 +94,22 @@ kwd_alive() { [ -n "$KT_DPID" ] && kill -0 "$KT_DPID" 2>/dev/null; }
 kwd_hooks() { "$KW" status --socket "$KT_SOCK" | sed -n 's/^hooks: *//p' | tr ' ' '\n'; }
 kwd_has_hook() { kwd_hooks | grep -qx "$1"; }
 
+# Starts two TCP listeners on free ports (127.0.0.1 and ::1); sets LPORT_A,
+# LPORT_B. Free ports, not fixed ones: suites may run side by side.
+listeners_start() {
+	"$NP" listen 0 0 >"$KT_TMP/listen.out" &
+	KT_LPID=$!
+	for _ in $(seq 50); do [ -s "$KT_TMP/listen.out" ] && break; sleep 0.1; done
+	read -r _ LPORT_A LPORT_B <"$KT_TMP/listen.out"
+	[ -n "$LPORT_B" ] || kt_skip_all "kw-netprobe could not listen on 127.0.0.1"
+}
+
+# Two ports nothing listens on, for bind tests: BPORT_A, BPORT_B.
+free_ports() {
+	local base=$((30000 + (RANDOM * 7 + $$) % 30000))
+	BPORT_A=$base BPORT_B=$((base + 1))
+}
+
 # A new cgroup under the test tree; prints its path.
 cg_make() {
 	mkdir -p "$KT_CG/$1" && echo "$KT_CG/$1"

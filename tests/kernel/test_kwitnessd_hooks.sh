@@ -11,10 +11,8 @@
 kwd_require
 kwd_start
 
-LPORT_A=18180 LPORT_B=18181 BPORT_A=18190 BPORT_B=18191
-"$NP" listen $LPORT_A $LPORT_B >"$KT_TMP/listen.out" &
-KT_LPID=$!
-for _ in $(seq 50); do grep -q ok "$KT_TMP/listen.out" 2>/dev/null && break; sleep 0.1; done
+listeners_start
+free_ports
 
 have_v6=0
 [ "$("$NP" bind ::1 0 2>/dev/null)" = ok ] && have_v6=1
