@@ -97,6 +97,44 @@ check "the first collector still answers" quiet "$KW" status --socket "$KT_SOCK"
 check "the collector stops on SIGTERM" kwd_stop
 check "the socket file is removed at stop" test ! -e "$KT_SOCK"
 
+# A collector killed with open sessions: the next one seals them.
+kwd_start
+if kwd_has_hook net.connect; then
+	listeners_start
+	cg=$(cg_make crash)
+	pol=$(policy_file crash "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"net\":{\"connect\":[\"127.0.0.1/32:$LPORT_A\"]}}")
+	sid=$(session_open "$cg" "$pol")
+	r1=$(cg_run "$cg" "$NP" connect 127.0.0.1 $LPORT_A)
+	r2=$(cg_run "$cg" "$NP" connect 127.0.0.1 $LPORT_B)
+	start_fail "a second collector on the same state folder is refused" \
+		"another kwitnessd uses this state folder" --key "$KT_TMP/key.pem" --config /dev/null \
+		--state-dir "$KT_TMP/state" --socket "$KT_TMP/other.sock"
+	sleep 0.3 # let the collector write the decisions out
+	kill -KILL "$KT_DPID"
+	wait "$KT_DPID" 2>/dev/null
+	KT_DPID=
+	LOG=$KT_TMP/state/logs/$sid.jsonl REC=$KT_TMP/state/records/$sid.json
+	POL=$KT_TMP/state/policies/$(sha256sum "$pol" | cut -d' ' -f1)
+	check "killed collector: no record yet" test ! -e "$REC"
+	printf '{"cgroup":1,"comm":"torn' >>"$LOG" # a write cut by the crash
+	rm -f "$KT_SOCK"
+	kwd_start
+	check "restarted collector: the unclosed session has a record" test -s "$REC"
+	t=$(tail -1 "$LOG")
+	expect_eq "sealed trailer: kwitness.close, complete false, 2 decisions, 1 denial" \
+		"kwitness.close false 2 1" \
+		"$(jfield "$t" tool) $(jfield "$t" complete) $(jfield "$t" decisions) $(jfield "$t" denials)"
+	check "sealed trailer says why" grep -q '"sealed":"the collector stopped' <<<"$t"
+	check "the torn line was cut" test "$(grep -c torn "$LOG")" -eq 0
+	check "sealed record verifies with the log and the bundle" verify_record
+	expect_eq "the operations before the crash (ok, EPERM) are both in the log" "ok EPERM 2" \
+		"$r1 $r2 $(decisions "$LOG" | grep -c .)"
+	kwd_stop
+else
+	skip "net.connect hooks unavailable: sealing not tested"
+	kwd_stop
+fi
+
 # Without --foreground: detaches (the starting process exits 0), still serves.
 sock2=$KT_TMP/bg.sock
 "$KWD" --state-dir "$KT_TMP/state-bg" --socket "$sock2" --pin-dir none \

@@ -190,6 +190,9 @@ void kwd_worker_collect(struct kwd *d);
 /* Runs every queued job, stops the thread, collects. */
 void kwd_worker_stop(struct kwd *d);
 
+/* recover.c: at start, seals the logs of sessions no collector closed. */
+void kwd_seal_unclosed(struct kwd *d);
+
 /* main.c */
 void kwd_log(struct kwd *d, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -119,6 +121,33 @@ static int setup_state_dir(const char *dir, char *err, size_t errlen)
 		}
 	}
 	return 0;
+}
+
+/* One collector per state folder: a second one would seal (recover.c) the
+ * live sessions of the first. The lock is held until exit. */
+static int lock_state_dir(const char *dir, char *err, size_t errlen)
+{
+	char path[4200];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/kwitnessd.lock", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		int e = -errno;
+
+		snprintf(err, errlen, "%.300s/kwitnessd.lock: %s", dir, strerror(errno));
+		return e;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = -errno;
+
+		snprintf(err, errlen, "%.300s: %s", dir,
+			 errno == EWOULDBLOCK ? "another kwitnessd uses this state folder"
+					      : strerror(errno));
+		close(fd);
+		return e;
+	}
+	return 0; /* fd stays open: the lock lives as long as the process */
 }
 
 static int join_programs(struct kwd *d)
@@ -374,6 +403,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kwitnessd: state folder %s\n", err);
 		return 1;
 	}
+	if (lock_state_dir(d->cfg.state_dir, err, sizeof(err))) {
+		fprintf(stderr, "kwitnessd: %s\n", err);
+		return 1;
+	}
+	/* Sessions a previous collector left open get their seal and record. */
+	kwd_seal_unclosed(d);
 	kwd_hostinfo_read(&d->host);
 	kwd_refresh_clock(d);
 	hopts.ringbuf_size = d->cfg.ringbuf_size;

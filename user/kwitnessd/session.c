@@ -366,12 +366,15 @@ static int write_open_entry(struct kwd *d, struct kwd_session *s)
 	e = e ?: jcs_obj_int(&o, "cgroup_id", (int64_t)(s->cgroup_id & JCS_MAX_SAFE_INT));
 	e = e ?: jcs_obj_str(&o, "cgroup_mode", d->host.cgroup_mode);
 	e = e ?: jcs_obj_str(&o, "collector", "kwitnessd");
+	e = e ?: jcs_obj_str(&o, "data_class", s->data_class);
 	e = e ?: jcs_obj_str(&o, "hooks", hooks.data ? hooks.data : "");
 	e = e ?: lossy(&o, "hostname", d->host.hostname);
 	e = e ?: jcs_obj_str(&o, "image_digest", s->image_digest);
 	e = e ?: lossy(&o, "kernel", d->host.kernel);
 	e = e ?: lossy(&o, "machine_id", d->host.machine_id);
 	e = e ?: jcs_obj_str(&o, "mode", kw_mode_name(s->pol->mode));
+	e = e ?: jcs_obj_str(&o, "model_id", s->model_id);
+	e = e ?: jcs_obj_str(&o, "model_provider", s->model_provider);
 	e = e ?: jcs_obj_str(&o, "on_record_failure",
 			     s->pol->on_failure == KW_ONFAIL_DENY ? "deny" : "allow");
 	e = e ?: jcs_obj_str(&o, "programs", d->programs ? d->programs : "");
