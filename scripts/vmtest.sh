@@ -8,7 +8,8 @@
 # VM never reported. Without qemu or the kernel package it prints one skip line.
 # Env: KW_VM_TIMEOUT (seconds, default 600), KW_VM_TESTS (space-separated test
 # script paths to run instead of all), KW_VM_BENCH=0|1 (the LSM benchmark; by
-# default after a full run only), KW_VM_KEEP=1 keeps the staging folder.
+# default after a full run only), KW_VM_KLOG=N (console log level, default 1;
+# 4 shows kernel warnings and stack traces), KW_VM_KEEP=1 keeps the staging folder.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -111,6 +112,7 @@ echo "${KW_VM_TESTS:-}" >"$STAGE/kw/vm-tests"
 bench=${KW_VM_BENCH:-}
 [ -n "$bench" ] || { [ -z "${KW_VM_TESTS:-}" ] && bench=1 || bench=0; }
 echo "$bench" >"$STAGE/kw/vm-bench"
+echo "${KW_VM_KLOG:-1}" >"$STAGE/kw/vm-klog"
 
 INITRD=$VMDIR/initrd.gz
 (cd "$STAGE" && find . -print0 | cpio --null -o -H newc --quiet | gzip -1) >"$INITRD" ||
