@@ -23,6 +23,7 @@
 
 #include "kwitness/buf.h"
 #include "kwitness/jcs.h"
+#include "../../user/lib/jcs_internal.h" /* jcs_format_double_reference */
 
 static char vectors[4096];
 
@@ -587,6 +588,57 @@ static void test_parser_numbers_match_strtod(void **state)
 	expect_refused("1e99999999999999999999", 1, 1, "infinity");
 	kw_buf_free(&out);
 	rng_state = seed;
+}
+
+/* The Ryu digits against the printf/strtod oracle, where they are hardest:
+ * subnormals, both sides of every power of two, exact decimals and ties,
+ * integers just past 2^53, and random bit patterns. */
+static void test_format_matches_reference(void **state)
+{
+	(void)state;
+	long checked = 0;
+	char a[JCS_NUMBER_MAX], b[JCS_NUMBER_MAX];
+#define SAME(v)                                                                          \
+	do {                                                                             \
+		double v_ = (v);                                                         \
+		size_t la = jcs_format_double(v_, a), lb = jcs_format_double_reference(v_, b); \
+		if (la != lb || strcmp(a, b))                                            \
+			fail_msg("%a: ryu %s, reference %s", v_, a, b);                  \
+		checked++;                                                               \
+	} while (0)
+	for (uint64_t m = 1; m < 3000; m++) {
+		SAME(from_bits(m));                            /* smallest subnormals */
+		SAME(from_bits(0x0010000000000000ULL - m));    /* largest subnormals */
+		SAME(from_bits(0x0010000000000000ULL + m - 1)); /* smallest normals */
+		SAME(from_bits(0x7FEFFFFFFFFFFFFFULL - m + 1)); /* largest */
+	}
+	for (int e = -1074; e <= 1023; e++) {
+		uint64_t p2;
+		double v = pow2i(e);
+		memcpy(&p2, &v, sizeof(p2));
+		for (int d = -3; d <= 3; d++)
+			SAME(from_bits(p2 + (uint64_t)d));
+	}
+	for (int e = -325; e <= 308; e += 1)
+		for (int k = 1; k < 200; k += 3) {
+			char t[32];
+			snprintf(t, sizeof(t), "%de%d", k, e);
+			SAME(strtod(t, NULL));
+			snprintf(t, sizeof(t), "%d5e%d", k, e); /* ties at many lengths */
+			SAME(strtod(t, NULL));
+		}
+	for (uint64_t x = (1ULL << 53) - 100; x < (1ULL << 53) + 3000; x++)
+		SAME((double)x);
+	uint64_t seed = rng_state;
+	rng_state = 0xABCDEF0123456789ULL;
+	for (int i = 0; i < 200000; i++) {
+		double v = from_bits(rng());
+		if (isfinite(v))
+			SAME(v);
+	}
+	rng_state = seed;
+#undef SAME
+	assert_true(checked > 300000);
 }
 
 static void test_node_cross_check(void **state)
@@ -1559,6 +1611,7 @@ int main(void)
 		cmocka_unit_test(test_appendix_b),
 		cmocka_unit_test(test_number_cases),
 		cmocka_unit_test(test_every_double_property),
+		cmocka_unit_test(test_format_matches_reference),
 		cmocka_unit_test(test_parser_numbers_match_strtod),
 		cmocka_unit_test(test_node_cross_check),
 		cmocka_unit_test(test_node_documents),

@@ -13,6 +13,7 @@
 #endif
 
 #include "kwitness/buf.h"
+#include "kwitness/jcs.h"
 
 /* Byte classes for string scanning: 0 = copy as is (printable ASCII other
  * than '"' and '\\'), 1 = '"', 2 = '\\', 3 = control (< 0x20), 4 = first
@@ -102,6 +103,10 @@ size_t jcs_put_u64(uint64_t v, char *out);
  * d[0] != '0') with decimal exponent n (value = 0.d * 10^n). Writes a
  * NUL-terminated string and returns its length. */
 size_t jcs_number_layout(bool neg, const char *d, int k, int n, char *out);
+
+/* jcs_format_double() computed another way (glibc printf and strtod), about
+ * twenty times slower: the tests' independent oracle. */
+size_t jcs_format_double_reference(double v, char out[JCS_NUMBER_MAX]);
 
 /* Appends s (valid or not) as a canonical JSON string. With lossy, invalid
  * UTF-8 bytes become U+FFFD and *replaced is set; without, returns -EILSEQ.

@@ -1,18 +1,27 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ECMAScript Number.prototype.toString for IEEE-754 doubles (RFC 8785
  * section 3.2.2.3): the shortest digit string that reads back as the same
- * double, the closest one when several have that length, laid out with the
- * ECMAScript exponent rules.
+ * double, the closest one when several have that length (the even one on a
+ * tie), laid out with the ECMAScript exponent rules.
  *
- * The digits come from glibc's correctly rounded printf and strtod (only
- * digits and exponents pass between them, never a decimal point, so the
- * locale does not matter): the
- * correctly rounded p-digit decimal is the closest p-digit decimal to v, so
- * the smallest p whose rounding reads back as v gives ECMAScript's digits.
- * One exception is handled: at a power of two the gap below v is half the
- * gap above, so a p-digit decimal just above v may read back when the closest
- * one (below) does not. */
+ * jcs_format_double() finds the digits with the Ryu algorithm (Ulf Adams,
+ * "Ryu: fast float-to-string conversion", PLDI 2018), written here from the
+ * paper's description: the rounding interval of v is scaled by a power of
+ * ten held in 125 bits, then digits are removed while the interval still
+ * tells the candidates apart. Its two tables of powers of five are computed
+ * once, exactly, with a small big-number routine.
+ *
+ * jcs_format_double_reference() gets the same answer another way, from
+ * glibc's correctly rounded printf and strtod: the correctly rounded p-digit
+ * decimal is the closest p-digit decimal to v, so the smallest p whose
+ * rounding reads back as v gives ECMAScript's digits. One exception is
+ * handled: at a power of two the gap below v is half the gap above, so a
+ * p-digit decimal just above v may read back when the closest one (below)
+ * does not. Only digits and exponents pass through printf and strtod, never
+ * a decimal point, so the locale does not matter. It is about twenty times
+ * slower and serves the tests as an independent oracle. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,8 +196,10 @@ static int shortest_digits(double v, char *d, int *k)
 	return best_e + 1;
 }
 
-size_t jcs_format_double(double v, char out[JCS_NUMBER_MAX])
+/* Common cases of both: NaN/Infinity (0), zero, integers below 2^53. */
+static size_t format_simple(double v, char out[JCS_NUMBER_MAX], bool *done)
 {
+	*done = true;
 	if (!isfinite(v)) {
 		out[0] = '\0';
 		return 0;
@@ -198,18 +209,270 @@ size_t jcs_format_double(double v, char out[JCS_NUMBER_MAX])
 		out[1] = '\0';
 		return 1;
 	}
-	bool neg = v < 0;
-	double a = neg ? -v : v;
+	double a = v < 0 ? -v : v;
 	if (a < 9007199254740992.0 && a == (double)(uint64_t)a) {
 		char *p = out;
-		if (neg)
+		if (v < 0)
 			*p++ = '-';
 		p += jcs_put_u64((uint64_t)a, p);
 		*p = '\0';
 		return (size_t)(p - out);
 	}
+	*done = false;
+	return 0;
+}
+
+size_t jcs_format_double_reference(double v, char out[JCS_NUMBER_MAX])
+{
+	bool done;
+	size_t n = format_simple(v, out, &done);
+	if (done)
+		return n;
 	char d[20];
 	int k;
-	int n = shortest_digits(a, d, &k);
-	return jcs_number_layout(neg, d, k, n, out);
+	int e = shortest_digits(v < 0 ? -v : v, d, &k);
+	return jcs_number_layout(v < 0, d, k, e, out);
+}
+
+/* --- Ryu ----------------------------------------------------------------- */
+
+typedef unsigned __int128 u128;
+
+#define POW5_INV_BITS 125
+#define POW5_BITS 125
+#define POW5_INV_COUNT 342 /* 10^q for the largest doubles */
+#define POW5_COUNT 326     /* 5^i for the smallest */
+
+/* 2^k / 5^q rounded up, and 5^i, each to 125 bits, as {low, high} words. */
+static uint64_t pow5_inv[POW5_INV_COUNT][2];
+static uint64_t pow5[POW5_COUNT][2];
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+
+/* Bit length of 5^e (e >= 0), log10(2^e), log10(5^e): exact in the ranges used. */
+static inline int32_t pow5_bits(int32_t e)
+{
+	return ((e * 1217359) >> 19) + 1;
+}
+
+static inline uint32_t log10_pow2(int32_t e)
+{
+	return (uint32_t)((e * 78913) >> 18);
+}
+
+static inline uint32_t log10_pow5(int32_t e)
+{
+	return (uint32_t)((e * 732923) >> 20);
+}
+
+/* Big numbers for building the tables: little-endian 32-bit limbs. */
+#define BIG_LIMBS 36 /* 1152 bits */
+#define BIG_TOP 1100 /* 2^BIG_TOP / 5^q keeps every bit the table needs */
+
+struct big {
+	uint32_t l[BIG_LIMBS];
+};
+
+static void big_mul5(struct big *b)
+{
+	uint64_t c = 0;
+	for (int i = 0; i < BIG_LIMBS; i++) {
+		c += (uint64_t)b->l[i] * 5;
+		b->l[i] = (uint32_t)c;
+		c >>= 32;
+	}
+}
+
+static void big_div5(struct big *b)
+{
+	uint64_t r = 0;
+	for (int i = BIG_LIMBS - 1; i >= 0; i--) {
+		uint64_t cur = r << 32 | b->l[i];
+		b->l[i] = (uint32_t)(cur / 5);
+		r = cur % 5;
+	}
+}
+
+static int big_bit_length(const struct big *b)
+{
+	for (int i = BIG_LIMBS - 1; i >= 0; i--)
+		if (b->l[i])
+			return i * 32 + 32 - __builtin_clz(b->l[i]);
+	return 0;
+}
+
+/* floor(b / 2^from) mod 2^128; a negative from shifts left. */
+static u128 big_bits(const struct big *b, int from)
+{
+	u128 r = 0;
+	for (int bit = 127; bit >= 0; bit--) {
+		int at = from + bit;
+		unsigned v = at >= 0 && at < BIG_LIMBS * 32 ? (b->l[at / 32] >> (at % 32)) & 1 : 0;
+		r = r << 1 | v;
+	}
+	return r;
+}
+
+static void build_tables(void)
+{
+	struct big b = { { 1 } };
+	for (int i = 0; i < POW5_COUNT; i++) {
+		/* 5^i truncated (or padded) to exactly 125 bits. */
+		u128 v = big_bits(&b, big_bit_length(&b) - POW5_BITS);
+		pow5[i][0] = (uint64_t)v;
+		pow5[i][1] = (uint64_t)(v >> 64);
+		big_mul5(&b);
+	}
+	/* floor(2^n / 5^q) = floor(floor(2^BIG_TOP / 5^q) / 2^(BIG_TOP - n)),
+	 * and floor(2^BIG_TOP / 5^q) is BIG_TOP divided by 5, q times. */
+	memset(&b, 0, sizeof(b));
+	b.l[BIG_TOP / 32] = 1u << (BIG_TOP % 32);
+	for (int q = 0; q < POW5_INV_COUNT; q++) {
+		int n = pow5_bits(q) - 1 + POW5_INV_BITS;
+		u128 v = big_bits(&b, BIG_TOP - n) + 1;
+		pow5_inv[q][0] = (uint64_t)v;
+		pow5_inv[q][1] = (uint64_t)(v >> 64);
+		big_div5(&b);
+	}
+}
+
+/* (m * mul) >> j for the 128-bit mul, j >= 64. */
+static inline uint64_t mul_shift(uint64_t m, const uint64_t mul[2], int32_t j)
+{
+	u128 lo = (u128)m * mul[0], hi = (u128)m * mul[1];
+	return (uint64_t)(((lo >> 64) + hi) >> (j - 64));
+}
+
+static inline uint32_t pow5_factor(uint64_t v)
+{
+	uint32_t c = 0;
+	while (v && v % 5 == 0) { /* v is never 0 here; no endless loop if it were */
+		v /= 5;
+		c++;
+	}
+	return c;
+}
+
+/* The shortest, closest decimal of the positive finite double with these
+ * bits: v = *digits * 10^*exp10. */
+static void shortest_decimal(uint64_t bits, uint64_t *digits, int32_t *exp10)
+{
+	uint64_t frac = bits & ((1ULL << 52) - 1);
+	uint32_t bexp = (uint32_t)(bits >> 52) & 0x7FF;
+	int32_t e2;
+	uint64_t m2;
+	if (bexp == 0) {
+		e2 = 1 - 1023 - 52 - 2;
+		m2 = frac;
+	} else {
+		e2 = (int32_t)bexp - 1023 - 52 - 2;
+		m2 = (1ULL << 52) | frac;
+	}
+	/* The interval of reals that read back as v, times 4: (mm, mp) around
+	 * mv, bounds included when the significand is even (ties to even). The
+	 * gap below is half as wide at a power of two (mm_shift = 0). */
+	bool accept_bounds = (m2 & 1) == 0;
+	uint64_t mv = 4 * m2;
+	uint32_t mm_shift = frac != 0 || bexp <= 1;
+	uint64_t vr, vp, vm;
+	int32_t e10;
+	bool vm_trailing_zeros = false, vr_trailing_zeros = false;
+
+	if (e2 >= 0) {
+		uint32_t q = log10_pow2(e2) - (e2 > 3);
+		e10 = (int32_t)q;
+		int32_t k = POW5_INV_BITS + pow5_bits((int32_t)q) - 1;
+		int32_t i = -e2 + (int32_t)q + k;
+		vr = mul_shift(mv, pow5_inv[q], i);
+		vp = mul_shift(mv + 2, pow5_inv[q], i);
+		vm = mul_shift(mv - 1 - mm_shift, pow5_inv[q], i);
+		if (q <= 21) {
+			/* Only here can the scaled values be exact: find out. */
+			if (mv % 5 == 0)
+				vr_trailing_zeros = pow5_factor(mv) >= q;
+			else if (accept_bounds)
+				vm_trailing_zeros = pow5_factor(mv - 1 - mm_shift) >= q;
+			else
+				vp -= pow5_factor(mv + 2) >= q;
+		}
+	} else {
+		uint32_t q = log10_pow5(-e2) - (-e2 > 1);
+		e10 = (int32_t)q + e2;
+		int32_t i = -e2 - (int32_t)q;
+		int32_t k = pow5_bits(i) - POW5_BITS;
+		int32_t j = (int32_t)q - k;
+		vr = mul_shift(mv, pow5[i], j);
+		vp = mul_shift(mv + 2, pow5[i], j);
+		vm = mul_shift(mv - 1 - mm_shift, pow5[i], j);
+		if (q <= 1) {
+			vr_trailing_zeros = true;
+			if (accept_bounds)
+				vm_trailing_zeros = mm_shift == 1;
+			else
+				--vp;
+		} else if (q < 63) {
+			vr_trailing_zeros = (mv & ((1ULL << q) - 1)) == 0;
+		}
+	}
+
+	/* Remove digits while the interval still holds two candidates. */
+	int32_t removed = 0;
+	unsigned last = 0;
+	uint64_t out;
+	if (vm_trailing_zeros || vr_trailing_zeros) {
+		/* Exact values involved (rare): track them for bounds and ties. */
+		while (vp / 10 > vm / 10) {
+			vm_trailing_zeros &= vm % 10 == 0;
+			vr_trailing_zeros &= last == 0;
+			last = (unsigned)(vr % 10);
+			vr /= 10;
+			vp /= 10;
+			vm /= 10;
+			removed++;
+		}
+		if (vm_trailing_zeros) {
+			while (vm % 10 == 0) {
+				vr_trailing_zeros &= last == 0;
+				last = (unsigned)(vr % 10);
+				vr /= 10;
+				vp /= 10;
+				vm /= 10;
+				removed++;
+			}
+		}
+		if (vr_trailing_zeros && last == 5 && vr % 2 == 0)
+			last = 4; /* exactly halfway: to even */
+		out = vr + ((vr == vm && (!accept_bounds || !vm_trailing_zeros)) || last >= 5);
+	} else {
+		bool round_up = false;
+		while (vp / 10 > vm / 10) {
+			round_up = vr % 10 >= 5;
+			vr /= 10;
+			vp /= 10;
+			vm /= 10;
+			removed++;
+		}
+		out = vr + (vr == vm || round_up);
+	}
+	*digits = out;
+	*exp10 = e10 + removed;
+}
+
+size_t jcs_format_double(double v, char out[JCS_NUMBER_MAX])
+{
+	bool done;
+	size_t n = format_simple(v, out, &done);
+	if (done)
+		return n;
+	pthread_once(&tables_once, build_tables);
+	uint64_t bits, digits;
+	int32_t e10;
+	memcpy(&bits, &v, sizeof(bits));
+	shortest_decimal(bits & ~(1ULL << 63), &digits, &e10);
+	char d[24];
+	int k = (int)jcs_put_u64(digits, d);
+	while (k > 1 && d[k - 1] == '0') {
+		k--;
+		e10++;
+	}
+	return jcs_number_layout(v < 0, d, k, e10 + k, out);
 }
