@@ -5,11 +5,13 @@
  * tie), laid out with the ECMAScript exponent rules.
  *
  * jcs_format_double() finds the digits with the Ryu algorithm (Ulf Adams,
- * "Ryu: fast float-to-string conversion", PLDI 2018), written here from the
- * paper's description: the rounding interval of v is scaled by a power of
- * ten held in 125 bits, then digits are removed while the interval still
- * tells the candidates apart. Its two tables of powers of five are computed
- * once, exactly, with a small big-number routine.
+ * "Ryu: fast float-to-string conversion", PLDI 2018; its reference code is
+ * Apache-2.0), implemented here in its published structure: the rounding
+ * interval of v is scaled by a power of ten held in 125 bits, then digits are
+ * removed while the interval still tells the candidates apart, tracking exact
+ * values where they can occur so bounds and ties (to even) are right. The two
+ * tables of powers of five are not stored but computed once, exactly, with a
+ * small big-number routine.
  *
  * jcs_format_double_reference() gets the same answer another way, from
  * glibc's correctly rounded printf and strtod: the correctly rounded p-digit
