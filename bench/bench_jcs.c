@@ -205,6 +205,40 @@ int main(int argc, char **argv)
 		       (double)doc.len / 1e6 / best.wall, (double)doc.len / 1e6,
 		       (double)doc.len / 1e6 / best.cpu);
 
+	/* 1b. A number-heavy document: 17-digit doubles take the slow path of
+	 * the parser (strtod, then Ryu). */
+	if (run_parse) {
+		struct kw_buf nums = {0}, ncanon = {0};
+		kw_buf_putc(&nums, '[');
+		for (size_t i = 0; nums.len < target / 5; i++) {
+			double v;
+			do {
+				uint64_t bits = rng();
+				memcpy(&v, &bits, sizeof(v));
+			} while (v != v || v - v != 0); /* finite */
+			char t[40];
+			snprintf(t, sizeof(t), "%s%.16e", i ? "," : "", v);
+			kw_buf_puts(&nums, t);
+		}
+		kw_buf_putc(&nums, ']');
+		struct clk nbest = CLK_NONE;
+		for (int i = 0; i < 3; i++) {
+			kw_buf_reset(&ncanon);
+			struct clk t = clk_now();
+			if (jcs_canonicalize(nums.data, nums.len, &ncanon, &err)) {
+				fprintf(stderr, "bench_jcs: numbers: %s\n", err.message);
+				return 1;
+			}
+			clk_best(&nbest, t);
+		}
+		printf("jcs parse+canonicalize, random doubles: %.1f MB/s (%.1f MB, best of 3; by CPU time "
+		       "%.1f MB/s)\n",
+		       (double)nums.len / 1e6 / nbest.wall, (double)nums.len / 1e6,
+		       (double)nums.len / 1e6 / nbest.cpu);
+		kw_buf_free(&nums);
+		kw_buf_free(&ncanon);
+	}
+
 	/* 2. Emitter from C structs, streaming SHA-256 as the collector does:
 	 * entries are appended to a write buffer that is hashed (and would be
 	 * written) each time it passes 64 KiB. */
