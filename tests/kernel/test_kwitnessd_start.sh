@@ -67,6 +67,8 @@ if ! kwd_alive; then
 	kt_skip_all "kwitnessd did not start (BPF programs failed to load?)"
 fi
 expect_eq "socket mode 0660" 660 "$(stat -c %a "$KT_SOCK")"
+expect_eq "the PEM from TRACE_PRIVATE_KEY_PEM is wiped from /proc/PID/environ" 0 \
+	"$(tr '\0' '\n' <"/proc/$KT_DPID/environ" | grep -c 'PRIVATE KEY')"
 expect_eq "ring buffer size from the configuration" "ringbuf:   65536 bytes per session" \
 	"$("$KW" status --socket "$KT_SOCK" | grep '^ringbuf:')"
 if kwd_has_hook net.connect; then

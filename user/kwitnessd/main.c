@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
+#include <openssl/crypto.h>
 
 #include "kwitness/hooks.h"
 #include "kwitness/key.h"
@@ -391,6 +392,15 @@ int main(int argc, char **argv)
 	if (!key_given && getenv("TRACE_PRIVATE_KEY_PEM"))
 		d->cfg.key_path = NULL;
 	e = kw_key_load_private(d->cfg.key_path, &d->key);
+	if (!d->cfg.key_path) {
+		/* The PEM text stays readable in /proc/<pid>/environ unless it
+		 * is wiped where the kernel put it. */
+		char *pem = getenv("TRACE_PRIVATE_KEY_PEM");
+
+		if (pem)
+			OPENSSL_cleanse(pem, strlen(pem));
+		unsetenv("TRACE_PRIVATE_KEY_PEM");
+	}
 	if (e) {
 		fprintf(stderr, "kwitnessd: signing key %s: %s%s\n",
 			d->cfg.key_path ? d->cfg.key_path : "from TRACE_PRIVATE_KEY_PEM",
