@@ -331,6 +331,43 @@ static json_t *session_close_id(struct daemon *d, const char *id)
 	return reply;
 }
 
+/* nproc children in the cgroup sending count datagrams in all, at rate per
+ * second in all (0: flat out). */
+static double flood_in_cgroup_n(const char *cg, long count, long rate, int nproc)
+{
+	double t0 = now_s();
+	pid_t pids[8];
+	int st;
+
+	for (int p = 0; p < nproc && p < 8; p++) {
+		pids[p] = fork();
+		if (pids[p] == 0) {
+			struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(9) };
+			long mine = count / nproc, r = rate / nproc;
+			double start;
+			int fd;
+
+			a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+			if (kw_cgroup_join(cg, getpid()))
+				_exit(1);
+			fd = socket(AF_INET, SOCK_DGRAM, 0);
+			start = now_s();
+			for (long i = 0; i < mine; i++) {
+				if (r)
+					while (now_s() < start + (double)i / (double)r)
+						;
+				if (sendto(fd, "k", 1, 0, (struct sockaddr *)&a, sizeof(a)) < 0)
+					(void)0;
+			}
+			_exit(0);
+		}
+	}
+	for (int p = 0; p < nproc && p < 8; p++)
+		if (pids[p] > 0)
+			waitpid(pids[p], &st, 0);
+	return now_s() - t0;
+}
+
 /* A child in the cgroup sending count datagrams at rate per second (0: flat out). */
 static double flood_in_cgroup(const char *cg, long count, long rate)
 {
@@ -419,6 +456,26 @@ static void bench_rate(void)
 			first = rate ? rate : (long)((double)count / t);
 		json_decref(reply);
 		free(id);
+	}
+	{
+		/* Both cores generating: the most this machine can offer one
+		 * session (the collector then competes for a core). */
+		char *id = session_open_on(&d, d.cg);
+
+		if (id) {
+			long count = 400000;
+			double t = flood_in_cgroup_n(d.cg, count, 0, 2);
+			json_t *reply = session_close_id(&d, id);
+			long long dropped = json_integer_value(json_object_get(reply, "dropped"));
+
+			printf("collector unpaced flood from 2 processes (256 KiB ring buffer, one "
+			       "session): %.0f/s offered, %lld of %ld dropped\n",
+			       (double)count / t, dropped, count);
+			if (dropped && first < 0)
+				first = (long)((double)count / t);
+			json_decref(reply);
+			free(id);
+		}
 	}
 	if (first < 0)
 		printf("collector first drop: none up to the fastest rate this machine generates\n");
