@@ -641,6 +641,40 @@ static void test_format_matches_reference(void **state)
 	assert_true(checked > 300000);
 }
 
+/* Integer digits, written in whole words: every length, both sides of every
+ * power of two and of ten. */
+static void check_u64(uint64_t v)
+{
+	char got[32], want[32];
+	memset(got, 'x', sizeof(got));
+	size_t n = jcs_put_u64(v, got);
+	got[n] = '\0';
+	snprintf(want, sizeof(want), "%llu", (unsigned long long)v);
+	if (strcmp(got, want))
+		fail_msg("jcs_put_u64(%s) wrote %s", want, got);
+}
+
+static void test_put_u64(void **state)
+{
+	(void)state;
+	for (uint64_t v = 0; v < 100000; v++)
+		check_u64(v);
+	for (int e = 0; e < 64; e++)
+		for (int d = -2; d <= 2; d++)
+			check_u64((1ULL << e) + (uint64_t)d);
+	uint64_t p = 1;
+	for (int e = 0; e < 20; e++, p *= 10)
+		for (int d = -1; d <= 1; d++)
+			check_u64(p + (uint64_t)d);
+	check_u64(UINT64_MAX);
+	uint64_t seed = rng_state;
+	for (int i = 0; i < 100000; i++) {
+		uint64_t r = rng();
+		check_u64(r >> (r % 64)); /* every magnitude */
+	}
+	rng_state = seed;
+}
+
 static void test_node_cross_check(void **state)
 {
 	(void)state;
@@ -1612,6 +1646,7 @@ int main(void)
 		cmocka_unit_test(test_number_cases),
 		cmocka_unit_test(test_every_double_property),
 		cmocka_unit_test(test_format_matches_reference),
+		cmocka_unit_test(test_put_u64),
 		cmocka_unit_test(test_parser_numbers_match_strtod),
 		cmocka_unit_test(test_node_cross_check),
 		cmocka_unit_test(test_node_documents),

@@ -91,9 +91,42 @@ static inline void eight_digits(char *p, uint32_t v)
 	pair(p + 6, lo % 100);
 }
 
+/* The 8 digits of v < 10^8 (leading zeros included) as the bytes of a
+ * little-endian word, first digit lowest. */
+static inline uint64_t pair_word(unsigned v)
+{
+	uint16_t w;
+	memcpy(&w, digit_pairs + 2 * v, 2);
+	return w;
+}
+
+static inline uint64_t eight_ascii(uint32_t v)
+{
+	uint32_t hi = v / 10000, lo = v % 10000;
+	return pair_word(hi / 100) | pair_word(hi % 100) << 16 | pair_word(lo / 100) << 32 |
+	       pair_word(lo % 100) << 48;
+}
+
 size_t jcs_put_u64(uint64_t v, char *out)
 {
 	size_t n = decimal_digits(v);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (__builtin_expect(v < 10000000000000000ULL, 1)) {
+		/* No digit-by-digit loop, whose exit would be mispredicted on
+		 * every number: whole 8-digit words, leading zeros shifted out,
+		 * stored 8 bytes at a time. */
+		if (v < 100000000) {
+			uint64_t w = eight_ascii((uint32_t)v) >> (8 * (8 - n));
+			memcpy(out, &w, 8);
+			return n;
+		}
+		uint64_t hi = eight_ascii((uint32_t)(v / 100000000)) >> (8 * (16 - n));
+		uint64_t lo = eight_ascii((uint32_t)(v % 100000000));
+		memcpy(out, &hi, 8);
+		memcpy(out + n - 8, &lo, 8);
+		return n;
+	}
+#endif
 	char *p = out + n;
 	while (v >= 100000000) {
 		p -= 8;

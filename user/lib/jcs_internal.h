@@ -96,7 +96,8 @@ static inline int jcs_utf16_cmp(const char *a, size_t alen, const char *b, size_
 	return alen < blen ? -1 : alen > blen ? 1 : 0;
 }
 
-/* Writes v in decimal; returns the length (no NUL). out needs 20 bytes. */
+/* Writes v in decimal; returns the length (no NUL). out needs 20 bytes, and
+ * at least 8 even for fewer digits: bytes past the digits may be written. */
 size_t jcs_put_u64(uint64_t v, char *out);
 
 /* ECMAScript Number::toString layout of digits d[0..k) (no trailing zeros,
