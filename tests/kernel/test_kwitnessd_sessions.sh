@@ -77,6 +77,21 @@ else
 		"$(decisions "$LOG" | grep -c '"decision":"deny","enforced":false')"
 fi
 
+# --- record: deny: permits are counted, not logged ---------------------------
+cgd=$(cg_make record-deny)
+PD=$(policy_file record-deny "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"deny\",\"net\":{\"connect\":[\"127.0.0.1/32:$LPORT_A\"]}}")
+sid=$(session_open "$cgd" "$PD")
+for _ in 1 2 3; do cg_run "$cgd" "$NP" connect 127.0.0.1 $LPORT_A >/dev/null; done
+r=$(cg_run "$cgd" "$NP" connect 127.0.0.1 $LPORT_B)
+session_close "$sid" >/dev/null
+expect_eq "record deny: the denied connect fails" EPERM "$r"
+expect_eq "record deny: only the denial is logged" 1 "$(decisions "$LOG" | grep -c .)"
+t=$(trailer "$LOG")
+expect_eq "record deny: trailer counts 3 unrecorded permits, complete" "3 true" \
+	"$(jfield "$t" unrecorded) $(jfield "$t" complete)"
+expect_eq "record deny: the open entry says record deny" deny "$(jfield "$(head -1 "$LOG")" record)"
+check "record deny: record verifies" verify_record
+
 # --- kwitness run ------------------------------------------------------------
 out=$("$KW" run --socket "$KT_SOCK" --policy "$ENFORCE" --json -- \
 	sh -c "\"$NP\" connect 127.0.0.1 $LPORT_A; \"$NP\" connect 127.0.0.1 $LPORT_B; exit 3" \
