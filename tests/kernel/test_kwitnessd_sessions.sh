@@ -92,6 +92,18 @@ expect_eq "record deny: trailer counts 3 unrecorded permits, complete" "3 true" 
 expect_eq "record deny: the open entry says record deny" deny "$(jfield "$(head -1 "$LOG")" record)"
 check "record deny: record verifies" verify_record
 
+# --- mode silent: enforced like enforce, every decision still logged ---------
+cgs=$(cg_make silent)
+PS=$(policy_file silent "{\"kwitness_policy\":1,\"mode\":\"silent\",\"net\":{\"connect\":[\"127.0.0.1/32:$LPORT_A\"]}}")
+sid=$(session_open "$cgs" "$PS")
+r=$(cg_run "$cgs" "$NP" connect 127.0.0.1 $LPORT_B)
+session_close "$sid" >/dev/null
+expect_eq "silent: the denied connect fails" EPERM "$r"
+expect_eq "silent: the denial is logged, enforced" 1 \
+	"$(decisions "$LOG" | grep -c '"decision":"deny","enforced":true')"
+check "silent: the record says enforcement_mode silent" grep -q '"enforcement_mode":"silent"' "$REC"
+check "silent: record verifies" verify_record
+
 # --- kwitness run ------------------------------------------------------------
 out=$("$KW" run --socket "$KT_SOCK" --policy "$ENFORCE" --json -- \
 	sh -c "\"$NP\" connect 127.0.0.1 $LPORT_A; \"$NP\" connect 127.0.0.1 $LPORT_B; exit 3" \
