@@ -51,7 +51,7 @@ static __always_inline void *kw_record_decision(struct kw_ctx *c, __u16 kind, in
 	int enforced = !permit && s->mode != KW_MODE_ADVISORY;
 	struct kw_event_hdr *h;
 	void *rb;
-	__u64 id;
+	__u64 id, seq;
 
 	*verdict = !enforced;
 	if (!permit)
@@ -61,6 +61,11 @@ static __always_inline void *kw_record_decision(struct kw_ctx *c, __u16 kind, in
 		return NULL;
 	}
 
+	/* Number the decision before reserving its event (DESIGN.md): a
+	 * decision whose event cannot be written leaves a gap in the log that
+	 * the dropped counter accounts for, so the trailer's dropped count is
+	 * exactly the set of missing sequence numbers. */
+	seq = __sync_fetch_and_add(&s->next_seq, 1);
 	rb = bpf_map_lookup_elem(&kw_ringbufs, &c->slot);
 	h = rb ? bpf_ringbuf_reserve(rb, size, 0) : NULL;
 	if (!h) {
@@ -69,9 +74,7 @@ static __always_inline void *kw_record_decision(struct kw_ctx *c, __u16 kind, in
 			*verdict = 0;
 		return NULL;
 	}
-	/* The sequence number is taken only once the event exists, so every
-	 * number below next_seq reaches the ring buffer. */
-	h->seq = __sync_fetch_and_add(&s->next_seq, 1);
+	h->seq = seq;
 	h->ts_ns = bpf_ktime_get_boot_ns();
 	h->cgroup_id = c->cgroup_id;
 	id = bpf_get_current_pid_tgid();

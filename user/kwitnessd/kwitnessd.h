@@ -28,7 +28,6 @@
 /* Close waits at most this long for decisions still in flight. */
 #define KWD_DRAIN_TIMEOUT_MS 2000
 /* A shortfall matching the kernel's dropped counter holds this long at close. */
-#define KWD_DRAIN_SETTLE_MS 20
 /* A sequence gap this old, while the kernel counts drops, is a drop. */
 #define KWD_GAP_SKIP_MS 10
 /* Control connections served at once; more get one "busy" line. */
@@ -132,7 +131,6 @@ struct kwd_session {
 	uint64_t skipped;     /* sequence numbers given up as dropped while open */
 	int64_t gap_since_ms; /* when the current gap was first seen (0: none) */
 	int64_t close_deadline_ms;
-	int64_t settle_since_ms;
 	uint64_t close_client;
 	int64_t opened_us;
 };

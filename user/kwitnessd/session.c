@@ -621,28 +621,14 @@ json_t *kwd_session_close_req(struct kwd *d, json_t *req, uint64_t client_id)
 	return NULL; /* replied when drained, from kwd_sessions_tick */
 }
 
-/* Every number below next_seq has arrived, or is accounted for by the
- * kernel's dropped counter. Programs that number an event before reserving
- * it leave a gap per drop (arrived + dropped == next_seq); programs that
- * number only reserved events leave none (arrived == next_seq). The second
- * case can look like the first while events are still in flight, so a
- * shortfall must hold for KWD_DRAIN_SETTLE_MS before it counts. */
+/* Every number below next_seq has arrived or is accounted for by the kernel's
+ * dropped counter. The programs number a decision before reserving its event,
+ * so while one is in flight arrived + dropped stays below next_seq. */
 static bool drained(struct kwd_session *s, struct kw_session *c)
 {
-	int64_t now;
-
 	if (kw_hooks_session_counters(s->d->hooks, s->slot, c))
 		return false;
-	if (s->ro.arrived >= c->next_seq)
-		return true;
-	if (s->ro.arrived + c->dropped < c->next_seq) {
-		s->settle_since_ms = 0;
-		return false;
-	}
-	now = kwd_now_ms();
-	if (!s->settle_since_ms)
-		s->settle_since_ms = now;
-	return now - s->settle_since_ms >= KWD_DRAIN_SETTLE_MS;
+	return s->ro.arrived + c->dropped >= c->next_seq;
 }
 
 static int write_close_entry(struct kwd_session *s, const struct kw_session *c, uint64_t dropped,
