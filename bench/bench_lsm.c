@@ -8,7 +8,7 @@
  *      drained by a second thread).
  * Needs root and a kernel that runs lsm programs (the VM of scripts/vmtest.sh).
  * Under emulation only the ratios mean anything.
- * Usage: bench_lsm [PATH [ITERATIONS]]   (default /etc/passwd, 10000) */
+ * Usage: bench_lsm [PATH [ITERATIONS]]   (default /etc/passwd, 5000) */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -27,7 +27,7 @@
 #include "kwitness/policy.h"
 
 static const char *path = "/etc/passwd";
-static long iters = 10000;
+static long iters = 5000;
 static atomic_long consumed;
 
 static double now_ns(void)
@@ -207,14 +207,14 @@ int main(int argc, char **argv)
 	struct bench_session s_deny, s_all;
 	struct kw_hooks *h = NULL;
 	char err[256], cg2[1024];
-	int ret, round, rounds = 5;
+	int ret, round, rounds = 9;
 
 	if (argc > 1)
 		path = argv[1];
 	if (argc > 2)
 		iters = atol(argv[2]);
 	if (iters <= 0)
-		iters = 10000;
+		iters = 5000;
 	if (cgroup2_mount(cg2, sizeof(cg2))) {
 		printf("bench_lsm: skipped: no cgroup2 mount\n");
 		return 0;

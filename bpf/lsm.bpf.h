@@ -225,24 +225,22 @@ static __always_inline int kw_path_record(struct kw_ctx *c, struct kw_lsm_scratc
 	return verdict ? 0 : -err;
 }
 
-/* One path under one class: build, judge, record. */
-static __always_inline int kw_path_hook(__u32 class_bit, __u16 kind, __u32 access, __u32 want,
+/* One path of a session's task: build, judge, record. The caller found the
+ * session first, so untagged tasks pay no pointer chasing. */
+static __always_inline int kw_path_hook(struct kw_ctx *c, __u16 kind, __u32 access, __u32 want,
 					struct vfsmount *mnt, struct dentry *dentry,
 					struct dentry *leaf, int err)
 {
 	struct kw_lsm_scratch *sc;
-	struct kw_ctx c;
 	__u16 rule;
 	int permit;
 
-	if (!kw_session_find(&c, class_bit))
-		return 0;
 	sc = kw_scratch();
 	if (!sc)
-		return kw_fail_closed(&c, kind, -err);
+		return kw_fail_closed(c, kind, -err);
 	kw_path_build(sc, mnt, dentry, leaf);
-	permit = kw_path_judge(sc, c.slot, want, &rule);
-	return kw_path_record(&c, sc, kind, access, permit, rule, err);
+	permit = kw_path_judge(sc, c->slot, want, &rule);
+	return kw_path_record(c, sc, kind, access, permit, rule, err);
 }
 
 /* ---- fs ---- */
@@ -251,9 +249,12 @@ SEC("lsm/file_open")
 int BPF_PROG(kw_lsm_file_open, struct file *file, int ret)
 {
 	__u32 mode, want = 0, access = 0;
+	struct kw_ctx c;
 
 	if (ret)
 		return ret;
+	if (!kw_session_find(&c, KW_CLASS_FS))
+		return 0;
 	mode = BPF_CORE_READ(file, f_mode);
 	if (mode & KW_FMODE_READ) {
 		want |= KW_WANT(KW_PK_READ);
@@ -267,14 +268,18 @@ int BPF_PROG(kw_lsm_file_open, struct file *file, int ret)
 		want = KW_WANT(KW_PK_READ);
 		access = KW_ACC_READ;
 	}
-	return kw_path_hook(KW_CLASS_FS, KW_EV_FS_OPEN, access, want, BPF_CORE_READ(file, f_path.mnt),
+	return kw_path_hook(&c, KW_EV_FS_OPEN, access, want, BPF_CORE_READ(file, f_path.mnt),
 			    BPF_CORE_READ(file, f_path.dentry), NULL, EACCES);
 }
 
 static __always_inline int kw_pathop(__u32 op, const struct path *dir, struct dentry *leaf)
 {
-	return kw_path_hook(KW_CLASS_FS, KW_EV_FS_PATHOP, op, KW_WANT(KW_PK_WRITE),
-			    BPF_CORE_READ(dir, mnt), BPF_CORE_READ(dir, dentry), leaf, EACCES);
+	struct kw_ctx c;
+
+	if (!kw_session_find(&c, KW_CLASS_FS))
+		return 0;
+	return kw_path_hook(&c, KW_EV_FS_PATHOP, op, KW_WANT(KW_PK_WRITE), BPF_CORE_READ(dir, mnt),
+			    BPF_CORE_READ(dir, dentry), leaf, EACCES);
 }
 
 SEC("lsm/path_unlink")
@@ -313,36 +318,31 @@ int BPF_PROG(kw_lsm_path_symlink, const struct path *dir, struct dentry *dentry,
 SEC("lsm/path_truncate")
 int BPF_PROG(kw_lsm_path_truncate, const struct path *path, int ret)
 {
-	if (ret)
-		return ret;
-	return kw_path_hook(KW_CLASS_FS, KW_EV_FS_PATHOP, KW_PATHOP_TRUNCATE, KW_WANT(KW_PK_WRITE),
-			    BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry), NULL, EACCES);
+	return ret ? ret : kw_pathop(KW_PATHOP_TRUNCATE, path, NULL);
 }
 
 /* Two paths, both written to: the source is judged too, since a hard link or
  * a rename gives the file a second name that other rules would judge. The
  * decision recorded is the first refused path's, else the new path's. */
-static __always_inline int kw_two_paths(__u32 op, struct vfsmount *old_mnt, struct dentry *old_dir,
-					struct dentry *old_leaf, struct vfsmount *new_mnt,
-					struct dentry *new_dir, struct dentry *new_leaf)
+static __always_inline int kw_two_paths(struct kw_ctx *c, __u32 op, struct vfsmount *old_mnt,
+					struct dentry *old_dir, struct dentry *old_leaf,
+					struct vfsmount *new_mnt, struct dentry *new_dir,
+					struct dentry *new_leaf)
 {
 	struct kw_lsm_scratch *sc;
-	struct kw_ctx c;
 	__u16 rule;
 	int permit;
 
-	if (!kw_session_find(&c, KW_CLASS_FS))
-		return 0;
 	sc = kw_scratch();
 	if (!sc)
-		return kw_fail_closed(&c, KW_EV_FS_PATHOP, -EACCES);
+		return kw_fail_closed(c, KW_EV_FS_PATHOP, -EACCES);
 	kw_path_build(sc, old_mnt, old_dir, old_leaf);
-	permit = kw_path_judge(sc, c.slot, KW_WANT(KW_PK_WRITE), &rule);
+	permit = kw_path_judge(sc, c->slot, KW_WANT(KW_PK_WRITE), &rule);
 	if (permit) {
 		kw_path_build(sc, new_mnt, new_dir, new_leaf);
-		permit = kw_path_judge(sc, c.slot, KW_WANT(KW_PK_WRITE), &rule);
+		permit = kw_path_judge(sc, c->slot, KW_WANT(KW_PK_WRITE), &rule);
 	}
-	return kw_path_record(&c, sc, KW_EV_FS_PATHOP, op, permit, rule, EACCES);
+	return kw_path_record(c, sc, KW_EV_FS_PATHOP, op, permit, rule, EACCES);
 }
 
 SEC("lsm/path_link")
@@ -350,12 +350,15 @@ int BPF_PROG(kw_lsm_path_link, struct dentry *old_dentry, const struct path *new
 	     struct dentry *new_dentry, int ret)
 {
 	struct vfsmount *m;
+	struct kw_ctx c;
 
 	if (ret)
 		return ret;
+	if (!kw_session_find(&c, KW_CLASS_FS))
+		return 0;
 	/* a hard link stays on one mount: the source's parent chain is on new_dir's */
 	m = BPF_CORE_READ(new_dir, mnt);
-	return kw_two_paths(KW_PATHOP_LINK, m, BPF_CORE_READ(old_dentry, d_parent), old_dentry, m,
+	return kw_two_paths(&c, KW_PATHOP_LINK, m, BPF_CORE_READ(old_dentry, d_parent), old_dentry, m,
 			    BPF_CORE_READ(new_dir, dentry), new_dentry);
 }
 
@@ -363,9 +366,13 @@ SEC("lsm/path_rename")
 int BPF_PROG(kw_lsm_path_rename, const struct path *old_dir, struct dentry *old_dentry,
 	     const struct path *new_dir, struct dentry *new_dentry, unsigned int flags, int ret)
 {
+	struct kw_ctx c;
+
 	if (ret)
 		return ret;
-	return kw_two_paths(KW_PATHOP_RENAME, BPF_CORE_READ(old_dir, mnt),
+	if (!kw_session_find(&c, KW_CLASS_FS))
+		return 0;
+	return kw_two_paths(&c, KW_PATHOP_RENAME, BPF_CORE_READ(old_dir, mnt),
 			    BPF_CORE_READ(old_dir, dentry), old_dentry, BPF_CORE_READ(new_dir, mnt),
 			    BPF_CORE_READ(new_dir, dentry), new_dentry);
 }
@@ -375,10 +382,14 @@ int BPF_PROG(kw_lsm_path_rename, const struct path *old_dir, struct dentry *old_
 SEC("lsm/bprm_check_security")
 int BPF_PROG(kw_lsm_bprm_check, struct linux_binprm *bprm, int ret)
 {
+	struct kw_ctx c;
+
 	if (ret)
 		return ret;
+	if (!kw_session_find(&c, KW_CLASS_EXEC))
+		return 0;
 	/* runs once per binary handler pass: a script's interpreter is judged too */
-	return kw_path_hook(KW_CLASS_EXEC, KW_EV_FS_EXEC, KW_ACC_EXEC, KW_WANT(KW_PK_EXEC),
+	return kw_path_hook(&c, KW_EV_FS_EXEC, KW_ACC_EXEC, KW_WANT(KW_PK_EXEC),
 			    BPF_CORE_READ(bprm, file, f_path.mnt),
 			    BPF_CORE_READ(bprm, file, f_path.dentry), NULL, EACCES);
 }

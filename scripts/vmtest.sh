@@ -91,8 +91,8 @@ for b in build/kwitness build/kwitnessd build/tests/* build/bench/*; do
 done
 ln -s /bin/busybox "$STAGE/usr/bin/env"
 # host tools the tests use that this busybox lacks or differs in (setpriv
-# --reuid, comm, mountpoint), and bpftool/jq for independent checks; first in PATH
-for t in bpftool jq setpriv comm mountpoint; do
+# --reuid, comm, mountpoint, pgrep, ...), and bpftool/jq for independent checks; first in PATH
+for t in bpftool jq setpriv comm mountpoint pgrep flock nohup stdbuf; do
 	p=$(command -v "$t") && copy_with_libs "$p" "/usr/local/bin/$t"
 done
 cp build/*.bpf.o "$STAGE/kw/build/" 2>/dev/null
