@@ -206,7 +206,7 @@ int main(int argc, char **argv)
 		       (double)doc.len / 1e6 / best.cpu);
 
 	/* 1b. A number-heavy document: 17-digit doubles take the slow path of
-	 * the parser (strtod, then Ryu). */
+	 * the parser (strtod, then the shortest-digits search). */
 	if (run_parse) {
 		struct kw_buf nums = {0}, ncanon = {0};
 		kw_buf_putc(&nums, '[');

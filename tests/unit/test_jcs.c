@@ -23,7 +23,7 @@
 
 #include "kwitness/buf.h"
 #include "kwitness/jcs.h"
-#include "../../user/lib/jcs_internal.h" /* jcs_format_double_reference */
+#include "../../user/lib/jcs_internal.h" /* jcs_put_u64 */
 
 static char vectors[4096];
 
@@ -263,10 +263,9 @@ static void test_appendix_b(void **state)
 		char got[JCS_NUMBER_MAX];
 		size_t n = jcs_format_double(v, got);
 		if (!want[0]) {
-			/* NaN and Infinity have no JSON form: both formatters
-			 * refuse (jansson cannot even hold them in a tree). */
+			/* NaN and Infinity have no JSON form: the formatter
+			 * refuses (jansson cannot even hold them in a tree). */
 			assert_int_equal(n, 0);
-			assert_int_equal(jcs_format_double_reference(v, got), 0);
 			json_t *r = json_real(1);
 			assert_int_equal(json_real_set(r, v), -1);
 			json_decref(r);
@@ -274,8 +273,6 @@ static void test_appendix_b(void **state)
 		} else {
 			if (strcmp(got, want))
 				fail_msg("%s: want %s got %s", hex, want, got);
-			assert_int_equal(jcs_format_double_reference(v, got), strlen(want));
-			assert_string_equal(got, want);
 			/* Through a tree too. */
 			json_t *r = json_real(v);
 			struct kw_buf out = {0};
@@ -599,55 +596,48 @@ static void test_parser_numbers_match_strtod(void **state)
 	rng_state = seed;
 }
 
-/* The Ryu digits against the printf/strtod oracle, where they are hardest:
- * subnormals, both sides of every power of two, exact decimals and ties,
- * integers just past 2^53, and random bit patterns. */
-static void test_format_matches_reference(void **state)
+/* The properties of check_formatted() where formatting is hardest:
+ * subnormals, both sides of every power of two, exact decimals and ties, and
+ * integers just past 2^53. */
+static void test_format_hard_cases(void **state)
 {
 	(void)state;
 	long checked = 0;
-	char a[JCS_NUMBER_MAX], b[JCS_NUMBER_MAX];
-#define SAME(v)                                                                          \
+	char a[JCS_NUMBER_MAX];
+#define HARD(v)                                                                          \
 	do {                                                                             \
 		double v_ = (v);                                                         \
-		size_t la = jcs_format_double(v_, a), lb = jcs_format_double_reference(v_, b); \
-		if (la != lb || strcmp(a, b))                                            \
-			fail_msg("%a: ryu %s, reference %s", v_, a, b);                  \
+		if (!isfinite(v_))                                                       \
+			break;                                                           \
+		assert_true(jcs_format_double(v_, a) > 0);                               \
+		check_formatted(v_, a);                                                  \
 		checked++;                                                               \
 	} while (0)
-	for (uint64_t m = 1; m < 3000; m++) {
-		SAME(from_bits(m));                            /* smallest subnormals */
-		SAME(from_bits(0x0010000000000000ULL - m));    /* largest subnormals */
-		SAME(from_bits(0x0010000000000000ULL + m - 1)); /* smallest normals */
-		SAME(from_bits(0x7FEFFFFFFFFFFFFFULL - m + 1)); /* largest */
+	for (uint64_t m = 1; m < 1000; m++) {
+		HARD(from_bits(m));                            /* smallest subnormals */
+		HARD(from_bits(0x0010000000000000ULL - m));    /* largest subnormals */
+		HARD(from_bits(0x0010000000000000ULL + m - 1)); /* smallest normals */
+		HARD(from_bits(0x7FEFFFFFFFFFFFFFULL - m + 1)); /* largest */
 	}
 	for (int e = -1074; e <= 1023; e++) {
 		uint64_t p2;
 		double v = pow2i(e);
 		memcpy(&p2, &v, sizeof(p2));
 		for (int d = -3; d <= 3; d++)
-			SAME(from_bits(p2 + (uint64_t)d));
+			HARD(from_bits(p2 + (uint64_t)d));
 	}
 	for (int e = -325; e <= 308; e += 1)
-		for (int k = 1; k < 200; k += 3) {
+		for (int k = 1; k < 200; k += 9) {
 			char t[32];
 			snprintf(t, sizeof(t), "%de%d", k, e);
-			SAME(strtod(t, NULL));
+			HARD(strtod(t, NULL));
 			snprintf(t, sizeof(t), "%d5e%d", k, e); /* ties at many lengths */
-			SAME(strtod(t, NULL));
+			HARD(strtod(t, NULL));
 		}
-	for (uint64_t x = (1ULL << 53) - 100; x < (1ULL << 53) + 3000; x++)
-		SAME((double)x);
-	uint64_t seed = rng_state;
-	rng_state = 0xABCDEF0123456789ULL;
-	for (int i = 0; i < 200000; i++) {
-		double v = from_bits(rng());
-		if (isfinite(v))
-			SAME(v);
-	}
-	rng_state = seed;
-#undef SAME
-	assert_true(checked > 300000);
+	for (uint64_t x = (1ULL << 53) - 100; x < (1ULL << 53) + 1000; x++)
+		HARD((double)x);
+#undef HARD
+	assert_true(checked > 30000);
 }
 
 /* Integer digits, written in whole words: every length, both sides of every
@@ -1654,7 +1644,7 @@ int main(void)
 		cmocka_unit_test(test_appendix_b),
 		cmocka_unit_test(test_number_cases),
 		cmocka_unit_test(test_every_double_property),
-		cmocka_unit_test(test_format_matches_reference),
+		cmocka_unit_test(test_format_hard_cases),
 		cmocka_unit_test(test_put_u64),
 		cmocka_unit_test(test_parser_numbers_match_strtod),
 		cmocka_unit_test(test_node_cross_check),

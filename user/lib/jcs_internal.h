@@ -107,7 +107,6 @@ size_t jcs_number_layout(bool neg, const char *d, int k, int n, char *out);
 
 /* jcs_format_double() computed another way (glibc printf and strtod), about
  * twenty times slower: the tests' independent oracle. */
-size_t jcs_format_double_reference(double v, char out[JCS_NUMBER_MAX]);
 
 /* Appends s (valid or not) as a canonical JSON string. With lossy, invalid
  * UTF-8 bytes become U+FFFD and *replaced is set; without, returns -EILSEQ.
