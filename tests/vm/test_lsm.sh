@@ -32,12 +32,14 @@ setup_tree() {
 	cp /bin/busybox "$T/ok/busybox"
 }
 fixtures() {
-	rm -rf "$T"/ok/{nd,fifo,sym,r2,r3,l2,l3} "$T"/no/{nd,fifo,sym}
+	rm -rf "$T"/ok/{nd,fifo,sym,r2,r3,l2,l3} "$T"/no/{nd,fifo,sym,r4}
 	mkdir -p "$T/ok/d" "$T/no/d"
 	local d f
 	for d in ok no; do
 		for f in f u t r l secret; do echo data >"$T/$d/$f"; done
 	done
+	ln -sf "$T/ok/f" "$T/no/to-ok"
+	ln -sf "$T/no/f" "$T/ok/to-no"
 }
 setup_tree
 
@@ -80,6 +82,9 @@ CASES=(
 	# the source of a rename or hard link is judged too: it is the refused path here
 	"fs-rename|rename $T/ok/r $T/ok/r2|rename $T/no/r $T/ok/r3|EACCES|tool=fs.rename;path=$T/no/r;rule=fs:default"
 	"fs-link|link $T/ok/l $T/ok/l2|link $T/no/l $T/ok/l3|EACCES|tool=fs.link;path=$T/no/l;rule=fs:default"
+	"fs-rename-dest|rename $T/ok/r $T/ok/r2|rename $T/ok/r $T/no/r4|EACCES|tool=fs.rename;path=$T/no/r4;rule=fs:default"
+	# a symbolic link never shows: the file it leads to is judged and logged
+	"fs-symlink-follow|open $T/no/to-ok r|open $T/ok/to-no r|EACCES|tool=fs.open;path=$T/no/f;access=r;rule=fs:default"
 	# exec (a readable copy of busybox outside exec.allow; /bin is allowed for the shells)
 	"exec|exec $LP nop|exec $T/ok/busybox echo ok|EACCES|tool=fs.exec;path=$T/ok/busybox;access=x;rule=exec:default"
 	# proc
