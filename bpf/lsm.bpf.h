@@ -419,19 +419,35 @@ int BPF_PROG(kw_lsm_unix_connect, struct sock *sock, struct sock *other, struct 
 		kw_path_build(sc, BPF_CORE_READ(u, path.mnt), d, NULL);
 		permit = kw_path_judge(sc, c.slot, KW_WANT(KW_PK_UNIX), &rule);
 	} else {
-		/* abstract (or unbound) socket: no path a rule can name, "@name" */
+		/* abstract (or unbound) socket: no path a rule can name, "@name";
+		 * the name is addr->len bytes, not NUL-terminated */
 		struct unix_address *addr = BPF_CORE_READ(u, addr);
-		long r = -1;
+		__u32 n = 0;
+		int alen;
 
 		__builtin_memset(sc->path, 0, sizeof(sc->path));
 		sc->path[0] = '@';
 		sc->truncated = 0;
-		if (addr)
-			r = bpf_probe_read_kernel_str(&sc->path[1], KW_PATH_MAX - 1,
+		if (addr) {
+			alen = BPF_CORE_READ(addr, len);
+			/* sun_family (2 bytes) and the leading NUL come first */
+			if (alen > 3)
+				n = alen - 3;
+			if (n > KW_PATH_MAX - 2) {
+				n = KW_PATH_MAX - 2;
+				sc->truncated = 1;
+			}
+			if (n) {
+				__u64 sz = n;
+
+				/* a mask the compiler cannot drop: the verifier needs
+				 * the bound on the very register passed on */
+				asm volatile("%0 &= 255" : "+r"(sz));
+				bpf_probe_read_kernel(&sc->path[1], sz,
 						      (void *)addr->name[0].sun_path + 1);
-		sc->len = r > 1 ? r : 1;
-		if (sc->len > KW_PATH_MAX - 1)
-			sc->len = KW_PATH_MAX - 1;
+			}
+		}
+		sc->len = 1 + n;
 	}
 	return kw_path_record(&c, sc, KW_EV_NET_UNIX, 0, permit, rule, EACCES);
 }

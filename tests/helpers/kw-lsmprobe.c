@@ -13,13 +13,14 @@
  *   kill-child              a child of ours, SIGTERM
  *   ptrace PID              ptrace_access_check (PTRACE_SEIZE; detaches on exit)
  *   ptrace-child            the same on a child of ours
- *   unix PATH               connect a stream socket (unix_stream_connect)
+ *   unix PATH               connect a stream socket (unix_stream_connect); @NAME: abstract
  *   listen PATH             bind + listen, print "ok", accept until killed
  *   nop                     prints "ok" */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,34 +116,42 @@ static int do_ptrace_child(void)
 	return report(err);
 }
 
+/* "@name" is the abstract name "name"; returns the address length or -errno. */
 static int unix_addr(const char *path, struct sockaddr_un *a)
 {
+	size_t n = strlen(path);
+
 	memset(a, 0, sizeof(*a));
 	a->sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(a->sun_path))
+	if (n >= sizeof(a->sun_path))
 		return -ENAMETOOLONG;
-	strcpy(a->sun_path, path);
-	return 0;
+	if (path[0] == '@') {
+		memcpy(a->sun_path + 1, path + 1, n - 1);
+		return (int)(offsetof(struct sockaddr_un, sun_path) + n);
+	}
+	memcpy(a->sun_path, path, n + 1);
+	return (int)sizeof(*a);
 }
 
 static int do_unix(const char *path, int listening)
 {
 	struct sockaddr_un a;
-	int fd, c;
+	int fd, c, alen = unix_addr(path, &a);
 
-	if (unix_addr(path, &a))
-		return report(ENAMETOOLONG);
+	if (alen < 0)
+		return report(-alen);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return report(errno);
 	if (!listening) {
-		int r = connect(fd, (struct sockaddr *)&a, sizeof(a)) ? errno : 0;
+		int r = connect(fd, (struct sockaddr *)&a, (socklen_t)alen) ? errno : 0;
 
 		close(fd);
 		return report(r);
 	}
-	unlink(path);
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 16))
+	if (path[0] != '@')
+		unlink(path);
+	if (bind(fd, (struct sockaddr *)&a, (socklen_t)alen) || listen(fd, 16))
 		return report(errno);
 	report(0);
 	fflush(stdout);
