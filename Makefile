@@ -53,7 +53,7 @@ HELP_BIN  := $(HELP_SRC:tests/helpers/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps check unit test-bins demo vmtest bench clean
+.PHONY: all deps check unit test-bins demo vmtest bench install clean
 all: $(BUILD)/kwitness $(BUILD)/kwitnessd $(HELP_BIN)
 
 deps:
@@ -147,6 +147,12 @@ vmtest:
 
 bench: all $(BENCH_BIN)
 	$(Q)bench/run.sh
+
+PREFIX ?= /usr/local
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin
+	install -m 0755 $(BUILD)/kwitness $(DESTDIR)$(PREFIX)/bin/kwitness
+	install -m 0755 $(BUILD)/kwitnessd $(DESTDIR)$(PREFIX)/sbin/kwitnessd
 
 clean:
 	rm -rf $(BUILD)
