@@ -60,9 +60,7 @@ size_t jcs_format_double(double v, char out[JCS_NUMBER_MAX]);
 struct jcs_obj {
 	struct kw_buf *out;
 	bool first;
-#ifndef NDEBUG
-	const char *last_key;
-#endif
+	const char *last_key; /* debug builds: the order check (same layout either way) */
 };
 
 int jcs_write_string(struct kw_buf *out, const char *s, size_t n);

@@ -135,9 +135,10 @@ static int shortest_digits(double v, char *d, int *k)
 		/* The gaps either side of v are equal, so whether the closest
 		 * p-digit decimal reads back is monotone in p: search for the
 		 * smallest p by bisection. */
-		int lo = 1, hi = 17;
-		while (lo < hi) {
-			int mid = (lo + hi) / 2;
+		int lo = 1, hi = 17, mid = 15;
+		/* Short decimals rarely get here (the parser formats literals of
+		 * up to 15 digits itself), so the first probe is at 15. */
+		for (; lo < hi; mid = (lo + hi) / 2) {
 			int e = round_digits(v, d17, e17, mid, cand);
 			if (reads_back(cand, mid, e, v))
 				hi = mid;
