@@ -24,21 +24,6 @@ static void jcs_usage(FILE *f)
 		JCS_MAX_DEPTH, JCS_INPUT_MAX >> 20);
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int cmd_jcs(int argc, char **argv)
 {
 	const char *path = NULL;
@@ -91,7 +76,7 @@ int cmd_jcs(int argc, char **argv)
 		fprintf(stderr, "kwitness jcs: %s: %s\n", name, strerror(-rc));
 		goto out;
 	}
-	rc = write_all(STDOUT_FILENO, out.data, out.len);
+	rc = kw_write_all(STDOUT_FILENO, out.data, out.len);
 	if (rc) {
 		fprintf(stderr, "kwitness jcs: writing output: %s\n", strerror(-rc));
 		goto out;

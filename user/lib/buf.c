@@ -126,8 +126,9 @@ int kw_read_file(const char *path, size_t max, struct kw_buf *out)
 	return rc;
 }
 
-static int write_all(int fd, const char *p, size_t len)
+int kw_write_all(int fd, const void *data, size_t len)
 {
+	const char *p = data;
 	while (len) {
 		ssize_t n = write(fd, p, len);
 		if (n < 0) {
@@ -165,7 +166,7 @@ int kw_write_file_atomic(const char *path, const void *data, size_t len, unsigne
 	if (fchmod(fd, mode & 07777) < 0)
 		rc = -errno;
 	if (!rc)
-		rc = write_all(fd, data, len);
+		rc = kw_write_all(fd, data, len);
 	if (!rc && fsync(fd) < 0)
 		rc = -errno;
 	if (close(fd) < 0 && !rc)

@@ -17,6 +17,7 @@
 #include <openssl/pem.h>
 
 #include "kwitness/b64url.h"
+#include "kwitness/buf.h"
 #include "kwitness/jcs.h"
 #include "kwitness/key.h"
 
@@ -194,23 +195,6 @@ int kw_key_load_private(const char *path, struct kw_key **out)
 	return ret;
 }
 
-/* Writes the whole buffer, retrying short writes. */
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int kw_key_generate(const char *path, struct kw_key **out)
 {
 	EVP_PKEY *pkey = NULL;
@@ -257,7 +241,7 @@ int kw_key_generate(const char *path, struct kw_key **out)
 	if (fchmod(fd, 0600) < 0)
 		ret = -errno;
 	if (!ret)
-		ret = write_all(fd, pem, (size_t)pemlen);
+		ret = kw_write_all(fd, pem, (size_t)pemlen);
 	if (!ret && fsync(fd) < 0)
 		ret = -errno;
 	if (ret) {
