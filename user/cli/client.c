@@ -119,6 +119,17 @@ out:
 	return e;
 }
 
+int kw_client_request(const char *cmd, const char *socket_given, json_t *req, json_t **reply)
+{
+	char err[512];
+	int e = kw_client_call(kw_client_socket(socket_given), req, reply, err, sizeof(err));
+
+	json_decref(req);
+	if (e)
+		fprintf(stderr, "kwitness %s: %s\n", cmd, err);
+	return e;
+}
+
 int kw_client_reply_ok(const char *cmd, const json_t *reply)
 {
 	if (json_is_true(json_object_get(reply, "ok")))
@@ -127,6 +138,31 @@ int kw_client_reply_ok(const char *cmd, const json_t *reply)
 		json_string_value(json_object_get(reply, "error")) ?: "error",
 		json_string_value(json_object_get(reply, "message")) ?: "(no message)");
 	return 0;
+}
+
+void kw_print_json(const json_t *v)
+{
+	char *s = json_dumps(v, JSON_INDENT(2) | JSON_SORT_KEYS);
+
+	if (s)
+		puts(s);
+	free(s);
+}
+
+bool kw_open_option(int opt, const char *arg, struct kw_open_options *o)
+{
+	switch (opt) {
+	case 'i': o->sandbox_id = arg; break;
+	case 'p': o->policy = arg; break;
+	case 'd': o->image_digest = arg; break;
+	case 'P': o->model_provider = arg; break;
+	case 'M': o->model_id = arg; break;
+	case 'C': o->data_class = arg; break;
+	case 's': o->socket = arg; break;
+	case 'j': o->json = true; break;
+	default: return false;
+	}
+	return true;
 }
 
 /* Reads the bundle exactly as given; it must be UTF-8 to travel as a JSON string. */
@@ -148,22 +184,20 @@ static json_t *policy_string(const char *path)
 	return s;
 }
 
-json_t *kw_session_open_request(const char *cgroup, const char *sandbox_id, const char *policy_path,
-				const char *image_digest, const char *mp, const char *mi,
-				const char *dc)
+json_t *kw_session_open_request(const char *cgroup, const struct kw_open_options *o)
 {
-	json_t *pol = policy_string(policy_path), *req;
+	json_t *pol = policy_string(o->policy), *req;
 
 	if (!pol)
 		return NULL;
 	req = json_pack("{s:s, s:s, s:s, s:o, s:s}", "op", "open", "cgroup", cgroup, "sandbox_id",
-			sandbox_id, "policy", pol, "image_digest", image_digest);
-	if (req && mp)
-		json_object_set_new(req, "model_provider", json_string(mp));
-	if (req && mi)
-		json_object_set_new(req, "model_id", json_string(mi));
-	if (req && dc)
-		json_object_set_new(req, "data_class", json_string(dc));
+			o->sandbox_id, "policy", pol, "image_digest", o->image_digest);
+	if (req && o->model_provider)
+		json_object_set_new(req, "model_provider", json_string(o->model_provider));
+	if (req && o->model_id)
+		json_object_set_new(req, "model_id", json_string(o->model_id));
+	if (req && o->data_class)
+		json_object_set_new(req, "data_class", json_string(o->data_class));
 	return req;
 }
 

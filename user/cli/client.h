@@ -3,8 +3,10 @@
 #ifndef KWITNESS_CLI_CLIENT_H
 #define KWITNESS_CLI_CLIENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <getopt.h>
 #include <jansson.h>
 
 #define KW_DEFAULT_SOCKET "/run/kwitness/kwitnessd.sock"
@@ -16,15 +18,44 @@ const char *kw_client_socket(const char *given);
  * not be reached or answered nonsense. */
 int kw_client_call(const char *socket_path, json_t *req, json_t **reply, char *err,
 		   size_t errlen);
+/* kw_client_call for a command: consumes req (NULL is reported as a request
+ * that cannot be encoded), prints "kwitness CMD: why" when kwitnessd could not
+ * be reached. Returns 0 with *reply, or -errno. */
+int kw_client_request(const char *cmd, const char *socket_given, json_t *req, json_t **reply);
 /* Prints "kwitness CMD: code: message" for an {"ok":false} reply; returns
  * true when the reply was ok. */
 int kw_client_reply_ok(const char *cmd, const json_t *reply);
+/* A whole reply on stdout, indented, keys sorted (--json). */
+void kw_print_json(const json_t *v);
+
+/* The long options kwitness session open and kwitness run share; the caller's
+ * table adds its own and ends with { 0 }. kw_open_option stores them. */
+#define KW_OPEN_LONG_OPTIONS                                          \
+	{ "sandbox-id", required_argument, NULL, 'i' },               \
+	{ "policy", required_argument, NULL, 'p' },                   \
+	{ "image-digest", required_argument, NULL, 'd' },             \
+	{ "model-provider", required_argument, NULL, 'P' },           \
+	{ "model-id", required_argument, NULL, 'M' },                 \
+	{ "data-class", required_argument, NULL, 'C' },               \
+	{ "socket", required_argument, NULL, 's' },                   \
+	{ "json", no_argument, NULL, 'j' },                           \
+	{ "help", no_argument, NULL, 'h' }
+
+/* What an open request carries besides the cgroup, and --socket / --json.
+ * Zero-initialise; unset members stay NULL (false). */
+struct kw_open_options {
+	const char *sandbox_id, *policy, *image_digest;
+	const char *model_provider, *model_id, *data_class; /* optional */
+	const char *socket;
+	bool json;
+};
+/* Stores arg when opt is one of KW_OPEN_LONG_OPTIONS other than --help;
+ * returns false (nothing stored) for any other opt. */
+bool kw_open_option(int opt, const char *arg, struct kw_open_options *o);
 
 /* An open request with the policy file's bytes (cmd_session.c); NULL after
- * printing why the policy could not be read. mp, mi, dc may be NULL. */
-json_t *kw_session_open_request(const char *cgroup, const char *sandbox_id, const char *policy_path,
-				const char *image_digest, const char *mp, const char *mi,
-				const char *dc);
+ * printing why the policy could not be read. */
+json_t *kw_session_open_request(const char *cgroup, const struct kw_open_options *o);
 /* Record/log/policy paths and the counts of a close reply (cmd_session.c). */
 void kw_print_close_summary(FILE *f, const json_t *reply);
 

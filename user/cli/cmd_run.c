@@ -175,23 +175,14 @@ static void forward_signal(int sig)
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "policy", required_argument, NULL, 'p' },
-		{ "sandbox-id", required_argument, NULL, 'i' },
-		{ "image-digest", required_argument, NULL, 'd' },
+		KW_OPEN_LONG_OPTIONS,
 		{ "key-jwk", required_argument, NULL, 'k' },
-		{ "model-provider", required_argument, NULL, 'P' },
-		{ "model-id", required_argument, NULL, 'M' },
-		{ "data-class", required_argument, NULL, 'C' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *policy = NULL, *sid = NULL, *digest = NULL, *key_jwk = NULL, *sock = NULL;
-	const char *mp = NULL, *mi = NULL, *dc = NULL;
+	struct kw_open_options o = { 0 };
+	const char *key_jwk = NULL;
 	char sid_buf[128], digest_buf[KW_DIGEST_STR_MAX], mount[4000], cg[4200], base[4100];
 	char err[512], how[600];
-	bool json = false;
 	json_t *req, *reply = NULL;
 	char *session = NULL;
 	int opt, status = 0, rc = 1, pipefd[2], e;
@@ -200,30 +191,24 @@ int cmd_run(int argc, char **argv)
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		if (kw_open_option(opt, optarg, &o))
+			continue;
 		switch (opt) {
-		case 'p': policy = optarg; break;
-		case 'i': sid = optarg; break;
-		case 'd': digest = optarg; break;
 		case 'k': key_jwk = optarg; break;
-		case 'P': mp = optarg; break;
-		case 'M': mi = optarg; break;
-		case 'C': dc = optarg; break;
-		case 's': sock = optarg; break;
-		case 'j': json = true; break;
 		case 'h': run_usage(stdout); return 0;
 		default: run_usage(stderr); return 2;
 		}
 	}
-	if (!policy || optind >= argc) {
+	if (!o.policy || optind >= argc) {
 		fprintf(stderr, "kwitness run: --policy FILE and a command after -- are required\n");
 		run_usage(stderr);
 		return 2;
 	}
-	if (!sid) {
+	if (!o.sandbox_id) {
 		snprintf(sid_buf, sizeof(sid_buf), "spiffe://kwitness.local/run/%d", (int)getpid());
-		sid = sid_buf;
+		o.sandbox_id = sid_buf;
 	}
-	if (!digest) {
+	if (!o.image_digest) {
 		char *exe = find_executable(argv[optind]);
 
 		e = exe ? file_digest(exe, digest_buf) : -ENOENT;
@@ -234,7 +219,7 @@ int cmd_run(int argc, char **argv)
 			return 127;
 		}
 		free(exe);
-		digest = digest_buf;
+		o.image_digest = digest_buf;
 	}
 
 	e = kw_cgroup2_mount(mount, sizeof(mount));
@@ -254,15 +239,11 @@ int cmd_run(int argc, char **argv)
 	}
 
 	/* The session is open (the cgroup tagged) before the command exists. */
-	req = kw_session_open_request(cg, sid, policy, digest, mp, mi, dc);
+	req = kw_session_open_request(cg, &o);
 	if (!req)
 		goto out_cgroup;
-	e = kw_client_call(kw_client_socket(sock), req, &reply, err, sizeof(err));
-	json_decref(req);
-	if (e) {
-		fprintf(stderr, "kwitness run: %s\n", err);
+	if (kw_client_request("run", o.socket, req, &reply))
 		goto out_cgroup;
-	}
 	if (!kw_client_reply_ok("run", reply))
 		goto out_cgroup;
 	session = strdup(json_string_value(json_object_get(reply, "session")));
@@ -331,7 +312,7 @@ int cmd_run(int argc, char **argv)
 
 out_close:
 	req = json_pack("{s:s, s:s}", "op", "close", "session", session);
-	e = kw_client_call(kw_client_socket(sock), req, &reply, err, sizeof(err));
+	e = kw_client_call(kw_client_socket(o.socket), req, &reply, err, sizeof(err));
 	json_decref(req);
 	if (e) {
 		fprintf(stderr, "kwitness run: closing session %s: %s\n", session, err);
@@ -341,18 +322,13 @@ out_close:
 		if (rc == 0)
 			rc = 1;
 	} else {
-		int v = verify_reply(reply, key_jwk, policy, digest, how, sizeof(how));
+		int v = verify_reply(reply, key_jwk, o.policy, o.image_digest, how, sizeof(how));
 
 		fprintf(stderr, "kwitness run: session %s closed\n", session);
 		kw_print_close_summary(stderr, reply);
 		fprintf(stderr, "record %s\n", how);
-		if (json) {
-			char *s = json_dumps(reply, JSON_INDENT(2) | JSON_SORT_KEYS);
-
-			if (s)
-				puts(s);
-			free(s);
-		}
+		if (o.json)
+			kw_print_json(reply);
 		if (v && rc == 0)
 			rc = 1;
 	}

@@ -25,124 +25,122 @@ static void session_usage(FILE *f)
 		"The socket is --socket, else $KWITNESS_SOCKET, else " KW_DEFAULT_SOCKET ".\n");
 }
 
-static int call(const char *cmd, const char *sock, json_t *req, json_t **reply)
+/* Sends req (consumed); on an ok reply prints it whole (--json) or with print.
+ * Returns the exit status. */
+static int request(const char *cmd, const char *sock, json_t *req, bool json,
+		   void (*print)(const json_t *reply))
 {
-	char err[512];
-	int e = kw_client_call(kw_client_socket(sock), req, reply, err, sizeof(err));
+	json_t *reply;
+	int rc;
 
-	json_decref(req);
-	if (e) {
-		fprintf(stderr, "kwitness %s: %s\n", cmd, err);
+	if (kw_client_request(cmd, sock, req, &reply))
 		return 1;
+	rc = kw_client_reply_ok(cmd, reply) ? 0 : 1;
+	if (!rc) {
+		if (json)
+			kw_print_json(reply);
+		else
+			print(reply);
 	}
-	return 0;
+	json_decref(reply);
+	return rc;
 }
 
-static void print_json(const json_t *v)
+static void session_usage_for(FILE *f, const char *cmd)
 {
-	char *s = json_dumps(v, JSON_INDENT(2) | JSON_SORT_KEYS);
+	(void)cmd;
+	session_usage(f);
+}
 
-	if (s)
-		puts(s);
-	free(s);
+static void simple_usage(FILE *f, const char *cmd)
+{
+	fprintf(f, "usage: kwitness %s [--json] [--socket PATH]\n", cmd);
+}
+
+/* --socket and --json, all that close, list and status take. Returns -1 to go
+ * on, else the exit status (after --help or a bad option). */
+static int socket_json_options(const char *cmd, int argc, char **argv,
+			       void (*usage)(FILE *f, const char *cmd), const char **sock,
+			       bool *json)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 's': *sock = optarg; break;
+		case 'j': *json = true; break;
+		case 'h': usage(stdout, cmd); return 0;
+		default: usage(stderr, cmd); return 2;
+		}
+	}
+	return -1;
+}
+
+static void print_session_id(const json_t *reply)
+{
+	printf("%s\n", json_string_value(json_object_get(reply, "session")));
 }
 
 static int session_open(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "cgroup", required_argument, NULL, 'c' },
-		{ "sandbox-id", required_argument, NULL, 'i' },
-		{ "policy", required_argument, NULL, 'p' },
-		{ "image-digest", required_argument, NULL, 'd' },
-		{ "model-provider", required_argument, NULL, 'P' },
-		{ "model-id", required_argument, NULL, 'M' },
-		{ "data-class", required_argument, NULL, 'C' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
+		KW_OPEN_LONG_OPTIONS,
 		{ 0 },
 	};
-	const char *cgroup = NULL, *sid = NULL, *pol = NULL, *digest = NULL, *sock = NULL;
-	const char *mp = NULL, *mi = NULL, *dc = NULL;
-	bool json = false;
-	json_t *req, *reply;
-	int opt, rc;
+	struct kw_open_options o = { 0 };
+	const char *cgroup = NULL;
+	json_t *req;
+	int opt;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (kw_open_option(opt, optarg, &o))
+			continue;
 		switch (opt) {
 		case 'c': cgroup = optarg; break;
-		case 'i': sid = optarg; break;
-		case 'p': pol = optarg; break;
-		case 'd': digest = optarg; break;
-		case 'P': mp = optarg; break;
-		case 'M': mi = optarg; break;
-		case 'C': dc = optarg; break;
-		case 's': sock = optarg; break;
-		case 'j': json = true; break;
 		case 'h': session_usage(stdout); return 0;
 		default: session_usage(stderr); return 2;
 		}
 	}
-	if (!cgroup || !sid || !pol || !digest || optind != argc) {
+	if (!cgroup || !o.sandbox_id || !o.policy || !o.image_digest || optind != argc) {
 		fprintf(stderr, "kwitness session open: --cgroup, --sandbox-id, --policy and "
 				"--image-digest are required\n");
 		return 2;
 	}
-	req = kw_session_open_request(cgroup, sid, pol, digest, mp, mi, dc);
+	req = kw_session_open_request(cgroup, &o);
 	if (!req)
 		return 1;
-	if (call("session open", sock, req, &reply))
-		return 1;
-	rc = kw_client_reply_ok("session open", reply) ? 0 : 1;
-	if (!rc) {
-		if (json)
-			print_json(reply);
-		else
-			printf("%s\n", json_string_value(json_object_get(reply, "session")));
-	}
-	json_decref(reply);
-	return rc;
+	return request("session open", o.socket, req, o.json, print_session_id);
+}
+
+static void print_close(const json_t *reply)
+{
+	kw_print_close_summary(stdout, reply);
 }
 
 static int session_close(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	const char *sock = NULL;
 	bool json = false;
-	json_t *reply;
-	int opt, rc;
+	int rc = socket_json_options("session close", argc, argv, session_usage_for, &sock, &json);
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 's': sock = optarg; break;
-		case 'j': json = true; break;
-		case 'h': session_usage(stdout); return 0;
-		default: session_usage(stderr); return 2;
-		}
-	}
+	if (rc >= 0)
+		return rc;
 	if (optind != argc - 1) {
 		fprintf(stderr, "kwitness session close: one session id is required\n");
 		return 2;
 	}
-	if (call("session close", sock,
-		 json_pack("{s:s, s:s}", "op", "close", "session", argv[optind]), &reply))
-		return 1;
-	rc = kw_client_reply_ok("session close", reply) ? 0 : 1;
-	if (!rc) {
-		if (json)
-			print_json(reply);
-		else
-			kw_print_close_summary(stdout, reply);
-	}
-	json_decref(reply);
-	return rc;
+	return request("session close", sock,
+		       json_pack("{s:s, s:s}", "op", "close", "session", argv[optind]), json,
+		       print_close);
 }
 
 static void print_sessions(const json_t *sessions)
@@ -175,65 +173,45 @@ static void print_sessions(const json_t *sessions)
 	}
 }
 
-/* list and status share their options. */
-static int simple_request(const char *cmd, const char *op, int argc, char **argv, bool full)
+static void print_list(const json_t *reply)
 {
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
+	print_sessions(json_object_get(reply, "sessions"));
+}
+
+static void print_status(const json_t *reply)
+{
+	json_t *u = json_object_get(reply, "hooks_unavailable"), *v;
+	size_t i;
+
+	printf("kernel:    %s\n", json_string_value(json_object_get(reply, "kernel")));
+	printf("state:     %s\n", json_string_value(json_object_get(reply, "state_dir")));
+	printf("ringbuf:   %lld bytes per session\n",
+	       (long long)json_integer_value(json_object_get(reply, "ringbuf_size")));
+	printf("hooks:    ");
+	json_array_foreach(json_object_get(reply, "hooks_available"), i, v)
+		printf(" %s", json_string_value(v));
+	printf("\n");
+	json_array_foreach(u, i, v)
+		printf("unavailable: %s: %s\n", json_string_value(json_object_get(v, "class")),
+		       json_string_value(json_object_get(v, "reason")));
+	print_list(reply);
+}
+
+/* list and status: no arguments besides --socket and --json. */
+static int simple_request(const char *cmd, const char *op, int argc, char **argv,
+			  void (*print)(const json_t *reply))
+{
 	const char *sock = NULL;
 	bool json = false;
-	json_t *reply;
-	int opt, rc;
+	int rc = socket_json_options(cmd, argc, argv, simple_usage, &sock, &json);
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 's': sock = optarg; break;
-		case 'j': json = true; break;
-		case 'h':
-			printf("usage: kwitness %s [--json] [--socket PATH]\n", cmd);
-			return 0;
-		default:
-			fprintf(stderr, "usage: kwitness %s [--json] [--socket PATH]\n", cmd);
-			return 2;
-		}
-	}
+	if (rc >= 0)
+		return rc;
 	if (optind != argc) {
 		fprintf(stderr, "kwitness %s: unexpected argument '%s'\n", cmd, argv[optind]);
 		return 2;
 	}
-	if (call(cmd, sock, json_pack("{s:s}", "op", op), &reply))
-		return 1;
-	rc = kw_client_reply_ok(cmd, reply) ? 0 : 1;
-	if (!rc && json) {
-		print_json(reply);
-	} else if (!rc) {
-		if (full) {
-			json_t *u = json_object_get(reply, "hooks_unavailable"), *v;
-			size_t i;
-
-			printf("kernel:    %s\n", json_string_value(json_object_get(reply, "kernel")));
-			printf("state:     %s\n",
-			       json_string_value(json_object_get(reply, "state_dir")));
-			printf("ringbuf:   %lld bytes per session\n",
-			       (long long)json_integer_value(json_object_get(reply, "ringbuf_size")));
-			printf("hooks:    ");
-			json_array_foreach(json_object_get(reply, "hooks_available"), i, v)
-				printf(" %s", json_string_value(v));
-			printf("\n");
-			json_array_foreach(u, i, v)
-				printf("unavailable: %s: %s\n",
-				       json_string_value(json_object_get(v, "class")),
-				       json_string_value(json_object_get(v, "reason")));
-		}
-		print_sessions(json_object_get(reply, "sessions"));
-	}
-	json_decref(reply);
-	return rc;
+	return request(cmd, sock, json_pack("{s:s}", "op", op), json, print);
 }
 
 int cmd_session(int argc, char **argv)
@@ -251,7 +229,7 @@ int cmd_session(int argc, char **argv)
 	if (!strcmp(argv[1], "close"))
 		return session_close(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "list"))
-		return simple_request("session list", "list", argc - 1, argv + 1, false);
+		return simple_request("session list", "list", argc - 1, argv + 1, print_list);
 	fprintf(stderr, "kwitness session: unknown subcommand '%s'\n", argv[1]);
 	session_usage(stderr);
 	return 2;
@@ -259,5 +237,5 @@ int cmd_session(int argc, char **argv)
 
 int cmd_status(int argc, char **argv)
 {
-	return simple_request("status", "status", argc, argv, true);
+	return simple_request("status", "status", argc, argv, print_status);
 }
