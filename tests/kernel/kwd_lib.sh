@@ -152,6 +152,47 @@ jfield() {
 	sed -n "s/.*\"$2\":\(\"\([^\"]*\)\"\|\([^,}\"]*\)\).*/\2\3/p" <<<"$1"
 }
 
+# policy_session NAME MODE ON_RECORD_FAILURE SECTION: writes policy NAME,
+# {"kwitness_policy":1,"mode":MODE,"record":"all","on_record_failure":...,SECTION},
+# makes cgroup NAME and opens a session for it there. Sets cg and sid (the
+# caller's locals where it declares them); returns 1 when no session opened.
+policy_session() {
+	local pol
+	pol=$(policy_file "$1" \
+		"{\"kwitness_policy\":1,\"mode\":\"$2\",\"record\":\"all\",\"on_record_failure\":\"$3\",$4}")
+	cg=$(cg_make "$1")
+	sid=$(session_open "$cg" "$pol")
+	[ -n "$sid" ]
+}
+
+# entry_mismatch LINE WANT: the "key=value;..." pairs of WANT that the log
+# entry LINE does not hold, each as " key=got (want value)"; empty when all do.
+entry_mismatch() {
+	local line=$1 kv k v bad=
+	IFS=';' read -ra kv <<<"$2"
+	for k in "${kv[@]}"; do
+		v=$(jfield "$line" "${k%%=*}")
+		[ "$v" = "${k#*=}" ] || bad="$bad ${k%%=*}=$v (want ${k#*=})"
+	done
+	printf '%s' "$bad"
+}
+
+# check_entry LABEL LINE WANT CGROUP: ok LABEL when the log entry LINE holds
+# WANT, names CGROUP and has seq, ts, uid, comm and rule; else not_ok with
+# what differs, and the entry as a comment.
+check_entry() {
+	local label=$1 line=$2 cg=$4 bad k
+	bad=$(entry_mismatch "$line" "$3")
+	[ "$(jfield "$line" cgroup)" = "$(stat -c %i "$cg")" ] || bad="$bad cgroup"
+	for k in seq ts uid comm rule; do
+		[ -n "$(jfield "$line" $k)" ] || bad="$bad no-$k"
+	done
+	if [ -z "$bad" ]; then ok "$label"; else
+		not_ok "$label:$bad"
+		echo "#   $line"
+	fi
+}
+
 # Decision entries of a log (not the open/close entries).
 decisions() { grep -v '"tool":"kwitness\.' "$1"; }
 trailer() { grep '"tool":"kwitness.close"' "$1"; }

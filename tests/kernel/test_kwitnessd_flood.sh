@@ -21,11 +21,7 @@ missing_seqs() {
 }
 
 for fail in deny allow; do
-	pol=$(policy_file "flood-$fail" \
-		"{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"all\",\"on_record_failure\":\"$fail\",\"net\":{\"send\":[\"127.0.0.1/32:$PORT\"]}}")
-	cg=$(cg_make "flood-$fail")
-	sid=$(session_open "$cg" "$pol")
-	if [ -z "$sid" ]; then
+	if ! policy_session "flood-$fail" enforce "$fail" "\"net\":{\"send\":[\"127.0.0.1/32:$PORT\"]}"; then
 		not_ok "flood/$fail: session opens"
 		continue
 	fi

@@ -22,18 +22,14 @@ have_v6=0
 #   allowed op records; FIELDS: "key=value;key=value" of the deny entry.
 family() {
 	local name=$1 class=$2 section=$3 allowed=$4 denied=$5 permits=$6 tool=$7 fields=$8
-	local mode pol cg sid a out dpid dres upid ures line want kv k v n
+	local mode cg sid a out dpid dres upid ures line want n
 
 	if ! kwd_has_hook "$class"; then
 		skip "$name: the $class hooks are unavailable on this kernel"
 		return
 	fi
 	for mode in enforce advisory; do
-		pol=$(policy_file "$name-$mode" \
-			"{\"kwitness_policy\":1,\"mode\":\"$mode\",\"record\":\"all\",\"on_record_failure\":\"deny\",$section}")
-		cg=$(cg_make "$name-$mode")
-		sid=$(session_open "$cg" "$pol")
-		if [ -z "$sid" ]; then
+		if ! policy_session "$name-$mode" "$mode" deny "$section"; then
 			not_ok "$name/$mode: session opens"
 			continue
 		fi
@@ -62,20 +58,7 @@ family() {
 		if [ -z "$line" ] || [ "$n" -ne 1 ]; then
 			not_ok "$name/$mode: one decision entry for the denied operation (found $n)"
 		else
-			local bad=
-			IFS=';' read -ra kv <<<"$want"
-			for k in "${kv[@]}"; do
-				v=$(jfield "$line" "${k%%=*}")
-				[ "$v" = "${k#*=}" ] || bad="$bad ${k%%=*}=$v (want ${k#*=})"
-			done
-			[ "$(jfield "$line" cgroup)" = "$(stat -c %i "$cg")" ] || bad="$bad cgroup"
-			for k in seq ts uid comm rule; do
-				[ -n "$(jfield "$line" $k)" ] || bad="$bad no-$k"
-			done
-			if [ -z "$bad" ]; then ok "$name/$mode: decision entry fields"; else
-				not_ok "$name/$mode: decision entry fields:$bad"
-				echo "#   $line"
-			fi
+			check_entry "$name/$mode: decision entry fields" "$line" "$want" "$cg"
 		fi
 		expect_eq "$name/$mode: untagged process not recorded" 0 \
 			"$(decisions "$LOG" | grep -c "\"pid\":$upid,")"

@@ -122,11 +122,7 @@ run_op() {
 }
 
 for mode in enforce advisory; do
-	pol=$(policy_file "lsm-$mode" \
-		"{\"kwitness_policy\":1,\"mode\":\"$mode\",\"record\":\"all\",\"on_record_failure\":\"deny\",$POLICY}")
-	cg=$(cg_make "lsm-$mode")
-	sid=$(session_open "$cg" "$pol")
-	if [ -z "$sid" ]; then
+	if ! policy_session "lsm-$mode" "$mode" deny "$POLICY"; then
 		not_ok "$mode: session opens"
 		continue
 	fi
@@ -160,20 +156,7 @@ for mode in enforce advisory; do
 			not_ok "$name/$mode: one denial entry for the denied operation (found $n)"
 			decisions "$LOG" | grep "\"pid\":${dpid[$name]}," | tail -n 3 | sed 's/^/#   /'
 		else
-			bad=
-			IFS=';' read -ra kv <<<"$want"
-			for k in "${kv[@]}"; do
-				v=$(jfield "$line" "${k%%=*}")
-				[ "$v" = "${k#*=}" ] || bad="$bad ${k%%=*}=$v (want ${k#*=})"
-			done
-			[ "$(jfield "$line" cgroup)" = "$(stat -c %i "$cg")" ] || bad="$bad cgroup"
-			for k in seq ts uid comm rule; do
-				[ -n "$(jfield "$line" $k)" ] || bad="$bad no-$k"
-			done
-			if [ -z "$bad" ]; then ok "$name/$mode: denial entry fields"; else
-				not_ok "$name/$mode: denial entry fields:$bad"
-				echo "#   $line"
-			fi
+			check_entry "$name/$mode: denial entry fields" "$line" "$want" "$cg"
 		fi
 		expect_eq "$name/$mode: untagged process not recorded" 0 \
 			"$(decisions "$LOG" | grep -c "\"pid\":${upid[$name]},")"
@@ -188,14 +171,10 @@ done
 # allowed_case NAME SECTION OP FIELDS: OP succeeds in an enforcing session and
 # its permit names the setting.
 allowed_case() {
-	local name=$1 section=$2 op=$3 fields=$4 pol cg sid out pid res line k v bad= tool
+	local name=$1 section=$2 op=$3 fields=$4 cg sid out pid res line bad tool
 	tool=$(sed -n 's/^tool=\([^;]*\).*/\1/p' <<<"$fields")
 	fixtures
-	pol=$(policy_file "$name" \
-		"{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"all\",\"on_record_failure\":\"deny\",$section}")
-	cg=$(cg_make "$name")
-	sid=$(session_open "$cg" "$pol")
-	[ -n "$sid" ] || { not_ok "$name: session opens"; return; }
+	policy_session "$name" enforce deny "$section" || { not_ok "$name: session opens"; return; }
 	# shellcheck disable=SC2086
 	out=$(cg_run "$cg" sh -c 'echo $$; exec "$@"' sh "$LP" $op)
 	pid=$(sed -n 1p <<<"$out") res=$(sed -n 2p <<<"$out")
@@ -203,11 +182,7 @@ allowed_case() {
 	expect_eq "$name: operation proceeds" ok "$res"
 	# the pid's last entry of the tool (loading the helper came first)
 	line=$(decisions "$LOG" | grep "\"pid\":$pid," | grep "\"tool\":\"$tool\"" | tail -n 1)
-	IFS=';' read -ra kv <<<"decision=permit;enforced=false;$fields"
-	for k in "${kv[@]}"; do
-		v=$(jfield "$line" "${k%%=*}")
-		[ "$v" = "${k#*=}" ] || bad="$bad ${k%%=*}=$v (want ${k#*=})"
-	done
+	bad=$(entry_mismatch "$line" "decision=permit;enforced=false;$fields")
 	if [ -z "$bad" ]; then ok "$name: permit entry names the setting"; else
 		not_ok "$name: permit entry:$bad"
 		echo "#   $line"
