@@ -29,6 +29,8 @@
 
 #include "kwitness/hooks.h"
 #include "kwitness/policy.h"
+/* kwitnessd's wakeup rule (kwd_wakeup_bytes, KWD_POLL_MS), to measure what it does */
+#include "../user/kwitnessd/kwitnessd.h"
 
 #define ROUNDS 11
 #define OPS_PER_ROUND 100000
@@ -127,7 +129,7 @@ static void *consumer(void *arg)
 	struct ring_buffer *rb = arg;
 
 	while (!stop)
-		ring_buffer__poll(rb, 10);
+		ring_buffer__poll(rb, KWD_POLL_MS);
 	ring_buffer__consume(rb);
 	return NULL;
 }
@@ -262,8 +264,11 @@ static void summarize(struct result *r, double *min, double *med)
 
 int main(void)
 {
-	/* the consumer thread polls every 10 ms: wake it only past 1 MiB */
-	struct kw_hooks_opts opts = { .ringbuf_size = 16u << 20, .wakeup_bytes = 1u << 20 };
+	/* As kwitnessd runs it: the programs wake the consumer only once
+	 * 1/KWD_WAKEUP_FRACTION of the ring buffer waits, and the consumer
+	 * thread also consumes every KWD_POLL_MS. */
+	struct kw_hooks_opts opts = { .ringbuf_size = 16u << 20,
+				      .wakeup_bytes = kwd_wakeup_bytes(16u << 20) };
 	char tagged[512], tagged2[512], other[512], home[1024] = "", err[256], line[600];
 	char pol_all[512], pol_deny[512];
 	struct result r1, r1b, r2, r3, r4;
@@ -323,6 +328,9 @@ int main(void)
 	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	printf("bench_hooks: UDP connect() to 127.0.0.1:%u, %d interleaved rounds x %d ops\n",
 	       ntohs(dst.sin_port), ROUNDS, OPS_PER_ROUND);
+	printf("  tagged sessions as kwitnessd runs them: %zu KiB ring buffer, consumer woken at "
+	       "%zu KiB waiting (ring buffer / %d), else it consumes every %d ms\n",
+	       opts.ringbuf_size >> 10, opts.wakeup_bytes >> 10, KWD_WAKEUP_FRACTION, KWD_POLL_MS);
 	/* the configurations alternate inside each round, so drift in the
 	 * machine's load hits all of them alike */
 	for (round = 0; round < ROUNDS; round++) {

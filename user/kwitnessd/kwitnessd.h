@@ -30,6 +30,14 @@
 /* A shortfall matching the kernel's dropped counter holds this long at close. */
 /* A sequence gap this old, while the kernel counts drops, is a drop. */
 #define KWD_GAP_SKIP_MS 10
+/* Batched wakeups: the programs wake the loop only once a ring buffer holds
+ * 1/KWD_WAKEUP_FRACTION of its size; the loop consumes every open session's
+ * ring buffer every KWD_POLL_MS for the rest, so logs lag by at most that.
+ * Ring buffers below KWD_WAKEUP_MIN_RINGBUF keep a wakeup per event: they
+ * hold too few events to wait for a batch. */
+#define KWD_WAKEUP_FRACTION 8
+#define KWD_WAKEUP_MIN_RINGBUF (64 * 1024)
+#define KWD_POLL_MS 2
 /* Control connections served at once; more get one "busy" line. */
 #define KWD_MAX_CLIENTS 256
 /* Strings taken from a client (ids, model names) are bounded. */
@@ -172,6 +180,8 @@ struct kwd {
 	unsigned n_sessions;
 	unsigned n_closing;
 	int64_t boot_to_realtime_ns;
+	size_t wakeup_bytes;   /* kw_hooks_opts.wakeup_bytes; 0: wakeup per event */
+	int64_t next_poll_ms;  /* when open sessions are consumed next */
 	bool stopping;
 	char *programs; /* "name:tag,..." */
 };
@@ -222,6 +232,14 @@ void kwd_session_ring_ready(struct kwd_session *s);
 void kwd_sessions_after_batch(struct kwd *d);
 /* On every timer tick: that, old gaps, flushes of quiet sessions' logs. */
 void kwd_sessions_tick(struct kwd *d);
+/* Every KWD_POLL_MS under batched wakeups: consumes each open session's
+ * ring buffer that holds something. */
+void kwd_sessions_poll(struct kwd *d);
+/* kw_hooks_opts.wakeup_bytes for a ring buffer size (0: wake per event). */
+static inline size_t kwd_wakeup_bytes(size_t ringbuf_size)
+{
+	return ringbuf_size >= KWD_WAKEUP_MIN_RINGBUF ? ringbuf_size / KWD_WAKEUP_FRACTION : 0;
+}
 /* Closes every session now (shutdown): untag, bounded drain, records. */
 void kwd_sessions_close_all(struct kwd *d);
 /* Worker side of close, and the main thread's end of it. */

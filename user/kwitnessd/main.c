@@ -240,7 +240,11 @@ static int run_loop(struct kwd *d)
 	bool ticked, rings;
 
 	while (!d->stopping) {
-		int n = epoll_wait(d->epfd, evs, 64, KWD_TICK_MS);
+		/* Batched wakeups: events below the wakeup mark signal nothing,
+		 * so open sessions are consumed every KWD_POLL_MS. */
+		bool polling = d->wakeup_bytes && d->n_sessions > d->n_closing;
+		int n = epoll_wait(d->epfd, evs, 64, polling ? KWD_POLL_MS : KWD_TICK_MS);
+		int64_t now;
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -279,6 +283,10 @@ static int run_loop(struct kwd *d)
 				break;
 			}
 			}
+		}
+		if (polling && (now = kwd_now_ms()) >= d->next_poll_ms) {
+			kwd_sessions_poll(d);
+			d->next_poll_ms = now + KWD_POLL_MS;
 		}
 		/* Outside the batch: sessions and clients may be freed here. */
 		if (ticked) {
@@ -423,6 +431,7 @@ int main(int argc, char **argv)
 	kwd_refresh_clock(d);
 	hopts.ringbuf_size = d->cfg.ringbuf_size;
 	hopts.pin_dir = d->cfg.pin_dir;
+	hopts.wakeup_bytes = d->wakeup_bytes = kwd_wakeup_bytes(d->cfg.ringbuf_size);
 	e = kw_hooks_open(&hopts, &d->hooks, err, sizeof(err));
 	if (e) {
 		fprintf(stderr, "kwitnessd: loading the BPF programs: %s\n",
@@ -455,8 +464,8 @@ int main(int argc, char **argv)
 		kw_hooks_close(d->hooks);
 		return 1;
 	}
-	kwd_log(d, LOG_NOTICE, "ready on %s (state %s, ring buffers %zu bytes)",
-		d->cfg.socket_path, d->cfg.state_dir, d->cfg.ringbuf_size);
+	kwd_log(d, LOG_NOTICE, "ready on %s (state %s, ring buffers %zu bytes, wakeup at %zu bytes)",
+		d->cfg.socket_path, d->cfg.state_dir, d->cfg.ringbuf_size, d->wakeup_bytes);
 
 	e = run_loop(d);
 	/* SIGTERM/SIGINT: every open session ends with its trailer and record. */

@@ -857,6 +857,18 @@ void kwd_sessions_tick(struct kwd *d)
 	}
 }
 
+void kwd_sessions_poll(struct kwd *d)
+{
+	for (unsigned i = 0; i < KW_MAX_SESSIONS; i++) {
+		struct kwd_session *s = d->slots[i];
+
+		/* An empty ring buffer costs two loads, not a consume call. */
+		if (!s || s->state != KWD_S_OPEN || !ring_used(s))
+			continue;
+		kwd_session_ring_ready(s);
+	}
+}
+
 void kwd_sessions_close_all(struct kwd *d)
 {
 	int64_t deadline = kwd_now_ms() + KWD_DRAIN_TIMEOUT_MS;
