@@ -305,9 +305,12 @@ static long vmrss_kb(pid_t pid)
 
 static char *session_open_on(struct daemon *d, const char *cg)
 {
-	json_t *req = kw_session_open_request(cg, "spiffe://bench.kwitness.local/s", d->policy,
-					      "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-					      NULL, NULL, NULL);
+	const struct kw_open_options o = {
+		.sandbox_id = "spiffe://bench.kwitness.local/s",
+		.policy = d->policy,
+		.image_digest = "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	};
+	json_t *req = kw_session_open_request(cg, &o);
 	json_t *reply = NULL;
 	char err[256], *id = NULL;
 
