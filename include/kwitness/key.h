@@ -20,7 +20,8 @@ struct kw_key;
 int kw_key_generate(const char *path, struct kw_key **out);
 /* Loads a private key: from path when path is non-NULL, else from the
  * environment variable TRACE_PRIVATE_KEY_PEM (the PEM text). A key file that
- * is group- or world-accessible is refused (-EPERM). Ed25519 only. */
+ * is group- or world-accessible, or owned by a user other than root and the
+ * caller, is refused (-EPERM). Ed25519 only. */
 int kw_key_load_private(const char *path, struct kw_key **out);
 /* Loads a trusted public key: a file holding a public JWK (JSON) or a PEM
  * public key (a PEM private key is accepted and reduced to its public half). */

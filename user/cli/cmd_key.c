@@ -30,7 +30,7 @@ void cli_key_error(const char *cmd, const char *what, int err)
 			break;
 		}
 		fprintf(stderr,
-			"kwitness %s: refusing key %s: it is group- or world-accessible (run: chmod 600 %s)\n",
+			"kwitness %s: refusing key %s: it is group- or world-accessible or owned by another user (run: chmod 600 %s)\n",
 			cmd, what, what);
 		break;
 	case -EINVAL:

@@ -413,7 +413,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kwitnessd: signing key %s: %s%s\n",
 			d->cfg.key_path ? d->cfg.key_path : "from TRACE_PRIVATE_KEY_PEM",
 			strerror(-e),
-			e == -EPERM ? " (the key file must not be group- or world-accessible)" : "");
+			e == -EPERM ? " (the key file must not be group- or world-accessible, and must be owned by root or this user)" : "");
 		return 1;
 	}
 	raise_limits();

@@ -138,9 +138,11 @@ static int read_key_file(const char *path, char *buf, size_t cap, size_t *len, m
 	}
 	if (mode_out)
 		*mode_out = st.st_mode;
-	/* Check the mode before reading a byte: a readable-by-others private key
-	 * is refused, not used. */
-	if (mode_out && (st.st_mode & (S_IRWXG | S_IRWXO))) {
+	/* Check the mode and owner before reading a byte: a private key that
+	 * others can read, or that another user (not root) owns and so can
+	 * replace or re-mode, is refused, not used. */
+	if (mode_out && ((st.st_mode & (S_IRWXG | S_IRWXO)) ||
+			 (st.st_uid != geteuid() && st.st_uid != 0))) {
 		ret = -EPERM;
 		goto out;
 	}
