@@ -31,13 +31,16 @@
 /* A sequence gap this old, while the kernel counts drops, is a drop. */
 #define KWD_GAP_SKIP_MS 10
 /* Batched wakeups: the programs wake the loop only once a ring buffer holds
- * 1/KWD_WAKEUP_FRACTION of its size; the loop consumes every open session's
- * ring buffer every KWD_POLL_MS for the rest, so logs lag by at most that.
- * Ring buffers below KWD_WAKEUP_MIN_RINGBUF keep a wakeup per event: they
- * hold too few events to wait for a batch. */
+ * 1/KWD_WAKEUP_FRACTION of its size. For the rest the loop consumes the ring
+ * buffers of sessions that had events in the last KWD_HOT_MS every
+ * KWD_POLL_MS, and every open session's on the timer tick (which is also
+ * when a quiet session's log lines are flushed). Idle sessions cost no
+ * wakeups. Ring buffers below KWD_WAKEUP_MIN_RINGBUF keep a wakeup per event:
+ * they hold too few events to wait for a batch. */
 #define KWD_WAKEUP_FRACTION 8
 #define KWD_WAKEUP_MIN_RINGBUF (64 * 1024)
 #define KWD_POLL_MS 2
+#define KWD_HOT_MS 50
 /* Control connections served at once; more get one "busy" line. */
 #define KWD_MAX_CLIENTS 256
 /* Strings taken from a client (ids, model names) are bounded. */
@@ -138,6 +141,7 @@ struct kwd_session {
 	uint64_t unrecorded;  /* at close: the kernel's count */
 	uint64_t skipped;     /* sequence numbers given up as dropped while open */
 	int64_t gap_since_ms; /* when the current gap was first seen (0: none) */
+	int64_t hot_until_ms; /* had events lately: consumed every KWD_POLL_MS */
 	int64_t close_deadline_ms;
 	uint64_t close_client;
 	int64_t opened_us;
@@ -181,7 +185,8 @@ struct kwd {
 	unsigned n_closing;
 	int64_t boot_to_realtime_ns;
 	size_t wakeup_bytes;   /* kw_hooks_opts.wakeup_bytes; 0: wakeup per event */
-	int64_t next_poll_ms;  /* when open sessions are consumed next */
+	int64_t next_poll_ms;  /* when hot sessions are consumed next */
+	int64_t poll_until_ms; /* the latest hot_until_ms of any session */
 	bool stopping;
 	char *programs; /* "name:tag,..." */
 };
@@ -232,8 +237,8 @@ void kwd_session_ring_ready(struct kwd_session *s);
 void kwd_sessions_after_batch(struct kwd *d);
 /* On every timer tick: that, old gaps, flushes of quiet sessions' logs. */
 void kwd_sessions_tick(struct kwd *d);
-/* Every KWD_POLL_MS under batched wakeups: consumes each open session's
- * ring buffer that holds something. */
+/* Every KWD_POLL_MS under batched wakeups: consumes the ring buffer of each
+ * open session that had events in the last KWD_HOT_MS and holds something. */
 void kwd_sessions_poll(struct kwd *d);
 /* kw_hooks_opts.wakeup_bytes for a ring buffer size (0: wake per event). */
 static inline size_t kwd_wakeup_bytes(size_t ringbuf_size)

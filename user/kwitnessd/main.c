@@ -241,8 +241,9 @@ static int run_loop(struct kwd *d)
 
 	while (!d->stopping) {
 		/* Batched wakeups: events below the wakeup mark signal nothing,
-		 * so open sessions are consumed every KWD_POLL_MS. */
-		bool polling = d->wakeup_bytes && d->n_sessions > d->n_closing;
+		 * so busy sessions are consumed every KWD_POLL_MS (the others
+		 * on the tick). */
+		bool polling = d->wakeup_bytes && kwd_now_ms() < d->poll_until_ms;
 		int n = epoll_wait(d->epfd, evs, 64, polling ? KWD_POLL_MS : KWD_TICK_MS);
 		int64_t now;
 

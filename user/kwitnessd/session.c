@@ -151,6 +151,13 @@ void kwd_session_ring_ready(struct kwd_session *s)
 {
 	int n = ring_buffer__consume(s->rb);
 
+	if (n > 0 && s->d->wakeup_bytes) {
+		/* Busy: its tail below the wakeup mark is fetched every
+		 * KWD_POLL_MS for a while. */
+		s->hot_until_ms = kwd_now_ms() + KWD_HOT_MS;
+		if (s->hot_until_ms > s->d->poll_until_ms)
+			s->d->poll_until_ms = s->hot_until_ms;
+	}
 	if (s->ro.pending)
 		maybe_skip_gap(s, kwd_now_ms());
 
@@ -851,6 +858,9 @@ void kwd_sessions_tick(struct kwd *d)
 
 		if (!s || s->state != KWD_S_OPEN)
 			continue;
+		/* Batched wakeups: what waits below the mark, before the flush. */
+		if (d->wakeup_bytes && ring_used(s))
+			kwd_session_ring_ready(s);
 		maybe_skip_gap(s, now);
 		if (s->log.out.len)
 			kwd_log_flush(&s->log);
@@ -859,11 +869,13 @@ void kwd_sessions_tick(struct kwd *d)
 
 void kwd_sessions_poll(struct kwd *d)
 {
+	int64_t now = kwd_now_ms();
+
 	for (unsigned i = 0; i < KW_MAX_SESSIONS; i++) {
 		struct kwd_session *s = d->slots[i];
 
 		/* An empty ring buffer costs two loads, not a consume call. */
-		if (!s || s->state != KWD_S_OPEN || !ring_used(s))
+		if (!s || s->state != KWD_S_OPEN || s->hot_until_ms <= now || !ring_used(s))
 			continue;
 		kwd_session_ring_ready(s);
 	}
