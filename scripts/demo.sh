@@ -80,7 +80,7 @@ step "the decision log ($LOG)"
 cat "$LOG"
 
 step "the signed TRACE v0.2 record ($REC)"
-"$B/kwitness" jcs "$REC" 2>/dev/null | python3 -m json.tool 2>/dev/null || cat "$REC"
+jq . "$REC" 2>/dev/null || cat "$REC"
 
 step "kwitness verify --key signer.jwk --log ... --policy ..."
 "$B/kwitness" verify --key "$TMP/signer.jwk" --log "$LOG" --policy "$POL" "$REC"
