@@ -5,7 +5,7 @@
 : "${KW_BUILD:=$KW_ROOT/build}"
 KW=$KW_BUILD/kwitness
 KWD=$KW_BUILD/kwitnessd
-SHARED=$KW_ROOT/../shared
+VECTORS=$KW_ROOT/tests/vectors
 _tap_n=0 _tap_failed=0
 
 ok()     { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }

@@ -2,7 +2,7 @@
 # kwitness jcs: canonical bytes for good input, "FILE:LINE:COL: message" and
 # exit 1 for bad input, exit 2 for usage errors.
 source "$(dirname "$0")/../lib.sh"
-V=$SHARED/vectors
+V=$VECTORS
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 

@@ -111,7 +111,7 @@ check "sign with TRACE_PRIVATE_KEY_PEM gives the same bytes" cmp -s "$T/signed.j
 
 # The signed boundary vectors verify from the command line.
 if command -v jq >/dev/null; then
-	for v in "$SHARED"/vectors/trace-spec/canonicalization-boundary/0*.json; do
+	for v in "$VECTORS"/trace-spec/canonicalization-boundary/0*.json; do
 		jq '.trusted_key' "$v" >"$T/bv.jwk"
 		jq '.record' "$v" >"$T/bv.json"
 		"$KW" verify --key "$T/bv.jwk" --max-age 0 "$T/bv.json" >/dev/null

@@ -2,7 +2,7 @@
 /* kwitnessd's consumer pieces without a kernel: the reorder window (sequence
  * order, held events, given-up gaps, growth, duplicates, late arrivals) and the
  * decision log writer (lines on disk, streaming transcript hash against the
- * known answers of shared/vectors/README.md and against a re-hash of the file). */
+ * known answers in tests/vectors/trace-spec/PROVENANCE and against a re-hash of the file). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Digests, base64url and transcript hashing against known answers
- * (shared/vectors/README.md, FIPS 180 "abc", RFC 4648 section 10). */
+ * (tests/vectors/trace-spec/PROVENANCE, FIPS 180 "abc", RFC 4648 section 10). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1636,7 +1636,7 @@ static void test_emitter_asserts_order(void **state)
 int main(void)
 {
 	const char *root = getenv("KW_ROOT");
-	snprintf(vectors, sizeof(vectors), "%s/../shared/vectors", root ? root : ".");
+	snprintf(vectors, sizeof(vectors), "%s/tests/vectors", root ? root : ".");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cyberphone_vectors),
 		cmocka_unit_test(test_rfc_examples),

@@ -23,7 +23,7 @@
 
 static char tmpdir[] = "/tmp/kw-test-key-XXXXXX";
 
-/* The vectors live beside the repository: $KW_ROOT/../shared/vectors. */
+/* Conformance vectors are committed under tests/vectors (see its PROVENANCE files). */
 static json_t *load_vector(const char *rel)
 {
 	const char *root = getenv("KW_ROOT") ? getenv("KW_ROOT") : ".";
@@ -31,7 +31,7 @@ static json_t *load_vector(const char *rel)
 	json_error_t e;
 	json_t *v;
 
-	snprintf(path, sizeof(path), "%s/../shared/vectors/%s", root, rel);
+	snprintf(path, sizeof(path), "%s/tests/vectors/%s", root, rel);
 	v = json_load_file(path, 0, &e);
 	if (!v)
 		fail_msg("cannot load %s: %s", path, e.text);
@@ -44,7 +44,7 @@ static char *load_text(const char *rel)
 	char path[1024];
 	struct kw_buf b = { 0 };
 
-	snprintf(path, sizeof(path), "%s/../shared/vectors/%s", root, rel);
+	snprintf(path, sizeof(path), "%s/tests/vectors/%s", root, rel);
 	if (kw_read_file(path, 1 << 20, &b))
 		fail_msg("cannot read %s", path);
 	return b.data;

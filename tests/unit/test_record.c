@@ -42,7 +42,7 @@ static json_t *load_vector(const char *rel)
 	struct jcs_error e = { 0 };
 	json_t *v;
 
-	snprintf(path, sizeof(path), "%s/../shared/vectors/trace-spec/%s", root, rel);
+	snprintf(path, sizeof(path), "%s/tests/vectors/trace-spec/%s", root, rel);
 	if (kw_read_file(path, 1 << 20, &b))
 		fail_msg("cannot read %s", path);
 	v = jcs_parse(b.data, b.len, &e);
