@@ -16,7 +16,7 @@ endif
 
 WARN      := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
 CSTD      := -std=c11 -D_GNU_SOURCE
-INCLUDES  := -Iinclude -I$(BUILD)
+INCLUDES  := -Iinclude -Iuser -I$(BUILD)
 CFLAGS    ?= -O2 -g
 CFLAGS    += $(CSTD) $(WARN) $(INCLUDES) -fstack-protector-strong -D_FORTIFY_SOURCE=2 -DNDEBUG
 SANFLAGS  := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -29,12 +29,19 @@ LIBS_BPF  := -lbpf -lelf -lz
 LIB_SRC   := $(sort $(wildcard user/lib/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB_A     := $(BUILD)/libkwitness.a
+# The collector pipeline: ring buffer event -> reorder -> canonical entry ->
+# decision log writer -> transcript hash -> seal (signed record).
+COLL_SRC  := $(sort $(wildcard user/collector/*.c))
+COLL_OBJ  := $(COLL_SRC:%.c=$(BUILD)/%.o)
+COLL_A    := $(BUILD)/libkwitness-collector.a
 # The kernel-facing library: loader, maps, events (libbpf + skeleton).
 KBPF_SRC  := $(sort $(wildcard user/bpf/*.c))
 KBPF_OBJ  := $(KBPF_SRC:%.c=$(BUILD)/%.o)
 KBPF_A    := $(BUILD)/libkwitness-bpf.a
 CLI_SRC   := $(sort $(wildcard user/cli/*.c))
 CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/%.o)
+# The CLI's control-socket client and cgroup helpers, for benchmarks.
+CLI_LIB_OBJ := $(filter-out $(BUILD)/user/cli/main.o $(BUILD)/user/cli/cmd_%.o,$(CLI_OBJ))
 D_SRC     := $(sort $(wildcard user/kwitnessd/*.c))
 D_OBJ     := $(D_SRC:%.c=$(BUILD)/%.o)
 
@@ -46,7 +53,7 @@ VMLINUX   := $(BUILD)/vmlinux.h
 # Unit tests: tests/unit/test_*.c, each linked with the library, under ASan+UBSan.
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%)
-ASAN_LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/asan/%.o)
+ASAN_LIB_OBJ := $(COLL_SRC:%.c=$(BUILD)/asan/%.o) $(LIB_SRC:%.c=$(BUILD)/asan/%.o)
 # Test helper programs (tests/helpers/*.c), plain builds.
 HELP_SRC  := $(sort $(wildcard tests/helpers/*.c))
 HELP_BIN  := $(HELP_SRC:tests/helpers/%.c=$(BUILD)/tests/%)
@@ -73,6 +80,9 @@ $(BUILD)/asan/%.o: %.c
 $(LIB_A): $(LIB_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+$(COLL_A): $(COLL_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
 $(KBPF_A): $(KBPF_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
@@ -81,7 +91,7 @@ $(VMLINUX):
 	$(if $(Q),@echo "  BTF     $@")
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(BPF_OBJ): $(BPF_SRC) $(wildcard bpf/*.h) $(wildcard include/kwitness/*.h) $(VMLINUX)
+$(BPF_OBJ): $(BPF_SRC) $(wildcard bpf/*.h) $(wildcard include/kwitness/abi/*.h) $(VMLINUX)
 	$(if $(Q),@echo "  BPF     $<")
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(INCLUDES) -Wall -Werror -c $< -o $@
 
@@ -102,27 +112,28 @@ $(PROBE_SKEL): $(PROBE_OBJ)
 
 $(BUILD)/user/bpf/probe.o: $(PROBE_SKEL)
 
-$(BUILD)/kwitness: $(CLI_OBJ) $(KBPF_A) $(LIB_A)
+$(BUILD)/kwitness: $(CLI_OBJ) $(KBPF_A) $(COLL_A) $(LIB_A)
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(KBPF_A) $(LIB_A) $(LIBS_BPF) $(LIBS_CORE)
+	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(KBPF_A) $(COLL_A) $(LIB_A) $(LIBS_BPF) $(LIBS_CORE)
 
-$(BUILD)/kwitnessd: $(D_OBJ) $(KBPF_A) $(LIB_A)
+$(BUILD)/kwitnessd: $(D_OBJ) $(KBPF_A) $(COLL_A) $(LIB_A)
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) -o $@ $(D_OBJ) $(KBPF_A) $(LIB_A) $(LIBS_BPF) $(LIBS_CORE)
+	$(Q)$(CC) $(CFLAGS) -o $@ $(D_OBJ) $(KBPF_A) $(COLL_A) $(LIB_A) $(LIBS_BPF) $(LIBS_CORE)
 
 $(BUILD)/asan/tests/%: tests/unit/%.c $(ASAN_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  TEST    $@")
 	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(ASAN_LIB_OBJ) -lcmocka $(LIBS_CORE)
 
-$(BUILD)/tests/%: tests/helpers/%.c $(KBPF_A) $(LIB_A)
+$(BUILD)/tests/%: tests/helpers/%.c $(KBPF_A) $(COLL_A) $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(KBPF_A) $(LIB_A) $(LIBS_BPF) $(LIBS_CORE)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(KBPF_A) $(COLL_A) $(LIB_A) $(LIBS_BPF) $(LIBS_CORE)
 
-$(BUILD)/bench/%: bench/%.c $(KBPF_A) $(LIB_A)
+# Benchmarks link the same library units as kwitnessd (and the CLI's client).
+$(BUILD)/bench/%: bench/%.c $(CLI_LIB_OBJ) $(KBPF_A) $(COLL_A) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  BENCH   $@")
-	$(Q)$(CC) $(CFLAGS) -O3 -o $@ $< $(KBPF_A) $(LIB_A) $(LIBS_BPF) $(LIBS_CORE)
+	$(Q)$(CC) $(CFLAGS) -O3 -o $@ $< $(CLI_LIB_OBJ) $(KBPF_A) $(COLL_A) $(LIB_A) $(LIBS_BPF) $(LIBS_CORE) -lpthread
 
 test-bins: all $(UNIT_BIN)
 

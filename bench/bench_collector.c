@@ -31,8 +31,8 @@
 #include <sys/socket.h>
 
 #include "kwitness/buf.h"
-#include "kwitness/decision.h"
-#include "kwitness/event.h"
+#include "collector/decision.h"
+#include "kwitness/abi/event.h"
 
 /* The collector's own consumer code, compiled in (the bench links only the
  * libraries, and must measure the real thing). */
@@ -60,7 +60,7 @@ static double cpu_s(void)
 /* ---- 1. synthetic consumer path --------------------------------------- */
 
 struct sink {
-	struct kwd_log log;
+	struct kw_logwriter log;
 	uint64_t n;
 	const char *fixed; /* set: append this entry instead of formatting the event */
 	size_t fixed_len;
@@ -72,8 +72,8 @@ static int sink_emit(void *ctx, const void *data, size_t len)
 
 	s->n++;
 	if (s->fixed)
-		return kwd_log_append(&s->log, s->fixed, s->fixed_len);
-	return kwd_log_event(&s->log, data, len, 1700000000LL * 1000000000LL);
+		return kw_logwriter_append(&s->log, s->fixed, s->fixed_len);
+	return kw_logwriter_event(&s->log, data, len, 1700000000LL * 1000000000LL);
 }
 
 static void make_event(struct kw_ev_net *e, uint64_t seq)
@@ -100,7 +100,7 @@ static void make_event(struct kw_ev_net *e, uint64_t seq)
 static void bench_synthetic(uint64_t n, bool format)
 {
 	char path[] = "/tmp/kwitness-bench-log.XXXXXX";
-	struct kwd_reorder r;
+	struct kw_reorder r;
 	struct sink s = { 0 };
 	struct kw_ev_net ev[2];
 	char hash[KW_DIGEST_STR_MAX];
@@ -114,11 +114,11 @@ static void bench_synthetic(uint64_t n, bool format)
 	}
 	close(fd);
 	unlink(path);
-	if (kwd_log_open(&s.log, path)) {
+	if (kw_logwriter_open(&s.log, path)) {
 		perror("log");
 		return;
 	}
-	kwd_reorder_init(&r, sink_emit, &s);
+	kw_reorder_init(&r, sink_emit, &s);
 	if (!format) {
 		/* A typical entry, formatted once: what is left is the collector's
 		 * own work (reorder, hash, buffer, write). */
@@ -137,14 +137,14 @@ static void bench_synthetic(uint64_t n, bool format)
 		make_event(&ev[1], seq + 1);
 		if ((seq / 2) % 64 == 63) {
 			/* two CPUs reserved in the other order */
-			kwd_reorder_push(&r, seq + 1, &ev[1], sizeof(ev[1]));
-			kwd_reorder_push(&r, seq, &ev[0], sizeof(ev[0]));
+			kw_reorder_push(&r, seq + 1, &ev[1], sizeof(ev[1]));
+			kw_reorder_push(&r, seq, &ev[0], sizeof(ev[0]));
 		} else {
-			kwd_reorder_push(&r, seq, &ev[0], sizeof(ev[0]));
-			kwd_reorder_push(&r, seq + 1, &ev[1], sizeof(ev[1]));
+			kw_reorder_push(&r, seq, &ev[0], sizeof(ev[0]));
+			kw_reorder_push(&r, seq + 1, &ev[1], sizeof(ev[1]));
 		}
 	}
-	kwd_log_finish(&s.log, hash, &count);
+	kw_logwriter_finish(&s.log, hash, &count);
 	t = now_s() - t0;
 	c = cpu_s() - c0;
 	printf("collector consumer path (synthetic, one core%s): %llu decisions in %.3f s wall "
@@ -156,7 +156,7 @@ static void bench_synthetic(uint64_t n, bool format)
 	if (s.n != n || r.err)
 		printf("  ERROR: %llu of %llu emitted, err %d\n", (unsigned long long)s.n,
 		       (unsigned long long)n, r.err);
-	kwd_reorder_free(&r);
+	kw_reorder_free(&r);
 	free((void *)s.fixed);
 	unlink(path);
 }

@@ -9,7 +9,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 
-#include "kwitness/event.h"
+#include "kwitness/abi/event.h"
 
 #ifndef AF_INET
 #define AF_INET 2

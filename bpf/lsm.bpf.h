@@ -17,7 +17,7 @@
 #ifndef KWITNESS_LSM_BPF_H
 #define KWITNESS_LSM_BPF_H
 
-#include "kwitness/lsm_map.h"
+#include "kwitness/abi/lsm_map.h"
 
 /* Path rules of every session: (slot, prefix) -> which lists hold it. */
 struct {
@@ -28,8 +28,7 @@ struct {
 	__type(value, struct kw_path_val);
 } kw_path_rules SEC(".maps");
 
-#define KW_PATH_LOOKUP(ctx, key) bpf_map_lookup_elem(&kw_path_rules, (key))
-#include "kwitness/path_match.h"
+#include "kwitness/abi/path_match.h"
 #include "lsm_slot.bpf.h"
 
 #ifndef EACCES
@@ -150,10 +149,16 @@ static long kw_write_cb(__u32 k, void *unused)
 static long kw_scan_cb(__u32 k, void *unused)
 {
 	struct kw_lsm_scratch *sc = kw_scratch();
+	int lookup;
 
 	if (!sc)
 		return 1;
-	return kw_path_scan_step(&sc->scan, &sc->key, k, NULL);
+	if (kw_path_scan_at(&sc->scan, &sc->key, k, &lookup))
+		return 1;
+	if (lookup)
+		kw_path_scan_hit(&sc->scan, bpf_map_lookup_elem(&kw_path_rules, &sc->key));
+	kw_path_scan_next(&sc->scan, &sc->key);
+	return 0;
 }
 
 /* Builds the absolute path of dentry (on vfsmnt), plus "/" + leaf's name when
@@ -201,7 +206,8 @@ static __always_inline int kw_path_judge(struct kw_lsm_scratch *sc, __u32 slot, 
 	sc->key.len = sc->len;
 	kw_path_scan_init(&sc->scan, &sc->key, want);
 	bpf_loop(KW_PATH_MAX, kw_scan_cb, NULL, 0);
-	kw_path_scan_finish(&sc->scan, &sc->key, NULL);
+	if (kw_path_scan_root(&sc->scan, &sc->key))
+		kw_path_scan_hit(&sc->scan, bpf_map_lookup_elem(&kw_path_rules, &sc->key));
 	return kw_path_decide(&sc->scan.res, want, sc->truncated, rule);
 }
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The maps every kwitness program shares. Layouts: include/kwitness/event.h. */
+/* The maps every kwitness program shares. Layouts: include/kwitness/abi/event.h. */
 #ifndef KWITNESS_MAPS_BPF_H
 #define KWITNESS_MAPS_BPF_H
 

@@ -5,7 +5,7 @@
 #ifndef KWITNESS_NET_BPF_H
 #define KWITNESS_NET_BPF_H
 
-#include "kwitness/net_match.h"
+#include "kwitness/abi/net_match.h"
 
 static __always_inline int kw_net_hook(struct bpf_sock_addr *ctx, __u8 op, __u32 class_bit,
 				       __u16 kind, int v6)

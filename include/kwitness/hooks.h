@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <jansson.h>
 
-#include "kwitness/event.h"
+#include "kwitness/abi/event.h"
 #include "kwitness/policy.h"
 
 struct kw_hooks; /* opaque: skeleton, links, per-slot ring buffers */

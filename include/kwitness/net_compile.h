@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kwitness/event.h"
+#include "kwitness/abi/event.h"
 #include "kwitness/policy.h"
 
 struct kw_net_entry {

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kwitness/event.h"
+#include "kwitness/abi/event.h"
 
 /* Bounds: a bundle over these is refused with an error naming the field. */
 #define KW_POLICY_MAX_BYTES (256 * 1024)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* TRACE v0.2 Trust Records: transcript hashing, build, schema, sign, verify. */
+/* TRACE v0.2 Trust Records: build, schema, sign, verify. The transcript hash
+ * they carry comes from collector/transcript.h. */
 #ifndef KWITNESS_RECORD_H
 #define KWITNESS_RECORD_H
 
@@ -14,28 +15,13 @@
 #define KW_TRACE_PROFILE "tag:agentrust-io.com,2026:trace-v0.2"
 #define KW_DEFAULT_VERIFIER "urn:kwitness:collector"
 
-/* --- Transcript: SHA-256 of "[" + canonical entries joined by "," + "]" --- */
-struct kw_transcript {
-	struct kw_digest digest;
-	uint64_t count;
-};
-int kw_transcript_init(struct kw_transcript *t);
-/* entry: one canonical JSON entry (no newline). */
-int kw_transcript_append(struct kw_transcript *t, const char *entry, size_t len);
-int kw_transcript_final(struct kw_transcript *t, char hash[KW_DIGEST_STR_MAX], uint64_t *count);
-/* Reads decisions from text: a JSON array, or JSON Lines (one value per
- * non-empty line), canonicalises each entry and hashes the transcript.
- * Returns 0, or -EINVAL with a message in err. */
-int kw_transcript_from_text(const char *text, size_t len, char hash[KW_DIGEST_STR_MAX],
-			    uint64_t *count, char *err, size_t errlen);
-
 /* --- Build (agentrust sandbox adapter mapping, DESIGN.md) --- */
 struct kw_record_input {
 	const char *sandbox_id;       /* subject: spiffe:// or did: */
 	const char *image_digest;     /* sha256:/sha384: */
 	const void *bundle;           /* policy bundle bytes, hashed as given */
 	size_t bundle_len;
-	const char *transcript_hash;  /* from kw_transcript_* */
+	const char *transcript_hash;  /* from collector/transcript.h */
 	uint64_t call_count;
 	const char *enforcement_mode; /* required: enforce|advisory|silent|declared */
 	const char *model_provider;

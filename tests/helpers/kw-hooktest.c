@@ -26,7 +26,7 @@
 #include <bpf/libbpf.h>
 
 #include "kwitness/buf.h"
-#include "kwitness/decision.h"
+#include "collector/decision.h"
 #include "kwitness/hooks.h"
 #include "kwitness/policy.h"
 

@@ -14,11 +14,12 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "kwitness/event.h"
+#include "kwitness/abi/event.h"
 
 /* The collector's own files, compiled in: the unit build links only the library. */
 #include "../../user/kwitnessd/logwriter.c"
 #include "../../user/kwitnessd/reorder.c"
+#include "collector/transcript.h"
 
 #define KA_TRANSCRIPT "sha256:ffce23badc0a325b93ac587374132bbaae4f7798a4d57f84cf135a312f4a6aea"
 #define KA_EMPTY "sha256:4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945"
@@ -43,18 +44,18 @@ static int record_seq(void *ctx, const void *data, size_t len)
 	return 0;
 }
 
-static void push(struct kwd_reorder *r, uint64_t seq)
+static void push(struct kw_reorder *r, uint64_t seq)
 {
-	assert_int_equal(kwd_reorder_push(r, seq, &seq, sizeof(seq)), 0);
+	assert_int_equal(kw_reorder_push(r, seq, &seq, sizeof(seq)), 0);
 }
 
 static void test_in_order_and_swapped(void **state)
 {
-	struct kwd_reorder r;
+	struct kw_reorder r;
 	struct seen s = { 0 };
 
 	(void)state;
-	kwd_reorder_init(&r, record_seq, &s);
+	kw_reorder_init(&r, record_seq, &s);
 	push(&r, 0);
 	push(&r, 2); /* 1 is on another CPU */
 	assert_int_equal(s.n, 1);
@@ -67,47 +68,47 @@ static void test_in_order_and_swapped(void **state)
 		assert_int_equal(s.seq[i], i);
 	assert_int_equal(r.arrived, 4);
 	assert_int_equal(r.next, 4);
-	kwd_reorder_free(&r);
+	kw_reorder_free(&r);
 }
 
 static void test_gap_skip_and_flush(void **state)
 {
-	struct kwd_reorder r;
+	struct kw_reorder r;
 	struct seen s = { 0 };
 
 	(void)state;
-	kwd_reorder_init(&r, record_seq, &s);
+	kw_reorder_init(&r, record_seq, &s);
 	push(&r, 0);
 	push(&r, 3); /* 1 and 2 dropped */
 	push(&r, 4);
 	push(&r, 7); /* 5 and 6 dropped */
 	assert_int_equal(s.n, 1);
-	assert_int_equal(kwd_reorder_skip(&r), 2); /* gives up 1, 2; emits 3, 4 */
+	assert_int_equal(kw_reorder_skip(&r), 2); /* gives up 1, 2; emits 3, 4 */
 	assert_int_equal(s.n, 3);
 	assert_int_equal(s.seq[1], 3);
 	assert_int_equal(s.seq[2], 4);
-	assert_int_equal(kwd_reorder_flush(&r), 2);
+	assert_int_equal(kw_reorder_flush(&r), 2);
 	assert_int_equal(s.n, 4);
 	assert_int_equal(s.seq[3], 7);
 	assert_int_equal(r.next, 8);
-	assert_int_equal(kwd_reorder_skip(&r), 0); /* nothing held: nothing given up */
+	assert_int_equal(kw_reorder_skip(&r), 0); /* nothing held: nothing given up */
 	/* A number that arrives after it was given up is still emitted. */
 	push(&r, 5);
 	assert_int_equal(s.n, 5);
 	assert_int_equal(s.seq[4], 5);
 	assert_int_equal(r.late, 1);
 	assert_int_equal(r.arrived, 5);
-	kwd_reorder_free(&r);
+	kw_reorder_free(&r);
 }
 
 static void test_growth_duplicates_and_limit(void **state)
 {
-	struct kwd_reorder r;
+	struct kw_reorder r;
 	struct seen s = { 0 };
 	uint64_t v = 0;
 
 	(void)state;
-	kwd_reorder_init(&r, record_seq, &s);
+	kw_reorder_init(&r, record_seq, &s);
 	/* 1000 events in reverse: the window grows past its first 64 slots. */
 	for (uint64_t q = 1000; q > 0; q--)
 		push(&r, q);
@@ -120,22 +121,22 @@ static void test_growth_duplicates_and_limit(void **state)
 	for (size_t i = 0; i < s.n; i++)
 		assert_int_equal(s.seq[i], i);
 	/* Further ahead than the largest window: the caller must give up gaps. */
-	v = r.next + KWD_REORDER_MAX + 5;
-	assert_int_equal(kwd_reorder_push(&r, v, &v, sizeof(v)), -ENOSPC);
+	v = r.next + KW_REORDER_MAX + 5;
+	assert_int_equal(kw_reorder_push(&r, v, &v, sizeof(v)), -ENOSPC);
 	assert_int_equal(r.pending, 0);
 	push(&r, r.next + 2); /* held, then given up by the jump */
-	assert_int_equal(kwd_reorder_jump(&r, v), KWD_REORDER_MAX + 5 - 1);
-	assert_int_equal(s.seq[s.n - 1], v - KWD_REORDER_MAX - 3);
+	assert_int_equal(kw_reorder_jump(&r, v), KW_REORDER_MAX + 5 - 1);
+	assert_int_equal(s.seq[s.n - 1], v - KW_REORDER_MAX - 3);
 	push(&r, v);
 	assert_int_equal(s.seq[s.n - 1], v);
 	assert_int_equal(r.next, v + 1);
-	kwd_reorder_free(&r);
+	kw_reorder_free(&r);
 }
 
-static void finish_log(struct kwd_log *log, const char *path, char hash[KW_DIGEST_STR_MAX],
+static void finish_log(struct kw_logwriter *log, const char *path, char hash[KW_DIGEST_STR_MAX],
 		       uint64_t *count, struct kw_buf *file)
 {
-	assert_int_equal(kwd_log_finish(log, hash, count), 0);
+	assert_int_equal(kw_logwriter_finish(log, hash, count), 0);
 	assert_int_equal(kw_read_file(path, 1 << 20, file), 0);
 }
 
@@ -144,7 +145,7 @@ static void test_log_known_answer(void **state)
 	char path[] = "/tmp/kwitness-test-log.XXXXXX";
 	char hash[KW_DIGEST_STR_MAX], rehash[KW_DIGEST_STR_MAX], err[128];
 	struct kw_buf file = { 0 };
-	struct kwd_log log, other;
+	struct kw_logwriter log, other;
 	uint64_t count = 0, recount = 0;
 	int fd = mkstemp(path);
 
@@ -152,10 +153,10 @@ static void test_log_known_answer(void **state)
 	assert_true(fd >= 0);
 	close(fd);
 	unlink(path);
-	assert_int_equal(kwd_log_open(&log, path), 0);
-	assert_int_equal(kwd_log_open(&other, path), -EEXIST); /* never overwrites */
-	assert_int_equal(kwd_log_append(&log, C1, strlen(C1)), 0);
-	assert_int_equal(kwd_log_append(&log, C2, strlen(C2)), 0);
+	assert_int_equal(kw_logwriter_open(&log, path), 0);
+	assert_int_equal(kw_logwriter_open(&other, path), -EEXIST); /* never overwrites */
+	assert_int_equal(kw_logwriter_append(&log, C1, strlen(C1)), 0);
+	assert_int_equal(kw_logwriter_append(&log, C2, strlen(C2)), 0);
 	finish_log(&log, path, hash, &count, &file);
 	assert_string_equal(hash, KA_TRANSCRIPT);
 	assert_int_equal(count, 2);
@@ -169,7 +170,7 @@ static void test_log_known_answer(void **state)
 	unlink(path);
 
 	/* No entries: the transcript of [] */
-	assert_int_equal(kwd_log_open(&log, path), 0);
+	assert_int_equal(kw_logwriter_open(&log, path), 0);
 	finish_log(&log, path, hash, &count, &file);
 	assert_string_equal(hash, KA_EMPTY);
 	assert_int_equal(count, 0);
@@ -202,23 +203,23 @@ static void test_log_events_large(void **state)
 	char path[] = "/tmp/kwitness-test-log.XXXXXX";
 	char hash[KW_DIGEST_STR_MAX], rehash[KW_DIGEST_STR_MAX], err[128];
 	struct kw_buf file = { 0 };
-	struct kwd_log log;
+	struct kw_logwriter log;
 	struct kw_ev_net e;
 	uint64_t count = 0, recount = 0, lines = 0;
 	int fd = mkstemp(path);
-	const uint64_t n = 5000; /* several flushes of KWD_LOG_FLUSH_BYTES */
+	const uint64_t n = 5000; /* several flushes of KW_LOGWRITER_FLUSH_BYTES */
 
 	(void)state;
 	assert_true(fd >= 0);
 	close(fd);
 	unlink(path);
-	assert_int_equal(kwd_log_open(&log, path), 0);
+	assert_int_equal(kw_logwriter_open(&log, path), 0);
 	for (uint64_t i = 0; i < n; i++) {
 		fill_event(&e, i);
-		assert_int_equal(kwd_log_event(&log, &e, sizeof(e), 0), 0);
+		assert_int_equal(kw_logwriter_event(&log, &e, sizeof(e), 0), 0);
 	}
 	/* An undecodable record is refused, not written. */
-	assert_int_equal(kwd_log_event(&log, &e, 8, 0), -EINVAL);
+	assert_int_equal(kw_logwriter_event(&log, &e, 8, 0), -EINVAL);
 	finish_log(&log, path, hash, &count, &file);
 	assert_int_equal(count, n);
 	for (size_t i = 0; i < file.len; i++)

@@ -12,8 +12,8 @@
 
 #include <linux/bpf.h>
 
-#include "kwitness/decision.h"
-#include "kwitness/event.h"
+#include "collector/decision.h"
+#include "kwitness/abi/event.h"
 #include "kwitness/policy.h"
 
 /* realtime - boottime: 1.7e18 ns; events at 2 s of boot time */

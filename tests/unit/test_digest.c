@@ -14,6 +14,7 @@
 #include "kwitness/b64url.h"
 #include "kwitness/digest.h"
 #include "kwitness/record.h"
+#include "collector/transcript.h"
 
 #define BUNDLE "network:\n  egress: deny-all\nfilesystem:\n  write: /work\n"
 #define IMAGE "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The network rule evaluation the BPF programs run (include/kwitness/net_match.h),
+/* The network rule evaluation the BPF programs run (include/kwitness/abi/net_match.h),
  * on hand-built rule entries: longest prefix decides, ties go to deny, port
  * ranges are inclusive, nothing matching is the default deny. */
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kwitness/net_match.h"
+#include "kwitness/abi/net_match.h"
 
 static void add(struct kw_net_rules *v, uint16_t lo, uint16_t hi, uint8_t plen, uint8_t allow,
 		uint16_t rule)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The path rule evaluation the BPF-LSM programs run (include/kwitness/path_match.h),
+/* The path rule evaluation the BPF-LSM programs run (include/kwitness/abi/path_match.h),
  * with a table standing in for the kw_path_rules hash map. The table lookup
  * also checks what the kernel's hash needs: every key it is handed has zeros
  * after its length, and the slot is the session's. */
@@ -10,7 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kwitness/lsm_map.h"
+#include "kwitness/abi/lsm_map.h"
+#include "kwitness/abi/path_match.h"
 
 struct table {
 	uint32_t slot;
@@ -21,8 +22,9 @@ struct table {
 	char seen[32][KW_PATH_MAX]; /* the prefixes looked up, in order */
 };
 
-static const struct kw_path_val *table_lookup(struct table *t, const struct kw_path_key *key)
+static const struct kw_path_val *table_lookup(void *ctx, const struct kw_path_key *key)
 {
+	struct table *t = ctx;
 	int i;
 
 	assert_int_equal(key->slot, t->slot);
@@ -38,8 +40,6 @@ static const struct kw_path_val *table_lookup(struct table *t, const struct kw_p
 	return NULL;
 }
 
-#define KW_PATH_LOOKUP(ctx, key) table_lookup((struct table *)(ctx), (key))
-#include "kwitness/path_match.h"
 
 /* A rule as the loader writes it (user/bpf/lsm.c). */
 static void add(struct table *t, const char *path, int kind, uint16_t index)
@@ -75,7 +75,7 @@ static int judge(struct table *t, const char *path, uint32_t want, int truncated
 	key.len = (uint32_t)strlen(path);
 	memcpy(key.path, path, key.len);
 	t->lookups = 0;
-	kw_path_scan(&s, &key, want, t);
+	kw_path_scan(&s, &key, want, table_lookup, t);
 	return kw_path_decide(&s.res, want, truncated, rule);
 }
 
@@ -266,22 +266,22 @@ static void test_other_slot_rules_do_not_apply(void **state)
 
 static void test_scan_step_bounds(void **state)
 {
-	struct table t = { .slot = 12 };
 	struct kw_path_key key;
 	struct kw_path_scan s;
+	int lookup = -1;
 
 	(void)state;
 	memset(&key, 0, sizeof(key));
 	key.slot = 12;
 	key.len = KW_PATH_MAX; /* impossible length: nothing is looked up */
+
 	kw_path_scan_init(&s, &key, R);
-	assert_int_equal(kw_path_scan_step(&s, &key, 0, &t), 1);
-	assert_int_equal(t.lookups, 0);
+	assert_int_equal(kw_path_scan_at(&s, &key, 0, &lookup), 1);
+	assert_int_equal(lookup, 0);
 	key.len = 0;
 	kw_path_scan_init(&s, &key, R);
-	assert_int_equal(kw_path_scan_step(&s, &key, 0, &t), 1);
-	kw_path_scan_finish(&s, &key, &t);
-	assert_int_equal(t.lookups, 0);
+	assert_int_equal(kw_path_scan_at(&s, &key, 0, &lookup), 1);
+	assert_int_equal(kw_path_scan_root(&s, &key), 0);
 }
 
 int main(void)

@@ -18,7 +18,7 @@
 
 #include "kwitness/buf.h"
 #include "kwitness/net_compile.h"
-#include "kwitness/net_match.h"
+#include "kwitness/abi/net_match.h"
 #include "kwitness/policy.h"
 
 static struct kw_policy *parse_ok(const char *json)

@@ -24,8 +24,6 @@
 #include "lsm.h"
 
 #define KW_BPF_FS_MAGIC 0xcafe4a11
-#define KW_CLASS_BITS 16
-#define KW_LSM_CLASSES (KW_CLASS_FS | KW_CLASS_EXEC | KW_CLASS_PROC | KW_CLASS_MOUNT | KW_CLASS_UNIX)
 /* Deepest cgroup nesting walked when tagging descendants. */
 #define KW_CGROUP_WALK_DEPTH 64
 
@@ -37,20 +35,12 @@ struct kw_cg_prog {
 	const char *section;
 };
 
-#define PROG(cls, name, t, sec) \
-	{ cls, offsetof(struct kwitness_bpf, progs.name), t, sec }
-static const struct kw_cg_prog kw_cg_progs[] = {
-	PROG(KW_CLASS_NET_CONNECT, kw_connect4, BPF_PROG_TYPE_CGROUP_SOCK_ADDR, "cgroup/connect4"),
-	PROG(KW_CLASS_NET_CONNECT, kw_connect6, BPF_PROG_TYPE_CGROUP_SOCK_ADDR, "cgroup/connect6"),
-	PROG(KW_CLASS_NET_SEND, kw_sendmsg4, BPF_PROG_TYPE_CGROUP_SOCK_ADDR, "cgroup/sendmsg4"),
-	PROG(KW_CLASS_NET_SEND, kw_sendmsg6, BPF_PROG_TYPE_CGROUP_SOCK_ADDR, "cgroup/sendmsg6"),
-	PROG(KW_CLASS_NET_BIND, kw_bind4, BPF_PROG_TYPE_CGROUP_SOCK_ADDR, "cgroup/bind4"),
-	PROG(KW_CLASS_NET_BIND, kw_bind6, BPF_PROG_TYPE_CGROUP_SOCK_ADDR, "cgroup/bind6"),
-	PROG(KW_CLASS_NET_SOCKET, kw_sock_create, BPF_PROG_TYPE_CGROUP_SOCK, "cgroup/sock_create"),
-	PROG(KW_CLASS_DEV, kw_dev, BPF_PROG_TYPE_CGROUP_DEVICE, "cgroup/dev"),
-	PROG(KW_CLASS_SYSCTL, kw_sysctl, BPF_PROG_TYPE_CGROUP_SYSCTL, "cgroup/sysctl"),
-};
-#undef PROG
+#define CG_(cls, name, type, sec) \
+	{ KW_CLASS_##cls, offsetof(struct kwitness_bpf, progs.name), BPF_PROG_TYPE_##type, sec },
+#define LSM_(cls, name, hook)
+static const struct kw_cg_prog kw_cg_progs[] = { KW_CLASS_PROGRAMS(CG_, LSM_) };
+#undef CG_
+#undef LSM_
 #define KW_N_CG_PROGS (sizeof(kw_cg_progs) / sizeof(kw_cg_progs[0]))
 
 struct kw_slot_state {
@@ -63,7 +53,7 @@ struct kw_slot_state {
 struct kw_hooks {
 	struct kwitness_bpf *skel;
 	uint32_t available;
-	char why[KW_CLASS_BITS][160];
+	char why[KW_CLASS_COUNT][160];
 	struct bpf_link *tp_mkdir, *tp_rmdir;
 	size_t ringbuf_size;
 	uint32_t wakeup_bytes;
@@ -79,7 +69,7 @@ static int class_index(uint32_t class_bit)
 {
 	int i;
 
-	for (i = 0; i < KW_CLASS_BITS; i++)
+	for (i = 0; i < KW_CLASS_COUNT; i++)
 		if (class_bit == (1u << i))
 			return i;
 	return -1;
@@ -94,7 +84,7 @@ static void set_why(struct kw_hooks *h, uint32_t class_bits, const char *fmt, ..
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	for (i = 0; i < KW_CLASS_BITS; i++)
+	for (i = 0; i < KW_CLASS_COUNT; i++)
 		if ((class_bits & (1u << i)) && !h->why[i][0])
 			snprintf(h->why[i], sizeof(h->why[i]), "%s", msg);
 }
@@ -224,7 +214,7 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 	probe_cg_progs(h);
 	lsm_classes = kw_lsm_prepare(h->skel, lsm_why, sizeof(lsm_why));
 	if (lsm_why[0])
-		set_why(h, KW_LSM_CLASSES & ~lsm_classes, "%s", lsm_why);
+		set_why(h, KW_CLASS_LSM_MASK & ~lsm_classes, "%s", lsm_why);
 
 	if (opts->pin_dir) {
 		ret = ensure_bpffs(opts->pin_dir, err, errlen);
@@ -694,7 +684,7 @@ int kw_hooks_session_add(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint6
 	}
 	missing = pol->classes & ~h->available;
 	if (missing) {
-		for (i = 0; i < KW_CLASS_BITS; i++)
+		for (i = 0; i < KW_CLASS_COUNT; i++)
 			if (missing & (1u << i))
 				break;
 		snprintf(err, errlen, "the policy governs %s, which this host cannot: %s",
@@ -722,7 +712,7 @@ int kw_hooks_session_add(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint6
 	ret = write_net_rules(h, slot, pol, err, errlen);
 	if (!ret)
 		ret = write_dev_rules(h, slot, pol, err, errlen);
-	if (!ret && (pol->classes & KW_LSM_CLASSES)) {
+	if (!ret && (pol->classes & KW_CLASS_LSM_MASK)) {
 		ret = kw_lsm_session_add(h->skel, slot, pol);
 		if (ret)
 			snprintf(err, errlen, "writing the LSM rules failed: %s", strerror(-ret));

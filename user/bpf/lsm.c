@@ -12,7 +12,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "kwitness/lsm_map.h"
+#include "kwitness/abi/lsm_map.h"
 #include "kwitness/probe.h"
 #include "kwitness.skel.h"
 #include "lsm.h"
@@ -24,30 +24,17 @@ struct kw_lsm_prog {
 	const char *hook; /* bpf_lsm_<hook> must exist in the kernel's BTF */
 };
 
-#define LP(cls, name, hook) \
-	{ cls, offsetof(struct kwitness_bpf, progs.name), offsetof(struct kwitness_bpf, links.name), hook }
-static const struct kw_lsm_prog kw_lsm_progs[] = {
-	LP(KW_CLASS_FS, kw_lsm_file_open, "file_open"),
-	LP(KW_CLASS_FS, kw_lsm_path_unlink, "path_unlink"),
-	LP(KW_CLASS_FS, kw_lsm_path_mkdir, "path_mkdir"),
-	LP(KW_CLASS_FS, kw_lsm_path_rmdir, "path_rmdir"),
-	LP(KW_CLASS_FS, kw_lsm_path_mknod, "path_mknod"),
-	LP(KW_CLASS_FS, kw_lsm_path_symlink, "path_symlink"),
-	LP(KW_CLASS_FS, kw_lsm_path_truncate, "path_truncate"),
-	LP(KW_CLASS_FS, kw_lsm_path_link, "path_link"),
-	LP(KW_CLASS_FS, kw_lsm_path_rename, "path_rename"),
-	LP(KW_CLASS_EXEC, kw_lsm_bprm_check, "bprm_check_security"),
-	LP(KW_CLASS_PROC, kw_lsm_task_kill, "task_kill"),
-	LP(KW_CLASS_PROC, kw_lsm_ptrace, "ptrace_access_check"),
-	LP(KW_CLASS_MOUNT, kw_lsm_sb_mount, "sb_mount"),
-	LP(KW_CLASS_UNIX, kw_lsm_unix_connect, "unix_stream_connect"),
-};
-#undef LP
+#define CG_(cls, name, type, sec)
+#define LSM_(cls, name, hook)                                                       \
+	{ KW_CLASS_##cls, offsetof(struct kwitness_bpf, progs.name),                 \
+	  offsetof(struct kwitness_bpf, links.name), #hook },
+static const struct kw_lsm_prog kw_lsm_progs[] = { KW_CLASS_PROGRAMS(CG_, LSM_) };
+#undef CG_
+#undef LSM_
 _Static_assert(KW_PK_READ == KW_PATH_READ && KW_PK_WRITE == KW_PATH_WRITE &&
 	       KW_PK_DENY == KW_PATH_DENY && KW_PK_EXEC == KW_PATH_EXEC &&
 	       KW_PK_UNIX == KW_PATH_UNIX, "kw_path_val.rule is indexed by enum kw_path_kind");
 #define KW_N_LSM_PROGS (sizeof(kw_lsm_progs) / sizeof(kw_lsm_progs[0]))
-#define KW_LSM_ALL (KW_CLASS_FS | KW_CLASS_EXEC | KW_CLASS_PROC | KW_CLASS_MOUNT | KW_CLASS_UNIX)
 
 static struct bpf_program *lsm_prog(struct kwitness_bpf *skel, const struct kw_lsm_prog *p)
 {
@@ -70,7 +57,7 @@ static uint32_t classes_missing_hooks(char *why, size_t whylen)
 
 	if (!vmlinux) {
 		snprintf(why, whylen, "no kernel BTF: BPF-LSM programs cannot be attached");
-		return KW_LSM_ALL;
+		return KW_CLASS_LSM_MASK;
 	}
 	for (i = 0; i < KW_N_LSM_PROGS; i++) {
 		snprintf(fn, sizeof(fn), "bpf_lsm_%s", kw_lsm_progs[i].hook);
@@ -87,7 +74,7 @@ static uint32_t classes_missing_hooks(char *why, size_t whylen)
 
 uint32_t kw_lsm_prepare(struct kwitness_bpf *skel, char *why, size_t whylen)
 {
-	uint32_t provide = KW_LSM_ALL;
+	uint32_t provide = KW_CLASS_LSM_MASK;
 	size_t i;
 
 	why[0] = '\0';

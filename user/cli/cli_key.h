@@ -5,7 +5,6 @@
 
 #include "kwitness/key.h"
 
-const char *cli_default_key_path(void);
 /* Prints one clear line for a key error (-EPERM: group/world accessible, ...).
  * cmd "verify" loads public keys; every other command a private key. */
 void cli_key_error(const char *cmd, const char *what, int err);

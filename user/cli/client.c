@@ -12,12 +12,10 @@
 #include "kwitness/buf.h"
 #include "kwitness/policy.h"
 
-/* A close reply carries a whole record; far below this. */
-#define KW_CLIENT_MAX_REPLY (64u * 1024 * 1024)
 
 const char *kw_client_socket(const char *given)
 {
-	const char *env = getenv("KWITNESS_SOCKET");
+	const char *env = getenv(KW_SOCKET_ENV);
 
 	if (given)
 		return given;
@@ -87,7 +85,7 @@ int kw_client_call(const char *socket_path, json_t *req, json_t **reply, char *e
 	while (!nl) {
 		ssize_t n;
 
-		if (in.len > KW_CLIENT_MAX_REPLY || kw_buf_reserve(&in, 65536)) {
+		if (in.len > KW_PROTO_MAX_REPLY || kw_buf_reserve(&in, 65536)) {
 			e = -EFBIG;
 			snprintf(err, errlen, "reply from kwitnessd too large");
 			goto out;
@@ -132,11 +130,11 @@ int kw_client_request(const char *cmd, const char *socket_given, json_t *req, js
 
 int kw_client_reply_ok(const char *cmd, const json_t *reply)
 {
-	if (json_is_true(json_object_get(reply, "ok")))
+	if (json_is_true(json_object_get(reply, KW_F_OK)))
 		return 1;
 	fprintf(stderr, "kwitness %s: %s: %s\n", cmd,
-		json_string_value(json_object_get(reply, "error")) ?: "error",
-		json_string_value(json_object_get(reply, "message")) ?: "(no message)");
+		json_string_value(json_object_get(reply, KW_F_ERROR)) ?: "error",
+		json_string_value(json_object_get(reply, KW_F_MESSAGE)) ?: "(no message)");
 	return 0;
 }
 
@@ -190,27 +188,27 @@ json_t *kw_session_open_request(const char *cgroup, const struct kw_open_options
 
 	if (!pol)
 		return NULL;
-	req = json_pack("{s:s, s:s, s:s, s:o, s:s}", "op", "open", "cgroup", cgroup, "sandbox_id",
-			o->sandbox_id, "policy", pol, "image_digest", o->image_digest);
+	req = json_pack("{s:s, s:s, s:s, s:o, s:s}", KW_F_OP, KW_OP_OPEN, KW_F_CGROUP, cgroup, KW_F_SANDBOX_ID,
+			o->sandbox_id, KW_F_POLICY, pol, KW_F_IMAGE_DIGEST, o->image_digest);
 	if (req && o->model_provider)
-		json_object_set_new(req, "model_provider", json_string(o->model_provider));
+		json_object_set_new(req, KW_F_MODEL_PROVIDER, json_string(o->model_provider));
 	if (req && o->model_id)
-		json_object_set_new(req, "model_id", json_string(o->model_id));
+		json_object_set_new(req, KW_F_MODEL_ID, json_string(o->model_id));
 	if (req && o->data_class)
-		json_object_set_new(req, "data_class", json_string(o->data_class));
+		json_object_set_new(req, KW_F_DATA_CLASS, json_string(o->data_class));
 	return req;
 }
 
 void kw_print_close_summary(FILE *f, const json_t *reply)
 {
-	json_t *dropped = json_object_get(reply, "dropped");
+	json_t *dropped = json_object_get(reply, KW_F_DROPPED);
 
-	fprintf(f, "record:    %s\n", json_string_value(json_object_get(reply, "record_path")));
-	fprintf(f, "log:       %s\n", json_string_value(json_object_get(reply, "log_path")));
-	fprintf(f, "policy:    %s\n", json_string_value(json_object_get(reply, "policy_path")));
+	fprintf(f, "record:    %s\n", json_string_value(json_object_get(reply, KW_F_RECORD_PATH)));
+	fprintf(f, "log:       %s\n", json_string_value(json_object_get(reply, KW_F_LOG_PATH)));
+	fprintf(f, "policy:    %s\n", json_string_value(json_object_get(reply, KW_F_POLICY_PATH)));
 	fprintf(f, "decisions: %lld, denials: %lld, dropped: %lld%s\n",
-		(long long)json_integer_value(json_object_get(reply, "decisions")),
-		(long long)json_integer_value(json_object_get(reply, "denials")),
+		(long long)json_integer_value(json_object_get(reply, KW_F_DECISIONS)),
+		(long long)json_integer_value(json_object_get(reply, KW_F_DENIALS)),
 		(long long)json_integer_value(dropped),
 		json_integer_value(dropped) ? " (INCOMPLETE: see the log's kwitness.close entry)"
 					    : " (complete)");

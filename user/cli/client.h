@@ -9,9 +9,9 @@
 #include <getopt.h>
 #include <jansson.h>
 
-#define KW_DEFAULT_SOCKET "/run/kwitness/kwitnessd.sock"
+#include "kwitness/protocol.h"
 
-/* --socket, else $KWITNESS_SOCKET, else the default path. */
+/* --socket, else $KWITNESS_SOCKET (KW_SOCKET_ENV), else KW_DEFAULT_SOCKET. */
 const char *kw_client_socket(const char *given);
 /* Sends req and reads the reply. Returns 0 with *reply (new reference; it may
  * be {"ok":false,...}), or -errno with a sentence in err when kwitnessd could

@@ -10,15 +10,9 @@
 
 #include "kwitness/jcs.h"
 #include "kwitness/key.h"
+#include "kwitness/protocol.h"
 #include "cli_key.h"
 #include "commands.h"
-
-#define DEFAULT_KEY_PATH "/etc/kwitness/signing-key.pem"
-
-const char *cli_default_key_path(void)
-{
-	return DEFAULT_KEY_PATH;
-}
 
 void cli_key_error(const char *cmd, const char *what, int err)
 {
@@ -65,7 +59,7 @@ int cli_load_signing_key(const char *cmd, const char *path, struct kw_key **key)
 		what = "from TRACE_PRIVATE_KEY_PEM";
 		ret = kw_key_load_private(NULL, key);
 	} else {
-		what = path ? path : DEFAULT_KEY_PATH;
+		what = path ? path : KW_DEFAULT_KEY;
 		ret = kw_key_load_private(what, key);
 	}
 	if (ret)
@@ -122,7 +116,7 @@ static void keygen_usage(FILE *f)
 		   "Generates an Ed25519 signing key and writes it as PKCS#8 PEM, mode 0600.\n"
 		   "An existing file is never overwritten. Prints the public JWK and its\n"
 		   "RFC 7638 thumbprint.\n\n"
-		   "  --out FILE   where to write the key (default " DEFAULT_KEY_PATH ");\n"
+		   "  --out FILE   where to write the key (default " KW_DEFAULT_KEY ");\n"
 		   "               a missing parent directory is created with mode 0700\n"
 		   "  --help       this text\n");
 }
@@ -134,7 +128,7 @@ int cmd_keygen(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *out = DEFAULT_KEY_PATH;
+	const char *out = KW_DEFAULT_KEY;
 	char tp[KW_THUMBPRINT_MAX];
 	struct kw_key *key = NULL;
 	int c, ret;
@@ -187,7 +181,7 @@ static void key_usage(FILE *f)
 	fprintf(f, "usage: kwitness key show [--key FILE] [--jwk | --thumbprint]\n\n"
 		   "Shows the public JWK and RFC 7638 thumbprint of a signing key.\n\n"
 		   "  --key FILE     the private key (default: TRACE_PRIVATE_KEY_PEM when set,\n"
-		   "                 else " DEFAULT_KEY_PATH ")\n"
+		   "                 else " KW_DEFAULT_KEY ")\n"
 		   "  --jwk          print only the public JWK, as one JSON object\n"
 		   "  --thumbprint   print only the thumbprint\n"
 		   "  --help         this text\n");

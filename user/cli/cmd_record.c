@@ -11,10 +11,12 @@
 
 #include "kwitness/buf.h"
 #include "kwitness/jcs.h"
+#include "kwitness/protocol.h"
 #include "kwitness/record.h"
 #include "cli_key.h"
 #include "cli_record.h"
 #include "commands.h"
+#include "collector/transcript.h"
 
 int cli_read(const char *cmd, const char *what, const char *path, size_t max, struct kw_buf *out)
 {
@@ -203,7 +205,7 @@ static void sign_usage(FILE *f)
 		   "signature (base64url, no padding), verifies it, and prints the signed record.\n"
 		   "RECORD may be '-' for stdin.\n\n"
 		   "  --key FILE   PKCS#8 PEM private key, mode 0600 (default: TRACE_PRIVATE_KEY_PEM\n"
-		   "               when set, else /etc/kwitness/signing-key.pem)\n"
+		   "               when set, else " KW_DEFAULT_KEY ")\n"
 		   "  --pretty     indented output instead of canonical JSON\n"
 		   "  --help       this text\n");
 }

@@ -24,6 +24,7 @@
 #include "kwitness/key.h"
 #include "kwitness/policy.h"
 #include "kwitness/record.h"
+#include "collector/transcript.h"
 
 #define KW_LOG_MAX (1024u * 1024 * 1024)
 
@@ -109,7 +110,7 @@ static int verify_reply(const json_t *reply, const char *key_jwk, const char *po
 	char hash[KW_DIGEST_STR_MAX], err[256] = "";
 	struct kw_key *key = NULL;
 	uint64_t count = 0;
-	const char *log_path = json_string_value(json_object_get(reply, "log_path"));
+	const char *log_path = json_string_value(json_object_get(reply, KW_F_LOG_PATH));
 	int e, rc = 1;
 
 	if (key_jwk) {
@@ -126,7 +127,7 @@ static int verify_reply(const json_t *reply, const char *key_jwk, const char *po
 	vo.skew = 300;
 	vo.max_age = 0;
 	vo.call_count = -1;
-	if (jcs_dump(json_object_get(reply, "record"), &text)) {
+	if (jcs_dump(json_object_get(reply, KW_F_RECORD), &text)) {
 		snprintf(how, howlen, "the reply holds no record");
 		goto out;
 	}
@@ -246,7 +247,7 @@ int cmd_run(int argc, char **argv)
 		goto out_cgroup;
 	if (!kw_client_reply_ok("run", reply))
 		goto out_cgroup;
-	session = strdup(json_string_value(json_object_get(reply, "session")));
+	session = strdup(json_string_value(json_object_get(reply, KW_F_SESSION)));
 	json_decref(reply);
 	reply = NULL;
 	if (!session)
@@ -311,7 +312,7 @@ int cmd_run(int argc, char **argv)
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 
 out_close:
-	req = json_pack("{s:s, s:s}", "op", "close", "session", session);
+	req = json_pack("{s:s, s:s}", KW_F_OP, KW_OP_CLOSE, KW_F_SESSION, session);
 	e = kw_client_call(kw_client_socket(o.socket), req, &reply, err, sizeof(err));
 	json_decref(req);
 	if (e) {

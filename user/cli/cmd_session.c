@@ -85,7 +85,7 @@ static int socket_json_options(const char *cmd, int argc, char **argv,
 
 static void print_session_id(const json_t *reply)
 {
-	printf("%s\n", json_string_value(json_object_get(reply, "session")));
+	printf("%s\n", json_string_value(json_object_get(reply, KW_F_SESSION)));
 }
 
 static int session_open(int argc, char **argv)
@@ -139,7 +139,7 @@ static int session_close(int argc, char **argv)
 		return 2;
 	}
 	return request("session close", sock,
-		       json_pack("{s:s, s:s}", "op", "close", "session", argv[optind]), json,
+		       json_pack("{s:s, s:s}", KW_F_OP, KW_OP_CLOSE, KW_F_SESSION, argv[optind]), json,
 		       print_close);
 }
 
@@ -155,45 +155,45 @@ static void print_sessions(const json_t *sessions)
 	printf("%-32s %-8s %10s %8s %8s %5s  %s\n", "SESSION", "STATE", "DECISIONS", "DENIALS",
 	       "DROPPED", "RING", "SANDBOX / CGROUP");
 	json_array_foreach(sessions, i, s) {
-		long long used = json_integer_value(json_object_get(s, "ringbuf_used"));
-		long long size = json_integer_value(json_object_get(s, "ringbuf_size"));
+		long long used = json_integer_value(json_object_get(s, KW_F_RINGBUF_USED));
+		long long size = json_integer_value(json_object_get(s, KW_F_RINGBUF_SIZE));
 		char ring[24] = "-";
 
 		/* how full the session's ring buffer is right now */
 		if (size > 0 && used >= 0)
 			snprintf(ring, sizeof(ring), "%lld%%", used * 100 / size);
 		printf("%-32s %-8s %10lld %8lld %8lld %5s  %s %s\n",
-		       json_string_value(json_object_get(s, "session")),
-		       json_string_value(json_object_get(s, "state")),
-		       (long long)json_integer_value(json_object_get(s, "decisions")),
-		       (long long)json_integer_value(json_object_get(s, "denials")),
-		       (long long)json_integer_value(json_object_get(s, "dropped")), ring,
-		       json_string_value(json_object_get(s, "sandbox_id")),
-		       json_string_value(json_object_get(s, "cgroup")));
+		       json_string_value(json_object_get(s, KW_F_SESSION)),
+		       json_string_value(json_object_get(s, KW_F_STATE)),
+		       (long long)json_integer_value(json_object_get(s, KW_F_DECISIONS)),
+		       (long long)json_integer_value(json_object_get(s, KW_F_DENIALS)),
+		       (long long)json_integer_value(json_object_get(s, KW_F_DROPPED)), ring,
+		       json_string_value(json_object_get(s, KW_F_SANDBOX_ID)),
+		       json_string_value(json_object_get(s, KW_F_CGROUP)));
 	}
 }
 
 static void print_list(const json_t *reply)
 {
-	print_sessions(json_object_get(reply, "sessions"));
+	print_sessions(json_object_get(reply, KW_F_SESSIONS));
 }
 
 static void print_status(const json_t *reply)
 {
-	json_t *u = json_object_get(reply, "hooks_unavailable"), *v;
+	json_t *u = json_object_get(reply, KW_F_HOOKS_UNAVAILABLE), *v;
 	size_t i;
 
-	printf("kernel:    %s\n", json_string_value(json_object_get(reply, "kernel")));
-	printf("state:     %s\n", json_string_value(json_object_get(reply, "state_dir")));
+	printf("kernel:    %s\n", json_string_value(json_object_get(reply, KW_F_KERNEL)));
+	printf("state:     %s\n", json_string_value(json_object_get(reply, KW_F_STATE_DIR)));
 	printf("ringbuf:   %lld bytes per session\n",
-	       (long long)json_integer_value(json_object_get(reply, "ringbuf_size")));
+	       (long long)json_integer_value(json_object_get(reply, KW_F_RINGBUF_SIZE)));
 	printf("hooks:    ");
-	json_array_foreach(json_object_get(reply, "hooks_available"), i, v)
+	json_array_foreach(json_object_get(reply, KW_F_HOOKS_AVAILABLE), i, v)
 		printf(" %s", json_string_value(v));
 	printf("\n");
 	json_array_foreach(u, i, v)
-		printf("unavailable: %s: %s\n", json_string_value(json_object_get(v, "class")),
-		       json_string_value(json_object_get(v, "reason")));
+		printf("unavailable: %s: %s\n", json_string_value(json_object_get(v, KW_F_CLASS)),
+		       json_string_value(json_object_get(v, KW_F_REASON)));
 	print_list(reply);
 }
 
@@ -211,7 +211,7 @@ static int simple_request(const char *cmd, const char *op, int argc, char **argv
 		fprintf(stderr, "kwitness %s: unexpected argument '%s'\n", cmd, argv[optind]);
 		return 2;
 	}
-	return request(cmd, sock, json_pack("{s:s}", "op", op), json, print);
+	return request(cmd, sock, json_pack("{s:s}", KW_F_OP, op), json, print);
 }
 
 int cmd_session(int argc, char **argv)
@@ -229,7 +229,7 @@ int cmd_session(int argc, char **argv)
 	if (!strcmp(argv[1], "close"))
 		return session_close(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "list"))
-		return simple_request("session list", "list", argc - 1, argv + 1, print_list);
+		return simple_request("session list", KW_OP_LIST, argc - 1, argv + 1, print_list);
 	fprintf(stderr, "kwitness session: unknown subcommand '%s'\n", argv[1]);
 	session_usage(stderr);
 	return 2;
@@ -237,5 +237,5 @@ int cmd_session(int argc, char **argv)
 
 int cmd_status(int argc, char **argv)
 {
-	return simple_request("status", "status", argc, argv, print_status);
+	return simple_request("status", KW_OP_STATUS, argc, argv, print_status);
 }

@@ -15,6 +15,7 @@
 #include "cli_key.h"
 #include "cli_record.h"
 #include "commands.h"
+#include "collector/transcript.h"
 
 #define DEFAULT_SKEW 60
 #define DEFAULT_MAX_AGE 86400

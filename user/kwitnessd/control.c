@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "kwitness/jcs.h"
+#include "kwitness/protocol.h"
 #include "kwitnessd.h"
 
 /* A client that does not read its replies is dropped past this. */
@@ -37,7 +38,7 @@ json_t *kwd_error(const char *code, const char *fmt, ...)
 	for (char *p = msg; *p; p++)
 		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
 			*p = '?';
-	return json_pack("{s:b, s:s, s:s}", "ok", 0, "error", code, "message", msg);
+	return json_pack("{s:b, s:s, s:s}", KW_F_OK, 0, KW_F_ERROR, code, KW_F_MESSAGE, msg);
 }
 
 static int mkdir_parents(const char *path)
@@ -252,7 +253,7 @@ static void client_send(struct kwd_client *c, json_t *reply)
 	/* A reply that could not be built (a string that is not UTF-8) still
 	 * gets an answer. */
 	if (!reply)
-		reply = kwd_error("internal", "the reply could not be encoded");
+		reply = kwd_error(KW_ERR_INTERNAL, "the reply could not be encoded");
 	if (!reply) {
 		client_kill(c);
 		return;
@@ -293,32 +294,32 @@ static json_t *handle_request(struct kwd_client *c, const char *line, size_t len
 
 	req = jcs_parse(line, len, &jerr);
 	if (!req)
-		return kwd_error("malformed_json", "line %zu column %zu: %s", jerr.line,
+		return kwd_error(KW_ERR_MALFORMED_JSON, "line %zu column %zu: %s", jerr.line,
 				 jerr.column, jerr.message);
 	if (!json_is_object(req)) {
 		json_decref(req);
-		return kwd_error("malformed_request", "a request is a JSON object");
+		return kwd_error(KW_ERR_MALFORMED_REQUEST, "a request is a JSON object");
 	}
-	op = json_string_value(json_object_get(req, "op"));
+	op = json_string_value(json_object_get(req, KW_F_OP));
 	if (!op)
-		reply = kwd_error("missing_field", "op: a string is required");
-	else if (!strcmp(op, "open"))
+		reply = kwd_error(KW_ERR_MISSING_FIELD, "op: a string is required");
+	else if (!strcmp(op, KW_OP_OPEN))
 		reply = kwd_session_open(c->d, req);
-	else if (!strcmp(op, "close")) {
+	else if (!strcmp(op, KW_OP_CLOSE)) {
 		reply = kwd_session_close_req(c->d, req, c->id);
 		if (!reply) {
 			c->awaiting++; /* the reply comes when the session is drained */
 			*deferred = true;
 		}
 	}
-	else if (!strcmp(op, "status"))
+	else if (!strcmp(op, KW_OP_STATUS))
 		reply = kwd_status(c->d, false);
-	else if (!strcmp(op, "list"))
+	else if (!strcmp(op, KW_OP_LIST))
 		reply = kwd_status(c->d, true);
-	else if (!strcmp(op, "ping"))
-		reply = json_pack("{s:b}", "ok", 1);
+	else if (!strcmp(op, KW_OP_PING))
+		reply = json_pack("{s:b}", KW_F_OK, 1);
 	else
-		reply = kwd_error("unknown_op", "unknown op '%.64s' (open, close, status, list, ping)", op);
+		reply = kwd_error(KW_ERR_UNKNOWN_OP, "unknown op '%.64s' (open, close, status, list, ping)", op);
 	json_decref(req);
 	return reply;
 }
@@ -342,10 +343,10 @@ static void client_process(struct kwd_client *c, bool eof)
 		size_t len;
 
 		if (!nl) {
-			if (c->in.len - start > KWD_MAX_MESSAGE) {
-				client_send(c, kwd_error("message_too_large",
+			if (c->in.len - start > KW_PROTO_MAX_REQUEST) {
+				client_send(c, kwd_error(KW_ERR_MESSAGE_TOO_LARGE,
 							 "a message is at most %u bytes",
-							 KWD_MAX_MESSAGE));
+							 KW_PROTO_MAX_REQUEST));
 				c->close_after_write = true;
 				break;
 			}
@@ -358,9 +359,9 @@ static void client_process(struct kwd_client *c, bool eof)
 			break;
 		}
 		len = (size_t)(nl - (c->in.data + start));
-		if (len > KWD_MAX_MESSAGE) {
-			client_send(c, kwd_error("message_too_large", "a message is at most %u bytes",
-						 KWD_MAX_MESSAGE));
+		if (len > KW_PROTO_MAX_REQUEST) {
+			client_send(c, kwd_error(KW_ERR_MESSAGE_TOO_LARGE, "a message is at most %u bytes",
+						 KW_PROTO_MAX_REQUEST));
 			c->close_after_write = true;
 			break;
 		}
@@ -418,7 +419,7 @@ void kwd_client_event(struct kwd_client *c, uint32_t events)
 				break;
 			}
 			c->in.len += (size_t)n;
-			if (c->in.len > KWD_MAX_MESSAGE + 65536)
+			if (c->in.len > KW_PROTO_MAX_REQUEST + 65536)
 				break;
 		}
 		client_process(c, eof);
@@ -455,7 +456,7 @@ void kwd_control_accept(struct kwd *d)
 			return;
 		}
 		if (d->n_clients >= KWD_MAX_CLIENTS) {
-			static const char busy[] = "{\"ok\":false,\"error\":\"busy\","
+			static const char busy[] = "{\"ok\":false,\"error\":\"" KW_ERR_BUSY "\","
 						   "\"message\":\"too many control connections\"}\n";
 
 			if (send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
@@ -464,7 +465,7 @@ void kwd_control_accept(struct kwd *d)
 			continue;
 		}
 		if (!peer_allowed(d, fd, &uid)) {
-			static const char deny[] = "{\"ok\":false,\"error\":\"permission_denied\","
+			static const char deny[] = "{\"ok\":false,\"error\":\"" KW_ERR_PERMISSION_DENIED "\","
 						   "\"message\":\"root or the kwitness group only\"}\n";
 
 			if (send(fd, deny, sizeof(deny) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)

@@ -12,19 +12,15 @@
 #include <jansson.h>
 
 #include "kwitness/buf.h"
-#include "kwitness/event.h"
+#include "kwitness/abi/event.h"
+#include "kwitness/protocol.h"
 #include "kwitness/record.h"
-#include "logwriter.h"
-#include "reorder.h"
+#include "collector/logwriter.h"
+#include "collector/reorder.h"
 
-#define KWD_DEFAULT_STATE_DIR "/var/lib/kwitness"
-#define KWD_DEFAULT_SOCKET "/run/kwitness/kwitnessd.sock"
-#define KWD_DEFAULT_KEY "/etc/kwitness/signing-key.pem"
 #define KWD_DEFAULT_CONFIG "/etc/kwitness/kwitnessd.conf"
 #define KWD_DEFAULT_PIN_DIR "/sys/fs/bpf/kwitness"
 #define KWD_DEFAULT_RINGBUF (256 * 1024)
-/* A control message (one line) larger than this closes the connection. */
-#define KWD_MAX_MESSAGE (1024 * 1024)
 /* Close waits at most this long for decisions still in flight. */
 #define KWD_DRAIN_TIMEOUT_MS 2000
 /* A shortfall matching the kernel's dropped counter holds this long at close. */
@@ -43,8 +39,6 @@
 #define KWD_HOT_MS 50
 /* Control connections served at once; more get one "busy" line. */
 #define KWD_MAX_CLIENTS 256
-/* Strings taken from a client (ids, model names) are bounded. */
-#define KWD_MAX_FIELD 1024
 
 struct kwd_config {
 	const char *state_dir;
@@ -132,8 +126,8 @@ struct kwd_session {
 	struct ring_buffer *rb;
 	const volatile unsigned long *ring_cons; /* mapped positions, for status */
 	const volatile unsigned long *ring_prod;
-	struct kwd_reorder ro;
-	struct kwd_log log;
+	struct kw_reorder ro;
+	struct kw_logwriter log;
 	uint64_t decisions;   /* decision entries written */
 	uint64_t denials;     /* deny entries written */
 	uint64_t bad_events;  /* records the consumer could not decode */
@@ -196,7 +190,7 @@ struct kwd {
 int kwd_worker_start(struct kwd *d, char *err, size_t errlen);
 /* Queues a job (takes it). */
 void kwd_worker_submit(struct kwd *d, struct kwd_job *job);
-/* kwd_log_submit_fn for session logs. */
+/* kw_logwriter_submit_fn for session logs. */
 int kwd_worker_write(void *ctx, int fd, char *data, size_t len);
 /* Main thread: hands back finished jobs (replies go out). */
 void kwd_worker_collect(struct kwd *d);

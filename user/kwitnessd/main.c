@@ -84,9 +84,9 @@ static void usage(FILE *f)
 		"usage: kwitnessd [OPTIONS]\n\n"
 		"The kwitness collector: loads the BPF programs, serves the control socket,\n"
 		"writes each session's decision log and signs its TRACE v0.2 record.\n\n"
-		"  --state-dir DIR     records, logs, policies (default " KWD_DEFAULT_STATE_DIR ")\n"
-		"  --socket PATH       control socket (default " KWD_DEFAULT_SOCKET ")\n"
-		"  --key PATH          Ed25519 PKCS#8 signing key (default " KWD_DEFAULT_KEY ";\n"
+		"  --state-dir DIR     records, logs, policies (default " KW_DEFAULT_STATE_DIR ")\n"
+		"  --socket PATH       control socket (default " KW_DEFAULT_SOCKET ")\n"
+		"  --key PATH          Ed25519 PKCS#8 signing key (default " KW_DEFAULT_KEY ";\n"
 		"                      without --key, TRACE_PRIVATE_KEY_PEM is used when set)\n"
 		"  --config PATH       key = value settings (default " KWD_DEFAULT_CONFIG ")\n"
 		"  --ringbuf-size N    bytes per session ring buffer, power of two >= 4096\n"
@@ -354,9 +354,9 @@ int main(int argc, char **argv)
 	char err[512] = "";
 	int opt, e;
 
-	d->cfg.state_dir = KWD_DEFAULT_STATE_DIR;
-	d->cfg.socket_path = KWD_DEFAULT_SOCKET;
-	d->cfg.key_path = KWD_DEFAULT_KEY;
+	d->cfg.state_dir = KW_DEFAULT_STATE_DIR;
+	d->cfg.socket_path = KW_DEFAULT_SOCKET;
+	d->cfg.key_path = KW_DEFAULT_KEY;
 	d->cfg.config_path = KWD_DEFAULT_CONFIG;
 	d->cfg.pin_dir = KWD_DEFAULT_PIN_DIR;
 	d->cfg.ringbuf_size = KWD_DEFAULT_RINGBUF;

@@ -22,6 +22,7 @@
 #include "kwitness/policy.h"
 #include "kwitness/record.h"
 #include "kwitnessd.h"
+#include "collector/transcript.h"
 
 #define KWD_SEAL_MAX_LOG (4ull << 30)
 

@@ -18,7 +18,7 @@
 #include <bpf/libbpf.h>
 #include <linux/magic.h>
 
-#include "kwitness/decision.h"
+#include "collector/decision.h"
 #include "kwitness/digest.h"
 #include "kwitness/hooks.h"
 #include "kwitness/jcs.h"
@@ -27,8 +27,6 @@
 #include "kwitness/record.h"
 #include "kwitnessd.h"
 
-/* enum kw_class: bits 0 (net.connect) to 10 (net.unix). */
-#define KWD_CLASS_BITS 11
 
 static char *xasprintf(const char *fmt, const char *a, const char *b)
 {
@@ -78,8 +76,8 @@ static void session_free(struct kwd_session *s)
 		epoll_ctl(s->d->epfd, EPOLL_CTL_DEL, ring_buffer__epoll_fd(s->rb), NULL);
 		ring_buffer__free(s->rb);
 	}
-	kwd_reorder_free(&s->ro);
-	kwd_log_abort(&s->log);
+	kw_reorder_free(&s->ro);
+	kw_logwriter_abort(&s->log);
 	if (s->cgroup_fd >= 0)
 		close(s->cgroup_fd);
 	kw_policy_free(s->pol);
@@ -107,7 +105,7 @@ static int emit_event(void *ctx, const void *data, size_t len)
 	const struct kw_event_hdr *h = data;
 	int e;
 
-	e = kwd_log_event(&s->log, data, len, s->d->boot_to_realtime_ns);
+	e = kw_logwriter_event(&s->log, data, len, s->d->boot_to_realtime_ns);
 	if (e == -EINVAL) {
 		s->bad_events++;
 		return 0;
@@ -132,12 +130,12 @@ static int ring_sample(void *ctx, void *data, size_t size)
 			s->id, size);
 		return 0;
 	}
-	e = kwd_reorder_push(&s->ro, seq, data, size);
+	e = kw_reorder_push(&s->ro, seq, data, size);
 	if (e == -ENOSPC) {
 		/* Far ahead of the window: what is missing before it is given up
 		 * (the trailer counts it; nothing after it is held back). */
-		s->skipped += kwd_reorder_jump(&s->ro, seq);
-		e = kwd_reorder_push(&s->ro, seq, data, size);
+		s->skipped += kw_reorder_jump(&s->ro, seq);
+		e = kw_reorder_push(&s->ro, seq, data, size);
 	}
 	if (e) {
 		s->bad_events++;
@@ -173,17 +171,17 @@ static const char *get_str(json_t *req, const char *key, bool required, json_t *
 
 	if (!v) {
 		if (required)
-			*err = kwd_error("missing_field", "%s: required", key);
+			*err = kwd_error(KW_ERR_MISSING_FIELD, "%s: required", key);
 		return NULL;
 	}
 	if (!json_is_string(v)) {
-		*err = kwd_error("invalid_field", "%s: must be a string", key);
+		*err = kwd_error(KW_ERR_INVALID_FIELD, "%s: must be a string", key);
 		return NULL;
 	}
-	if (json_string_length(v) == 0 || json_string_length(v) > KWD_MAX_FIELD ||
+	if (json_string_length(v) == 0 || json_string_length(v) > KW_PROTO_MAX_FIELD ||
 	    strlen(json_string_value(v)) != json_string_length(v)) {
-		*err = kwd_error("invalid_field", "%s: 1 to %d characters, no NUL", key,
-				 KWD_MAX_FIELD);
+		*err = kwd_error(KW_ERR_INVALID_FIELD, "%s: 1 to %d characters, no NUL", key,
+				 KW_PROTO_MAX_FIELD);
 		return NULL;
 	}
 	return json_string_value(v);
@@ -263,23 +261,23 @@ static json_t *check_cgroup(struct kwd *d, const char *path, struct kwd_session 
 	struct stat st;
 
 	if (path[0] != '/')
-		return kwd_error("invalid_field", "cgroup: an absolute path is required");
+		return kwd_error(KW_ERR_INVALID_FIELD, "cgroup: an absolute path is required");
 	if (!realpath(path, real))
-		return kwd_error(errno == ENOENT ? "cgroup_not_found" : "invalid_cgroup",
+		return kwd_error(errno == ENOENT ? KW_ERR_CGROUP_NOT_FOUND : KW_ERR_INVALID_CGROUP,
 				 "cgroup %s: %s", path, strerror(errno));
 	s->cgroup_fd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (s->cgroup_fd < 0)
-		return kwd_error(errno == ENOENT ? "cgroup_not_found" : "invalid_cgroup",
+		return kwd_error(errno == ENOENT ? KW_ERR_CGROUP_NOT_FOUND : KW_ERR_INVALID_CGROUP,
 				 "cgroup %s: %s", path, strerror(errno));
 	if (fstatfs(s->cgroup_fd, &sfs) < 0 || fstat(s->cgroup_fd, &st) < 0)
-		return kwd_error("invalid_cgroup", "cgroup %s: %s", path, strerror(errno));
+		return kwd_error(KW_ERR_INVALID_CGROUP, "cgroup %s: %s", path, strerror(errno));
 	if (sfs.f_type != CGROUP2_SUPER_MAGIC)
-		return kwd_error("invalid_cgroup", "cgroup %s: not on a cgroup2 mount", path);
+		return kwd_error(KW_ERR_INVALID_CGROUP, "cgroup %s: not on a cgroup2 mount", path);
 	{
 		const char *why = outside_collector(real);
 
 		if (why)
-			return kwd_error("invalid_cgroup", "cgroup %s: %s", path, why);
+			return kwd_error(KW_ERR_INVALID_CGROUP, "cgroup %s: %s", path, why);
 	}
 	cgroup_id_of(s->cgroup_fd, &st, &s->cgroup_id);
 	for (unsigned i = 0; i < KW_MAX_SESSIONS; i++) {
@@ -289,19 +287,19 @@ static json_t *check_cgroup(struct kwd *d, const char *path, struct kwd_session 
 			continue;
 		if (o->cgroup_id == s->cgroup_id || path_is_within(real, o->cgroup_path) ||
 		    path_is_within(o->cgroup_path, real))
-			return kwd_error("cgroup_tagged",
+			return kwd_error(KW_ERR_CGROUP_TAGGED,
 					 "cgroup %s: already belongs to session %s (%s)", path,
 					 o->id, o->cgroup_path);
 	}
 	s->cgroup_path = strdup(real);
 	if (!s->cgroup_path)
-		return kwd_error("internal", "out of memory");
+		return kwd_error(KW_ERR_INTERNAL, "out of memory");
 	return NULL;
 }
 
 static void class_names(uint32_t mask, struct kw_buf *out)
 {
-	for (unsigned b = 0; b < KWD_CLASS_BITS; b++) {
+	for (unsigned b = 0; b < KW_CLASS_COUNT; b++) {
 		if (!(mask & (1u << b)))
 			continue;
 		if (out->len)
@@ -321,7 +319,7 @@ static json_t *check_hooks(struct kwd *d, const struct kw_policy *pol)
 	if (!missing)
 		return NULL;
 	class_names(missing, &names);
-	for (unsigned b = 0; b < KWD_CLASS_BITS; b++) {
+	for (unsigned b = 0; b < KW_CLASS_COUNT; b++) {
 		const char *r;
 
 		if (!(missing & (1u << b)))
@@ -332,7 +330,7 @@ static json_t *check_hooks(struct kwd *d, const struct kw_policy *pol)
 		kw_buf_puts(&why, ": ");
 		kw_buf_puts(&why, r ? r : "not loaded");
 	}
-	err = kwd_error("hooks_unavailable", "the policy governs %s, which this host cannot enforce (%s)",
+	err = kwd_error(KW_ERR_HOOKS_UNAVAILABLE, "the policy governs %s, which this host cannot enforce (%s)",
 			names.data, why.data ? why.data : "");
 	kw_buf_free(&names);
 	kw_buf_free(&why);
@@ -392,8 +390,8 @@ static int write_open_entry(struct kwd *d, struct kwd_session *s)
 	e = e ?: jcs_obj_str(&o, "tool", "kwitness.open");
 	e = e ?: jcs_obj_int(&o, "ts", s->opened_us);
 	e = e ?: jcs_obj_end(&o);
-	e = e ?: kwd_log_append(&s->log, line.data, line.len);
-	e = e ?: kwd_log_flush(&s->log);
+	e = e ?: kw_logwriter_append(&s->log, line.data, line.len);
+	e = e ?: kw_logwriter_flush(&s->log);
 	kw_buf_free(&line);
 	kw_buf_free(&hooks);
 	return e;
@@ -425,38 +423,39 @@ json_t *kwd_session_open(struct kwd *d, json_t *req)
 	uint32_t slot;
 
 	if (d->stopping)
-		return kwd_error("stopping", "kwitnessd is shutting down");
-	cgroup = get_str(req, "cgroup", true, &err);
+		return kwd_error(KW_ERR_STOPPING, "kwitnessd is shutting down");
+	cgroup = get_str(req, KW_F_CGROUP, true, &err);
 	if (err)
 		return err;
-	sandbox_id = get_str(req, "sandbox_id", true, &err);
+	sandbox_id = get_str(req, KW_F_SANDBOX_ID, true, &err);
 	if (err)
 		return err;
 	if (strncmp(sandbox_id, "spiffe://", 9) && strncmp(sandbox_id, "did:", 4))
-		return kwd_error("invalid_field", "sandbox_id: a spiffe:// or did: URI is required");
-	image_digest = get_str(req, "image_digest", true, &err);
+		return kwd_error(KW_ERR_INVALID_FIELD, "sandbox_id: a spiffe:// or did: URI is required");
+	image_digest = get_str(req, KW_F_IMAGE_DIGEST, true, &err);
 	if (err)
 		return err;
 	if (!kw_digest_valid(image_digest))
-		return kwd_error("invalid_field", "image_digest: sha256:<64 hex> or sha384:<96 hex>");
-	mp = get_str(req, "model_provider", false, &err);
-	mi = err ? NULL : get_str(req, "model_id", false, &err);
-	dc = err ? NULL : get_str(req, "data_class", false, &err);
+		return kwd_error(KW_ERR_INVALID_FIELD, "image_digest: sha256:<64 hex> or sha384:<96 hex>");
+	mp = get_str(req, KW_F_MODEL_PROVIDER, false, &err);
+	mi = err ? NULL : get_str(req, KW_F_MODEL_ID, false, &err);
+	dc = err ? NULL : get_str(req, KW_F_DATA_CLASS, false, &err);
 	if (err)
 		return err;
-	pv = json_object_get(req, "policy");
+	pv = json_object_get(req, KW_F_POLICY);
 	if (!pv)
-		return kwd_error("missing_field", "policy: required (the bundle text as a string)");
+		return kwd_error(KW_ERR_MISSING_FIELD, "policy: required (the bundle text as a string)");
 	if (!json_is_string(pv))
-		return kwd_error("invalid_field", "policy: the bundle text as a JSON string");
+		return kwd_error(KW_ERR_INVALID_FIELD, "policy: the bundle text as a JSON string");
 	if (json_string_length(pv) > KW_POLICY_MAX_BYTES)
-		return kwd_error("policy_invalid", "policy: larger than %d bytes", KW_POLICY_MAX_BYTES);
+		return kwd_error(KW_ERR_POLICY_INVALID, "policy: larger than %d bytes", KW_POLICY_MAX_BYTES);
 	{
 		const char *key;
 		json_t *v;
-		static const char *const known[] = { "op", "cgroup", "sandbox_id", "image_digest",
-						     "policy", "model_provider", "model_id",
-						     "data_class" };
+		static const char *const known[] = {
+			KW_F_OP, KW_F_CGROUP, KW_F_SANDBOX_ID, KW_F_IMAGE_DIGEST, KW_F_POLICY,
+			KW_F_MODEL_PROVIDER, KW_F_MODEL_ID, KW_F_DATA_CLASS
+		};
 
 		json_object_foreach(req, key, v) {
 			bool ok = false;
@@ -464,19 +463,19 @@ json_t *kwd_session_open(struct kwd *d, json_t *req)
 			for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 				ok = ok || !strcmp(key, known[i]);
 			if (!ok)
-				return kwd_error("unknown_field", "%.64s: not an open field", key);
+				return kwd_error(KW_ERR_UNKNOWN_FIELD, "%.64s: not an open field", key);
 		}
 	}
 
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return kwd_error("internal", "out of memory");
+		return kwd_error(KW_ERR_INTERNAL, "out of memory");
 	s->d = d;
 	s->cgroup_fd = -1;
 	s->log.fd = -1;
 	s->w.kind = KWD_W_RING;
 	s->w.ptr = s;
-	kwd_reorder_init(&s->ro, emit_event, s);
+	kw_reorder_init(&s->ro, emit_event, s);
 
 	s->bundle_len = json_string_length(pv);
 	s->bundle = malloc(s->bundle_len + 1);
@@ -485,7 +484,7 @@ json_t *kwd_session_open(struct kwd *d, json_t *req)
 	memcpy(s->bundle, json_string_value(pv), s->bundle_len + 1);
 	e = kw_policy_parse(s->bundle, s->bundle_len, &s->pol, msg, sizeof(msg));
 	if (e) {
-		err = kwd_error("policy_invalid", "%s", msg[0] ? msg : strerror(-e));
+		err = kwd_error(KW_ERR_POLICY_INVALID, "%s", msg[0] ? msg : strerror(-e));
 		goto fail;
 	}
 	err = check_hooks(d, s->pol);
@@ -497,7 +496,7 @@ json_t *kwd_session_open(struct kwd *d, json_t *req)
 	for (slot = 0; slot < KW_MAX_SESSIONS && d->slots[slot]; slot++)
 		;
 	if (slot == KW_MAX_SESSIONS) {
-		err = kwd_error("too_many_sessions", "all %d session slots are in use",
+		err = kwd_error(KW_ERR_TOO_MANY_SESSIONS, "all %d session slots are in use",
 				KW_MAX_SESSIONS);
 		goto fail;
 	}
@@ -511,27 +510,27 @@ json_t *kwd_session_open(struct kwd *d, json_t *req)
 	    !s->data_class)
 		goto oom;
 	if (new_session_id(s->id)) {
-		err = kwd_error("internal", "no randomness for a session id");
+		err = kwd_error(KW_ERR_INTERNAL, "no randomness for a session id");
 		goto fail;
 	}
 	e = kw_digest_buf(KW_SHA256, s->bundle, s->bundle_len, s->bundle_hash);
 	if (e) {
-		err = kwd_error("internal", "hashing the bundle: %s", strerror(-e));
+		err = kwd_error(KW_ERR_INTERNAL, "hashing the bundle: %s", strerror(-e));
 		goto fail;
 	}
 	e = store_policy(d, s);
 	if (e) {
-		err = kwd_error("storage", "storing the bundle: %s", strerror(-e));
+		err = kwd_error(KW_ERR_STORAGE, "storing the bundle: %s", strerror(-e));
 		goto fail;
 	}
 	s->log_path = xasprintf("%s/logs/%s.jsonl", d->cfg.state_dir, s->id);
 	s->record_path = xasprintf("%s/records/%s.json", d->cfg.state_dir, s->id);
 	if (!s->log_path || !s->record_path)
 		goto oom;
-	e = kwd_log_open(&s->log, s->log_path);
+	e = kw_logwriter_open(&s->log, s->log_path);
 	if (e) {
 		s->log.fd = -1;
-		err = kwd_error("storage", "%s: %s", s->log_path, strerror(-e));
+		err = kwd_error(KW_ERR_STORAGE, "%s: %s", s->log_path, strerror(-e));
 		goto fail;
 	}
 
@@ -541,26 +540,26 @@ json_t *kwd_session_open(struct kwd *d, json_t *req)
 	e = kw_hooks_session_add(d->hooks, slot, s->cgroup_fd, s->cgroup_id, s->pol, &ringbuf_fd,
 				 msg, sizeof(msg));
 	if (e) {
-		err = kwd_error(e == -EEXIST || e == -EBUSY ? "cgroup_tagged" : "hooks_failed", "%s",
+		err = kwd_error(e == -EEXIST || e == -EBUSY ? KW_ERR_CGROUP_TAGGED : KW_ERR_HOOKS_FAILED, "%s",
 				msg[0] ? msg : strerror(-e));
 		goto fail_log;
 	}
 	e = write_open_entry(d, s);
 	if (e) {
-		err = kwd_error("storage", "writing the open entry: %s", strerror(-e));
+		err = kwd_error(KW_ERR_STORAGE, "writing the open entry: %s", strerror(-e));
 		goto fail_hooks;
 	}
 	s->rb = ring_buffer__new(ringbuf_fd, ring_sample, s, NULL);
 	map_ring_positions(s, ringbuf_fd);
 	if (!s->rb) {
-		err = kwd_error("hooks_failed", "ring buffer: %s", strerror(errno));
+		err = kwd_error(KW_ERR_HOOKS_FAILED, "ring buffer: %s", strerror(errno));
 		goto fail_hooks;
 	}
 	{
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &s->w };
 
 		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev) < 0) {
-			err = kwd_error("internal", "epoll: %s", strerror(errno));
+			err = kwd_error(KW_ERR_INTERNAL, "epoll: %s", strerror(errno));
 			goto fail_hooks;
 		}
 	}
@@ -572,18 +571,18 @@ json_t *kwd_session_open(struct kwd *d, json_t *req)
 	d->n_sessions++;
 	kwd_log(d, LOG_INFO, "session %s opened: %s, cgroup %s, slot %u, %s", s->id, s->sandbox_id,
 		s->cgroup_path, slot, kw_mode_name(s->pol->mode));
-	return json_pack("{s:b, s:s, s:s, s:s, s:s}", "ok", 1, "session", s->id, "log_path",
-			 s->log_path, "policy_path", s->policy_path, "bundle_hash", s->bundle_hash);
+	return json_pack("{s:b, s:s, s:s, s:s, s:s}", KW_F_OK, 1, KW_F_SESSION, s->id, KW_F_LOG_PATH,
+			 s->log_path, KW_F_POLICY_PATH, s->policy_path, KW_F_BUNDLE_HASH, s->bundle_hash);
 
 fail_hooks:
 	kw_hooks_session_untag(d->hooks, slot);
 	kw_hooks_session_free(d->hooks, slot);
 fail_log:
-	kwd_log_abort(&s->log);
+	kw_logwriter_abort(&s->log);
 	unlink(s->log_path);
 	goto fail;
 oom:
-	err = kwd_error("internal", "out of memory");
+	err = kwd_error(KW_ERR_INTERNAL, "out of memory");
 fail:
 	session_free(s);
 	return err;
@@ -614,16 +613,16 @@ static void begin_close(struct kwd_session *s, uint64_t client_id)
 json_t *kwd_session_close_req(struct kwd *d, json_t *req, uint64_t client_id)
 {
 	json_t *err = NULL;
-	const char *id = get_str(req, "session", true, &err);
+	const char *id = get_str(req, KW_F_SESSION, true, &err);
 	struct kwd_session *s;
 
 	if (err)
 		return err;
 	s = find_session(d, id);
 	if (!s)
-		return kwd_error("unknown_session", "no open session '%.64s'", id);
+		return kwd_error(KW_ERR_UNKNOWN_SESSION, "no open session '%.64s'", id);
 	if (s->state != KWD_S_OPEN)
-		return kwd_error("session_closing", "session %s is already closing", s->id);
+		return kwd_error(KW_ERR_SESSION_CLOSING, "session %s is already closing", s->id);
 	begin_close(s, client_id);
 	return NULL; /* replied when drained, from kwd_sessions_tick */
 }
@@ -657,7 +656,7 @@ static int write_close_entry(struct kwd_session *s, const struct kw_session *c, 
 	e = e ?: jcs_obj_int(&o, "ts", kwd_now_us());
 	e = e ?: jcs_obj_int(&o, "unrecorded", (int64_t)c->unrecorded);
 	e = e ?: jcs_obj_end(&o);
-	e = e ?: kwd_log_append(&s->log, line.data, line.len);
+	e = e ?: kw_logwriter_append(&s->log, line.data, line.len);
 	kw_buf_free(&line);
 	return e;
 }
@@ -673,7 +672,7 @@ static void end_session(struct kwd_session *s)
 	int e;
 
 	ring_buffer__consume(s->rb);
-	s->skipped += kwd_reorder_flush(&s->ro);
+	s->skipped += kw_reorder_flush(&s->ro);
 	kw_hooks_session_counters(d->hooks, s->slot, &c);
 	/* gaps: numbers below next_seq that never arrived. dropped: decisions
 	 * that are not in the log, by the kernel's count or by the gaps,
@@ -695,14 +694,14 @@ static void end_session(struct kwd_session *s)
 	kw_hooks_session_free(d->hooks, s->slot);
 
 	if (!job) {
-		kwd_reply_to(d, s->close_client, kwd_error("internal", "out of memory"));
+		kwd_reply_to(d, s->close_client, kwd_error(KW_ERR_INTERNAL, "out of memory"));
 		session_free(s);
 		return;
 	}
 	job->kind = KWD_JOB_FINISH;
 	job->s = s;
 	job->err = e ? e : s->ro.err;
-	e = kwd_log_detach(&s->log, job->hash, &job->count, &job->data, &job->len, &job->fd);
+	e = kw_logwriter_detach(&s->log, job->hash, &job->count, &job->data, &job->len, &job->fd);
 	if (e && !job->err)
 		job->err = e;
 	kwd_worker_submit(d, job);
@@ -737,17 +736,17 @@ json_t *kwd_session_finish(struct kwd *d, struct kwd_session *s, const char *has
 	in.iat = now_s;
 	rec = kw_record_build(&in, msg, sizeof(msg));
 	if (!rec) {
-		reply = kwd_error("record_failed", "build: %s", msg);
+		reply = kwd_error(KW_ERR_RECORD_FAILED, "build: %s", msg);
 		goto out;
 	}
 	e = kw_record_sign(rec, d->key, msg, sizeof(msg));
 	if (e) {
-		reply = kwd_error("record_failed", "sign: %s", msg);
+		reply = kwd_error(KW_ERR_RECORD_FAILED, "sign: %s", msg);
 		goto out;
 	}
 	e = jcs_dump(rec, &text);
 	if (e) {
-		reply = kwd_error("record_failed", "canonical form: %s", strerror(-e));
+		reply = kwd_error(KW_ERR_RECORD_FAILED, "canonical form: %s", strerror(-e));
 		goto out;
 	}
 	/* Check what was signed against what was written before it leaves. */
@@ -762,25 +761,25 @@ json_t *kwd_session_finish(struct kwd *d, struct kwd_session *s, const char *has
 	vo.image_digest = s->image_digest;
 	e = kw_record_verify(text.data, text.len, &vo, &vr);
 	if (e) {
-		reply = kwd_error("record_failed", "self-check: %s",
+		reply = kwd_error(KW_ERR_RECORD_FAILED, "self-check: %s",
 				  e > 0 ? vr.message : strerror(-e));
 		goto out;
 	}
 	if (kw_buf_putc(&text, '\n')) {
-		reply = kwd_error("internal", "out of memory");
+		reply = kwd_error(KW_ERR_INTERNAL, "out of memory");
 		goto out;
 	}
 	e = kw_write_file_atomic(s->record_path, text.data, text.len, 0644);
 	if (e) {
-		reply = kwd_error("storage", "%s: %s", s->record_path, strerror(-e));
+		reply = kwd_error(KW_ERR_STORAGE, "%s: %s", s->record_path, strerror(-e));
 		goto out;
 	}
-	reply = json_pack("{s:b, s:s, s:O, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:b}", "ok", 1,
-			  "session", s->id, "record", rec, "record_path", s->record_path,
-			  "log_path", s->log_path, "policy_path", s->policy_path, "decisions",
-			  (json_int_t)s->decisions, "denials", (json_int_t)s->denials, "dropped",
-			  (json_int_t)s->dropped, "unrecorded", (json_int_t)s->unrecorded,
-			  "complete", s->dropped == 0);
+	reply = json_pack("{s:b, s:s, s:O, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:b}", KW_F_OK, 1,
+			  KW_F_SESSION, s->id, KW_F_RECORD, rec, KW_F_RECORD_PATH, s->record_path,
+			  KW_F_LOG_PATH, s->log_path, KW_F_POLICY_PATH, s->policy_path, KW_F_DECISIONS,
+			  (json_int_t)s->decisions, KW_F_DENIALS, (json_int_t)s->denials, KW_F_DROPPED,
+			  (json_int_t)s->dropped, KW_F_UNRECORDED, (json_int_t)s->unrecorded,
+			  KW_F_COMPLETE, s->dropped == 0);
 out:
 	json_decref(rec);
 	kw_buf_free(&text);
@@ -790,9 +789,9 @@ out:
 /* Main thread: the worker is done with a session. */
 void kwd_session_done(struct kwd *d, struct kwd_session *s, json_t *reply)
 {
-	if (json_is_false(json_object_get(reply, "ok")))
+	if (json_is_false(json_object_get(reply, KW_F_OK)))
 		kwd_log(d, LOG_ERR, "session %s: %s", s->id,
-			json_string_value(json_object_get(reply, "message")));
+			json_string_value(json_object_get(reply, KW_F_MESSAGE)));
 	else
 		kwd_log(d, LOG_INFO,
 			"session %s closed: %llu decisions, %llu denials, %llu dropped -> %s", s->id,
@@ -823,7 +822,7 @@ static void maybe_skip_gap(struct kwd_session *s, int64_t now)
 	if (now - s->gap_since_ms < KWD_GAP_SKIP_MS ||
 	    kw_hooks_session_counters(s->d->hooks, s->slot, &c) || c.dropped <= s->skipped)
 		return;
-	s->skipped += kwd_reorder_skip(&s->ro);
+	s->skipped += kw_reorder_skip(&s->ro);
 	s->gap_since_ms = s->ro.pending ? now : 0;
 }
 
@@ -863,7 +862,7 @@ void kwd_sessions_tick(struct kwd *d)
 			kwd_session_ring_ready(s);
 		maybe_skip_gap(s, now);
 		if (s->log.out.len)
-			kwd_log_flush(&s->log);
+			kw_logwriter_flush(&s->log);
 	}
 }
 
@@ -925,28 +924,28 @@ json_t *kwd_status(struct kwd *d, bool sessions_only)
 			list,
 			json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:I, s:I, "
 				  "s:I, s:I, s:I, s:I}",
-				  "session", s->id, "sandbox_id", s->sandbox_id, "cgroup",
-				  s->cgroup_path, "slot", (json_int_t)s->slot, "opened_us",
-				  (json_int_t)s->opened_us, "mode", kw_mode_name(s->pol->mode),
-				  "hooks", hooks.data ? hooks.data : "", "state",
-				  s->state == KWD_S_OPEN ? "open" : "closing", "decisions",
-				  (json_int_t)s->decisions, "denials", (json_int_t)s->denials,
-				  "dropped", (json_int_t)c.dropped, "unrecorded",
-				  (json_int_t)c.unrecorded, "next_seq", (json_int_t)c.next_seq,
-				  "pending", (json_int_t)s->ro.pending, "log_bytes",
-				  (json_int_t)(s->log.bytes + s->log.out.len), "ringbuf_size",
+				  KW_F_SESSION, s->id, KW_F_SANDBOX_ID, s->sandbox_id, KW_F_CGROUP,
+				  s->cgroup_path, KW_F_SLOT, (json_int_t)s->slot, KW_F_OPENED_US,
+				  (json_int_t)s->opened_us, KW_F_MODE, kw_mode_name(s->pol->mode),
+				  KW_F_HOOKS, hooks.data ? hooks.data : "", KW_F_STATE,
+				  s->state == KWD_S_OPEN ? "open" : "closing", KW_F_DECISIONS,
+				  (json_int_t)s->decisions, KW_F_DENIALS, (json_int_t)s->denials,
+				  KW_F_DROPPED, (json_int_t)c.dropped, KW_F_UNRECORDED,
+				  (json_int_t)c.unrecorded, KW_F_NEXT_SEQ, (json_int_t)c.next_seq,
+				  KW_F_PENDING, (json_int_t)s->ro.pending, KW_F_LOG_BYTES,
+				  (json_int_t)(s->log.bytes + s->log.out.len), KW_F_RINGBUF_SIZE,
 				  (json_int_t)d->cfg.ringbuf_size));
 		json_object_set_new(json_array_get(list, json_array_size(list) - 1),
-				    "ringbuf_used", json_integer(ring_used(s)));
+				    KW_F_RINGBUF_USED, json_integer(ring_used(s)));
 		kw_buf_free(&hooks);
 	}
 	if (sessions_only)
-		return json_pack("{s:b, s:o}", "ok", 1, "sessions", list);
+		return json_pack("{s:b, s:o}", KW_F_OK, 1, KW_F_SESSIONS, list);
 	avail = kw_hooks_available(d->hooks);
 	{
 		json_t *a = json_array(), *u = json_array();
 
-		for (unsigned b = 0; b < KWD_CLASS_BITS; b++) {
+		for (unsigned b = 0; b < KW_CLASS_COUNT; b++) {
 			const char *name = kw_class_name(1u << b);
 
 			if (!name)
@@ -956,14 +955,14 @@ json_t *kwd_status(struct kwd *d, bool sessions_only)
 			} else {
 				const char *r = kw_hooks_unavailable_reason(d->hooks, 1u << b);
 
-				json_array_append_new(u, json_pack("{s:s, s:s}", "class", name,
-								   "reason", r ? r : "not loaded"));
+				json_array_append_new(u, json_pack("{s:s, s:s}", KW_F_CLASS, name,
+								   KW_F_REASON, r ? r : "not loaded"));
 			}
 		}
-		reply = json_pack("{s:b, s:o, s:o, s:o, s:s, s:s, s:I, s:s}", "ok", 1, "sessions",
-				  list, "hooks_available", a, "hooks_unavailable", u, "programs",
-				  d->programs ? d->programs : "", "state_dir", d->cfg.state_dir,
-				  "ringbuf_size", (json_int_t)d->cfg.ringbuf_size, "kernel",
+		reply = json_pack("{s:b, s:o, s:o, s:o, s:s, s:s, s:I, s:s}", KW_F_OK, 1, KW_F_SESSIONS,
+				  list, KW_F_HOOKS_AVAILABLE, a, KW_F_HOOKS_UNAVAILABLE, u, KW_F_PROGRAMS,
+				  d->programs ? d->programs : "", KW_F_STATE_DIR, d->cfg.state_dir,
+				  KW_F_RINGBUF_SIZE, (json_int_t)d->cfg.ringbuf_size, KW_F_KERNEL,
 				  d->host.kernel);
 	}
 	return reply;

@@ -101,7 +101,7 @@ static void run_job(struct kwd_worker *w, struct kwd_job *job)
 		job->fd = -1;
 	}
 	if (e)
-		job->reply = kwd_error("storage", "decision log %s: %s", job->s->log_path,
+		job->reply = kwd_error(KW_ERR_STORAGE, "decision log %s: %s", job->s->log_path,
 				       strerror(-e));
 	else
 		job->reply = kwd_session_finish(w->d, job->s, job->hash, job->count);

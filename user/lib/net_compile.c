@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "kwitness/net_compile.h"
-#include "kwitness/net_match.h"
+#include "kwitness/abi/net_match.h"
 
 const char *kw_net_op_name(uint8_t op)
 {

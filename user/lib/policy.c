@@ -14,7 +14,7 @@
 
 #include "kwitness/jcs.h"
 #include "kwitness/net_compile.h"
-#include "kwitness/net_match.h"
+#include "kwitness/abi/net_match.h"
 #include "kwitness/policy.h"
 
 #define KW_POLICY_MAX_SOCKET_RULES 64
@@ -753,19 +753,11 @@ const char *kw_mode_name(uint8_t mode)
 
 const char *kw_class_name(uint32_t class_bit)
 {
-	switch (class_bit) {
-	case KW_CLASS_NET_CONNECT: return "net.connect";
-	case KW_CLASS_NET_SEND: return "net.send";
-	case KW_CLASS_NET_BIND: return "net.bind";
-	case KW_CLASS_NET_SOCKET: return "net.socket";
-	case KW_CLASS_DEV: return "dev";
-	case KW_CLASS_SYSCTL: return "sysctl";
-	case KW_CLASS_FS: return "fs";
-	case KW_CLASS_EXEC: return "exec";
-	case KW_CLASS_PROC: return "proc";
-	case KW_CLASS_MOUNT: return "mount";
-	case KW_CLASS_UNIX: return "net.unix";
-	}
+#define NAME_(id, bit, name, kernel, probe) \
+	if (class_bit == KW_CLASS_##id)     \
+		return name;
+	KW_CLASS_TABLE(NAME_)
+#undef NAME_
 	return "unknown";
 }
 

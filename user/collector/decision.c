@@ -11,8 +11,8 @@
 
 #include <linux/bpf.h>
 
-#include "kwitness/decision.h"
-#include "kwitness/event.h"
+#include "collector/decision.h"
+#include "kwitness/abi/event.h"
 #include "kwitness/jcs.h"
 #include "kwitness/policy.h"
 

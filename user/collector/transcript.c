@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "kwitness/jcs.h"
-#include "kwitness/record.h"
+#include "collector/transcript.h"
 
 int kw_transcript_init(struct kw_transcript *t)
 {

@@ -15,16 +15,12 @@
  * fit the kernel buffer is never allowed: a matching fs.deny names the rule,
  * otherwise the default deny does.
  *
- * The includer defines KW_PATH_LOOKUP(ctx, key) before including this file:
- * it returns the struct kw_path_val for that key, or NULL. */
+ * The map lookup is the caller's: the scan says when the key holds a prefix
+ * to look up (the BPF programs look in kw_path_rules, the tests in a table). */
 #ifndef KWITNESS_PATH_MATCH_H
 #define KWITNESS_PATH_MATCH_H
 
-#include "kwitness/lsm_map.h"
-
-#ifndef KW_PATH_LOOKUP
-#error "define KW_PATH_LOOKUP(ctx, key) before including kwitness/path_match.h"
-#endif
+#include "kwitness/abi/lsm_map.h"
 
 #ifndef KW_INLINE
 #ifdef __bpf__
@@ -78,12 +74,23 @@ KW_INLINE void kw_path_fold(struct kw_path_result *r, const struct kw_path_val *
 /* A scan of the component prefixes of key->path (len in key->len, the bytes
  * after it zero), longest first, each hit folded into res. It runs as steps
  * so the BPF side can drive it with bpf_loop (one verification of the step
- * instead of one per byte) and the tests with a plain loop. */
+ * instead of one per byte) and the tests with a plain loop:
+ *
+ *	kw_path_scan_init(s, key, want);
+ *	for (k = 0; !kw_path_scan_at(s, key, k, &lookup); k++) {
+ *		if (lookup)
+ *			kw_path_scan_hit(s, <value at key, or NULL>);
+ *		kw_path_scan_next(s, key);
+ *	}
+ *	if (kw_path_scan_root(s, key))
+ *		kw_path_scan_hit(s, <value at key, or NULL>);
+ */
 struct kw_path_scan {
 	__u32 len;  /* the full path's length */
 	__u32 want; /* KW_WANT bits */
-	char next;  /* the byte just past the prefix being considered */
-	char pad[7];
+	__u32 pos;  /* length of the prefix being considered */
+	char next;  /* the byte just past that prefix */
+	char pad[3];
 	struct kw_path_result res;
 };
 
@@ -92,59 +99,72 @@ KW_INLINE void kw_path_scan_init(struct kw_path_scan *s, const struct kw_path_ke
 {
 	s->len = key->len;
 	s->want = want;
+	s->pos = 0;
 	s->next = 0;
 	kw_path_result_init(&s->res);
 }
 
-/* Step k (0, 1, ...): considers the prefix of length len - k, then drops its
- * last byte from the key so the key keeps "zeros after len". Returns 1 when
- * the scan is over (call kw_path_scan_finish), 0 to go on. */
-KW_INLINE int kw_path_scan_step(struct kw_path_scan *s, struct kw_path_key *key, __u32 k,
-				void *ctx)
+/* Step k (0, 1, ...) considers the prefix of length len - k. Returns 1 when
+ * the scan is over (go on with kw_path_scan_root). Otherwise 0, with *lookup
+ * set when that prefix ends a component: key->len is then the prefix's length
+ * and the caller looks the key up. */
+KW_INLINE int kw_path_scan_at(struct kw_path_scan *s, struct kw_path_key *key, __u32 k,
+			      int *lookup)
 {
-	const struct kw_path_val *v;
-	__u32 pos;
-
+	*lookup = 0;
 	if (s->len < 1 || s->len >= KW_PATH_MAX || k >= s->len)
 		return 1;
-	pos = s->len - k; /* len down to 1 */
+	s->pos = s->len - k; /* len down to 1 */
 	if (s->next == 0 || s->next == '/') {
-		key->len = pos;
-		v = KW_PATH_LOOKUP(ctx, key);
-		if (v)
-			kw_path_fold(&s->res, v, s->want);
+		key->len = s->pos;
+		*lookup = 1;
 	}
-	s->next = key->path[(pos - 1) & (KW_PATH_MAX - 1)];
-	key->path[(pos - 1) & (KW_PATH_MAX - 1)] = 0;
 	return 0;
 }
 
-/* The root rule "/" covers every path. Leaves "/" in the key. */
-KW_INLINE void kw_path_scan_finish(struct kw_path_scan *s, struct kw_path_key *key, void *ctx)
+/* Folds in what the lookup found (NULL: no rule at that prefix). */
+KW_INLINE void kw_path_scan_hit(struct kw_path_scan *s, const struct kw_path_val *v)
 {
-	const struct kw_path_val *v;
+	if (v)
+		kw_path_fold(&s->res, v, s->want);
+}
 
+/* Drops the prefix's last byte from the key, so the key keeps "zeros after
+ * len" for the next, shorter prefix. */
+KW_INLINE void kw_path_scan_next(struct kw_path_scan *s, struct kw_path_key *key)
+{
+	s->next = key->path[(s->pos - 1) & (KW_PATH_MAX - 1)];
+	key->path[(s->pos - 1) & (KW_PATH_MAX - 1)] = 0;
+}
+
+/* The root rule "/" covers every path: leaves "/" in the key and returns 1
+ * when the caller is to look it up (not for "/" itself, already seen). */
+KW_INLINE int kw_path_scan_root(struct kw_path_scan *s, struct kw_path_key *key)
+{
 	key->path[0] = '/';
 	key->len = 1;
-	if (s->len > 1 && s->len < KW_PATH_MAX) {
-		v = KW_PATH_LOOKUP(ctx, key);
-		if (v)
-			kw_path_fold(&s->res, v, s->want);
-	}
+	return s->len > 1 && s->len < KW_PATH_MAX;
 }
 
 #ifndef __bpf__
-/* The whole scan as a plain loop (userspace, tests). Clobbers key. */
+/* The whole scan as a plain loop (userspace, tests), with lookup(ctx, key)
+ * returning the value at a key or NULL. Clobbers key. */
 static inline void kw_path_scan(struct kw_path_scan *s, struct kw_path_key *key, __u32 want,
+				const struct kw_path_val *(*lookup)(void *ctx,
+								    const struct kw_path_key *key),
 				void *ctx)
 {
+	int hit;
 	__u32 k;
 
 	kw_path_scan_init(s, key, want);
-	for (k = 0; k < KW_PATH_MAX; k++)
-		if (kw_path_scan_step(s, key, k, ctx))
-			break;
-	kw_path_scan_finish(s, key, ctx);
+	for (k = 0; k < KW_PATH_MAX && !kw_path_scan_at(s, key, k, &hit); k++) {
+		if (hit)
+			kw_path_scan_hit(s, lookup(ctx, key));
+		kw_path_scan_next(s, key);
+	}
+	if (kw_path_scan_root(s, key))
+		kw_path_scan_hit(s, lookup(ctx, key));
 }
 #endif
 

@@ -10,6 +10,8 @@
 #include <linux/types.h>
 #endif
 
+#include "kwitness/abi/classes.h"
+
 /* Session slots: index into kw_sessions and kw_ringbufs. */
 #define KW_MAX_SESSIONS 1024
 /* Cgroups (a tagged cgroup and its descendants) the kernel can map to slots. */
@@ -33,21 +35,6 @@ enum kw_mode { KW_MODE_ENFORCE = 0, KW_MODE_ADVISORY = 1, KW_MODE_SILENT = 2 };
 enum kw_record_mode { KW_RECORD_ALL = 0, KW_RECORD_DENY = 1 };
 enum kw_on_failure { KW_ONFAIL_DENY = 0, KW_ONFAIL_ALLOW = 1 };
 
-/* Classes a policy governs: one bit per policy section. A class not set is
- * neither evaluated nor recorded. */
-enum kw_class {
-	KW_CLASS_NET_CONNECT = 1u << 0, /* net.connect: cgroup/connect4, connect6 */
-	KW_CLASS_NET_SEND = 1u << 1,    /* net.send:    cgroup/sendmsg4, sendmsg6 */
-	KW_CLASS_NET_BIND = 1u << 2,    /* net.bind:    cgroup/bind4, bind6 */
-	KW_CLASS_NET_SOCKET = 1u << 3,  /* net.socket:  cgroup/sock_create */
-	KW_CLASS_DEV = 1u << 4,         /* dev:         cgroup/dev */
-	KW_CLASS_SYSCTL = 1u << 5,      /* sysctl:      cgroup/sysctl */
-	KW_CLASS_FS = 1u << 6,          /* fs:          lsm file_open, path_* */
-	KW_CLASS_EXEC = 1u << 7,        /* exec:        lsm bprm_check_security */
-	KW_CLASS_PROC = 1u << 8,        /* proc:        lsm task_kill, ptrace_access_check */
-	KW_CLASS_MOUNT = 1u << 9,       /* mount:       lsm sb_mount */
-	KW_CLASS_UNIX = 1u << 10,       /* net.unix:    lsm unix_stream_connect */
-};
 
 /* Network operations in kw_net_key.op. */
 enum kw_net_op { KW_NET_CONNECT = 1, KW_NET_SEND = 2, KW_NET_BIND = 3 };

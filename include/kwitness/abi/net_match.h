@@ -11,7 +11,7 @@
 #ifndef KWITNESS_NET_MATCH_H
 #define KWITNESS_NET_MATCH_H
 
-#include "kwitness/event.h"
+#include "kwitness/abi/event.h"
 
 /* Bits of slot, op, family and pad in front of the address in kw_net_key. */
 #define KW_NET_KEY_FIXED_BITS 64

@@ -5,10 +5,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kwitness/decision.h"
-#include "logwriter.h"
+#include "collector/decision.h"
+#include "collector/logwriter.h"
 
-int kwd_log_open(struct kwd_log *log, const char *path)
+int kw_logwriter_open(struct kw_logwriter *log, const char *path)
 {
 	int e;
 
@@ -25,13 +25,13 @@ int kwd_log_open(struct kwd_log *log, const char *path)
 	log->tr_live = 1;
 	/* The output buffer grows with the first burst; an idle session stays small. */
 	if (kw_buf_reserve(&log->entry, 512)) {
-		kwd_log_abort(log);
+		kw_logwriter_abort(log);
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-int kwd_log_flush(struct kwd_log *log)
+int kw_logwriter_flush(struct kw_logwriter *log)
 {
 	size_t off = 0;
 
@@ -65,7 +65,7 @@ int kwd_log_flush(struct kwd_log *log)
 	return log->err;
 }
 
-int kwd_log_append(struct kwd_log *log, const char *entry, size_t len)
+int kw_logwriter_append(struct kw_logwriter *log, const char *entry, size_t len)
 {
 	int e = kw_transcript_append(&log->tr, entry, len);
 
@@ -74,12 +74,12 @@ int kwd_log_append(struct kwd_log *log, const char *entry, size_t len)
 	if (kw_buf_append(&log->out, entry, len) || kw_buf_putc(&log->out, '\n'))
 		return -ENOMEM;
 	log->entries++;
-	if (log->out.len >= KWD_LOG_FLUSH_BYTES)
-		return kwd_log_flush(log);
+	if (log->out.len >= KW_LOGWRITER_FLUSH_BYTES)
+		return kw_logwriter_flush(log);
 	return 0;
 }
 
-int kwd_log_event(struct kwd_log *log, const void *data, size_t size, int64_t boot_to_realtime_ns)
+int kw_logwriter_event(struct kw_logwriter *log, const void *data, size_t size, int64_t boot_to_realtime_ns)
 {
 	int e;
 
@@ -87,12 +87,12 @@ int kwd_log_event(struct kwd_log *log, const void *data, size_t size, int64_t bo
 	e = kw_event_to_entry(data, size, boot_to_realtime_ns, &log->entry);
 	if (e)
 		return e;
-	return kwd_log_append(log, log->entry.data, log->entry.len);
+	return kw_logwriter_append(log, log->entry.data, log->entry.len);
 }
 
-int kwd_log_finish(struct kwd_log *log, char hash[KW_DIGEST_STR_MAX], uint64_t *count)
+int kw_logwriter_finish(struct kw_logwriter *log, char hash[KW_DIGEST_STR_MAX], uint64_t *count)
 {
-	int e = kwd_log_flush(log);
+	int e = kw_logwriter_flush(log);
 
 	if (!e && fsync(log->fd) < 0)
 		e = -errno;
@@ -111,7 +111,7 @@ int kwd_log_finish(struct kwd_log *log, char hash[KW_DIGEST_STR_MAX], uint64_t *
 	return e;
 }
 
-int kwd_log_detach(struct kwd_log *log, char hash[KW_DIGEST_STR_MAX], uint64_t *count,
+int kw_logwriter_detach(struct kw_logwriter *log, char hash[KW_DIGEST_STR_MAX], uint64_t *count,
 		   char **data, size_t *len, int *fd)
 {
 	int e = log->tr_live ? kw_transcript_final(&log->tr, hash, count) : -EINVAL;
@@ -127,7 +127,7 @@ int kwd_log_detach(struct kwd_log *log, char hash[KW_DIGEST_STR_MAX], uint64_t *
 	return e ? e : log->err;
 }
 
-void kwd_log_abort(struct kwd_log *log)
+void kw_logwriter_abort(struct kw_logwriter *log)
 {
 	if (log->fd >= 0)
 		close(log->fd);

@@ -5,16 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reorder.h"
+#include "collector/reorder.h"
 
-void kwd_reorder_init(struct kwd_reorder *r, kwd_emit_fn emit, void *ctx)
+void kw_reorder_init(struct kw_reorder *r, kw_reorder_emit_fn emit, void *ctx)
 {
 	memset(r, 0, sizeof(*r));
 	r->emit = emit;
 	r->ctx = ctx;
 }
 
-static void emit_one(struct kwd_reorder *r, const void *data, size_t len)
+static void emit_one(struct kw_reorder *r, const void *data, size_t len)
 {
 	int e = r->emit(r->ctx, data, len);
 
@@ -23,10 +23,10 @@ static void emit_one(struct kwd_reorder *r, const void *data, size_t len)
 }
 
 /* Emits held events from next on while they are contiguous. */
-static void drain(struct kwd_reorder *r)
+static void drain(struct kw_reorder *r)
 {
 	while (r->pending) {
-		struct kwd_reorder_slot *s = &r->win[r->next & (r->cap - 1)];
+		struct kw_reorder_slot *s = &r->win[r->next & (r->cap - 1)];
 
 		if (!s->data || s->seq != r->next)
 			return;
@@ -38,14 +38,14 @@ static void drain(struct kwd_reorder *r)
 	}
 }
 
-static int grow(struct kwd_reorder *r, uint64_t distance)
+static int grow(struct kw_reorder *r, uint64_t distance)
 {
 	size_t cap = r->cap ? r->cap : 64;
-	struct kwd_reorder_slot *win;
+	struct kw_reorder_slot *win;
 
 	while (cap <= distance)
 		cap *= 2;
-	if (cap > KWD_REORDER_MAX)
+	if (cap > KW_REORDER_MAX)
 		return -ENOSPC;
 	win = calloc(cap, sizeof(*win));
 	if (!win)
@@ -59,9 +59,9 @@ static int grow(struct kwd_reorder *r, uint64_t distance)
 	return 0;
 }
 
-int kwd_reorder_push(struct kwd_reorder *r, uint64_t seq, const void *data, size_t len)
+int kw_reorder_push(struct kw_reorder *r, uint64_t seq, const void *data, size_t len)
 {
-	struct kwd_reorder_slot *s;
+	struct kw_reorder_slot *s;
 	uint64_t distance;
 	int e;
 
@@ -102,14 +102,14 @@ int kwd_reorder_push(struct kwd_reorder *r, uint64_t seq, const void *data, size
 	return 0;
 }
 
-uint64_t kwd_reorder_skip(struct kwd_reorder *r)
+uint64_t kw_reorder_skip(struct kw_reorder *r)
 {
 	uint64_t n = 0;
 
 	if (!r->pending)
 		return 0;
 	while (r->pending) {
-		struct kwd_reorder_slot *s = &r->win[r->next & (r->cap - 1)];
+		struct kw_reorder_slot *s = &r->win[r->next & (r->cap - 1)];
 
 		if (s->data && s->seq == r->next)
 			break;
@@ -120,18 +120,18 @@ uint64_t kwd_reorder_skip(struct kwd_reorder *r)
 	return n;
 }
 
-uint64_t kwd_reorder_flush(struct kwd_reorder *r)
+uint64_t kw_reorder_flush(struct kw_reorder *r)
 {
 	uint64_t n = 0;
 
 	while (r->pending)
-		n += kwd_reorder_skip(r);
+		n += kw_reorder_skip(r);
 	return n;
 }
 
-uint64_t kwd_reorder_jump(struct kwd_reorder *r, uint64_t seq)
+uint64_t kw_reorder_jump(struct kw_reorder *r, uint64_t seq)
 {
-	uint64_t n = kwd_reorder_flush(r);
+	uint64_t n = kw_reorder_flush(r);
 
 	if (seq > r->next) {
 		n += seq - r->next;
@@ -140,7 +140,7 @@ uint64_t kwd_reorder_jump(struct kwd_reorder *r, uint64_t seq)
 	return n;
 }
 
-void kwd_reorder_free(struct kwd_reorder *r)
+void kw_reorder_free(struct kw_reorder *r)
 {
 	for (size_t i = 0; i < r->cap; i++)
 		free(r->win[i].data);

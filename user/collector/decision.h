@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Kernel decision events -> canonical decision-log entries (DESIGN.md). */
-#ifndef KWITNESS_DECISION_H
-#define KWITNESS_DECISION_H
+/* Kernel decision events -> canonical decision-log entries. */
+#ifndef KWITNESS_COLLECTOR_DECISION_H
+#define KWITNESS_COLLECTOR_DECISION_H
 
 #include <stddef.h>
 #include <stdint.h>

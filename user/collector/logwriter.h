@@ -1,25 +1,25 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A session's decision log: canonical entries, one per line, hashed while
  * they are written (the transcript is "[" + entries joined by "," + "]"). */
-#ifndef KWITNESSD_LOGWRITER_H
-#define KWITNESSD_LOGWRITER_H
+#ifndef KWITNESS_COLLECTOR_LOGWRITER_H
+#define KWITNESS_COLLECTOR_LOGWRITER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "kwitness/buf.h"
-#include "kwitness/record.h"
+#include "collector/transcript.h"
 
 /* Output is written to the file once this much is buffered (and at close). */
-#define KWD_LOG_FLUSH_BYTES (256 * 1024)
+#define KW_LOGWRITER_FLUSH_BYTES (256 * 1024)
 
 /* Takes a chunk of log bytes (ownership of data: free() it) to write to fd
  * elsewhere, in order. Returns 0, or -errno (data is then freed by the callee). */
-typedef int (*kwd_log_submit_fn)(void *ctx, int fd, char *data, size_t len);
+typedef int (*kw_logwriter_submit_fn)(void *ctx, int fd, char *data, size_t len);
 
-struct kwd_log {
+struct kw_logwriter {
 	int fd;
-	kwd_log_submit_fn submit; /* NULL: write() here, synchronously */
+	kw_logwriter_submit_fn submit; /* NULL: write() here, synchronously */
 	void *submit_ctx;
 	struct kw_buf out;    /* lines not yet written */
 	struct kw_buf entry;  /* scratch for one entry */
@@ -31,21 +31,21 @@ struct kwd_log {
 };
 
 /* Creates path (must not exist, mode 0640). 0 or -errno. */
-int kwd_log_open(struct kwd_log *log, const char *path);
+int kw_logwriter_open(struct kw_logwriter *log, const char *path);
 /* Appends one canonical entry (no newline). */
-int kwd_log_append(struct kwd_log *log, const char *entry, size_t len);
+int kw_logwriter_append(struct kw_logwriter *log, const char *entry, size_t len);
 /* Appends the entry for one ring buffer record. -EINVAL: undecodable record. */
-int kwd_log_event(struct kwd_log *log, const void *data, size_t size, int64_t boot_to_realtime_ns);
+int kw_logwriter_event(struct kw_logwriter *log, const void *data, size_t size, int64_t boot_to_realtime_ns);
 /* Writes (or submits) the buffered lines. */
-int kwd_log_flush(struct kwd_log *log);
+int kw_logwriter_flush(struct kw_logwriter *log);
 /* Finishes the transcript and hands back the unwritten lines (*data, owned by
  * the caller, may be NULL) and the fd (the caller closes it, after fsync):
  * for a collector that writes on another thread. */
-int kwd_log_detach(struct kwd_log *log, char hash[KW_DIGEST_STR_MAX], uint64_t *count,
+int kw_logwriter_detach(struct kw_logwriter *log, char hash[KW_DIGEST_STR_MAX], uint64_t *count,
 		   char **data, size_t *len, int *fd);
 /* Flushes, fsyncs and closes the file, and finishes the transcript. */
-int kwd_log_finish(struct kwd_log *log, char hash[KW_DIGEST_STR_MAX], uint64_t *count);
+int kw_logwriter_finish(struct kw_logwriter *log, char hash[KW_DIGEST_STR_MAX], uint64_t *count);
 /* Releases everything without finishing (error paths). */
-void kwd_log_abort(struct kwd_log *log);
+void kw_logwriter_abort(struct kw_logwriter *log);
 
 #endif

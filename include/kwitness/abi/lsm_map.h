@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Map layouts of the BPF-LSM part, shared by bpf/lsm*.bpf.h and
- * user/bpf/lsm.c. The matching logic is in kwitness/path_match.h. */
+ * user/bpf/lsm.c. The matching logic is in kwitness/abi/path_match.h. */
 #ifndef KWITNESS_LSM_MAP_H
 #define KWITNESS_LSM_MAP_H
 
-#include "kwitness/event.h"
+#include "kwitness/abi/event.h"
 
 /* Index of struct kw_path_val.rule: enum kw_path_kind of policy.h. */
 #define KW_PK_READ 1  /* fs.read */

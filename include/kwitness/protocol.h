@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The control protocol between `kwitness` and kwitnessd, and the default paths
+ * both sides assume. One JSON object per line each way over a Unix stream
+ * socket: a request names its operation in "op"; every reply carries "ok", and
+ * a refusal adds "error" (one of the codes below) and a one-line "message".
+ * docs/kwitnessd.md describes each operation's fields. */
+#ifndef KWITNESS_PROTOCOL_H
+#define KWITNESS_PROTOCOL_H
+
+/* ---- default paths ---- */
+#define KW_DEFAULT_SOCKET "/run/kwitness/kwitnessd.sock"
+#define KW_DEFAULT_KEY "/etc/kwitness/signing-key.pem"
+#define KW_DEFAULT_STATE_DIR "/var/lib/kwitness"
+/* The client's socket when --socket is not given. */
+#define KW_SOCKET_ENV "KWITNESS_SOCKET"
+
+/* ---- limits ---- */
+/* A request line longer than this closes the connection. */
+#define KW_PROTO_MAX_REQUEST (1024 * 1024)
+/* A reply (a close reply carries a whole record) is far below this. */
+#define KW_PROTO_MAX_REPLY (64u * 1024 * 1024)
+/* Strings of a request (ids, model names) are 1 to this many bytes. */
+#define KW_PROTO_MAX_FIELD 1024
+
+/* ---- operations (the "op" of a request) ---- */
+#define KW_OP_OPEN "open"     /* tag a cgroup, start a session */
+#define KW_OP_CLOSE "close"   /* drain, seal, sign: the reply carries the record */
+#define KW_OP_STATUS "status" /* sessions, hooks available, settings */
+#define KW_OP_LIST "list"     /* sessions only */
+#define KW_OP_PING "ping"
+
+/* ---- fields ---- */
+#define KW_F_OP "op"
+#define KW_F_OK "ok"
+#define KW_F_ERROR "error"
+#define KW_F_MESSAGE "message"
+/* open request */
+#define KW_F_CGROUP "cgroup"
+#define KW_F_SANDBOX_ID "sandbox_id"
+#define KW_F_IMAGE_DIGEST "image_digest"
+#define KW_F_POLICY "policy"
+#define KW_F_MODEL_PROVIDER "model_provider"
+#define KW_F_MODEL_ID "model_id"
+#define KW_F_DATA_CLASS "data_class"
+/* open and close replies, close request */
+#define KW_F_SESSION "session"
+#define KW_F_LOG_PATH "log_path"
+#define KW_F_POLICY_PATH "policy_path"
+#define KW_F_BUNDLE_HASH "bundle_hash"
+#define KW_F_RECORD "record"
+#define KW_F_RECORD_PATH "record_path"
+#define KW_F_DECISIONS "decisions"
+#define KW_F_DENIALS "denials"
+#define KW_F_DROPPED "dropped"
+#define KW_F_UNRECORDED "unrecorded"
+#define KW_F_COMPLETE "complete"
+/* status and list replies */
+#define KW_F_SESSIONS "sessions"
+#define KW_F_HOOKS_AVAILABLE "hooks_available"
+#define KW_F_HOOKS_UNAVAILABLE "hooks_unavailable"
+#define KW_F_STATE_DIR "state_dir"
+#define KW_F_RINGBUF_SIZE "ringbuf_size"
+#define KW_F_RINGBUF_USED "ringbuf_used"
+#define KW_F_KERNEL "kernel"
+#define KW_F_PROGRAMS "programs"
+#define KW_F_CLASS "class"       /* hooks_unavailable[]: the class ... */
+#define KW_F_REASON "reason"     /* ... and why */
+/* each entry of "sessions" */
+#define KW_F_STATE "state"       /* "open" or "closing" */
+#define KW_F_SLOT "slot"
+#define KW_F_OPENED_US "opened_us"
+#define KW_F_MODE "mode"
+#define KW_F_HOOKS "hooks"
+#define KW_F_NEXT_SEQ "next_seq"
+#define KW_F_PENDING "pending"
+#define KW_F_LOG_BYTES "log_bytes"
+
+/* ---- error codes (the "error" of a refusal) ---- */
+/* request framing */
+#define KW_ERR_MALFORMED_JSON "malformed_json"
+#define KW_ERR_MALFORMED_REQUEST "malformed_request"
+#define KW_ERR_MESSAGE_TOO_LARGE "message_too_large"
+#define KW_ERR_UNKNOWN_OP "unknown_op"
+#define KW_ERR_MISSING_FIELD "missing_field"
+#define KW_ERR_INVALID_FIELD "invalid_field"
+#define KW_ERR_UNKNOWN_FIELD "unknown_field"
+/* connection */
+#define KW_ERR_BUSY "busy"
+#define KW_ERR_PERMISSION_DENIED "permission_denied"
+/* open */
+#define KW_ERR_POLICY_INVALID "policy_invalid"
+#define KW_ERR_HOOKS_UNAVAILABLE "hooks_unavailable"
+#define KW_ERR_HOOKS_FAILED "hooks_failed"
+#define KW_ERR_CGROUP_NOT_FOUND "cgroup_not_found"
+#define KW_ERR_INVALID_CGROUP "invalid_cgroup"
+#define KW_ERR_CGROUP_TAGGED "cgroup_tagged"
+#define KW_ERR_TOO_MANY_SESSIONS "too_many_sessions"
+/* close */
+#define KW_ERR_UNKNOWN_SESSION "unknown_session"
+#define KW_ERR_SESSION_CLOSING "session_closing"
+#define KW_ERR_RECORD_FAILED "record_failed"
+/* any */
+#define KW_ERR_STORAGE "storage"
+#define KW_ERR_STOPPING "stopping"
+#define KW_ERR_INTERNAL "internal"
+
+#endif

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The tool transcript: SHA-256 of "[" + canonical entries joined by "," + "]",
+ * streamed (the collector, one entry at a time) or read back from a log. */
+#ifndef KWITNESS_COLLECTOR_TRANSCRIPT_H
+#define KWITNESS_COLLECTOR_TRANSCRIPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kwitness/digest.h"
+
+struct kw_transcript {
+	struct kw_digest digest;
+	uint64_t count;
+};
+int kw_transcript_init(struct kw_transcript *t);
+/* entry: one canonical JSON entry (no newline). */
+int kw_transcript_append(struct kw_transcript *t, const char *entry, size_t len);
+int kw_transcript_final(struct kw_transcript *t, char hash[KW_DIGEST_STR_MAX], uint64_t *count);
+/* Reads decisions from text: a JSON array, or JSON Lines (one value per
+ * non-empty line), canonicalises each entry and hashes the transcript.
+ * Returns 0, or -EINVAL with a message in err. */
+int kw_transcript_from_text(const char *text, size_t len, char hash[KW_DIGEST_STR_MAX],
+			    uint64_t *count, char *err, size_t errlen);
+
+#endif
