@@ -34,12 +34,11 @@
 #include "collector/decision.h"
 #include "kwitness/abi/event.h"
 
-/* The collector's own consumer code, compiled in (the bench links only the
- * libraries, and must measure the real thing). */
-#include "../user/kwitnessd/logwriter.c"
-#include "../user/kwitnessd/reorder.c"
-#include "../user/cli/cgroup.c"
-#include "../user/cli/client.c"
+/* The collector's own consumer units and the CLI's client, linked in. */
+#include "collector/logwriter.h"
+#include "collector/reorder.h"
+#include "cli/cgroup.h"
+#include "cli/client.h"
 
 static double now_s(void)
 {

@@ -16,9 +16,8 @@
 
 #include "kwitness/abi/event.h"
 
-/* The collector's own files, compiled in: the unit build links only the library. */
-#include "../../user/kwitnessd/logwriter.c"
-#include "../../user/kwitnessd/reorder.c"
+#include "collector/logwriter.h"
+#include "collector/reorder.h"
 #include "collector/transcript.h"
 
 #define KA_TRANSCRIPT "sha256:ffce23badc0a325b93ac587374132bbaae4f7798a4d57f84cf135a312f4a6aea"

@@ -25,22 +25,6 @@
 /* A client that does not read its replies is dropped past this. */
 #define KWD_MAX_PENDING_OUT (64u * 1024 * 1024)
 
-json_t *kwd_error(const char *code, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	/* Messages quote client input; keep them printable ASCII so the reply
-	 * is always valid, single-line JSON. */
-	for (char *p = msg; *p; p++)
-		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
-			*p = '?';
-	return json_pack("{s:b, s:s, s:s}", KW_F_OK, 0, KW_F_ERROR, code, KW_F_MESSAGE, msg);
-}
-
 static int mkdir_parents(const char *path)
 {
 	char tmp[sizeof(((struct sockaddr_un *)0)->sun_path)];

@@ -17,6 +17,7 @@
 #include "kwitness/record.h"
 #include "collector/logwriter.h"
 #include "collector/reorder.h"
+#include "collector/seal.h"
 
 #define KWD_DEFAULT_CONFIG "/etc/kwitness/kwitnessd.conf"
 #define KWD_DEFAULT_PIN_DIR "/sys/fs/bpf/kwitness"
@@ -102,6 +103,30 @@ struct kwd_client {
 
 enum kwd_session_state { KWD_S_OPEN, KWD_S_CLOSING };
 
+/* Work for the I/O thread, in order: log chunks, then a session's seal. */
+#define KWD_SEAL_NOT_RUN (-1) /* the log could not be finished: no record */
+enum kwd_job_kind { KWD_JOB_WRITE, KWD_JOB_SEAL };
+struct kwd_job {
+	enum kwd_job_kind kind;
+	int fd;                  /* closed (after fsync) by a SEAL job */
+	char *data;              /* owned */
+	size_t len;
+	/* SEAL: the record to seal once the log is on disk. The strings belong
+	 * to the session, which is handed over until the job comes back. */
+	void *owner;
+	struct kw_record_input in;
+	const struct kw_key *key;
+	const char *record_path;
+	char hash[KW_DIGEST_STR_MAX];
+	uint64_t count;
+	int err;                 /* an error seen before the worker ran (or by it) */
+	/* SEAL, set by the worker */
+	json_t *record;          /* the signed record (owned) */
+	int stage;               /* enum kw_seal_stage, or KWD_SEAL_NOT_RUN */
+	char why[512];
+	struct kwd_job *next;
+};
+
 struct kwd_session {
 	struct kwd_watch w;
 	struct kwd *d;
@@ -128,6 +153,7 @@ struct kwd_session {
 	const volatile unsigned long *ring_prod;
 	struct kw_reorder ro;
 	struct kw_logwriter log;
+	struct kwd_job seal;  /* the close's last job: no allocation at close */
 	uint64_t decisions;   /* decision entries written */
 	uint64_t denials;     /* deny entries written */
 	uint64_t bad_events;  /* records the consumer could not decode */
@@ -139,21 +165,6 @@ struct kwd_session {
 	int64_t close_deadline_ms;
 	uint64_t close_client;
 	int64_t opened_us;
-};
-
-/* Work for the I/O thread, in order: log chunks, then a session's finish. */
-enum kwd_job_kind { KWD_JOB_WRITE, KWD_JOB_FINISH };
-struct kwd_job {
-	enum kwd_job_kind kind;
-	int fd;
-	char *data;              /* owned */
-	size_t len;
-	struct kwd_session *s;   /* FINISH: handed over until the job comes back */
-	char hash[KW_DIGEST_STR_MAX];
-	uint64_t count;
-	int err;                 /* FINISH: an error the main thread already saw */
-	json_t *reply;           /* FINISH: set by the worker */
-	struct kwd_job *next;
 };
 
 struct kwd_worker;
@@ -188,24 +199,32 @@ struct kwd {
 /* worker.c: one thread for blocking file work (log writes, fsync, records),
  * so the loop keeps consuming ring buffers while a disk is slow. */
 int kwd_worker_start(struct kwd *d, char *err, size_t errlen);
-/* Queues a job (takes it). */
+/* Queues a job (takes it; a SEAL job comes back through kwd_worker_done). */
 void kwd_worker_submit(struct kwd *d, struct kwd_job *job);
 /* kw_logwriter_submit_fn for session logs. */
 int kwd_worker_write(void *ctx, int fd, char *data, size_t len);
-/* Main thread: hands back finished jobs (replies go out). */
-void kwd_worker_collect(struct kwd *d);
-/* Runs every queued job, stops the thread, collects. */
+/* Main thread: the next SEAL job the worker has finished, oldest first, or
+ * NULL. The loop drains these when the worker's eventfd is readable. */
+struct kwd_job *kwd_worker_done(struct kwd *d);
+/* Runs every queued job and stops the thread; finished jobs stay for
+ * kwd_worker_done. */
 void kwd_worker_stop(struct kwd *d);
+/* After kwd_worker_stop and the last kwd_worker_done. */
+void kwd_worker_free(struct kwd *d);
 
 /* recover.c: at start, seals the logs of sessions no collector closed. */
 void kwd_seal_unclosed(struct kwd *d);
 
-/* main.c */
+/* util.c: the leaf every other file may call. */
 void kwd_log(struct kwd *d, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* kwd_log goes to syslog from now on (a daemon without a terminal). */
+void kwd_log_to_syslog(void);
 int64_t kwd_now_ms(void);
 int64_t kwd_now_us(void);
 void kwd_refresh_clock(struct kwd *d);
+/* An {"ok":false,"error":code,"message":...} reply (new reference). */
+json_t *kwd_error(const char *code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* control.c: the socket, clients, requests. */
 int kwd_control_listen(struct kwd *d, char *err, size_t errlen);
@@ -216,7 +235,6 @@ void kwd_client_event(struct kwd_client *c, uint32_t events);
 /* Queues one reply line (takes the reference) to the client with that id, if
  * it is still connected. */
 void kwd_reply_to(struct kwd *d, uint64_t client_id, json_t *reply);
-json_t *kwd_error(const char *code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void kwd_control_shutdown(struct kwd *d);
 void kwd_clients_reap(struct kwd *d);
 
@@ -241,8 +259,9 @@ static inline size_t kwd_wakeup_bytes(size_t ringbuf_size)
 }
 /* Closes every session now (shutdown): untag, bounded drain, records. */
 void kwd_sessions_close_all(struct kwd *d);
-/* Worker side of close, and the main thread's end of it. */
-json_t *kwd_session_finish(struct kwd *d, struct kwd_session *s, const char *hash, uint64_t count);
-void kwd_session_done(struct kwd *d, struct kwd_session *s, json_t *reply);
+/* Main thread: a session's SEAL job came back from the worker. Frees the
+ * session and returns the close reply, with *client the id of the client that
+ * asked for the close (0: nobody waits for it). */
+json_t *kwd_session_sealed(struct kwd *d, struct kwd_job *job, uint64_t *client);
 
 #endif

@@ -36,46 +36,21 @@
 
 static struct kwd daemon_state;
 
-static bool use_syslog;
-
-void kwd_log(struct kwd *d, int level, const char *fmt, ...)
+/* Sessions the I/O worker has sealed: each close reply goes to the client
+ * that asked for it, through the control code that took the request. */
+static void reply_sealed(struct kwd *d)
 {
-	va_list ap;
+	struct kwd_job *job;
 
-	if (level >= LOG_INFO && (!d || d->cfg.verbose < (level == LOG_DEBUG ? 2 : 1)))
-		return;
-	va_start(ap, fmt);
-	if (use_syslog) {
-		vsyslog(level, fmt, ap);
-	} else {
-		fprintf(stderr, "kwitnessd: ");
-		vfprintf(stderr, fmt, ap);
-		fputc('\n', stderr);
+	while ((job = kwd_worker_done(d))) {
+		uint64_t client = 0;
+		json_t *reply = kwd_session_sealed(d, job, &client);
+
+		if (client)
+			kwd_reply_to(d, client, reply);
+		else
+			json_decref(reply);
 	}
-	va_end(ap);
-}
-
-static int64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int64_t kwd_now_ms(void)
-{
-	return clock_ns(CLOCK_MONOTONIC) / 1000000;
-}
-
-int64_t kwd_now_us(void)
-{
-	return clock_ns(CLOCK_REALTIME) / 1000;
-}
-
-void kwd_refresh_clock(struct kwd *d)
-{
-	d->boot_to_realtime_ns = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME);
 }
 
 static void usage(FILE *f)
@@ -273,7 +248,7 @@ static int run_loop(struct kwd *d)
 				on_signal(d);
 				break;
 			case KWD_W_WORKER:
-				kwd_worker_collect(d);
+				reply_sealed(d);
 				break;
 			case KWD_W_TIMER: {
 				uint64_t ticks;
@@ -453,7 +428,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		openlog("kwitnessd", LOG_PID, LOG_DAEMON);
-		use_syslog = true;
+		kwd_log_to_syslog();
 		if (setup_signals(d) < 0) {
 			kwd_log(d, LOG_ERR, "signals: %s", strerror(errno));
 			return 1;
@@ -472,7 +447,9 @@ int main(int argc, char **argv)
 	/* SIGTERM/SIGINT: every open session ends with its trailer and record. */
 	d->stopping = true;
 	kwd_sessions_close_all(d);
-	kwd_worker_stop(d); /* every record written, replies queued */
+	kwd_worker_stop(d); /* every record written */
+	reply_sealed(d);
+	kwd_worker_free(d);
 	kwd_control_shutdown(d);
 	kw_hooks_close(d->hooks);
 	kw_key_free(d->key);

@@ -21,6 +21,7 @@
 #include "kwitness/jcs.h"
 #include "kwitness/policy.h"
 #include "kwitness/record.h"
+#include "collector/seal.h"
 #include "kwitnessd.h"
 #include "collector/transcript.h"
 
@@ -73,11 +74,7 @@ static int sign_and_write(struct kwd *d, json_t *open, const char *bundle, size_
 			  size_t whylen)
 {
 	struct kw_record_input in = { 0 };
-	struct kw_verify_opts vo = { 0 };
-	struct kw_verify_result vr = { 0 };
-	struct kw_buf text = { 0 };
-	json_t *rec;
-	int e;
+	enum kw_seal_stage stage;
 
 	in.sandbox_id = member(open, "sandbox_id");
 	in.image_digest = member(open, "image_digest");
@@ -91,37 +88,7 @@ static int sign_and_write(struct kwd *d, json_t *open, const char *bundle, size_
 	in.data_class = member(open, "data_class") ?: d->cfg.data_class;
 	in.verifier = d->cfg.verifier;
 	in.iat = kwd_now_us() / 1000000;
-	rec = kw_record_build(&in, why, whylen);
-	if (!rec)
-		return -EINVAL;
-	e = kw_record_sign(rec, d->key, why, whylen);
-	if (!e)
-		e = jcs_dump(rec, &text);
-	json_decref(rec);
-	if (e)
-		goto out;
-	vo.trusted = d->key;
-	vo.now = in.iat;
-	vo.skew = 300;
-	vo.transcript_hash = hash;
-	vo.call_count = (int64_t)count;
-	vo.bundle = bundle;
-	vo.bundle_len = bundle_len;
-	vo.image_digest = in.image_digest;
-	e = kw_record_verify(text.data, text.len, &vo, &vr);
-	if (e) {
-		snprintf(why, whylen, "self-check: %s", e > 0 ? vr.message : strerror(-e));
-		e = -EINVAL;
-		goto out;
-	}
-	e = kw_buf_putc(&text, '\n');
-	if (!e)
-		e = kw_write_file_atomic(record_path, text.data, text.len, 0644);
-	if (e)
-		snprintf(why, whylen, "%.200s: %s", record_path, strerror(-e));
-out:
-	kw_buf_free(&text);
-	return e;
+	return kw_seal_record(&in, d->key, record_path, NULL, &stage, why, whylen);
 }
 
 /* Opens the log for the seal, cutting a torn last line (keep: bytes of whole

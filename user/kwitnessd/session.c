@@ -91,6 +91,7 @@ static void session_free(struct kwd_session *s)
 	free(s->log_path);
 	free(s->policy_path);
 	free(s->record_path);
+	json_decref(s->seal.record);
 	free(s);
 }
 
@@ -662,12 +663,13 @@ static int write_close_entry(struct kwd_session *s, const struct kw_session *c, 
 }
 
 /* Main thread, once drained: trailer, transcript hash, kernel slot freed; the
- * blocking rest (write, fsync, record) goes to the I/O worker as one job. */
+ * blocking rest (write, fsync, seal the record) goes to the I/O worker as the
+ * session's one SEAL job. */
 static void end_session(struct kwd_session *s)
 {
 	struct kwd *d = s->d;
 	struct kw_session c = { 0 };
-	struct kwd_job *job = calloc(1, sizeof(*job));
+	struct kwd_job *job = &s->seal;
 	uint64_t gaps;
 	int e;
 
@@ -693,103 +695,51 @@ static void end_session(struct kwd_session *s)
 	}
 	kw_hooks_session_free(d->hooks, s->slot);
 
-	if (!job) {
-		kwd_reply_to(d, s->close_client, kwd_error(KW_ERR_INTERNAL, "out of memory"));
-		session_free(s);
-		return;
-	}
-	job->kind = KWD_JOB_FINISH;
-	job->s = s;
+	job->kind = KWD_JOB_SEAL;
+	job->owner = s;
 	job->err = e ? e : s->ro.err;
+	job->stage = KWD_SEAL_NOT_RUN;
 	e = kw_logwriter_detach(&s->log, job->hash, &job->count, &job->data, &job->len, &job->fd);
 	if (e && !job->err)
 		job->err = e;
+	job->in.sandbox_id = s->sandbox_id;
+	job->in.image_digest = s->image_digest;
+	job->in.bundle = s->bundle;
+	job->in.bundle_len = s->bundle_len;
+	job->in.enforcement_mode = kw_mode_name(s->pol->mode);
+	job->in.model_provider = s->model_provider;
+	job->in.model_id = s->model_id;
+	job->in.data_class = s->data_class;
+	job->in.verifier = d->cfg.verifier;
+	job->key = d->key;
+	job->record_path = s->record_path;
 	kwd_worker_submit(d, job);
 }
 
-/* I/O worker: the last lines, fsync, then the record (build, sign, verify,
- * atomic write). Returns the close reply. Touches only the session's own
- * strings and the daemon's key and settings, which do not change. */
-json_t *kwd_session_finish(struct kwd *d, struct kwd_session *s, const char *hash, uint64_t count)
+/* Main thread: the worker has written the log and sealed the record (or
+ * failed to). The close reply says what happened. */
+json_t *kwd_session_sealed(struct kwd *d, struct kwd_job *job, uint64_t *client)
 {
-	char msg[512] = "";
-	struct kw_record_input in = { 0 };
-	struct kw_verify_result vr = { 0 };
-	struct kw_verify_opts vo = { 0 };
-	struct kw_buf text = { 0 };
-	json_t *rec = NULL, *reply;
-	int64_t now_s;
-	int e;
+	struct kwd_session *s = job->owner;
+	json_t *reply;
 
-	now_s = kwd_now_us() / 1000000;
-	in.sandbox_id = s->sandbox_id;
-	in.image_digest = s->image_digest;
-	in.bundle = s->bundle;
-	in.bundle_len = s->bundle_len;
-	in.transcript_hash = hash;
-	in.call_count = count;
-	in.enforcement_mode = kw_mode_name(s->pol->mode);
-	in.model_provider = s->model_provider;
-	in.model_id = s->model_id;
-	in.data_class = s->data_class;
-	in.verifier = d->cfg.verifier;
-	in.iat = now_s;
-	rec = kw_record_build(&in, msg, sizeof(msg));
-	if (!rec) {
-		reply = kwd_error(KW_ERR_RECORD_FAILED, "build: %s", msg);
-		goto out;
-	}
-	e = kw_record_sign(rec, d->key, msg, sizeof(msg));
-	if (e) {
-		reply = kwd_error(KW_ERR_RECORD_FAILED, "sign: %s", msg);
-		goto out;
-	}
-	e = jcs_dump(rec, &text);
-	if (e) {
-		reply = kwd_error(KW_ERR_RECORD_FAILED, "canonical form: %s", strerror(-e));
-		goto out;
-	}
-	/* Check what was signed against what was written before it leaves. */
-	vo.trusted = d->key;
-	vo.now = now_s;
-	vo.max_age = 0;
-	vo.skew = 300;
-	vo.transcript_hash = hash;
-	vo.call_count = (int64_t)count;
-	vo.bundle = s->bundle;
-	vo.bundle_len = s->bundle_len;
-	vo.image_digest = s->image_digest;
-	e = kw_record_verify(text.data, text.len, &vo, &vr);
-	if (e) {
-		reply = kwd_error(KW_ERR_RECORD_FAILED, "self-check: %s",
-				  e > 0 ? vr.message : strerror(-e));
-		goto out;
-	}
-	if (kw_buf_putc(&text, '\n')) {
-		reply = kwd_error(KW_ERR_INTERNAL, "out of memory");
-		goto out;
-	}
-	e = kw_write_file_atomic(s->record_path, text.data, text.len, 0644);
-	if (e) {
-		reply = kwd_error(KW_ERR_STORAGE, "%s: %s", s->record_path, strerror(-e));
-		goto out;
-	}
-	reply = json_pack("{s:b, s:s, s:O, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:b}", KW_F_OK, 1,
-			  KW_F_SESSION, s->id, KW_F_RECORD, rec, KW_F_RECORD_PATH, s->record_path,
-			  KW_F_LOG_PATH, s->log_path, KW_F_POLICY_PATH, s->policy_path, KW_F_DECISIONS,
-			  (json_int_t)s->decisions, KW_F_DENIALS, (json_int_t)s->denials, KW_F_DROPPED,
-			  (json_int_t)s->dropped, KW_F_UNRECORDED, (json_int_t)s->unrecorded,
-			  KW_F_COMPLETE, s->dropped == 0);
-out:
-	json_decref(rec);
-	kw_buf_free(&text);
-	return reply;
-}
-
-/* Main thread: the worker is done with a session. */
-void kwd_session_done(struct kwd *d, struct kwd_session *s, json_t *reply)
-{
-	if (json_is_false(json_object_get(reply, KW_F_OK)))
+	if (job->err && job->stage == KWD_SEAL_NOT_RUN)
+		reply = kwd_error(KW_ERR_STORAGE, "decision log %s: %s", s->log_path,
+				  strerror(-job->err));
+	else if (job->err)
+		reply = kwd_error(job->stage == KW_SEAL_WRITE	 ? KW_ERR_STORAGE :
+				  job->stage == KW_SEAL_MEMORY ? KW_ERR_INTERNAL :
+								 KW_ERR_RECORD_FAILED,
+				  "%s", job->why);
+	else
+		reply = json_pack("{s:b, s:s, s:O, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:b}",
+				  KW_F_OK, 1, KW_F_SESSION, s->id, KW_F_RECORD, job->record,
+				  KW_F_RECORD_PATH, s->record_path, KW_F_LOG_PATH, s->log_path,
+				  KW_F_POLICY_PATH, s->policy_path, KW_F_DECISIONS,
+				  (json_int_t)s->decisions, KW_F_DENIALS, (json_int_t)s->denials,
+				  KW_F_DROPPED, (json_int_t)s->dropped, KW_F_UNRECORDED,
+				  (json_int_t)s->unrecorded, KW_F_COMPLETE, s->dropped == 0);
+	if (job->err)
 		kwd_log(d, LOG_ERR, "session %s: %s", s->id,
 			json_string_value(json_object_get(reply, KW_F_MESSAGE)));
 	else
@@ -797,11 +747,9 @@ void kwd_session_done(struct kwd *d, struct kwd_session *s, json_t *reply)
 			"session %s closed: %llu decisions, %llu denials, %llu dropped -> %s", s->id,
 			(unsigned long long)s->decisions, (unsigned long long)s->denials,
 			(unsigned long long)s->dropped, s->record_path);
-	if (s->close_client)
-		kwd_reply_to(d, s->close_client, reply);
-	else
-		json_decref(reply);
+	*client = s->close_client;
 	session_free(s);
+	return reply;
 }
 
 /* A gap that stays open while the kernel counts more drops than gaps given

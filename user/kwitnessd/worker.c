@@ -4,8 +4,9 @@
  * (build, sign, self-verify, atomic write). The epoll loop only formats,
  * hashes and queues, so a slow disk (dirty-page throttling, a 30 ms fsync)
  * never stops it from emptying ring buffers. Jobs run in queue order, so a
- * log's chunks are written before its finish. Finished jobs come back to the
- * loop through an eventfd; replies and frees happen there. */
+ * log's chunks are written before its seal. Sealed jobs go to a queue that
+ * the loop drains when the eventfd says so (kwd_worker_done); replies and
+ * frees happen there. The worker knows nothing of sessions or clients. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -24,13 +25,12 @@ struct kwd_worker {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	struct kwd_job *head, *tail;  /* to do */
-	struct kwd_job *done;         /* back to the loop */
+	struct kwd_job *done, *done_tail; /* back to the loop, oldest first */
 	bool stop;
 	int efd;
 	/* write errors per fd, worker-only */
 	int *fd_err;
 	size_t fd_err_cap;
-	struct kwd *d;
 };
 
 static void note_error(struct kwd_worker *w, int fd, int err)
@@ -80,13 +80,14 @@ static void write_all(struct kwd_worker *w, int fd, const char *p, size_t n)
 
 static void run_job(struct kwd_worker *w, struct kwd_job *job)
 {
+	enum kw_seal_stage stage;
 	int e;
 
 	if (job->data && job->fd >= 0)
 		write_all(w, job->fd, job->data, job->len);
 	free(job->data);
 	job->data = NULL;
-	if (job->kind != KWD_JOB_FINISH)
+	if (job->kind != KWD_JOB_SEAL)
 		return;
 	e = job->err;
 	if (job->fd >= 0) {
@@ -100,11 +101,16 @@ static void run_job(struct kwd_worker *w, struct kwd_job *job)
 			e = -errno;
 		job->fd = -1;
 	}
+	job->err = e;
 	if (e)
-		job->reply = kwd_error(KW_ERR_STORAGE, "decision log %s: %s", job->s->log_path,
-				       strerror(-e));
-	else
-		job->reply = kwd_session_finish(w->d, job->s, job->hash, job->count);
+		return;
+	/* The log is on disk: seal what it holds. */
+	job->in.transcript_hash = job->hash;
+	job->in.call_count = job->count;
+	job->in.iat = kwd_now_us() / 1000000;
+	job->err = kw_seal_record(&job->in, job->key, job->record_path, &job->record, &stage,
+				  job->why, sizeof(job->why));
+	job->stage = (int)stage;
 }
 
 static void *worker_main(void *arg)
@@ -129,11 +135,15 @@ static void *worker_main(void *arg)
 		run_job(w, job);
 
 		pthread_mutex_lock(&w->lock);
-		if (job->kind == KWD_JOB_FINISH) {
+		if (job->kind == KWD_JOB_SEAL) {
 			uint64_t one = 1;
 
-			job->next = w->done;
-			w->done = job;
+			job->next = NULL;
+			if (w->done_tail)
+				w->done_tail->next = job;
+			else
+				w->done = job;
+			w->done_tail = job;
 			if (write(w->efd, &one, sizeof(one)) < 0)
 				(void)0;
 		} else {
@@ -154,7 +164,6 @@ int kwd_worker_start(struct kwd *d, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	w->d = d;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->wake, NULL);
 	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -216,35 +225,26 @@ int kwd_worker_write(void *ctx, int fd, char *data, size_t len)
 	return 0;
 }
 
-void kwd_worker_collect(struct kwd *d)
+struct kwd_job *kwd_worker_done(struct kwd *d)
 {
 	struct kwd_worker *w = d->worker;
-	struct kwd_job *done, *rev = NULL;
+	struct kwd_job *job;
 	uint64_t n;
 
 	if (!w)
-		return;
+		return NULL;
 	if (read(w->efd, &n, sizeof(n)) < 0)
-		(void)0;
+		(void)0; /* EAGAIN: nothing new since the last drain */
 	pthread_mutex_lock(&w->lock);
-	done = w->done;
-	w->done = NULL;
+	job = w->done;
+	if (job) {
+		w->done = job->next;
+		if (!w->done)
+			w->done_tail = NULL;
+		job->next = NULL;
+	}
 	pthread_mutex_unlock(&w->lock);
-	/* oldest first */
-	while (done) {
-		struct kwd_job *next = done->next;
-
-		done->next = rev;
-		rev = done;
-		done = next;
-	}
-	while (rev) {
-		struct kwd_job *next = rev->next;
-
-		kwd_session_done(d, rev->s, rev->reply);
-		free(rev);
-		rev = next;
-	}
+	return job;
 }
 
 void kwd_worker_stop(struct kwd *d)
@@ -258,8 +258,15 @@ void kwd_worker_stop(struct kwd *d)
 	pthread_cond_signal(&w->wake);
 	pthread_mutex_unlock(&w->lock);
 	pthread_join(w->thread, NULL);
-	kwd_worker_collect(d);
 	epoll_ctl(d->epfd, EPOLL_CTL_DEL, w->efd, NULL);
+}
+
+void kwd_worker_free(struct kwd *d)
+{
+	struct kwd_worker *w = d->worker;
+
+	if (!w)
+		return;
 	close(w->efd);
 	free(w->fd_err);
 	pthread_mutex_destroy(&w->lock);

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Sealing a session into its signed record, see seal.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kwitness/buf.h"
+#include "kwitness/jcs.h"
+#include "collector/seal.h"
+
+/* A record is verified right after it is signed, at the time it names. */
+#define KW_SEAL_SKEW_S 300
+
+static int fail(enum kw_seal_stage *stage, enum kw_seal_stage what, int e)
+{
+	*stage = what;
+	return e;
+}
+
+int kw_seal_record(const struct kw_record_input *in, const struct kw_key *key,
+		   const char *record_path, json_t **record, enum kw_seal_stage *stage,
+		   char *why, size_t whylen)
+{
+	char msg[512] = "";
+	struct kw_verify_opts vo = { 0 };
+	struct kw_verify_result vr = { 0 };
+	struct kw_buf text = { 0 };
+	json_t *rec;
+	int e;
+
+	*stage = KW_SEAL_DONE;
+	if (record)
+		*record = NULL;
+	rec = kw_record_build(in, msg, sizeof(msg));
+	if (!rec) {
+		snprintf(why, whylen, "build: %s", msg);
+		return fail(stage, KW_SEAL_RECORD, -EINVAL);
+	}
+	e = kw_record_sign(rec, key, msg, sizeof(msg));
+	if (e) {
+		snprintf(why, whylen, "sign: %s", msg);
+		e = fail(stage, KW_SEAL_RECORD, e);
+		goto out;
+	}
+	e = jcs_dump(rec, &text);
+	if (e) {
+		snprintf(why, whylen, "canonical form: %s", strerror(-e));
+		e = fail(stage, e == -ENOMEM ? KW_SEAL_MEMORY : KW_SEAL_RECORD, e);
+		goto out;
+	}
+	/* Check what was signed against what it claims before it leaves. */
+	vo.trusted = key;
+	vo.now = in->iat;
+	vo.max_age = 0;
+	vo.skew = KW_SEAL_SKEW_S;
+	vo.transcript_hash = in->transcript_hash;
+	vo.call_count = (int64_t)in->call_count;
+	vo.bundle = in->bundle;
+	vo.bundle_len = in->bundle_len;
+	vo.image_digest = in->image_digest;
+	e = kw_record_verify(text.data, text.len, &vo, &vr);
+	if (e) {
+		snprintf(why, whylen, "self-check: %s", e > 0 ? vr.message : strerror(-e));
+		e = fail(stage, KW_SEAL_RECORD, -EINVAL);
+		goto out;
+	}
+	if (kw_buf_putc(&text, '\n')) {
+		snprintf(why, whylen, "out of memory");
+		e = fail(stage, KW_SEAL_MEMORY, -ENOMEM);
+		goto out;
+	}
+	e = kw_write_file_atomic(record_path, text.data, text.len, 0644);
+	if (e) {
+		snprintf(why, whylen, "%.300s: %s", record_path, strerror(-e));
+		e = fail(stage, KW_SEAL_WRITE, e);
+		goto out;
+	}
+	if (record) {
+		*record = rec;
+		rec = NULL;
+	}
+out:
+	json_decref(rec);
+	kw_buf_free(&text);
+	return e;
+}
