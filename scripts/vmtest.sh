@@ -6,7 +6,7 @@
 # and the LSM benchmark, and prints their TAP lines on the serial console.
 # This script prints those lines and exits non-zero when a test failed or the
 # VM never reported. Without qemu or the kernel package it prints one skip line.
-# Env: KW_VM_TIMEOUT (seconds, default 600), KW_VM_TESTS (space-separated test
+# Env: KW_VM_TIMEOUT (seconds, default 1800: emulated, on a loaded host), KW_VM_TESTS (space-separated test
 # script paths to run instead of all), KW_VM_BENCH=0|1 (the LSM benchmark; by
 # default after a full run only), KW_VM_KLOG=N (console log level, default 1;
 # 4 shows kernel warnings and stack traces), KW_VM_KEEP=1 keeps the staging folder.
@@ -14,7 +14,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 VMDIR=$ROOT/build/vm
-TIMEOUT=${KW_VM_TIMEOUT:-600}
+TIMEOUT=${KW_VM_TIMEOUT:-1800}
 MARKER=KWITNESS-VM-DONE
 
 skip_all() { echo "ok 1 # SKIP vm: $*"; echo "1..1"; exit 0; }
