@@ -24,6 +24,7 @@ SAN_CFLAGS := $(CSTD) $(WARN) $(INCLUDES) $(SANFLAGS)
 
 LIBS_CORE := -ljansson -lcrypto
 LIBS_BPF  := -lbpf -lelf -lz
+LIBS_TPM  := -ltss2-esys -ltss2-mu -ltss2-tctildr -ltss2-rc
 
 # The library: canonical JSON, digests, keys, records, policy (no libbpf).
 LIB_SRC   := $(sort $(wildcard user/lib/*.c))
@@ -38,6 +39,10 @@ COLL_A    := $(BUILD)/libkwitness-collector.a
 KBPF_SRC  := $(sort $(wildcard user/bpf/*.c))
 KBPF_OBJ  := $(KBPF_SRC:%.c=$(BUILD)/%.o)
 KBPF_A    := $(BUILD)/libkwitness-bpf.a
+# TPM 2.0 attestation: quotes, enrollment, evidence, appraisal (tpm2-tss).
+TPM_SRC   := $(sort $(wildcard user/tpm/*.c))
+TPM_OBJ   := $(TPM_SRC:%.c=$(BUILD)/%.o)
+TPM_A     := $(BUILD)/libkwitness-tpm.a
 CLI_SRC   := $(sort $(wildcard user/cli/*.c))
 CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/%.o)
 # The CLI's control-socket client and cgroup helpers, for benchmarks.
@@ -86,6 +91,9 @@ $(COLL_A): $(COLL_OBJ)
 $(KBPF_A): $(KBPF_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+$(TPM_A): $(TPM_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
 $(VMLINUX):
 	@mkdir -p $(BUILD)
 	$(if $(Q),@echo "  BTF     $@")
@@ -112,13 +120,13 @@ $(PROBE_SKEL): $(PROBE_OBJ)
 
 $(BUILD)/user/bpf/probe.o: $(PROBE_SKEL)
 
-$(BUILD)/kwitness: $(CLI_OBJ) $(KBPF_A) $(COLL_A) $(LIB_A)
+$(BUILD)/kwitness: $(CLI_OBJ) $(KBPF_A) $(COLL_A) $(TPM_A) $(LIB_A)
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(KBPF_A) $(COLL_A) $(LIB_A) $(LIBS_BPF) $(LIBS_CORE)
+	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(KBPF_A) $(COLL_A) $(TPM_A) $(LIB_A) $(LIBS_BPF) $(LIBS_TPM) $(LIBS_CORE)
 
-$(BUILD)/kwitnessd: $(D_OBJ) $(KBPF_A) $(COLL_A) $(LIB_A)
+$(BUILD)/kwitnessd: $(D_OBJ) $(KBPF_A) $(COLL_A) $(TPM_A) $(LIB_A)
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) -o $@ $(D_OBJ) $(KBPF_A) $(COLL_A) $(LIB_A) $(LIBS_BPF) $(LIBS_CORE)
+	$(Q)$(CC) $(CFLAGS) -o $@ $(D_OBJ) $(KBPF_A) $(COLL_A) $(TPM_A) $(LIB_A) $(LIBS_BPF) $(LIBS_TPM) $(LIBS_CORE)
 
 $(BUILD)/asan/tests/%: tests/unit/%.c $(ASAN_LIB_OBJ)
 	@mkdir -p $(dir $@)

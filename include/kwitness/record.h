@@ -16,6 +16,13 @@
 #define KW_DEFAULT_VERIFIER "urn:kwitness:collector"
 
 /* --- Build (agentrust sandbox adapter mapping, DESIGN.md) --- */
+/* runtime under a verified TPM binding (platform "tpm2"); every member set. */
+struct kw_record_runtime {
+	const char *platform;
+	const char *measurement;      /* "sha256:" + hex(pcrDigest) */
+	const char *nonce;            /* the signing key's thumbprint */
+	const char *firmware_version;
+};
 struct kw_record_input {
 	const char *sandbox_id;       /* subject: spiffe:// or did: */
 	const char *image_digest;     /* sha256:/sha384: */
@@ -29,6 +36,8 @@ struct kw_record_input {
 	const char *data_class;       /* required by the schema */
 	const char *verifier;         /* appraisal.verifier; NULL: KW_DEFAULT_VERIFIER */
 	int64_t iat;                  /* seconds */
+	/* NULL: software-only, measurement = sha256(image + "\n" + bundle hash) */
+	const struct kw_record_runtime *runtime;
 };
 /* Unsigned record, without cnf and signature: kw_record_sign sets cnf.jwk to
  * the signing key. Every other member is checked against the schema here.

@@ -12,6 +12,7 @@
 #include "kwitness/buf.h"
 #include "kwitness/jcs.h"
 #include "kwitness/record.h"
+#include "kwitness/tpm.h"
 #include "cli_key.h"
 #include "cli_record.h"
 #include "commands.h"
@@ -25,11 +26,17 @@ static void verify_usage(FILE *f)
 	fprintf(f,
 		"usage: kwitness verify --key TRUSTED RECORD [--log DECISIONS] [--policy BUNDLE]\n"
 		"           [--image-digest D] [--max-age SECONDS] [--skew SECONDS] [--nonce N]\n"
-		"           [--allow-embedded-key] [--json]\n\n"
+		"           [--allow-embedded-key] [--json]\n"
+		"           [--evidence FILE --tpm-ca CA.pem --enroll-key KEY [--pcrs-ref FILE]]\n\n"
 		"Verifies a TRACE v0.2 record offline, in agentrust verify_record order: profile,\n"
 		"signature form, schema, trusted key, cnf.jwk thumbprint, freshness, nonce,\n"
 		"Ed25519 signature; then the evidence given must reproduce the record's hashes.\n"
-		"Exit status: 0 valid, 1 invalid (reason code and sentence on stdout), 2 usage error.\n\n"
+		"With --evidence it then appraises the TPM 2.0 evidence in order: EK certificate\n"
+		"chain, AK enrollment, quote signature, extraData = thumbprint(cnf.jwk) =\n"
+		"runtime.nonce, pcrDigest = runtime.measurement, PCR values; Level 1 only when\n"
+		"every step holds. Without --evidence a record is at most Level 0.\n"
+		"Exit status: 0 valid (and Level 1 when --evidence is given), 1 invalid (reason\n"
+		"code and sentence on stdout), 2 usage error.\n\n"
 		"  --key TRUSTED         public JWK file or PEM public key of the signer\n"
 		"  --log DECISIONS       decision log (JSON Lines or a JSON array): recompute\n"
 		"                        tool_transcript.hash and call_count\n"
@@ -41,27 +48,47 @@ static void verify_usage(FILE *f)
 		"  --skew SECONDS        allowed clock skew into the future (default %d)\n"
 		"  --nonce N             runtime.nonce must equal N\n"
 		"  --allow-embedded-key  trust the record's own cnf.jwk when no --key is given\n"
-		"  --json                print {\"valid\":...,\"reason\":...,\"message\":...}\n"
+		"  --evidence FILE       TPM evidence (state/evidence/<digest>.json) to appraise\n"
+		"  --tpm-ca CA.pem       EK CA certificate(s) trusted for step 1\n"
+		"  --enroll-key KEY      enrollment key (public JWK or PEM) trusted for step 2\n"
+		"  --pcrs-ref FILE       reference PCR values {\"N\": \"hex\", ...} for step 6\n"
+		"  --json                print {\"valid\":...,\"reason\":...,\"message\":...,\"level\":...}\n"
 		"  --help                this text\n",
 		DEFAULT_MAX_AGE, DEFAULT_SKEW);
 }
 
-static void print_result(const struct kw_verify_result *res, bool as_json, const char *detail)
+static void print_result(const struct kw_verify_result *res, bool as_json, const char *detail,
+			 const struct kw_appraise_result *ap, bool appraised)
 {
-	if (as_json) {
-		json_t *o = json_pack("{s:b, s:s, s:s}", "valid", res->reason == KW_VERIFY_OK,
-				      "reason", kw_verify_reason_code(res->reason), "message",
-				      res->message);
+	int level = res->reason == KW_VERIFY_OK && appraised && ap->step == KW_APPRAISE_OK;
 
+	if (as_json) {
+		json_t *o = json_pack("{s:b, s:s, s:s, s:i}", "valid", res->reason == KW_VERIFY_OK,
+				      "reason", kw_verify_reason_code(res->reason), "message",
+				      res->message, "level", level);
+
+		if (o && appraised && res->reason == KW_VERIFY_OK)
+			json_object_set_new(o, "appraisal",
+					    json_pack("{s:i, s:s, s:s}", "step",
+						      kw_appraise_step_number(ap->step), "reason",
+						      kw_appraise_code(ap->step), "message", ap->message));
 		if (o)
 			cli_print_json(o, false);
 		json_decref(o);
 		return;
 	}
-	if (res->reason == KW_VERIFY_OK)
-		printf("valid: record verified (%s)\n", detail);
-	else
+	if (res->reason != KW_VERIFY_OK) {
 		printf("invalid: %s: %s\n", kw_verify_reason_code(res->reason), res->message);
+		return;
+	}
+	printf("valid: record verified (%s)\n", detail);
+	if (!appraised)
+		printf("level 0: no TPM evidence appraised\n");
+	else if (level)
+		printf("level 1: %s\n", ap->message);
+	else
+		printf("level 0: TPM appraisal failed at step %d: %s: %s\n",
+		       kw_appraise_step_number(ap->step), kw_appraise_code(ap->step), ap->message);
 }
 
 /* A one-line summary of what a valid record says and what was checked. */
@@ -85,7 +112,7 @@ static void describe(const char *text, size_t len, const struct kw_verify_opts *
 int cmd_verify(int argc, char **argv)
 {
 	enum { O_KEY = 1, O_LOG, O_POLICY, O_IMAGE, O_MAX_AGE, O_SKEW, O_NONCE, O_EMBEDDED, O_JSON,
-	       O_HELP };
+	       O_HELP, O_EVIDENCE, O_TPM_CA, O_ENROLL_KEY, O_PCRS_REF };
 	static const struct option opts[] = {
 		{ "key", required_argument, NULL, O_KEY },
 		{ "log", required_argument, NULL, O_LOG },
@@ -96,6 +123,10 @@ int cmd_verify(int argc, char **argv)
 		{ "nonce", required_argument, NULL, O_NONCE },
 		{ "allow-embedded-key", no_argument, NULL, O_EMBEDDED },
 		{ "json", no_argument, NULL, O_JSON },
+		{ "evidence", required_argument, NULL, O_EVIDENCE },
+		{ "tpm-ca", required_argument, NULL, O_TPM_CA },
+		{ "enroll-key", required_argument, NULL, O_ENROLL_KEY },
+		{ "pcrs-ref", required_argument, NULL, O_PCRS_REF },
 		{ "help", no_argument, NULL, O_HELP },
 		{ 0 },
 	};
@@ -106,8 +137,12 @@ int cmd_verify(int argc, char **argv)
 	struct kw_verify_result res = { 0 };
 	char hash[KW_DIGEST_STR_MAX], err[320], detail[400] = "";
 	char image[KW_DIGEST_STR_MAX];
-	struct kw_key *trusted = NULL;
-	bool as_json = false;
+	struct kw_key *trusted = NULL, *enroll_key = NULL;
+	const char *evpath = NULL, *enrkeypath = NULL, *refpath = NULL;
+	struct kw_appraise_opts ao = { 0 };
+	struct kw_appraise_result ar = { 0 };
+	json_t *evidence = NULL, *pcrs_ref = NULL;
+	bool as_json = false, appraised = false;
 	uint64_t count = 0;
 	long long v;
 	int c, ret, status = 2;
@@ -123,6 +158,10 @@ int cmd_verify(int argc, char **argv)
 		case O_NONCE: o.nonce = optarg; break;
 		case O_EMBEDDED: o.allow_embedded_key = true; break;
 		case O_JSON: as_json = true; break;
+		case O_EVIDENCE: evpath = optarg; break;
+		case O_TPM_CA: ao.ca_file = optarg; break;
+		case O_ENROLL_KEY: enrkeypath = optarg; break;
+		case O_PCRS_REF: refpath = optarg; break;
 		case O_MAX_AGE:
 		case O_SKEW:
 			if (cli_parse_int(optarg, 0, JCS_MAX_SAFE_INT, &v)) {
@@ -162,6 +201,26 @@ int cmd_verify(int argc, char **argv)
 	if (o.image_digest && !kw_digest_valid(o.image_digest)) {
 		fprintf(stderr, "kwitness verify: --image-digest must be sha256:<hex> or sha384:<hex>\n");
 		return 2;
+	}
+	if (!evpath && (ao.ca_file || enrkeypath || refpath)) {
+		fprintf(stderr, "kwitness verify: --tpm-ca, --enroll-key and --pcrs-ref need --evidence\n");
+		return 2;
+	}
+	if (evpath && (!ao.ca_file || !enrkeypath)) {
+		fprintf(stderr, "kwitness verify: --evidence needs --tpm-ca (EK CA) and --enroll-key (enrollment key)\n");
+		return 2;
+	}
+	if (evpath) {
+		if (!(evidence = cli_read_json("verify", "evidence", evpath)) ||
+		    (refpath && !(pcrs_ref = cli_read_json("verify", "PCR reference", refpath))))
+			goto out;
+		ret = kw_key_load_public(enrkeypath, &enroll_key);
+		if (ret) {
+			cli_key_error("verify", enrkeypath, ret);
+			goto out;
+		}
+		ao.enroll_key = enroll_key;
+		ao.pcrs_ref = pcrs_ref;
 	}
 	if (keypath) {
 		ret = kw_key_load_public(keypath, &trusted);
@@ -210,9 +269,23 @@ int cmd_verify(int argc, char **argv)
 	}
 	if (ret == 0)
 		describe(text.data, text.len, &o, trusted, detail, sizeof(detail));
-	print_result(&res, as_json, detail);
-	status = ret == 0 ? 0 : 1;
+	if (ret == 0 && evidence) {
+		json_t *rec = jcs_parse(text.data, text.len, NULL);
+		int a = kw_appraise(evidence, rec, &ao, &ar);
+
+		json_decref(rec);
+		if (a < 0) {
+			fprintf(stderr, "kwitness verify: appraisal: %s\n", strerror(-a));
+			goto out;
+		}
+		appraised = true;
+	}
+	print_result(&res, as_json, detail, &ar, appraised);
+	status = ret == 0 && (!evidence || ar.step == KW_APPRAISE_OK) ? 0 : 1;
 out:
+	json_decref(evidence);
+	json_decref(pcrs_ref);
+	kw_key_free(enroll_key);
 	kw_key_free(trusted);
 	kw_buf_free(&text);
 	kw_buf_free(&log);

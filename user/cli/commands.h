@@ -14,5 +14,6 @@ int cmd_session(int argc, char **argv);  /* cmd_session.c */
 int cmd_status(int argc, char **argv);   /* cmd_session.c */
 int cmd_run(int argc, char **argv);      /* cmd_run.c */
 int cmd_probe(int argc, char **argv);    /* cmd_probe.c */
+int cmd_tpm(int argc, char **argv);      /* cmd_tpm.c */
 
 #endif

@@ -22,6 +22,7 @@ static const struct command commands[] = {
 	{ "key", cmd_key, "show a key's public JWK and thumbprint" },
 	{ "jcs", cmd_jcs, "print the RFC 8785 canonical form of a JSON document" },
 	{ "probe", cmd_probe, "report which kernel hooks work on this host" },
+	{ "tpm", cmd_tpm, "enroll a TPM's attestation key; quote for a key" },
 };
 
 static void usage(FILE *f)

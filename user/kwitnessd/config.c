@@ -141,6 +141,14 @@ int kwd_config_load(struct kwd_config *c, const char *path, bool must_exist, cha
 			e = set_string(&c->model_id, val);
 		} else if (!strcmp(key, "data_class")) {
 			e = set_string(&c->data_class, val);
+		} else if (!strcmp(key, "tpm") || !strcmp(key, "tpm_pcrs") ||
+			   !strcmp(key, "tpm_enrollment")) {
+			char **slot = key[3] == '\0' ? &c->tpm : key[4] == 'p' ? &c->tpm_pcrs
+									 : &c->tpm_enrollment;
+
+			/* The command line wins over the file. */
+			if (!*slot)
+				e = set_string(slot, val);
 		} else {
 			snprintf(err, errlen, "%s:%u: unknown key '%s'", path, lineno, key);
 			e = -EINVAL;
@@ -158,5 +166,9 @@ void kwd_config_free(struct kwd_config *c)
 	free(c->model_provider);
 	free(c->model_id);
 	free(c->data_class);
+	free(c->tpm);
+	free(c->tpm_pcrs);
+	free(c->tpm_enrollment);
+	c->tpm = c->tpm_pcrs = c->tpm_enrollment = NULL;
 	c->verifier = c->model_provider = c->model_id = c->data_class = NULL;
 }

@@ -56,6 +56,9 @@ struct kwd_config {
 	char *data_class;
 	bool foreground;
 	int verbose;
+	char *tpm;            /* TCTI; NULL: records are software-only */
+	char *tpm_pcrs;       /* NULL: KW_TPM_DEFAULT_PCRS */
+	char *tpm_enrollment; /* enrollment record carried in the evidence */
 	/* set by config.c so main() knows what came from the command line */
 	bool ringbuf_from_cli;
 };
@@ -75,6 +78,24 @@ struct kwd_hostinfo {
 	char cgroup_mode[16]; /* "unified" (cgroup2 only) or "hybrid" */
 };
 void kwd_hostinfo_read(struct kwd_hostinfo *h);
+
+/* attest.c: the TPM binding (--tpm). A session keeps a copy of the binding
+ * its record is signed under. */
+struct kwd_runtime {
+	bool bound;
+	char evidence[KW_DIGEST_STR_MAX];
+	char measurement[KW_DIGEST_STR_MAX];
+	char nonce[KW_THUMBPRINT_MAX];
+	char firmware_version[48];
+};
+struct kwd;
+struct kwd_attest;
+/* Opens the TPM, binds the signing key; 0 without --tpm. */
+int kwd_attest_start(struct kwd *d, char *err, size_t errlen);
+void kwd_attest_stop(struct kwd *d);
+/* The binding now, quoting again when the key or the PCRs changed; rt is
+ * unbound (software-only) without --tpm or when no binding can be verified. */
+int kwd_attest_current(struct kwd *d, struct kwd_runtime *rt);
 
 /* What the epoll loop is watching. */
 enum kwd_watch_kind { KWD_W_LISTEN, KWD_W_CLIENT, KWD_W_RING, KWD_W_SIGNAL, KWD_W_TIMER,
@@ -165,6 +186,8 @@ struct kwd_session {
 	int64_t close_deadline_ms;
 	uint64_t close_client;
 	int64_t opened_us;
+	struct kwd_runtime runtime; /* the binding at close */
+	struct kw_record_runtime record_runtime; /* points into runtime */
 };
 
 struct kwd_worker;
@@ -176,6 +199,7 @@ struct kwd {
 	struct kwd_hostinfo host;
 	struct kw_hooks *hooks;
 	struct kw_key *key;
+	struct kwd_attest *attest; /* NULL without --tpm */
 	int epfd;
 	struct kwd_watch listen_w, signal_w, timer_w;
 	int listen_fd;

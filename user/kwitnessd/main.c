@@ -25,6 +25,7 @@
 
 #include "kwitness/hooks.h"
 #include "kwitness/key.h"
+#include "kwitness/tpm.h"
 #include "kwitnessd.h"
 
 /* The timer drives gap skipping, close deadlines and log flushing. */
@@ -67,6 +68,10 @@ static void usage(FILE *f)
 		"  --ringbuf-size N    bytes per session ring buffer, power of two >= 4096\n"
 		"  --pin-dir DIR       bpffs folder for pins (default " KWD_DEFAULT_PIN_DIR
 		"; 'none')\n"
+		"  --tpm TCTI          bind the signing key to a TPM 2.0 quote (device:/dev/tpmrm0\n"
+		"                      or swtpm:host=H,port=P); records say runtime.platform tpm2\n"
+		"  --tpm-pcrs SEL      PCRs to quote (default " KW_TPM_DEFAULT_PCRS ")\n"
+		"  --tpm-enrollment F  enrollment record (kwitness tpm enroll) for the evidence\n"
 		"  -f, --foreground    stay in the foreground, log to stderr (systemd Type=simple)\n"
 		"  -v, --verbose       log sessions (twice: more)\n"
 		"  -h, --help          this text\n");
@@ -86,7 +91,7 @@ static int make_dir(const char *base, const char *sub, mode_t mode)
 
 static int setup_state_dir(const char *dir, char *err, size_t errlen)
 {
-	static const char *const subs[] = { NULL, "records", "logs", "policies" };
+	static const char *const subs[] = { NULL, "records", "logs", "policies", "evidence" };
 
 	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
 		int e = make_dir(dir, subs[i], 0750);
@@ -318,6 +323,9 @@ int main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "ringbuf-size", required_argument, NULL, 'r' },
 		{ "pin-dir", required_argument, NULL, 'p' },
+		{ "tpm", required_argument, NULL, 'T' },
+		{ "tpm-pcrs", required_argument, NULL, 'P' },
+		{ "tpm-enrollment", required_argument, NULL, 'E' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -351,6 +359,9 @@ int main(int argc, char **argv)
 			}
 			d->cfg.ringbuf_from_cli = true;
 			break;
+		case 'T': free(d->cfg.tpm); d->cfg.tpm = strdup(optarg); break;
+		case 'P': free(d->cfg.tpm_pcrs); d->cfg.tpm_pcrs = strdup(optarg); break;
+		case 'E': free(d->cfg.tpm_enrollment); d->cfg.tpm_enrollment = strdup(optarg); break;
 		case 'f': d->cfg.foreground = true; break;
 		case 'v': d->cfg.verbose++; break;
 		case 'h': usage(stdout); return 0;
@@ -399,6 +410,10 @@ int main(int argc, char **argv)
 	}
 	if (lock_state_dir(d->cfg.state_dir, err, sizeof(err))) {
 		fprintf(stderr, "kwitnessd: %s\n", err);
+		return 1;
+	}
+	if (kwd_attest_start(d, err, sizeof(err))) {
+		fprintf(stderr, "kwitnessd: --tpm %s: %s\n", d->cfg.tpm, err);
 		return 1;
 	}
 	/* Sessions a previous collector left open get their seal and record. */
@@ -452,6 +467,7 @@ int main(int argc, char **argv)
 	kwd_worker_free(d);
 	kwd_control_shutdown(d);
 	kw_hooks_close(d->hooks);
+	kwd_attest_stop(d);
 	kw_key_free(d->key);
 	free(d->programs);
 	kwd_config_free(&d->cfg);

@@ -361,9 +361,13 @@ static int lossy(struct jcs_obj *o, const char *key, const char *val)
 static int write_open_entry(struct kwd *d, struct kwd_session *s)
 {
 	struct kw_buf line = { 0 }, hooks = { 0 };
+	struct kwd_runtime rt;
 	struct jcs_obj o;
 	int e;
 
+	/* With --tpm: the binding in force now, named so the transcript
+	 * commits to its evidence file. */
+	kwd_attest_current(d, &rt);
 	class_names(s->pol->classes, &hooks);
 	e = jcs_obj_begin(&o, &line);
 	e = e ?: lossy(&o, "boot_id", d->host.boot_id);
@@ -373,6 +377,8 @@ static int write_open_entry(struct kwd *d, struct kwd_session *s)
 	e = e ?: jcs_obj_str(&o, "cgroup_mode", d->host.cgroup_mode);
 	e = e ?: jcs_obj_str(&o, "collector", "kwitnessd");
 	e = e ?: jcs_obj_str(&o, "data_class", s->data_class);
+	if (rt.bound)
+		e = e ?: jcs_obj_str(&o, "evidence", rt.evidence);
 	e = e ?: jcs_obj_str(&o, "hooks", hooks.data ? hooks.data : "");
 	e = e ?: lossy(&o, "hostname", d->host.hostname);
 	e = e ?: jcs_obj_str(&o, "image_digest", s->image_digest);
@@ -650,6 +656,9 @@ static int write_close_entry(struct kwd_session *s, const struct kw_session *c, 
 	e = e ?: jcs_obj_int(&o, "decisions", (int64_t)s->decisions);
 	e = e ?: jcs_obj_int(&o, "denials", (int64_t)s->denials);
 	e = e ?: jcs_obj_int(&o, "dropped", (int64_t)dropped);
+	/* The binding the record is signed under (new if the PCRs moved). */
+	if (s->runtime.bound)
+		e = e ?: jcs_obj_str(&o, "evidence", s->runtime.evidence);
 	e = e ?: jcs_obj_int(&o, "next_seq", (int64_t)c->next_seq);
 	e = e ?: jcs_obj_int(&o, "seq_gaps", (int64_t)gaps);
 	e = e ?: jcs_obj_str(&o, "session", s->id);
@@ -683,6 +692,7 @@ static void end_session(struct kwd_session *s)
 	gaps = c.next_seq > s->ro.arrived ? c.next_seq - s->ro.arrived : 0;
 	s->dropped = (gaps > c.dropped ? gaps : c.dropped) + s->bad_events;
 	s->unrecorded = c.unrecorded;
+	kwd_attest_current(d, &s->runtime);
 	e = write_close_entry(s, &c, s->dropped, gaps);
 
 	d->slots[s->slot] = NULL;
@@ -711,6 +721,14 @@ static void end_session(struct kwd_session *s)
 	job->in.model_id = s->model_id;
 	job->in.data_class = s->data_class;
 	job->in.verifier = d->cfg.verifier;
+	if (s->runtime.bound) {
+		/* Signed under the verified TPM binding (attest.c). */
+		s->record_runtime.platform = "tpm2";
+		s->record_runtime.measurement = s->runtime.measurement;
+		s->record_runtime.nonce = s->runtime.nonce;
+		s->record_runtime.firmware_version = s->runtime.firmware_version;
+		job->in.runtime = &s->record_runtime;
+	}
 	job->key = d->key;
 	job->record_path = s->record_path;
 	kwd_worker_submit(d, job);

@@ -57,6 +57,17 @@ json_t *kw_record_build(const struct kw_record_input *in, char *err, size_t errl
 			"build_provenance", "slsa_level", 0, "digest", in->image_digest,
 			"appraisal", "status", "none", "verifier", verifier,
 			"timestamp", (json_int_t)in->iat);
+	if (rec && in->runtime) {
+		const struct kw_record_runtime *r = in->runtime;
+
+		if (!r->platform || !r->measurement || !r->nonce || !r->firmware_version)
+			return build_fail(rec, err, errlen, "a bound runtime needs platform, measurement, nonce and firmware version");
+		if (json_object_set_new(rec, "runtime",
+					json_pack("{s:s, s:s, s:s, s:s}", "platform", r->platform,
+						  "measurement", r->measurement, "nonce", r->nonce,
+						  "firmware_version", r->firmware_version)))
+			return build_fail(rec, err, errlen, "out of memory");
+	}
 	if (!rec)
 		return build_fail(NULL, err, errlen, "cannot build the record (out of memory or invalid UTF-8)");
 	/* Every input is checked by the same rules a verifier applies. */

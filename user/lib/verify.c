@@ -119,7 +119,10 @@ static int check_evidence(const json_t *rec, const struct kw_verify_opts *o,
 		if (!same_str(computed, bundle_hash))
 			return verdict(res, KW_VERIFY_BUNDLE_MISMATCH, "(bundle hashes to %s, record says %s)",
 				       computed, bundle_hash);
-		if (image) {
+		/* A software-only record's measurement is image + bundle; a
+		 * tpm2 record's is the quoted PCR digest, which only appraisal
+		 * of its evidence can check. */
+		if (image && same_str(member_str(rec, "runtime", "platform"), "software-only")) {
 			ret = kw_software_measurement(alg_of(m), image, computed, measurement);
 			if (ret)
 				return ret;

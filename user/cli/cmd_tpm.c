@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kwitness tpm enroll | quote: the enrolling side of TPM attestation, and a
+ * one-off quote for a key (what kwitnessd --tpm does at start). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kwitness/jcs.h"
+#include "kwitness/tpm.h"
+#include "kwitness/tpm_binding.h"
+#include "cli_key.h"
+#include "cli_record.h"
+#include "commands.h"
+
+static void tpm_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: kwitness tpm enroll --tpm TCTI --tpm-ca CA.pem --enroll-key KEY.pem [--out FILE]\n"
+		"       kwitness tpm quote --tpm TCTI --key KEY [--pcrs SEL] [--enrollment FILE] [--out FILE]\n\n"
+		"enroll: checks the TPM's EK certificate against CA.pem, makes a credential for\n"
+		"  the EK's public key and the attestation key's name (in software), has the TPM\n"
+		"  activate it, and writes an enrollment record signed by the enrollment key\n"
+		"  (an Ed25519 key the verifier trusts: kwitness verify --enroll-key).\n"
+		"quote: quotes the PCRs with qualifyingData = KEY's RFC 7638 thumbprint and\n"
+		"  writes the evidence kwitness verify --evidence reads.\n\n"
+		"  --tpm TCTI          device:/dev/tpmrm0 or swtpm:host=H,port=P\n"
+		"  --tpm-ca CA.pem     EK CA certificate(s) the enroller trusts\n"
+		"  --enroll-key KEY    enrollment signing key (Ed25519 PEM)\n"
+		"  --key KEY           the record-signing key (private or public)\n"
+		"  --pcrs SEL          PCR selection (default " KW_TPM_DEFAULT_PCRS ")\n"
+		"  --enrollment FILE   enrollment record to carry in the evidence\n"
+		"  --out FILE          write there (default: standard output)\n"
+		"  --help              this text\n");
+}
+
+static int write_out(const char *path, const json_t *v)
+{
+	struct kw_buf text = { 0 };
+	int ret = jcs_dump(v, &text) ?: kw_buf_putc(&text, '\n');
+
+	if (!ret)
+		ret = path ? kw_write_file_atomic(path, text.data, text.len, 0644)
+			   : kw_write_all(1, text.data, text.len);
+	if (ret)
+		fprintf(stderr, "kwitness tpm: %s: %s\n", path ? path : "stdout", strerror(-ret));
+	kw_buf_free(&text);
+	return ret ? 1 : 0;
+}
+
+json_t *cli_read_json(const char *cmd, const char *what, const char *path)
+{
+	struct kw_buf text = { 0 };
+	json_t *v = NULL;
+
+	if (!cli_read(cmd, what, path, KW_TPM_EVIDENCE_MAX, &text)) {
+		v = jcs_parse(text.data ? text.data : "", text.len, NULL);
+		if (!json_is_object(v)) {
+			fprintf(stderr, "kwitness %s: %s: the %s is not a JSON object\n", cmd, path, what);
+			json_decref(v);
+			v = NULL;
+		}
+	}
+	kw_buf_free(&text);
+	return v;
+}
+
+int cmd_tpm(int argc, char **argv)
+{
+	enum { O_TPM = 1, O_CA, O_ENROLL_KEY, O_KEY, O_PCRS, O_ENROLLMENT, O_OUT, O_HELP };
+	static const struct option opts[] = {
+		{ "tpm", required_argument, NULL, O_TPM },
+		{ "tpm-ca", required_argument, NULL, O_CA },
+		{ "enroll-key", required_argument, NULL, O_ENROLL_KEY },
+		{ "key", required_argument, NULL, O_KEY },
+		{ "pcrs", required_argument, NULL, O_PCRS },
+		{ "enrollment", required_argument, NULL, O_ENROLLMENT },
+		{ "out", required_argument, NULL, O_OUT },
+		{ "help", no_argument, NULL, O_HELP },
+		{ 0 },
+	};
+	const char *tcti = NULL, *ca = NULL, *ekey = NULL, *keypath = NULL, *enrpath = NULL;
+	const char *out = NULL, *pcrs = KW_TPM_DEFAULT_PCRS, *sub;
+	struct kw_pcr_selection sel;
+	struct kw_tpm_binding b;
+	struct kw_tpm *tpm = NULL;
+	struct kw_key *key = NULL;
+	json_t *enr = NULL;
+	char err[512];
+	bool changed;
+	int c, status = 2;
+
+	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		tpm_usage(stdout);
+		return 0;
+	}
+	if (argc < 2 || (strcmp(argv[1], "enroll") && strcmp(argv[1], "quote"))) {
+		fprintf(stderr, "kwitness tpm: expected 'enroll' or 'quote'\n");
+		tpm_usage(stderr);
+		return 2;
+	}
+	sub = argv[1];
+	argc--;
+	argv++;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case O_TPM: tcti = optarg; break;
+		case O_CA: ca = optarg; break;
+		case O_ENROLL_KEY: ekey = optarg; break;
+		case O_KEY: keypath = optarg; break;
+		case O_PCRS: pcrs = optarg; break;
+		case O_ENROLLMENT: enrpath = optarg; break;
+		case O_OUT: out = optarg; break;
+		case O_HELP:
+			tpm_usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "kwitness tpm: unknown or incomplete option '%s'\n", argv[optind - 1]);
+			tpm_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc || !tcti) {
+		fprintf(stderr, "kwitness tpm %s: --tpm TCTI is required and takes no other argument\n", sub);
+		return 2;
+	}
+	if (!strcmp(sub, "enroll")) {
+		if (!ca || !ekey) {
+			fprintf(stderr, "kwitness tpm enroll: --tpm-ca and --enroll-key are required\n");
+			return 2;
+		}
+		if (cli_load_signing_key("tpm enroll", ekey, &key))
+			return 1;
+	} else {
+		if (!keypath) {
+			fprintf(stderr, "kwitness tpm quote: --key is required\n");
+			return 2;
+		}
+		if (kw_pcr_selection_parse(pcrs, &sel, err, sizeof(err))) {
+			fprintf(stderr, "kwitness tpm quote: %s\n", err);
+			return 2;
+		}
+		c = kw_key_load_public(keypath, &key);
+		if (c) {
+			cli_key_error("verify", keypath, c);
+			return 1;
+		}
+		if (enrpath && !(enr = cli_read_json("tpm quote", "enrollment", enrpath))) {
+			status = 1;
+			goto out;
+		}
+	}
+	status = 1;
+	if (kw_tpm_open(tcti, &tpm, err, sizeof(err))) {
+		fprintf(stderr, "kwitness tpm %s: %s\n", sub, err);
+		goto out;
+	}
+	if (!strcmp(sub, "enroll")) {
+		enr = kw_tpm_enroll(tpm, ca, key, err, sizeof(err));
+		if (!enr) {
+			fprintf(stderr, "kwitness tpm enroll: %s\n", err);
+			goto out;
+		}
+		status = write_out(out, enr);
+		goto out;
+	}
+	if (kw_binding_init(&b, tpm, &sel, NULL, enr, err, sizeof(err)) ||
+	    kw_binding_refresh(&b, key, &changed, err, sizeof(err))) {
+		enr = NULL; /* owned by b */
+		kw_binding_free(&b);
+		fprintf(stderr, "kwitness tpm quote: %s\n", err);
+		goto out;
+	}
+	enr = NULL;
+	status = out ? (kw_write_file_atomic(out, b.last_evidence.data, b.last_evidence.len, 0644) ? 1 : 0)
+		     : (kw_write_all(1, b.last_evidence.data, b.last_evidence.len) ? 1 : 0);
+	if (status)
+		fprintf(stderr, "kwitness tpm quote: cannot write %s\n", out ? out : "stdout");
+	kw_binding_free(&b);
+out:
+	json_decref(enr);
+	kw_key_free(key);
+	kw_tpm_close(tpm);
+	return status;
+}

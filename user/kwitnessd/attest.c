@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kwitnessd --tpm: the signing key bound to a TPM 2.0 quote. At start the
+ * binding is made and checked (a TPM that cannot be reached stops the start);
+ * at each session open and close it is refreshed, so a changed key or PCR
+ * value gets a new quote and new evidence before a record is signed. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "kwitness/jcs.h"
+#include "kwitness/tpm_binding.h"
+#include "kwitnessd.h"
+
+struct kwd_attest {
+	struct kw_tpm *tpm;
+	struct kw_tpm_binding b;
+};
+
+static json_t *read_enrollment(const char *path, char *err, size_t errlen)
+{
+	struct kw_buf text = { 0 };
+	json_t *v = NULL;
+	int e = kw_read_file(path, KW_TPM_EVIDENCE_MAX, &text);
+
+	if (e)
+		snprintf(err, errlen, "TPM enrollment %s: %s", path, strerror(-e));
+	else if (!json_is_object(v = jcs_parse(text.data ? text.data : "", text.len, NULL))) {
+		snprintf(err, errlen, "TPM enrollment %s is not a JSON object", path);
+		json_decref(v);
+		v = NULL;
+	}
+	kw_buf_free(&text);
+	return v;
+}
+
+int kwd_attest_start(struct kwd *d, char *err, size_t errlen)
+{
+	struct kw_pcr_selection sel;
+	struct kwd_attest *a;
+	json_t *enr = NULL;
+	char dir[4096];
+	bool changed;
+	int e;
+
+	if (!d->cfg.tpm)
+		return 0;
+	e = kw_pcr_selection_parse(d->cfg.tpm_pcrs ? d->cfg.tpm_pcrs : KW_TPM_DEFAULT_PCRS, &sel,
+				   err, errlen);
+	if (e)
+		return e;
+	if (d->cfg.tpm_enrollment && !(enr = read_enrollment(d->cfg.tpm_enrollment, err, errlen)))
+		return -EINVAL;
+	if (snprintf(dir, sizeof(dir), "%s/evidence", d->cfg.state_dir) >= (int)sizeof(dir)) {
+		json_decref(enr);
+		return -ENAMETOOLONG;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		json_decref(enr);
+		return -ENOMEM;
+	}
+	d->attest = a;
+	e = kw_tpm_open(d->cfg.tpm, &a->tpm, err, errlen);
+	if (e) {
+		json_decref(enr);
+		return e;
+	}
+	e = kw_binding_init(&a->b, a->tpm, &sel, dir, enr, err, errlen);
+	e = e ?: kw_binding_refresh(&a->b, d->key, &changed, err, errlen);
+	if (e)
+		return e;
+	if (a->b.ek_cert_missing)
+		kwd_log(d, LOG_WARNING, "TPM: no EK certificate in NV; evidence will not appraise");
+	if (!a->b.enrollment)
+		kwd_log(d, LOG_WARNING, "TPM: no enrollment given (--tpm-enrollment); evidence will not appraise");
+	kwd_log(d, LOG_INFO, "TPM: signing key bound, measurement %s, evidence %s", a->b.measurement,
+		a->b.evidence);
+	return 0;
+}
+
+void kwd_attest_stop(struct kwd *d)
+{
+	if (!d->attest)
+		return;
+	kw_binding_free(&d->attest->b);
+	kw_tpm_close(d->attest->tpm);
+	free(d->attest);
+	d->attest = NULL;
+}
+
+int kwd_attest_current(struct kwd *d, struct kwd_runtime *rt)
+{
+	struct kw_tpm_binding *b;
+	char err[512];
+	bool changed;
+	int e;
+
+	memset(rt, 0, sizeof(*rt));
+	if (!d->attest)
+		return 0;
+	b = &d->attest->b;
+	e = kw_binding_refresh(b, d->key, &changed, err, sizeof(err));
+	if (e) {
+		kwd_log(d, LOG_ERR, "TPM: no verified binding: %s", err);
+		return e;
+	}
+	if (changed)
+		kwd_log(d, LOG_INFO, "TPM: new binding, measurement %s, evidence %s", b->measurement,
+			b->evidence);
+	rt->bound = true;
+	snprintf(rt->evidence, sizeof(rt->evidence), "%s", b->evidence);
+	snprintf(rt->measurement, sizeof(rt->measurement), "%s", b->measurement);
+	snprintf(rt->nonce, sizeof(rt->nonce), "%s", b->nonce_b64);
+	snprintf(rt->firmware_version, sizeof(rt->firmware_version), "%s", b->firmware_version);
+	return 0;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Shared inside user/tpm: TSS types and the helpers several files use. */
+#ifndef KWITNESS_TPM_INTERNAL_H
+#define KWITNESS_TPM_INTERNAL_H
+
+#include <tss2/tss2_tpm2_types.h>
+
+#include "kwitness/tpm.h"
+
+/* NV index of the RSA 2048 EK certificate (TCG EK Credential Profile). */
+#define KW_TPM_NV_EK_CERT_RSA 0x01c00002
+/* Persistent handle where provisioning usually leaves the RSA EK. */
+#define KW_TPM_EK_PERSISTENT 0x81010001
+
+/* 0x000b || SHA-256(marshalled TPMT_PUBLIC). */
+int kw_tpm_name_of(const uint8_t *pub, size_t len, uint8_t name[34]);
+/* The AK must be a restricted ECDSA P-256 signing key bound to its TPM. */
+int kw_tpm_ak_check(const TPMT_PUBLIC *p, char *why, size_t whylen);
+/* SHA-256 over the selected PCR values in index order. */
+int kw_tpm_pcr_values_digest(const struct kw_tpm_quote *q, uint8_t out[32]);
+/* Lowercase hex into out (2n+1 bytes). */
+void kw_hex(const uint8_t *p, size_t n, char *out);
+int kw_unhex(const char *s, uint8_t *out, size_t n);
+
+#endif
