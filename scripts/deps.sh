@@ -7,7 +7,8 @@ set -euo pipefail
 PACKAGES=(
 	build-essential clang llvm make pkg-config
 	libbpf-dev bpftool libelf-dev zlib1g-dev
-	libssl-dev libjansson-dev libcmocka-dev
+	libssl-dev libjansson-dev libcmocka-dev libtss2-dev
+	swtpm swtpm-tools tpm2-tools
 	iproute2 util-linux procps jq
 	qemu-system-x86 busybox-static cpio
 )

@@ -7,7 +7,6 @@
 #include "kwitness/tpm.h"
 
 struct kw_tpm_binding {
-	struct kw_tpm *tpm;            /* borrowed */
 	struct kw_pcr_selection sel;
 	struct kw_buf ek_cert;         /* DER, from the TPM */
 	bool ek_cert_missing;
@@ -30,10 +29,12 @@ int kw_binding_init(struct kw_tpm_binding *b, struct kw_tpm *tpm,
 		    const struct kw_pcr_selection *sel, const char *evidence_dir,
 		    json_t *enrollment, char *err, size_t errlen);
 void kw_binding_free(struct kw_tpm_binding *b);
-/* Quotes again when the key's thumbprint or the PCR values differ from the
- * bound ones (or nothing is bound yet); *changed says whether it did. */
-int kw_binding_refresh(struct kw_tpm_binding *b, const struct kw_key *key, bool *changed,
-		       char *err, size_t errlen);
+/* Quotes again on tpm when the key's thumbprint or the PCR values differ
+ * from the bound ones (or nothing is bound yet); *changed says whether it
+ * did. The TPM may be a new connection each time (a swtpm serves one
+ * client at a time). */
+int kw_binding_refresh(struct kw_tpm_binding *b, struct kw_tpm *tpm, const struct kw_key *key,
+		       bool *changed, char *err, size_t errlen);
 /* The RFC 7638 thumbprint's 32 raw bytes. */
 int kw_key_thumbprint_raw(const struct kw_key *key, uint8_t out[32]);
 /* The enrollment names this EK certificate and AK (no signature check). */

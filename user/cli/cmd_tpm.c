@@ -168,7 +168,7 @@ int cmd_tpm(int argc, char **argv)
 		goto out;
 	}
 	if (kw_binding_init(&b, tpm, &sel, NULL, enr, err, sizeof(err)) ||
-	    kw_binding_refresh(&b, key, &changed, err, sizeof(err))) {
+	    kw_binding_refresh(&b, tpm, key, &changed, err, sizeof(err))) {
 		enr = NULL; /* owned by b */
 		kw_binding_free(&b);
 		fprintf(stderr, "kwitness tpm quote: %s\n", err);

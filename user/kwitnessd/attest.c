@@ -13,8 +13,9 @@
 #include "kwitness/tpm_binding.h"
 #include "kwitnessd.h"
 
+/* The TPM is opened for each use and closed after it: a swtpm serves one
+ * connection at a time, and others (an operator's tools) share the TPM. */
 struct kwd_attest {
-	struct kw_tpm *tpm;
 	struct kw_tpm_binding b;
 };
 
@@ -39,6 +40,7 @@ int kwd_attest_start(struct kwd *d, char *err, size_t errlen)
 {
 	struct kw_pcr_selection sel;
 	struct kwd_attest *a;
+	struct kw_tpm *tpm;
 	json_t *enr = NULL;
 	char dir[4096];
 	bool changed;
@@ -62,13 +64,14 @@ int kwd_attest_start(struct kwd *d, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	d->attest = a;
-	e = kw_tpm_open(d->cfg.tpm, &a->tpm, err, errlen);
+	e = kw_tpm_open(d->cfg.tpm, &tpm, err, errlen);
 	if (e) {
 		json_decref(enr);
 		return e;
 	}
-	e = kw_binding_init(&a->b, a->tpm, &sel, dir, enr, err, errlen);
-	e = e ?: kw_binding_refresh(&a->b, d->key, &changed, err, errlen);
+	e = kw_binding_init(&a->b, tpm, &sel, dir, enr, err, errlen);
+	e = e ?: kw_binding_refresh(&a->b, tpm, d->key, &changed, err, errlen);
+	kw_tpm_close(tpm);
 	if (e)
 		return e;
 	if (a->b.ek_cert_missing)
@@ -85,7 +88,6 @@ void kwd_attest_stop(struct kwd *d)
 	if (!d->attest)
 		return;
 	kw_binding_free(&d->attest->b);
-	kw_tpm_close(d->attest->tpm);
 	free(d->attest);
 	d->attest = NULL;
 }
@@ -93,6 +95,7 @@ void kwd_attest_stop(struct kwd *d)
 int kwd_attest_current(struct kwd *d, struct kwd_runtime *rt)
 {
 	struct kw_tpm_binding *b;
+	struct kw_tpm *tpm;
 	char err[512];
 	bool changed;
 	int e;
@@ -101,7 +104,11 @@ int kwd_attest_current(struct kwd *d, struct kwd_runtime *rt)
 	if (!d->attest)
 		return 0;
 	b = &d->attest->b;
-	e = kw_binding_refresh(b, d->key, &changed, err, sizeof(err));
+	e = kw_tpm_open(d->cfg.tpm, &tpm, err, sizeof(err));
+	if (!e) {
+		e = kw_binding_refresh(b, tpm, d->key, &changed, err, sizeof(err));
+		kw_tpm_close(tpm);
+	}
 	if (e) {
 		kwd_log(d, LOG_ERR, "TPM: no verified binding: %s", err);
 		return e;

@@ -40,7 +40,6 @@ int kw_binding_init(struct kw_tpm_binding *b, struct kw_tpm *tpm,
 	int ret;
 
 	memset(b, 0, sizeof(*b));
-	b->tpm = tpm;
 	b->sel = *sel;
 	b->enrollment = enrollment;
 	b->evidence_dir = evidence_dir ? strdup(evidence_dir) : NULL;
@@ -109,8 +108,8 @@ static int write_evidence(struct kw_tpm_binding *b, const struct kw_tpm_quote *q
 	return ret;
 }
 
-int kw_binding_refresh(struct kw_tpm_binding *b, const struct kw_key *key, bool *changed,
-		       char *err, size_t errlen)
+int kw_binding_refresh(struct kw_tpm_binding *b, struct kw_tpm *tpm, const struct kw_key *key,
+		       bool *changed, char *err, size_t errlen)
 {
 	struct kw_tpm_quote q = { 0 };
 	struct kw_quote_facts f;
@@ -124,14 +123,14 @@ int kw_binding_refresh(struct kw_tpm_binding *b, const struct kw_key *key, bool 
 		return ret;
 	}
 	if (b->bound && !memcmp(nonce, b->nonce, 32)) {
-		ret = kw_tpm_pcr_digest(b->tpm, &b->sel, now, err, errlen);
+		ret = kw_tpm_pcr_digest(tpm, &b->sel, now, err, errlen);
 		if (ret)
 			return ret;
 		if (!memcmp(now, b->pcr_digest, 32))
 			return 0;
 	}
 	b->bound = false;
-	ret = kw_tpm_quote(b->tpm, &b->sel, nonce, &q, err, errlen);
+	ret = kw_tpm_quote(tpm, &b->sel, nonce, &q, err, errlen);
 	if (ret)
 		return ret;
 	/* kw_tpm_quote checked it; the facts come from the same check. */
