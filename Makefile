@@ -59,6 +59,7 @@ VMLINUX   := $(BUILD)/vmlinux.h
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%)
 ASAN_LIB_OBJ := $(COLL_SRC:%.c=$(BUILD)/asan/%.o) $(LIB_SRC:%.c=$(BUILD)/asan/%.o)
+ASAN_TPM_OBJ := $(TPM_SRC:%.c=$(BUILD)/asan/%.o)
 # Test helper programs (tests/helpers/*.c), plain builds.
 HELP_SRC  := $(sort $(wildcard tests/helpers/*.c))
 HELP_BIN  := $(HELP_SRC:tests/helpers/%.c=$(BUILD)/tests/%)
@@ -132,6 +133,12 @@ $(BUILD)/asan/tests/%: tests/unit/%.c $(ASAN_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  TEST    $@")
 	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(ASAN_LIB_OBJ) -lcmocka $(LIBS_CORE)
+
+# The TPM appraisal tests link the TPM library too.
+$(BUILD)/asan/tests/test_tpm: tests/unit/test_tpm.c $(ASAN_TPM_OBJ) $(ASAN_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  TEST    $@")
+	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(ASAN_TPM_OBJ) $(ASAN_LIB_OBJ) -lcmocka $(LIBS_TPM) $(LIBS_CORE)
 
 $(BUILD)/tests/%: tests/helpers/%.c $(KBPF_A) $(COLL_A) $(LIB_A)
 	@mkdir -p $(dir $@)

@@ -7,6 +7,9 @@
 #     is refused by the kernel with EPERM
 #   the signed TRACE v0.2 record, verified with kwitness verify against the
 #   key's public JWK, the decision log and the policy bundle
+# With DEMO_TPM=1: a swtpm with an EK certificate from a CA made here, the AK
+# enrolled by credential activation, kwitnessd --tpm, and a Level 1
+# verification of the record against its TPM evidence.
 # Needs root (BPF programs, cgroups). Cleans up after itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +29,11 @@ fi
 
 TMP=$(mktemp -d /tmp/kwitness-demo.XXXXXX)
 DPID= LPID=
+DEMO_TPM=${DEMO_TPM:-0}
+TPM_ARGS=()
+. "$ROOT/tests/kernel/tpm_lib.sh"
 cleanup() {
+	swtpm_cleanup
 	[ -n "$LPID" ] && kill "$LPID" 2>/dev/null || true
 	if [ -n "$DPID" ] && kill -0 "$DPID" 2>/dev/null; then
 		kill -TERM "$DPID" 2>/dev/null || true
@@ -42,9 +49,31 @@ step "a fresh Ed25519 signing key"
 "$B/kwitness" keygen --out "$TMP/signing-key.pem"
 "$B/kwitness" key show --key "$TMP/signing-key.pem" --jwk >"$TMP/signer.jwk"
 
+if [ "$DEMO_TPM" = 1 ]; then
+	if missing=$(swtpm_tools_missing); then
+		echo "demo: DEMO_TPM=1 needs $missing (scripts/deps.sh installs it)" >&2
+		exit 1
+	fi
+	step "a software TPM (swtpm) with an EK certificate from a demo CA"
+	make_ca "$TMP/ca" "kwitness demo EK CA (software TPM)" || { echo "demo: openssl cannot make the demo CA" >&2; exit 1; }
+	swtpm_make "$TMP/tpm" "$TMP/ca" || { cat "$TMP/tpm/setup.log" >&2; exit 1; }
+	swtpm_start "$TMP/tpm" || { echo "demo: swtpm did not start" >&2; exit 1; }
+	echo "TPM: $TCTI"
+	openssl x509 -inform DER -in "$TMP/tpm/certs/ek-rsa2048.crt" -noout -subject -issuer
+
+	step "kwitness tpm enroll: the AK tied to the EK by credential activation"
+	"$B/kwitness" keygen --out "$TMP/enroll.pem" >/dev/null
+	"$B/kwitness" key show --key "$TMP/enroll.pem" --jwk >"$TMP/enroll.jwk"
+	"$B/kwitness" tpm enroll --tpm "$TCTI" --tpm-ca "$TMP/ca/issuercert.pem" \
+		--enroll-key "$TMP/enroll.pem" --out "$TMP/enrollment.json"
+	jq . "$TMP/enrollment.json"
+	TPM_ARGS=(--tpm "$TCTI" --tpm-enrollment "$TMP/enrollment.json")
+fi
+
 step "kwitnessd (state $TMP/state)"
 "$B/kwitnessd" --foreground -v --state-dir "$TMP/state" --socket "$TMP/kwitnessd.sock" \
-	--key "$TMP/signing-key.pem" --pin-dir none --config /dev/null 2>"$TMP/kwitnessd.log" &
+	--key "$TMP/signing-key.pem" --pin-dir none --config /dev/null "${TPM_ARGS[@]}" \
+	2>"$TMP/kwitnessd.log" &
 DPID=$!
 for _ in $(seq 100); do
 	[ -S "$TMP/kwitnessd.sock" ] && break
@@ -84,6 +113,17 @@ jq . "$REC" 2>/dev/null || cat "$REC"
 
 step "kwitness verify --key signer.jwk --log ... --policy ..."
 "$B/kwitness" verify --key "$TMP/signer.jwk" --log "$LOG" --policy "$POL" "$REC"
+
+if [ "$DEMO_TPM" = 1 ]; then
+	EV=$(jq -r 'select(.tool == "kwitness.close") | .evidence' "$LOG")
+	EV=$TMP/state/evidence/${EV#sha256:}.json
+	step "the TPM evidence the log names ($EV)"
+	jq -c '{format, pcr_selection: .quote.pcr_selection, pcr_values: .quote.pcr_values, ak_binding: .ak_binding.method}' "$EV"
+
+	step "kwitness verify --evidence ... --tpm-ca ... --enroll-key ...: Level 1"
+	"$B/kwitness" verify --key "$TMP/signer.jwk" --log "$LOG" --policy "$POL" "$REC" \
+		--evidence "$EV" --tpm-ca "$TMP/ca/issuercert.pem" --enroll-key "$TMP/enroll.jwk"
+fi
 
 step "stopping kwitnessd"
 kill -TERM "$DPID"

@@ -63,6 +63,8 @@ REC=$(sed -n 's/^record: *//p' "$T/run.err") LOG=$(sed -n 's/^log: *//p' "$T/run
 [ -f "$REC" ] || { sed 's/^/# /' "$T/run.err" "$KT_TMP/kwitnessd.log" | tail -10; kt_skip_all "no record"; }
 
 expect_eq "record: runtime.platform is tpm2" tpm2 "$(jq -r .runtime.platform "$REC")"
+check "run: the summary leaves the tpm2 measurement to verify --evidence" \
+	grep -q "runtime is tpm2: kwitness verify --evidence appraises it" "$T/run.err"
 expect_eq "record: runtime.nonce is kwitness key show --thumbprint" \
 	"$("$KW" key show --key "$KT_TMP/key.pem" --thumbprint)" "$(jq -r .runtime.nonce "$REC")"
 expect_eq "record: runtime.nonce is the RFC 7638 thumbprint of cnf.jwk (jq + openssl)" \

@@ -111,6 +111,7 @@ static int verify_reply(const json_t *reply, const char *key_jwk, const char *po
 	struct kw_key *key = NULL;
 	uint64_t count = 0;
 	const char *log_path = json_string_value(json_object_get(reply, KW_F_LOG_PATH));
+	bool tpm2;
 	int e, rc = 1;
 
 	if (key_jwk) {
@@ -143,6 +144,14 @@ static int verify_reply(const json_t *reply, const char *key_jwk, const char *po
 		vo.image_digest = image_digest;
 	}
 	e = kw_record_verify(text.data, text.len, &vo, &vr);
+	{
+		json_t *r = jcs_parse(text.data, text.len, NULL);
+		const char *p = json_string_value(
+			json_object_get(json_object_get(r, "runtime"), "platform"));
+
+		tpm2 = p && !strcmp(p, "tpm2");
+		json_decref(r);
+	}
 	if (e < 0) {
 		snprintf(how, howlen, "verification failed: %s", strerror(-e));
 	} else if (e > 0) {
@@ -153,8 +162,9 @@ static int verify_reply(const json_t *reply, const char *key_jwk, const char *po
 			 key_jwk ? "the trusted key " : "the record's embedded key (cnf.jwk; "
 							"pass --key-jwk to check a trusted key)",
 			 key_jwk ? key_jwk : "",
-			 vo.transcript_hash ? ", decision log re-hashed, bundle hash and measurement checked"
-					    : ", decision log not readable here: transcript not re-hashed");
+			 !vo.transcript_hash ? ", decision log not readable here: transcript not re-hashed"
+			 : tpm2 ? ", decision log re-hashed, bundle hash checked; runtime is tpm2: kwitness verify --evidence appraises it"
+				: ", decision log re-hashed, bundle hash and measurement checked");
 		rc = 0;
 	}
 out:

@@ -96,16 +96,20 @@ static void describe(const char *text, size_t len, const struct kw_verify_opts *
 		     const struct kw_key *trusted, char *out, size_t outlen)
 {
 	json_t *rec = jcs_parse(text, len, NULL);
+	const char *platform = json_string_value(
+		json_object_get(json_object_get(rec, "runtime"), "platform"));
 	char tp[KW_THUMBPRINT_MAX] = "embedded key";
 
 	if (trusted)
 		kw_key_thumbprint(trusted, tp);
+	/* A tpm2 measurement is the PCR digest: only --evidence checks it. */
 	snprintf(out, outlen, "subject %s, iat %.0f, key %s%s%s%s",
 		 json_string_value(json_object_get(rec, "subject")),
 		 json_number_value(json_object_get(rec, "iat")), tp,
 		 o->transcript_hash ? "; decision log matches" : "",
 		 o->bundle ? "; policy bundle matches" : "",
-		 o->bundle && o->image_digest ? "; measurement matches" : "");
+		 o->bundle && o->image_digest && platform && !strcmp(platform, "software-only")
+			 ? "; measurement matches" : "");
 	json_decref(rec);
 }
 

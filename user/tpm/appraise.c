@@ -99,6 +99,7 @@ int kw_appraise(const json_t *evidence, const json_t *record, const struct kw_ap
 	int ret, part = 0;
 
 	memset(res, 0, sizeof(*res));
+	kw_tss_quiet();
 	if (!platform || strcmp(platform, "tpm2"))
 		return verdict(res, KW_APPRAISE_EVIDENCE_MALFORMED,
 			       "the record's runtime.platform is \"%.32s\", not \"tpm2\"",

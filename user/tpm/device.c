@@ -47,8 +47,7 @@ int kw_tpm_open(const char *tcti, struct kw_tpm **out, char *err, size_t errlen)
 			 tcti ? tcti : "");
 		return -EINVAL;
 	}
-	/* The TSS logs to stderr unless told otherwise; errors come back here. */
-	setenv("TSS2_LOG", "all+NONE", 0);
+	kw_tss_quiet();
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;

@@ -90,6 +90,7 @@ int kw_evidence_parse(const json_t *ev, struct kw_evidence *out, char *why, size
 	const json_t *quote = json_object_get(ev, "quote"), *values, *certs, *binding, *v;
 	const char *key;
 	char err[160];
+	uint32_t seen = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (!json_is_object(ev) || !json_is_string(json_object_get(ev, "format")) ||
@@ -117,13 +118,16 @@ int kw_evidence_parse(const json_t *ev, struct kw_evidence *out, char *why, size
 		struct kw_pcr_selection one;
 		char sel[16];
 
+		/* One spelling per index ("7", not "07"), each selected PCR once. */
 		snprintf(sel, sizeof(sel), "sha256:%.3s", key);
-		if (strlen(key) > 2 || kw_pcr_selection_parse(sel, &one, err, sizeof(err)) ||
-		    !(one.mask & out->q.sel.mask) ||
+		if (strlen(key) > 2 || (key[0] == '0' && key[1]) ||
+		    kw_pcr_selection_parse(sel, &one, err, sizeof(err)) ||
+		    !(one.mask & out->q.sel.mask) || (one.mask & seen) ||
 		    kw_unhex(json_string_value(v), out->q.pcr[__builtin_ctz(one.mask)], 32)) {
 			snprintf(why, whylen, "quote.pcr_values[\"%.8s\"] is not a selected PCR with 64 hex digits", key);
 			goto fail;
 		}
+		seen |= one.mask;
 	}
 	certs = json_object_get(ev, "ek_certificates");
 	if (!json_is_array(certs) || json_array_size(certs) > KW_EVIDENCE_MAX_CERTS) {

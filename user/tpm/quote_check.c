@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/core_names.h>
@@ -29,6 +30,11 @@ static int fail(char *why, size_t whylen, int *part, int p, const char *fmt, ...
 	va_end(ap);
 	*part = p;
 	return -EBADMSG;
+}
+
+void kw_tss_quiet(void)
+{
+	setenv("TSS2_LOG", "all+NONE", 0);
 }
 
 void kw_tpm_firmware_string(uint64_t fw, char out[48])

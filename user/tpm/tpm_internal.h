@@ -18,6 +18,9 @@ int kw_tpm_name_of(const uint8_t *pub, size_t len, uint8_t name[34]);
 int kw_tpm_ak_check(const TPMT_PUBLIC *p, char *why, size_t whylen);
 /* SHA-256 over the selected PCR values in index order. */
 int kw_tpm_pcr_values_digest(const struct kw_tpm_quote *q, uint8_t out[32]);
+/* The TSS logs parse errors to stderr unless told otherwise; kwitness
+ * reports them itself. Call before any TSS function, from one thread. */
+void kw_tss_quiet(void);
 /* Lowercase hex into out (2n+1 bytes). */
 void kw_hex(const uint8_t *p, size_t n, char *out);
 int kw_unhex(const char *s, uint8_t *out, size_t n);
