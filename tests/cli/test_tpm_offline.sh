@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# kwitness verify --evidence and kwitness tpm, without a TPM: the committed
+# swtpm vectors (tests/vectors/tpm) appraise to Level 1, every other way of
+# asking reports Level 0, and bad usage gets one clear line and exit 2.
+. "$(dirname "$0")/../lib.sh"
+
+V=$KW_ROOT/tests/vectors/tpm
+[ -x "$KW" ] || { skip "$KW not built"; finish; }
+TRUST=(--tpm-ca "$V/ek-ca.pem" --enroll-key "$V/enroll.jwk")
+
+out=$("$KW" verify --key "$V/signer.jwk" --max-age 0 "$V/record.json" --evidence "$V/evidence.json" "${TRUST[@]}")
+expect_eq "vectors: verify --evidence exits 0" 0 "$?"
+check "vectors: the human line says level 1" grep -q '^level 1: TPM 2.0 quote by an enrolled AK' <<<"$out"
+out=$("$KW" verify --key "$V/signer.jwk" --max-age 0 "$V/record.json" --evidence "$V/evidence.json" "${TRUST[@]}" --json)
+expect_eq "vectors: --json level 1, appraisal ok" "1 ok" "$(jq -r '"\(.level) \(.appraisal.reason)"' <<<"$out")"
+out=$("$KW" verify --key "$V/signer.jwk" --max-age 0 "$V/record.json" --json)
+expect_eq "vectors: without --evidence, valid at level 0" "true 0" "$(jq -r '"\(.valid) \(.level)"' <<<"$out")"
+out=$("$KW" verify --key "$V/signer.jwk" --max-age 0 "$V/record.json" --evidence "$V/evidence.json" \
+	--tpm-ca "$V/ek-ca.pem" --enroll-key "$V/signer.jwk")
+rc=$?
+check "vectors: an untrusted enrollment key: exit 1, level 0 at step 2" \
+	test $rc -eq 1 -a -n "$(grep '^level 0: TPM appraisal failed at step 2: ak_not_enrolled' <<<"$out")"
+
+usage() { # NAME WANT_TEXT ARGS...: exit 2 and one line saying WANT_TEXT
+	local name=$1 want=$2 out rc
+	shift 2
+	out=$("$KW" "$@" 2>&1)
+	rc=$?
+	if [ $rc -eq 2 ] && grep -qF -- "$want" <<<"$out"; then ok "$name"; else
+		not_ok "$name (exit $rc)"
+		echo "#   $out" | head -2
+	fi
+}
+usage "--evidence needs --tpm-ca and --enroll-key" "--evidence needs --tpm-ca" \
+	verify --key "$V/signer.jwk" "$V/record.json" --evidence "$V/evidence.json"
+usage "--tpm-ca without --evidence" "need --evidence" \
+	verify --key "$V/signer.jwk" "$V/record.json" --tpm-ca "$V/ek-ca.pem"
+usage "tpm: a subcommand is required" "expected 'enroll' or 'quote'" tpm
+usage "tpm quote: a bad PCR selection" "PCR selection 'sha1:0'" \
+	tpm quote --tpm device:/dev/null --key "$V/signer.jwk" --pcrs sha1:0
+usage "tpm enroll: --tpm-ca and --enroll-key are required" "--tpm-ca and --enroll-key are required" \
+	tpm enroll --tpm device:/dev/null
+out=$("$KW" tpm quote --tpm bogus --key "$V/signer.jwk" 2>&1)
+check "tpm quote --tpm bogus: exit 1, saying what a TCTI looks like" \
+	test $? -eq 1 -a -n "$(grep 'expected device:/dev/tpmrm0 or swtpm:host=H,port=P' <<<"$out")"
+out=$("$KW" tpm --help)
+expect_eq "tpm --help exits 0" 0 "$?"
+finish
