@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Level 1: kwitnessd --tpm binds the signing key to a swtpm quote; kwitness
-# verify --evidence appraises it, and each forgery fails at its own step.
+# verify --evidence appraises it, and each forgery fails at its own step; without
+# --tpm records stay software-only.
 # Every swtpm runs on a free port with its state in this run's folder; the EK
 # certificates come from CAs made here.
 . "$(dirname "$0")/../lib.sh"
@@ -195,4 +196,16 @@ fails_at "extend: the new record with the old evidence" 5 quote_measurement_mism
 
 kwd_stop
 check "kwitnessd stops cleanly with --tpm" test $? -eq 0
+
+# --- without --tpm: software-only, as before -------------------------------------
+kwd_start
+"$KW" run --socket "$KT_SOCK" --policy "$POLICY" --key-jwk "$KT_TMP/signer.jwk" -- true \
+	>/dev/null 2>"$T/run-soft.err"
+REC=$(sed -n 's/^record: *//p' "$T/run-soft.err") LOG=$(sed -n 's/^log: *//p' "$T/run-soft.err")
+expect_eq "without --tpm: runtime.platform is software-only, no nonce" "software-only null" \
+	"$(jq -r '"\(.runtime.platform) \(.runtime.nonce)"' "$REC")"
+expect_eq "without --tpm: the open entry names no evidence" null \
+	"$(jq -r 'select(.tool == "kwitness.open") | .evidence' "$LOG")"
+fails_at "without --tpm: any evidence" 0 evidence_malformed "$REC" "$EV"
+kwd_stop
 finish
