@@ -9,7 +9,7 @@ PACKAGES=(
 	libbpf-dev bpftool libelf-dev zlib1g-dev
 	libssl-dev libjansson-dev libcmocka-dev libtss2-dev
 	swtpm swtpm-tools tpm2-tools
-	iproute2 util-linux procps jq
+	iproute2 util-linux procps jq openssl
 	qemu-system-x86 busybox-static cpio
 )
 

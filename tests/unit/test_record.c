@@ -447,6 +447,41 @@ static void test_schema_refuses_broken_records(void **state)
 	json_decref(base);
 }
 
+/* Every "format": "uri" member of trace-claim.json is held to the RFC 3986
+ * grammar (tests/unit/test_uri.c tests the grammar itself). */
+static void test_schema_uri_members(void **state)
+{
+	static const char *const members[] = {
+		"model.aibom_uri", "runtime.rim_uri", "policy.policy_uri",
+		"tool_transcript.transcript_uri", "build_provenance.provenance_uri",
+		"appraisal.verifier", "appraisal.policy_ref", "transparency",
+	};
+	static const char *const not_uris[] = {
+		"http://ex.com/#a#b", "http://ex.com/?q=[x]", "http://ex.com:8o/",
+		"http://[::ffff:01.2.3.4]/", "http://[::1", "http://[fe80::1%25eth0]/", "//no-scheme",
+	};
+	static const char *const uris[] = {
+		"http://[::ffff:1.2.3.4]/", "ldap://[2001:db8::7]/c=GB?objectClass?one",
+		"urn:kwitness:collector", "http://[v7.fe80::abcd]:8080/a?b#c", "file:///etc/hosts",
+	};
+	json_t *base = load_vector("examples/sandbox-runtime.json");
+	char what[256], want[64];
+
+	(void)state;
+	for (size_t m = 0; m < sizeof(members) / sizeof(members[0]); m++) {
+		snprintf(want, sizeof(want), "$.%s: format uri (not an RFC 3986 URI: ", members[m]);
+		for (size_t i = 0; i < sizeof(not_uris) / sizeof(not_uris[0]); i++) {
+			snprintf(what, sizeof(what), "%s=\"%s\"", members[m], not_uris[i]);
+			expect_schema(base, what, 0, want, set_path);
+		}
+		for (size_t i = 0; i < sizeof(uris) / sizeof(uris[0]); i++) {
+			snprintf(what, sizeof(what), "%s=\"%s\"", members[m], uris[i]);
+			expect_schema(base, what, 1, NULL, set_path);
+		}
+	}
+	json_decref(base);
+}
+
 static struct kw_key *boundary_key(const json_t *vec)
 {
 	struct kw_key *key = NULL;
@@ -821,6 +856,7 @@ int main(void)
 		cmocka_unit_test(test_sign_refusals),
 		cmocka_unit_test(test_examples_validate),
 		cmocka_unit_test(test_schema_refuses_broken_records),
+		cmocka_unit_test(test_schema_uri_members),
 		cmocka_unit_test(test_boundary_vectors_verify),
 		cmocka_unit_test(test_forgeries_fail),
 		cmocka_unit_test(test_every_reason_code),

@@ -13,8 +13,6 @@
 #define KW_SCHEMA_ALLOW_NO_CNF 1u
 
 int kw_schema_check(const json_t *record, unsigned flags, char *why, size_t whylen);
-/* RFC 3986 scheme ":" rest, with URI characters only. */
-bool kw_uri_valid(const char *s, size_t n);
 /* An integer as JSON Schema sees it: a jansson integer or an integral real. */
 bool kw_json_integer(const json_t *v, long long *out);
 /* runtime.measurement = alg(image_digest + "\n" + bundle_hash). */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kwitness/record.h"
+#include "kwitness/uri.h"
 #include "record_internal.h"
 
 enum field_type { F_STRING, F_INTEGER, F_OBJECT };
@@ -16,7 +17,7 @@ enum field_type { F_STRING, F_INTEGER, F_OBJECT };
 enum field_rule {
 	R_NONE = 0,
 	R_DIGEST,    /* ^sha(256:[0-9a-f]{64}|384:[0-9a-f]{96})$ */
-	R_URI,       /* format: uri */
+	R_URI,       /* format: uri (RFC 3986, uri.c) */
 	R_MINLEN1,   /* minLength: 1 */
 	R_SUBJECT,   /* ^(spiffe://|did:) */
 	R_SIGNATURE, /* ^[A-Za-z0-9_-]+$ */
@@ -93,39 +94,6 @@ static bool is_digit(char ch)
 	return ch >= '0' && ch <= '9';
 }
 
-static bool is_hex(char ch)
-{
-	return is_digit(ch) || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
-}
-
-/* RFC 3986: scheme ":" then only characters a URI may hold (unreserved,
- * reserved, or a %XX escape). No spaces, no controls, no raw non-ASCII. */
-bool kw_uri_valid(const char *s, size_t n)
-{
-	static const char allowed[] = "-._~:/?#[]@!$&'()*+,;=";
-	size_t i = 0;
-
-	if (n == 0 || !is_alpha(s[0]))
-		return false;
-	for (i = 1; i < n && s[i] != ':'; i++)
-		if (!is_alpha(s[i]) && !is_digit(s[i]) && s[i] != '+' && s[i] != '-' && s[i] != '.')
-			return false;
-	if (i == n)
-		return false;
-	for (i++; i < n; i++) {
-		char ch = s[i];
-
-		if (ch == '%') {
-			if (i + 2 >= n || !is_hex(s[i + 1]) || !is_hex(s[i + 2]))
-				return false;
-			i += 2;
-		} else if (!is_alpha(ch) && !is_digit(ch) && (ch == '\0' || !strchr(allowed, ch))) {
-			return false;
-		}
-	}
-	return true;
-}
-
 /* path is the parent's; the member is f->name (the full path is formatted only
  * on failure: validation runs on every verify). */
 static int check_string(struct schema_ctx *c, const struct field *f, const json_t *v, const char *path)
@@ -154,10 +122,16 @@ static int check_string(struct schema_ctx *c, const struct field *f, const json_
 			return fail(c, "%s.%s: pattern (must be sha256:<64 lowercase hex> or sha384:<96 lowercase hex>)",
 				    path, f->name);
 		break;
-	case R_URI:
-		if (!kw_uri_valid(s, n))
-			return fail(c, "%s.%s: format uri (must be scheme \":\" and URI characters)", path, f->name);
+	case R_URI: {
+		struct kw_uri_error ue;
+		char what[160];
+
+		if (!kw_uri_valid(s, n, &ue)) {
+			kw_uri_describe(s, n, &ue, what, sizeof(what));
+			return fail(c, "%s.%s: format uri (not an RFC 3986 URI: %s)", path, f->name, what);
+		}
 		break;
+	}
 	case R_MINLEN1:
 		if (n < 1)
 			return fail(c, "%s.%s: minLength 1 (must not be empty)", path, f->name);
