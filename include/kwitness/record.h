@@ -14,6 +14,9 @@
 
 #define KW_TRACE_PROFILE "tag:agentrust-io.com,2026:trace-v0.2"
 #define KW_DEFAULT_VERIFIER "urn:kwitness:collector"
+/* How far iat may lie in the future, in seconds: TRACE v0.2 section 3.2.2
+ * gives verifiers a default tolerance of 5 minutes. */
+#define KW_DEFAULT_SKEW 300
 
 /* --- Build (agentrust sandbox adapter mapping, DESIGN.md) --- */
 /* runtime under a verified TPM binding (platform "tpm2"); every member set. */

@@ -170,6 +170,16 @@ expect_code record_in_future record_in_future "$T/future.json" "${K[@]}"
 expect_code record_stale record_stale "$T/stale.json" "${K[@]}"
 "$KW" verify "${K[@]}" --skew 7200 "$T/future.json" >/dev/null
 expect_eq "--skew 7200 accepts a record an hour ahead" 0 "$?"
+# The default skew is TRACE's 5 minutes: 4 minutes ahead passes, 7 do not.
+build --iat $(( $(date +%s) + 240 )) | "$KW" sign --key "$T/keys/signing.pem" - >"$T/ahead4.json"
+build --iat $(( $(date +%s) + 420 )) | "$KW" sign --key "$T/keys/signing.pem" - >"$T/ahead7.json"
+"$KW" verify "${K[@]}" "$T/ahead4.json" >/dev/null
+expect_eq "default skew (300 s) accepts a record 4 minutes ahead" 0 "$?"
+expect_code "default skew (300 s), 7 minutes ahead" record_in_future "$T/ahead7.json" "${K[@]}"
+expect_code "--skew 60, 4 minutes ahead" record_in_future "$T/ahead4.json" "${K[@]}" --skew 60
+"$KW" verify "${K[@]}" --skew 600 "$T/ahead7.json" >/dev/null
+expect_eq "--skew 600 accepts a record 7 minutes ahead" 0 "$?"
+check "verify --help gives the default skew" sh -c '"$1" verify --help | grep -q "default 300"' sh "$KW"
 "$KW" verify "${K[@]}" --max-age 0 "$T/stale.json" >/dev/null
 expect_eq "--max-age 0 accepts an old record" 0 "$?"
 expect_code nonce_mismatch nonce_mismatch "$T/signed.json" "${K[@]}" --nonce bm9uY2U

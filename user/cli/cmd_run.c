@@ -125,7 +125,7 @@ static int verify_reply(const json_t *reply, const char *key_jwk, const char *po
 		vo.allow_embedded_key = true;
 	}
 	vo.now = (int64_t)time(NULL);
-	vo.skew = 300;
+	vo.skew = KW_DEFAULT_SKEW;
 	vo.max_age = 0;
 	vo.call_count = -1;
 	if (jcs_dump(json_object_get(reply, KW_F_RECORD), &text)) {

@@ -18,7 +18,6 @@
 #include "commands.h"
 #include "collector/transcript.h"
 
-#define DEFAULT_SKEW 60
 #define DEFAULT_MAX_AGE 86400
 
 static void verify_usage(FILE *f)
@@ -45,7 +44,7 @@ static void verify_usage(FILE *f)
 		"  --image-digest D      image digest for runtime.measurement (default: the\n"
 		"                        record's build_provenance.digest, which the signature binds)\n"
 		"  --max-age SECONDS     oldest acceptable record (default %d; 0 disables)\n"
-		"  --skew SECONDS        allowed clock skew into the future (default %d)\n"
+		"  --skew SECONDS        how far iat may be in the future (default %d, TRACE 3.2.2)\n"
 		"  --nonce N             runtime.nonce must equal N\n"
 		"  --allow-embedded-key  trust the record's own cnf.jwk when no --key is given\n"
 		"  --evidence FILE       TPM evidence (state/evidence/<digest>.json) to appraise\n"
@@ -54,7 +53,7 @@ static void verify_usage(FILE *f)
 		"  --pcrs-ref FILE       reference PCR values {\"N\": \"hex\", ...} for step 6\n"
 		"  --json                print {\"valid\":...,\"reason\":...,\"message\":...,\"level\":...}\n"
 		"  --help                this text\n",
-		DEFAULT_MAX_AGE, DEFAULT_SKEW);
+		DEFAULT_MAX_AGE, KW_DEFAULT_SKEW);
 }
 
 static void print_result(const struct kw_verify_result *res, bool as_json, const char *detail,
@@ -135,7 +134,7 @@ int cmd_verify(int argc, char **argv)
 		{ 0 },
 	};
 	struct kw_verify_opts o = { .now = (int64_t)time(NULL), .max_age = DEFAULT_MAX_AGE,
-				    .skew = DEFAULT_SKEW, .call_count = -1 };
+				    .skew = KW_DEFAULT_SKEW, .call_count = -1 };
 	const char *keypath = NULL, *logpath = NULL, *policypath = NULL, *recpath;
 	struct kw_buf text = { 0 }, log = { 0 }, bundle = { 0 };
 	struct kw_verify_result res = { 0 };

@@ -8,9 +8,6 @@
 #include "kwitness/jcs.h"
 #include "collector/seal.h"
 
-/* A record is verified right after it is signed, at the time it names. */
-#define KW_SEAL_SKEW_S 300
-
 static int fail(enum kw_seal_stage *stage, enum kw_seal_stage what, int e)
 {
 	*stage = what;
@@ -52,7 +49,7 @@ int kw_seal_record(const struct kw_record_input *in, const struct kw_key *key,
 	vo.trusted = key;
 	vo.now = in->iat;
 	vo.max_age = 0;
-	vo.skew = KW_SEAL_SKEW_S;
+	vo.skew = KW_DEFAULT_SKEW;
 	vo.transcript_hash = in->transcript_hash;
 	vo.call_count = (int64_t)in->call_count;
 	vo.bundle = in->bundle;
