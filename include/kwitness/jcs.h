@@ -13,7 +13,9 @@
 
 /* Documented nesting limit: deeper input is refused (arrays + objects). */
 #define JCS_MAX_DEPTH 128
-/* The largest integer a TRACE record may carry: 2^53 - 1. */
+/* The largest magnitude a number may have in a document kwitness reads or
+ * writes: 2^53 - 1. Doubles from 2^53 up are all integers, so the rule is
+ * "no integer beyond +-(2^53-1)", whatever the spelling (docs/canonical-json.md). */
 #define JCS_MAX_SAFE_INT 9007199254740991LL
 /* Enough for any ECMAScript number string plus NUL ("-1.2345678901234567e-308"). */
 #define JCS_NUMBER_MAX 32
@@ -30,8 +32,9 @@ struct jcs_error {
 /* Parses untrusted JSON text and writes its RFC 8785 form to out (appended).
  * Refuses: invalid UTF-8, lone surrogates (also escaped), duplicate member
  * names (compared after unescaping), NaN/Infinity, numbers that overflow to
- * infinity, integer literals (no fraction, no exponent) outside
- * +-JCS_MAX_SAFE_INT, trailing content, nesting deeper than JCS_MAX_DEPTH.
+ * infinity, numbers whose magnitude exceeds JCS_MAX_SAFE_INT however they are
+ * written (9007199254740992, 1e16, 9007199254740992.0), trailing content,
+ * nesting deeper than JCS_MAX_DEPTH.
  * Returns 0, -EINVAL with err filled (err may be NULL), or -ENOMEM. */
 int jcs_canonicalize(const char *text, size_t len, struct kw_buf *out,
 		     struct jcs_error *err);
@@ -42,13 +45,14 @@ int jcs_canonicalize(const char *text, size_t len, struct kw_buf *out,
 json_t *jcs_parse(const char *text, size_t len, struct jcs_error *err);
 
 /* Writes the RFC 8785 form of a jansson tree to out (appended). Returns 0, or
- * -EINVAL for a non-finite real, an integer outside +-JCS_MAX_SAFE_INT, or a
- * string that is not valid UTF-8; -ENOMEM. */
+ * -EINVAL for a non-finite real, an integer or real outside +-JCS_MAX_SAFE_INT,
+ * or a string that is not valid UTF-8; -ENOMEM. */
 int jcs_dump(const json_t *value, struct kw_buf *out);
 
 /* ECMAScript Number.prototype.toString of v (shortest round trip, ES exponent
- * rules, -0 -> "0"). Returns the length written to out (NUL-terminated), or 0
- * when v is NaN or infinite. */
+ * rules, -0 -> "0"), for any finite double: the integer rule belongs to
+ * documents, not to this formatter. Returns the length written to out
+ * (NUL-terminated), or 0 when v is NaN or infinite. */
 size_t jcs_format_double(double v, char out[JCS_NUMBER_MAX]);
 
 /* --- Emitter: canonical JSON straight from C values, no parse. ---------------

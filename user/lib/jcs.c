@@ -343,10 +343,12 @@ static inline bool is_digit(const unsigned char *p, const unsigned char *end)
 }
 
 /* The canonical form of a decimal literal with at most 15 significant
- * digits in the normal range, without strtod: the double nearest to such a
- * decimal prints back as exactly those digits (15 = DBL_DIG: two different
- * 15-digit decimals never round to the same double, so no shorter or closer
- * digit string can read back as it). Returns 0 when this does not apply. */
+ * digits, below 10^15 and in the normal range, without strtod: the double
+ * nearest to such a decimal prints back as exactly those digits (15 = DBL_DIG:
+ * two different 15-digit decimals never round to the same double, so no
+ * shorter or closer digit string can read back as it). Returns 0 when this
+ * does not apply; larger values take the strtod path, which applies the
+ * integer rule. */
 static size_t short_decimal(bool neg, const unsigned char *ip, const unsigned char *ie,
 			    const unsigned char *fp, const unsigned char *fe,
 			    const unsigned char *ep, const unsigned char *ee, bool exp_neg,
@@ -389,9 +391,9 @@ static size_t short_decimal(bool neg, const unsigned char *ip, const unsigned ch
 		e = e * 10 + (*q - '0');
 	if (exp_neg)
 		e = -e;
-	/* value = 0.d * 10^n */
+	/* value = 0.d * 10^n, below 10^15 < 2^53 */
 	long long n = total - lead - (fe - fp) + e;
-	if (n < -300 || n > 300)
+	if (n < -300 || n > 15)
 		return 0;
 	return jcs_number_layout(neg, d, k, (int)n, out);
 }
@@ -484,6 +486,10 @@ static int parse_number(struct parser *ps)
 		free(s);
 	if (isinf(v))
 		return fail(ps, start, "number overflows to infinity");
+	/* Every double of magnitude 2^53 or more is an integer: the same integer
+	 * rule as for literals, whatever the spelling (1e16, 9007199254740992.0). */
+	if (fabs(v) > (double)JCS_MAX_SAFE_INT)
+		return fail(ps, start, "integer-valued number outside +-(2^53-1)");
 	len = jcs_format_double(v, num);
 	return put(ps, num, len);
 }

@@ -4,6 +4,7 @@
  * '\\' and controls are escaped, UTF-8 is validated and copied as is. */
 #include <assert.h>
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -648,7 +649,9 @@ static int dump(const json_t *v, struct kw_buf *out, int depth)
 		rc = put_int(out, json_integer_value(v));
 		break;
 	case JSON_REAL: {
-		size_t len = jcs_format_double(json_real_value(v), num);
+		double d = json_real_value(v);
+		size_t len = fabs(d) > (double)JCS_MAX_SAFE_INT ? 0 : jcs_format_double(d, num);
+
 		rc = len ? kw_buf_append(out, num, len) : -EINVAL;
 		break;
 	}
