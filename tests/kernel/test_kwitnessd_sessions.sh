@@ -33,7 +33,7 @@ expect_eq "grandchild made after open: denied with EPERM" EPERM "$r2"
 expect_eq "child made after open: allowed connect proceeds" ok "$r3"
 for c in "$before" "$deeper" "$after"; do
 	expect_eq "decision from ${c#"$KT_CG"/} recorded with its cgroup id" 1 \
-		"$(decisions "$LOG" | grep -c "\"cgroup\":$(stat -c %i "$c"),")"
+		"$(decisions "$LOG" | grep -c "\"cgroup\":\"$(stat -c %i "$c")\",")"
 done
 expect_eq "child sessions: 3 decisions" 3 "$(decisions "$LOG" | grep -c .)"
 check "child sessions: record verifies" verify_record
@@ -65,7 +65,7 @@ else
 		session_close "$sid" >/dev/null
 		id=$(stat -c %i "$cg")
 		expect_eq "session $s: $N decisions, all from its own cgroup" "$N $N" \
-			"$(decisions "$LOG" | grep -c .) $(decisions "$LOG" | grep -c "\"cgroup\":$id,")"
+			"$(decisions "$LOG" | grep -c .) $(decisions "$LOG" | grep -c "\"cgroup\":\"$id\",")"
 		expect_eq "session $s: sequence numbers 0..$((N - 1)) in order" \
 			"$(seq 0 $((N - 1)) | tr '\n' ' ')" \
 			"$(decisions "$LOG" | sed -n 's/.*"seq":\([0-9]*\).*/\1/p' | tr '\n' ' ')"

@@ -14,6 +14,7 @@
 
 #include "collector/decision.h"
 #include "kwitness/abi/event.h"
+#include "kwitness/jcs.h"
 #include "kwitness/policy.h"
 
 /* realtime - boottime: 1.7e18 ns; events at 2 s of boot time */
@@ -60,7 +61,7 @@ static void test_net_connect(void **state)
 	e.addr[0] = 10;
 	e.addr[3] = 1;
 	expect(&e, sizeof(e),
-	       "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
+	       "{\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
 	       "\"host\":\"10.0.0.1\",\"pid\":42,\"port\":443,\"proto\":\"tcp\","
 	       "\"rule\":\"net.connect[2]\",\"seq\":5,\"tool\":\"net.connect\","
 	       "\"ts\":1700000002000000,\"uid\":1000}");
@@ -81,7 +82,7 @@ static void test_net_send_v6(void **state)
 	e.addr[3] = 0xb8;
 	e.addr[15] = 1;
 	expect(&e, sizeof(e),
-	       "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"permit\",\"enforced\":false,"
+	       "{\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"permit\",\"enforced\":false,"
 	       "\"host\":\"2001:db8::1\",\"pid\":42,\"port\":53,\"proto\":\"udp\","
 	       "\"rule\":\"net.send[0]\",\"seq\":5,\"tool\":\"net.send\","
 	       "\"ts\":1700000002000000,\"uid\":1000}");
@@ -100,7 +101,7 @@ static void test_net_bind_advisory(void **state)
 	e.addr[0] = 127;
 	e.addr[3] = 1;
 	expect(&e, sizeof(e),
-	       "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":false,"
+	       "{\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":false,"
 	       "\"host\":\"127.0.0.1\",\"pid\":42,\"port\":8080,\"proto\":\"0\","
 	       "\"rule\":\"net.bind:default\",\"seq\":5,\"tool\":\"net.bind\","
 	       "\"ts\":1700000002000000,\"uid\":1000}");
@@ -116,7 +117,7 @@ static void test_net_socket(void **state)
 	e.type = 3;
 	e.protocol = 255;
 	expect(&e, sizeof(e),
-	       "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
+	       "{\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
 	       "\"family\":\"inet6\",\"pid\":42,\"protocol\":255,\"rule\":\"net.socket:default\","
 	       "\"seq\":5,\"tool\":\"net.socket\",\"ts\":1700000002000000,\"type\":\"raw\","
 	       "\"uid\":1000}");
@@ -125,7 +126,7 @@ static void test_net_socket(void **state)
 	e.type = 10;
 	e.protocol = 0;
 	expect(&e, sizeof(e),
-	       "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
+	       "{\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
 	       "\"family\":16,\"pid\":42,\"protocol\":0,\"rule\":\"net.socket:default\","
 	       "\"seq\":5,\"tool\":\"net.socket\",\"ts\":1700000002000000,\"type\":10,"
 	       "\"uid\":1000}");
@@ -142,7 +143,7 @@ static void test_dev(void **state)
 	e.minor = 0;
 	e.access = BPF_DEVCG_ACC_READ | BPF_DEVCG_ACC_WRITE | BPF_DEVCG_ACC_MKNOD;
 	expect(&e, sizeof(e),
-	       "{\"access\":\"rwm\",\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"permit\","
+	       "{\"access\":\"rwm\",\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"permit\","
 	       "\"dev\":\"b 8:0\",\"enforced\":false,\"pid\":42,\"rule\":\"dev.allow[1]\","
 	       "\"seq\":5,\"tool\":\"dev.access\",\"ts\":1700000002000000,\"uid\":1000}");
 	e.type = BPF_DEVCG_DEV_CHAR;
@@ -150,7 +151,7 @@ static void test_dev(void **state)
 	e.minor = 3;
 	e.access = BPF_DEVCG_ACC_MKNOD;
 	expect(&e, sizeof(e),
-	       "{\"access\":\"m\",\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"permit\","
+	       "{\"access\":\"m\",\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"permit\","
 	       "\"dev\":\"c 1:3\",\"enforced\":false,\"pid\":42,\"rule\":\"dev.allow[1]\","
 	       "\"seq\":5,\"tool\":\"dev.access\",\"ts\":1700000002000000,\"uid\":1000}");
 }
@@ -165,7 +166,7 @@ static void test_sysctl(void **state)
 	strcpy(e.name, "net/ipv4/ip_forward");
 	e.name_len = 19;
 	expect(&e, sizeof(e),
-	       "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
+	       "{\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
 	       "\"name\":\"net/ipv4/ip_forward\",\"pid\":42,\"rule\":\"sysctl.write\",\"seq\":5,"
 	       "\"tool\":\"sysctl.write\",\"ts\":1700000002000000,\"uid\":1000}");
 	/* truncated names say so; a name_len beyond the buffer is not trusted */
@@ -176,7 +177,7 @@ static void test_sysctl(void **state)
 		char want[512];
 
 		snprintf(want, sizeof(want),
-			 "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
+			 "{\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
 			 "\"name\":\"%.64s\",\"pid\":42,\"rule\":\"sysctl.write\",\"seq\":5,"
 			 "\"tool\":\"sysctl.write\",\"truncated\":true,\"ts\":1700000002000000,"
 			 "\"uid\":1000}", e.name);
@@ -194,7 +195,7 @@ static void test_paths(void **state)
 	strcpy(e.path, "/etc/passwd");
 	e.path_len = 11;
 	expect(&e, sizeof(e),
-	       "{\"access\":\"r\",\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"permit\","
+	       "{\"access\":\"r\",\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"permit\","
 	       "\"enforced\":false,\"path\":\"/etc/passwd\",\"pid\":42,\"rule\":\"fs.read[1]\","
 	       "\"seq\":5,\"tool\":\"fs.open\",\"ts\":1700000002000000,\"uid\":1000}");
 
@@ -204,7 +205,7 @@ static void test_paths(void **state)
 	strcpy(e.path, "/srv/agent/.ssh/x");
 	e.path_len = 17;
 	expect(&e, sizeof(e),
-	       "{\"access\":\"w\",\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\","
+	       "{\"access\":\"w\",\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\","
 	       "\"enforced\":true,\"path\":\"/srv/agent/.ssh/x\",\"pid\":42,"
 	       "\"rule\":\"fs.deny[0]\",\"seq\":5,\"tool\":\"fs.mkdir\",\"truncated\":true,"
 	       "\"ts\":1700000002000000,\"uid\":1000}");
@@ -215,7 +216,7 @@ static void test_paths(void **state)
 	strcpy(e.path, "/tmp/x");
 	e.path_len = 6;
 	expect(&e, sizeof(e),
-	       "{\"access\":\"x\",\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\","
+	       "{\"access\":\"x\",\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\","
 	       "\"enforced\":true,\"path\":\"/tmp/x\",\"pid\":42,\"rule\":\"exec:default\","
 	       "\"seq\":5,\"tool\":\"fs.exec\",\"ts\":1700000002000000,\"uid\":1000}");
 
@@ -223,7 +224,7 @@ static void test_paths(void **state)
 	strcpy(e.path, "/run/a.sock");
 	e.path_len = 11;
 	expect(&e, sizeof(e),
-	       "{\"access\":\"connect\",\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"permit\","
+	       "{\"access\":\"connect\",\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"permit\","
 	       "\"enforced\":false,\"path\":\"/run/a.sock\",\"pid\":42,\"rule\":\"net.unix[0]\","
 	       "\"seq\":5,\"tool\":\"net.unix\",\"ts\":1700000002000000,\"uid\":1000}");
 }
@@ -238,20 +239,20 @@ static void test_proc_and_mount(void **state)
 	e.sig_or_mode = 9;
 	e.target_cgroup = 99;
 	expect(&e, sizeof(e),
-	       "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
-	       "\"pid\":42,\"rule\":\"proc:default\",\"seq\":5,\"signal\":9,\"target_cgroup\":99,"
+	       "{\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
+	       "\"pid\":42,\"rule\":\"proc:default\",\"seq\":5,\"signal\":9,\"target_cgroup\":\"99\","
 	       "\"target_pid\":77,\"tool\":\"proc.kill\",\"ts\":1700000002000000,\"uid\":1000}");
 	hdr(&e.h, KW_EV_PROC_PTRACE, KW_PERMIT, 0, 0);
 	e.sig_or_mode = 2;
 	expect(&e, sizeof(e),
-	       "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"permit\",\"enforced\":false,"
+	       "{\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"permit\",\"enforced\":false,"
 	       "\"mode\":2,\"pid\":42,\"rule\":\"proc.signal_outside\",\"seq\":5,"
-	       "\"target_cgroup\":99,\"target_pid\":77,\"tool\":\"proc.ptrace\","
+	       "\"target_cgroup\":\"99\",\"target_pid\":77,\"tool\":\"proc.ptrace\","
 	       "\"ts\":1700000002000000,\"uid\":1000}");
 	hdr(&e.h, KW_EV_MOUNT, KW_DENY, 1, KW_RULE_DEFAULT);
 	e.sig_or_mode = 0x1000;
 	expect(&e, sizeof(e),
-	       "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
+	       "{\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
 	       "\"flags\":4096,\"pid\":42,\"rule\":\"mount:default\",\"seq\":5,"
 	       "\"tool\":\"fs.mount\",\"ts\":1700000002000000,\"uid\":1000}");
 }
@@ -273,6 +274,52 @@ static void test_lossy_comm_and_big_ids(void **state)
 	       "\"decision\":\"permit\",\"enforced\":false,\"host\":\"0.0.0.0\",\"pid\":42,"
 	       "\"port\":1,\"proto\":\"tcp\",\"rule\":\"net.connect[0]\",\"seq\":5,"
 	       "\"tool\":\"net.connect\",\"ts\":1700000002000000,\"uid\":1000}");
+}
+
+/* Values a JSON number may not hold (above 2^53 - 1): kernel ids are decimal
+ * strings whatever their size; the largest counters are integers; a seq or a
+ * timestamp beyond them marks a corrupt event, which is refused, never written. */
+static void test_numbers_beyond_2_53(void **state)
+{
+	struct kw_ev_proc e = { 0 };
+	struct kw_buf b = { 0 };
+
+	(void)state;
+	hdr(&e.h, KW_EV_PROC_KILL, KW_DENY, 1, KW_RULE_DEFAULT);
+	e.h.cgroup_id = UINT64_MAX;
+	e.h.seq = 9007199254740991ULL;
+	e.h.pid = UINT32_MAX;
+	e.h.uid = UINT32_MAX;
+	e.target_pid = UINT32_MAX;
+	e.sig_or_mode = UINT32_MAX;
+	e.target_cgroup = 9007199254740993ULL;
+	expect(&e, sizeof(e),
+	       "{\"cgroup\":\"18446744073709551615\",\"comm\":\"curl\",\"decision\":\"deny\","
+	       "\"enforced\":true,\"pid\":4294967295,\"rule\":\"proc:default\","
+	       "\"seq\":9007199254740991,\"signal\":4294967295,"
+	       "\"target_cgroup\":\"9007199254740993\",\"target_pid\":4294967295,"
+	       "\"tool\":\"proc.kill\",\"ts\":1700000002000000,\"uid\":4294967295}");
+	e.target_cgroup = 0;
+	e.h.cgroup_id = 0;
+	e.h.seq = 0;
+	expect(&e, sizeof(e),
+	       "{\"cgroup\":\"0\",\"comm\":\"curl\",\"decision\":\"deny\","
+	       "\"enforced\":true,\"pid\":4294967295,\"rule\":\"proc:default\","
+	       "\"seq\":0,\"signal\":4294967295,"
+	       "\"target_cgroup\":\"0\",\"target_pid\":4294967295,"
+	       "\"tool\":\"proc.kill\",\"ts\":1700000002000000,\"uid\":4294967295}");
+
+	e.h.seq = 9007199254740992ULL;
+	assert_int_equal(kw_event_to_entry(&e, sizeof(e), B2R, &b), -EINVAL);
+	e.h.seq = UINT64_MAX;
+	assert_int_equal(kw_event_to_entry(&e, sizeof(e), B2R, &b), -EINVAL);
+	e.h.seq = 1;
+	e.h.ts_ns = UINT64_MAX; /* would overflow the wall-clock sum */
+	assert_int_equal(kw_event_to_entry(&e, sizeof(e), B2R, &b), -EINVAL);
+	e.h.ts_ns = 7500000000000000000ULL; /* sums to 9.2e18 ns: beyond 2^53 microseconds */
+	assert_int_equal(kw_event_to_entry(&e, sizeof(e), B2R, &b), -EINVAL);
+	assert_int_equal(b.len, 0);
+	kw_buf_free(&b);
 }
 
 static void test_refusals(void **state)
@@ -302,7 +349,9 @@ static void test_refusals(void **state)
 }
 
 /* Kernel bytes are still bytes: random events of every kind and size give
- * an entry or -EINVAL, never a crash (ASan), and an entry is one object. */
+ * an entry or -EINVAL, never a crash (ASan); an entry is one object that the
+ * strict parser accepts (so no number beyond 2^53 - 1), a refusal writes
+ * nothing. Most events get a plausible seq and clock, so most are entries. */
 static void test_random_events(void **state)
 {
 	static const uint16_t kinds[] = { 1, 2, 3, 4, 5, 6, 16, 17, 18, 19, 20, 21, 22, 99 };
@@ -322,14 +371,24 @@ static void test_random_events(void **state)
 			ev[j] = (unsigned char)(x >> 16);
 		}
 		h->kind = kinds[i % (sizeof(kinds) / sizeof(kinds[0]))];
+		if (i % 8) {
+			h->seq &= (1ULL << 53) - 1;
+			h->ts_ns &= (1ULL << 62) - 1;
+		}
 		if (i & 1)
 			ev[offsetof(struct kw_ev_net, family)] = (i & 2) ? 4 : 6;
 		size = (i % 7 == 0) ? (x >> 8) % sizeof(ev) : sizeof(ev);
 		ret = kw_event_to_entry(ev, size, 0, &b);
 		assert_true(ret == 0 || ret == -EINVAL);
 		if (ret == 0) {
+			struct kw_buf again = { 0 };
+
 			assert_true(b.len > 2 && b.data[0] == '{' && b.data[b.len - 1] == '}');
+			assert_int_equal(jcs_canonicalize(b.data, b.len, &again, NULL), 0);
+			kw_buf_free(&again);
 			entries++;
+		} else {
+			assert_int_equal(b.len, 0);
 		}
 		kw_buf_free(&b);
 	}
@@ -348,6 +407,7 @@ int main(void)
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_proc_and_mount),
 		cmocka_unit_test(test_lossy_comm_and_big_ids),
+		cmocka_unit_test(test_numbers_beyond_2_53),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_random_events),
 	};

@@ -51,17 +51,15 @@ static void add_int(struct entry *e, const char *key, int64_t v)
 	e->f[e->n++] = (struct field){ .key = key, .type = F_INT, .i = v };
 }
 
-/* Unsigned kernel values: an integer while it is a safe JSON integer. */
-static void add_u64(struct entry *e, const char *key, uint64_t v)
+/* 64-bit kernel identifiers (cgroup ids) can exceed 2^53 - 1, which a
+ * JSON number may not (docs/canonical-json.md): they are always decimal
+ * strings, so a member's type never depends on its value. */
+static void add_id(struct entry *e, const char *key, uint64_t v)
 {
-	if (v <= (uint64_t)JCS_MAX_SAFE_INT) {
-		add_int(e, key, (int64_t)v);
-	} else {
-		char *buf = e->scratch[e->n_scratch++];
+	char *buf = e->scratch[e->n_scratch++];
 
-		snprintf(buf, 64, "%llu", (unsigned long long)v);
-		add_str(e, key, buf);
-	}
+	snprintf(buf, 64, "%llu", (unsigned long long)v);
+	add_str(e, key, buf);
 }
 
 static void add_bool(struct entry *e, const char *key, bool v)
@@ -210,25 +208,32 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 {
 	struct kw_event_hdr h;
 	struct entry ent, *e = &ent;
-	size_t n_common;
+	size_t n_common, start = out ? out->len : 0;
+	int64_t real_ns;
 	char rule[48];
 	int ret = 0;
 
 	if (!data || size < sizeof(h))
 		return -EINVAL;
 	memcpy(&h, data, sizeof(h));
+	/* seq counts decisions and ts is microseconds: both stay far below
+	 * 2^53 (centuries of decisions, the year 2255); more means a corrupt
+	 * event, not a value to write. */
+	if (h.seq > (uint64_t)JCS_MAX_SAFE_INT || h.ts_ns > (uint64_t)INT64_MAX ||
+	    __builtin_add_overflow((int64_t)h.ts_ns, boot_to_realtime_ns, &real_ns))
+		return -EINVAL;
 	e->n = 0;
 	e->n_scratch = 0;
 
 	/* common members, added in key order (the sort then has little to do) */
-	add_u64(e, "cgroup", h.cgroup_id);
+	add_id(e, "cgroup", h.cgroup_id);
 	add_lossy(e, "comm", h.comm, strnlen(h.comm, sizeof(h.comm)));
 	add_str(e, "decision", h.decision == KW_PERMIT ? "permit" : "deny");
 	add_bool(e, "enforced", h.decision != KW_PERMIT && h.enforced);
 	add_int(e, "pid", h.pid);
 	add_str(e, "rule", kw_rule_name(h.kind, h.rule, rule, sizeof(rule)));
-	add_u64(e, "seq", h.seq);
-	add_int(e, "ts", ((int64_t)h.ts_ns + boot_to_realtime_ns) / 1000);
+	add_int(e, "seq", (int64_t)h.seq);
+	add_int(e, "ts", real_ns / 1000);
 	add_int(e, "uid", h.uid);
 	n_common = e->n;
 
@@ -363,7 +368,7 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 			break;
 		}
 		add_int(e, h.kind == KW_EV_PROC_KILL ? "signal" : "mode", ev->sig_or_mode);
-		add_u64(e, "target_cgroup", ev->target_cgroup);
+		add_id(e, "target_cgroup", ev->target_cgroup);
 		add_int(e, "target_pid", ev->target_pid);
 		add_str(e, "tool", h.kind == KW_EV_PROC_KILL ? "proc.kill" : "proc.ptrace");
 		break;
@@ -373,5 +378,10 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 	}
 	if (!ret)
 		ret = emit(e, n_common, out);
+	if (ret && out->len > start) {
+		/* a member the emitter refused: no half entry stays behind */
+		out->len = start;
+		out->data[start] = '\0';
+	}
 	return ret == -EILSEQ ? -EINVAL : ret;
 }

@@ -362,18 +362,21 @@ static int write_open_entry(struct kwd *d, struct kwd_session *s)
 {
 	struct kw_buf line = { 0 }, hooks = { 0 };
 	struct kwd_runtime rt;
+	char cgroup_id[24];
 	struct jcs_obj o;
 	int e;
 
 	/* With --tpm: the binding in force now, named so the transcript
 	 * commits to its evidence file. */
 	kwd_attest_current(d, &rt);
+	/* A 64-bit id: a decimal string, as in every decision entry. */
+	snprintf(cgroup_id, sizeof(cgroup_id), "%llu", (unsigned long long)s->cgroup_id);
 	class_names(s->pol->classes, &hooks);
 	e = jcs_obj_begin(&o, &line);
 	e = e ?: lossy(&o, "boot_id", d->host.boot_id);
 	e = e ?: jcs_obj_str(&o, "bundle_hash", s->bundle_hash);
 	e = e ?: lossy(&o, "cgroup", s->cgroup_path);
-	e = e ?: jcs_obj_int(&o, "cgroup_id", (int64_t)(s->cgroup_id & JCS_MAX_SAFE_INT));
+	e = e ?: jcs_obj_str(&o, "cgroup_id", cgroup_id);
 	e = e ?: jcs_obj_str(&o, "cgroup_mode", d->host.cgroup_mode);
 	e = e ?: jcs_obj_str(&o, "collector", "kwitnessd");
 	e = e ?: jcs_obj_str(&o, "data_class", s->data_class);
