@@ -10,7 +10,7 @@
 /* Where and why a string is not a URI. */
 struct kw_uri_error {
 	size_t offset;      /* byte offset of the first byte that does not fit */
-	const char *reason; /* static text, e.g. "not allowed in the query" */
+	const char *reason; /* static text, e.g. "is not allowed in the query" */
 	bool bad_char;      /* reason is about the byte at offset itself */
 };
 
@@ -23,7 +23,8 @@ struct kw_uri_error {
  * elsewhere. Otherwise false, and err (may be NULL) says where and why. */
 bool kw_uri_valid(const char *s, size_t n, struct kw_uri_error *err);
 
-/* One line for err, e.g. "'[' at byte 16 is not allowed in the query". */
+/* One line for err, e.g. "'[' at byte 17 is not allowed in the query" or
+ * "at byte 7: the IP literal has no closing ']'". */
 void kw_uri_describe(const char *s, size_t n, const struct kw_uri_error *err, char *out,
 		     size_t outlen);
 

@@ -208,13 +208,14 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 {
 	struct kw_event_hdr h;
 	struct entry ent, *e = &ent;
-	size_t n_common, start = out ? out->len : 0;
+	size_t n_common, start;
 	int64_t real_ns;
 	char rule[48];
 	int ret = 0;
 
-	if (!data || size < sizeof(h))
+	if (!data || !out || size < sizeof(h))
 		return -EINVAL;
+	start = out->len;
 	memcpy(&h, data, sizeof(h));
 	/* seq counts decisions and ts is microseconds: both stay far below
 	 * 2^53 (centuries of decisions, the year 2255); more means a corrupt
