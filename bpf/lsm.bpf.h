@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* BPF-LSM programs: fs (file_open, path_*), exec (bprm_check_security), proc
- * (task_kill, ptrace_access_check), mount (sb_mount), net.unix
- * (unix_stream_connect). Each chains the previous LSM's verdict, then - for a
+/* BPF-LSM programs: fs (file_open, path_*, inode_setattr, inode_setxattr,
+ * inode_removexattr), exec (bprm_check_security), proc (task_kill,
+ * ptrace_access_check, file_send_sigiotask), mount (sb_mount, move_mount,
+ * sb_umount, sb_pivotroot, fs_context_parse_param), net.unix
+ * (unix_stream_connect, unix_may_send). Each chains the previous LSM's verdict, then - for a
  * task in a tagged session governing the class - decides, records through
  * session.bpf.h (the same sequence numbers, ring buffers and drop accounting
  * as the cgroup hooks) and returns 0 or a negative errno.
@@ -10,7 +12,9 @@
  * task's mount namespace, the same way for every hook (bpf_d_path is not
  * allowed on the path_* hooks, and one walker keeps one meaning of a path).
  * A path that does not fit KW_PATH_MAX, or is deeper than KW_PATH_DEPTH
- * components, is judged with KW_EVF_TRUNCATED and never allowed.
+ * components, is judged with KW_EVF_TRUNCATED, and one whose walk does not
+ * end at the namespace's root mount with KW_EVF_DETACHED: neither is ever
+ * allowed.
  *
  * Loaded only where lsm programs can be (user/bpf/lsm.c turns autoload off
  * otherwise), so nothing newer than Linux 6.1 is used here. */
@@ -43,6 +47,17 @@ struct {
 
 /* Components walked per path; a power of two (indices are masked). */
 #define KW_PATH_DEPTH 64
+/* Mounts of one filesystem looked at, and judged, for a hook that sees only
+ * a dentry (inode_setattr, inode_setxattr, inode_removexattr). */
+#define KW_SB_MOUNTS_SCAN 256
+#define KW_SB_CANDS 4
+
+/* Why the walk stopped. */
+enum { KW_END_NONE, KW_END_TOP, KW_END_DROOT };
+
+/* Filesystems whose files have no path (their magic numbers, a stable ABI). */
+#define KW_PIPEFS_MAGIC 0x50495045
+#define KW_SOCKFS_MAGIC 0x534F434B
 
 /* Per-CPU scratch: the path is built in path[] (spill[] takes a component
  * read that overruns the end) and copied into key for the prefix scan. The
@@ -56,12 +71,20 @@ struct kw_lsm_scratch {
 	struct kw_path_scan scan;
 	__u64 comps[KW_PATH_DEPTH]; /* dentries, leaf first */
 	__u64 w_mnt, w_dentry, w_root; /* walk position: struct mount *, dentry, mount root */
+	__u64 cands[KW_SB_CANDS];      /* mounts in the task's namespace of a dentry's sb */
+	__u64 any_mnt;                 /* a mount of that sb in any namespace */
+	__u64 it_pos, it_head, it_ns;  /* the sb's mount list walk */
+	__u64 a_mnt, a_dentry, a_leaf; /* kw_path_build_g's arguments */
+	__u32 n_cands;
+	__u32 it_more;   /* the mount list was longer than the scan */
 	__u32 n;         /* components in comps */
 	__u32 pos;       /* bytes written to path */
 	__u32 len;       /* final path length */
 	__u32 truncated; /* the path is longer or deeper than we keep */
+	__u32 detached;  /* the path is not under the task's root mount */
+	__u32 end;       /* KW_END_* */
 	__u32 walk_done;
-	__u32 pad;
+	__u32 rule;      /* kw_path_judge_g's deciding rule */
 };
 
 struct {
@@ -71,6 +94,18 @@ struct {
 	__type(value, struct kw_lsm_scratch);
 } kw_lsm_scratch SEC(".maps");
 
+/* Linux 6.1 layouts newer kernels changed (CO-RE flavours: only the fields
+ * named here are relocated, and only in the programs that use them). */
+struct mount___kw61 {
+	struct list_head mnt_instance; /* on the superblock's s_mounts */
+	struct mnt_namespace *mnt_ns;
+	struct vfsmount mnt;
+} __attribute__((preserve_access_index));
+
+struct super_block___kw61 {
+	struct list_head s_mounts;
+} __attribute__((preserve_access_index));
+
 static __always_inline struct kw_lsm_scratch *kw_scratch(void)
 {
 	__u32 zero = 0;
@@ -78,8 +113,16 @@ static __always_inline struct kw_lsm_scratch *kw_scratch(void)
 	return bpf_map_lookup_elem(&kw_lsm_scratch, &zero);
 }
 
+/* The root mount of the current task's mount namespace. */
+static __always_inline __u64 kw_ns_root(void)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+
+	return (__u64)BPF_CORE_READ(t, nsproxy, mnt_ns, root);
+}
+
 /* One step up: from a dentry to its parent, or across a mount to the
- * mountpoint in the parent mount. Stops at the mount namespace's root. */
+ * mountpoint in the parent mount. Stops at the top mount of the tree. */
 static long kw_walk_cb(__u32 i, void *unused)
 {
 	struct kw_lsm_scratch *sc = kw_scratch();
@@ -93,6 +136,7 @@ static long kw_walk_cb(__u32 i, void *unused)
 	if (sc->w_dentry == sc->w_root) {
 		parent = BPF_CORE_READ(mnt, mnt_parent);
 		if (!parent || parent == mnt) {
+			sc->end = KW_END_TOP;
 			sc->walk_done = 1;
 			return 1;
 		}
@@ -102,7 +146,11 @@ static long kw_walk_cb(__u32 i, void *unused)
 		return 0;
 	}
 	up = BPF_CORE_READ(d, d_parent);
-	if (!up || up == d) { /* a filesystem root that is no mount's root: detached */
+	if (!up || up == d) {
+		/* a filesystem root that is not the mount's root: a file with no
+		 * path (memfd, pipe, ...), a disconnected dentry, or a dentry
+		 * outside this mount */
+		sc->end = KW_END_DROOT;
 		sc->walk_done = 1;
 		return 1;
 	}
@@ -161,20 +209,107 @@ static long kw_scan_cb(__u32 k, void *unused)
 	return 0;
 }
 
-/* Builds the absolute path of dentry (on vfsmnt), plus "/" + leaf's name when
- * leaf is set, into sc->path / sc->len / sc->truncated. */
-static __always_inline void kw_path_build(struct kw_lsm_scratch *sc, struct vfsmount *vfsmnt,
-					  struct dentry *dentry, struct dentry *leaf)
+/* Names a file that has no path: "memfd:NAME" (the name memfd_create gave
+ * it), "pipe:[INO]", "socket:[INO]", else "anon:NAME" ("anon:[eventfd]"). */
+static __always_inline void kw_pseudo_name(struct kw_lsm_scratch *sc, struct dentry *d)
 {
+	const unsigned char *name = BPF_CORE_READ(d, d_name.name);
+	unsigned long magic = BPF_CORE_READ(d, d_sb, s_magic);
+	__u64 ino, div;
+	__u32 pos = 0, i;
+	long r;
+
+	if (magic == KW_PIPEFS_MAGIC || magic == KW_SOCKFS_MAGIC) {
+		/* byte by byte: a string constant would need a .rodata map */
+		if (magic == KW_PIPEFS_MAGIC) {
+			sc->path[0] = 'p';
+			sc->path[1] = 'i';
+			sc->path[2] = 'p';
+			sc->path[3] = 'e';
+			pos = 4;
+		} else {
+			sc->path[0] = 's';
+			sc->path[1] = 'o';
+			sc->path[2] = 'c';
+			sc->path[3] = 'k';
+			sc->path[4] = 'e';
+			sc->path[5] = 't';
+			pos = 6;
+		}
+		sc->path[pos++ & 63] = ':';
+		sc->path[pos++ & 63] = '[';
+		ino = BPF_CORE_READ(d, d_inode, i_ino);
+		div = 1;
+		for (i = 0; i < 19 && ino / div >= 10; i++)
+			div *= 10;
+		for (i = 0; i < 20 && div; i++) {
+			sc->path[pos++ & 63] = '0' + (char)(ino / div % 10);
+			div /= 10;
+		}
+		sc->path[pos++ & 63] = ']';
+		sc->len = pos & 63;
+		return;
+	}
+	r = bpf_probe_read_kernel_str(sc->spill, 8, name);
+	if (r == 8 && sc->spill[0] == 'm' && sc->spill[1] == 'e' && sc->spill[2] == 'm' &&
+	    sc->spill[3] == 'f' && sc->spill[4] == 'd' && sc->spill[5] == ':') {
+		r = bpf_probe_read_kernel_str(sc->path, KW_PATH_MAX, name);
+	} else {
+		sc->path[0] = 'a';
+		sc->path[1] = 'n';
+		sc->path[2] = 'o';
+		sc->path[3] = 'n';
+		sc->path[4] = ':';
+		pos = 5;
+		r = bpf_probe_read_kernel_str(&sc->path[5], KW_PATH_MAX - 5, name);
+	}
+	if (r < 1) { /* unreadable: "anon:" or "memfd:" alone says what it is */
+		r = 1;
+		sc->truncated = 1;
+	}
+	pos += (__u32)(r - 1);
+	if (pos >= KW_PATH_MAX - 1) {
+		pos = KW_PATH_MAX - 1;
+		sc->truncated = 1;
+	}
+	sc->path[pos & (KW_PATH_MAX - 1)] = 0;
+	sc->len = pos;
+}
+
+/* Builds the path of dentry (on vfsmnt), plus "/" + leaf's name when leaf is
+ * set, into sc->path / sc->len / sc->truncated / sc->detached: the path from
+ * the root of the task's mount namespace. A walk that ends elsewhere - on a
+ * detached mount (open_tree, fsmount), in another namespace's tree, or at a
+ * disconnected dentry - is marked detached, unless any_root (the path is
+ * only reported: a socket's bound path, a mount point). A file with no path
+ * at all is named by kw_pseudo_name.
+ * A global function: the verifier checks it once per program, however many
+ * times the program builds a path. It works on the per-CPU scratch the caller
+ * holds, and takes its pointers from it (a_mnt, a_dentry, a_leaf: a global
+ * function takes no kernel pointers); they are only read through
+ * bpf_probe_read_kernel. */
+__noinline int kw_path_build_g(int any_root)
+{
+	struct kw_lsm_scratch *sc = kw_scratch(); /* a map value (a map key may not be plain memory) */
+	struct vfsmount *vfsmnt;
+	struct dentry *dentry;
+	__u64 leaf_;
 	__u32 pos;
 
+	if (!sc)
+		return 0;
+	vfsmnt = (struct vfsmount *)sc->a_mnt;
+	dentry = (struct dentry *)sc->a_dentry;
+	leaf_ = sc->a_leaf;
 	sc->truncated = 0;
+	sc->detached = 0;
 	sc->walk_done = 0;
+	sc->end = KW_END_NONE;
 	sc->n = 0;
 	sc->pos = 0;
 	__builtin_memset(sc->path, 0, sizeof(sc->path));
-	if (leaf) {
-		sc->comps[0] = (__u64)leaf;
+	if (leaf_) {
+		sc->comps[0] = leaf_;
 		sc->n = 1;
 	}
 	sc->w_mnt = (__u64)((void *)vfsmnt - bpf_core_field_offset(struct mount, mnt));
@@ -183,6 +318,25 @@ static __always_inline void kw_path_build(struct kw_lsm_scratch *sc, struct vfsm
 	bpf_loop(2 * KW_PATH_DEPTH, kw_walk_cb, NULL, 0);
 	if (!sc->walk_done)
 		sc->truncated = 1;
+	if (sc->end == KW_END_DROOT && sc->n == 0) {
+		/* the object is its own filesystem root and no mount's: memfd,
+		 * pipe, socket, anon inode (or an unlinked, disconnected file:
+		 * on a mount of a namespace, it is marked detached too) */
+		struct mount___kw61 *m = (void *)sc->w_mnt;
+		__u64 ns = (__u64)BPF_CORE_READ(m, mnt_ns);
+
+		kw_pseudo_name(sc, dentry);
+		/* kernel-internal mounts: MNT_NS_INTERNAL (ERR_PTR(-EINVAL)) or none */
+		if (ns && ns < (__u64)-4095 && !any_root)
+			sc->detached = 1;
+		return 0;
+	}
+	if (!any_root) {
+		if (sc->end == KW_END_DROOT)
+			sc->detached = 1;
+		else if (sc->end == KW_END_TOP && sc->w_mnt != kw_ns_root())
+			sc->detached = 1;
+	}
 	bpf_loop(KW_PATH_DEPTH, kw_write_cb, NULL, 0);
 	pos = sc->pos;
 	if (sc->n == 0) {
@@ -195,12 +349,38 @@ static __always_inline void kw_path_build(struct kw_lsm_scratch *sc, struct vfsm
 	}
 	sc->path[pos & (KW_PATH_MAX - 1)] = 0;
 	sc->len = pos;
+	return 0;
 }
 
-/* Judges sc->path for the wanted accesses (KW_WANT bits); 1 permit, 0 deny. */
-static __always_inline int kw_path_judge(struct kw_lsm_scratch *sc, __u32 slot, __u32 want,
-					 __u16 *rule)
+static __always_inline void kw_path_build_ex(struct kw_lsm_scratch *sc, struct vfsmount *vfsmnt,
+					     struct dentry *dentry, struct dentry *leaf,
+					     int any_root)
 {
+	sc->a_mnt = (__u64)vfsmnt;
+	sc->a_dentry = (__u64)dentry;
+	sc->a_leaf = (__u64)leaf;
+	kw_path_build_g(any_root);
+}
+
+static __always_inline void kw_path_build(struct kw_lsm_scratch *sc, struct vfsmount *vfsmnt,
+					  struct dentry *dentry, struct dentry *leaf)
+{
+	kw_path_build_ex(sc, vfsmnt, dentry, leaf, 0);
+}
+
+/* Judges sc->path for the wanted accesses (KW_WANT bits); 1 permit, 0 deny,
+ * the deciding rule in sc->rule. move: the path is a rename or link source or
+ * target (an ancestor of an fs.deny path is refused). Truncated and detached
+ * paths are never allowed. A global function, like kw_path_build_g. */
+__noinline int kw_path_judge_g(__u32 slot, __u32 want, int move)
+{
+	struct kw_lsm_scratch *sc = kw_scratch();
+	__u16 rule = KW_RULE_DEFAULT;
+	int unsure, permit;
+
+	if (!sc)
+		return 0;
+	unsure = sc->truncated || sc->detached;
 	__builtin_memcpy(sc->key.path, sc->path, KW_PATH_MAX);
 	sc->key.slot = slot;
 	sc->key.len = sc->len;
@@ -208,7 +388,27 @@ static __always_inline int kw_path_judge(struct kw_lsm_scratch *sc, __u32 slot, 
 	bpf_loop(KW_PATH_MAX, kw_scan_cb, NULL, 0);
 	if (kw_path_scan_root(&sc->scan, &sc->key))
 		kw_path_scan_hit(&sc->scan, bpf_map_lookup_elem(&kw_path_rules, &sc->key));
-	return kw_path_decide(&sc->scan.res, want, sc->truncated, rule);
+	if (move)
+		permit = kw_path_decide_move(&sc->scan.res, want, unsure, &rule);
+	else
+		permit = kw_path_decide(&sc->scan.res, want, unsure, &rule);
+	sc->rule = rule;
+	return permit;
+}
+
+static __always_inline int kw_path_judge_ex(struct kw_lsm_scratch *sc, __u32 slot, __u32 want,
+					    __u16 *rule, int move)
+{
+	int permit = kw_path_judge_g(slot, want, move);
+
+	*rule = (__u16)sc->rule;
+	return permit;
+}
+
+static __always_inline int kw_path_judge(struct kw_lsm_scratch *sc, __u32 slot, __u32 want,
+					 __u16 *rule)
+{
+	return kw_path_judge_ex(sc, slot, want, rule, 0);
 }
 
 /* Records a path decision and returns the hook's verdict (0 or -err). */
@@ -225,6 +425,8 @@ static __always_inline int kw_path_record(struct kw_ctx *c, struct kw_lsm_scratc
 		e->path_len = sc->len;
 		if (sc->truncated)
 			e->h.flags |= KW_EVF_TRUNCATED;
+		if (sc->detached)
+			e->h.flags |= KW_EVF_DETACHED;
 		__builtin_memcpy(e->path, sc->path, KW_PATH_MAX);
 		kw_event_submit(e);
 	}
@@ -327,9 +529,167 @@ int BPF_PROG(kw_lsm_path_truncate, const struct path *path, int ret)
 	return ret ? ret : kw_pathop(KW_PATHOP_TRUNCATE, path, NULL);
 }
 
+/* Metadata is writing: mode, owner, times and extended attributes. */
+SEC("lsm/path_chmod")
+int BPF_PROG(kw_lsm_path_chmod, const struct path *path, umode_t mode, int ret)
+{
+	return ret ? ret : kw_pathop(KW_PATHOP_CHMOD, path, NULL);
+}
+
+SEC("lsm/path_chown")
+int BPF_PROG(kw_lsm_path_chown, const struct path *path, __u64 uid, __u64 gid, int ret)
+{
+	return ret ? ret : kw_pathop(KW_PATHOP_CHOWN, path, NULL);
+}
+
+/* Walks a superblock's mount list, keeping the mounts of the task's
+ * namespace (sc->it_ns) as candidates. */
+static long kw_sb_mounts_cb(__u32 i, void *unused)
+{
+	struct kw_lsm_scratch *sc = kw_scratch();
+	struct mount___kw61 *m;
+	struct list_head *pos;
+	__u64 ns;
+
+	if (!sc)
+		return 1;
+	pos = (struct list_head *)sc->it_pos;
+	if (!pos || (__u64)pos == sc->it_head) {
+		sc->it_more = 0;
+		return 1;
+	}
+	m = (void *)pos - bpf_core_field_offset(struct mount___kw61, mnt_instance);
+	ns = (__u64)BPF_CORE_READ(m, mnt_ns);
+	if (!sc->any_mnt)
+		sc->any_mnt = (__u64)&m->mnt;
+	if (ns == sc->it_ns) {
+		if (sc->n_cands < KW_SB_CANDS)
+			sc->cands[sc->n_cands & (KW_SB_CANDS - 1)] = (__u64)&m->mnt;
+		sc->n_cands++;
+	}
+	sc->it_pos = (__u64)BPF_CORE_READ(pos, next);
+	return 0;
+}
+
+/* A hook that sees only a dentry: the object is judged at every path it has
+ * in the task's mount namespace (each mount of its filesystem it is under, up
+ * to KW_SB_CANDS), and refused when any of them is. With no such path it is
+ * detached: refused. */
+static __always_inline int kw_dentry_hook(struct kw_ctx *c, __u32 op, struct dentry *dentry)
+{
+	struct super_block___kw61 *sb = (void *)BPF_CORE_READ(dentry, d_sb);
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	struct kw_lsm_scratch *sc;
+	__u32 i, judged = 0, more, last = 0, built = 0;
+	__u16 rule = KW_RULE_DEFAULT, r;
+	int permit = 1;
+
+	/* overridden credentials: the kernel acting on its own behalf (overlayfs
+	 * writing its upper layer after the overlay path was judged) */
+	if (BPF_CORE_READ(t, cred) != BPF_CORE_READ(t, real_cred))
+		return 0;
+	sc = kw_scratch();
+	if (!sc)
+		return kw_fail_closed(c, KW_EV_FS_PATHOP, -EACCES);
+	sc->it_head = (__u64)&sb->s_mounts;
+	sc->it_pos = (__u64)BPF_CORE_READ(sb, s_mounts.next);
+	sc->it_ns = (__u64)BPF_CORE_READ(t, nsproxy, mnt_ns);
+	sc->it_more = 1;
+	sc->n_cands = 0;
+	sc->any_mnt = 0;
+	bpf_loop(KW_SB_MOUNTS_SCAN, kw_sb_mounts_cb, NULL, 0);
+	more = sc->it_more || sc->n_cands > KW_SB_CANDS;
+	for (i = 0; i < KW_SB_CANDS; i++) {
+		if (i >= sc->n_cands)
+			break;
+		kw_path_build(sc, (struct vfsmount *)sc->cands[i & (KW_SB_CANDS - 1)], dentry, NULL);
+		built = i;
+		if (sc->end == KW_END_DROOT) /* not under this mount's root */
+			continue;
+		judged++;
+		last = i;
+		if (!kw_path_judge(sc, c->slot, KW_WANT(KW_PK_WRITE), &r)) {
+			permit = 0;
+			rule = r;
+			break;
+		}
+		rule = r;
+	}
+	if (permit && judged && built != last) { /* record the path that was judged */
+		kw_path_build(sc, (struct vfsmount *)sc->cands[last & (KW_SB_CANDS - 1)], dentry, NULL);
+		kw_path_judge(sc, c->slot, KW_WANT(KW_PK_WRITE), &rule);
+	}
+	if (permit && (!judged || more)) {
+		/* no path in this namespace, or more than were judged */
+		if (sc->any_mnt && !judged)
+			kw_path_build(sc, (struct vfsmount *)sc->any_mnt, dentry, NULL);
+		if (!judged)
+			sc->detached = 1;
+		if (more)
+			sc->truncated = 1;
+		permit = kw_path_judge(sc, c->slot, KW_WANT(KW_PK_WRITE), &rule);
+	}
+	return kw_path_record(c, sc, KW_EV_FS_PATHOP, op, permit, rule, EACCES);
+}
+
+#define KW_ATTR_MODE (1 << 0)
+#define KW_ATTR_UID (1 << 1)
+#define KW_ATTR_GID (1 << 2)
+#define KW_ATTR_SIZE (1 << 3)
+#define KW_ATTR_ATIME (1 << 4)
+#define KW_ATTR_MTIME (1 << 5)
+
+/* Times (utimes, utimensat, futimens). Mode, owner and size changes come
+ * through path_chmod, path_chown and path_truncate, which saw the path. */
+SEC("lsm/inode_setattr")
+int BPF_PROG(kw_lsm_inode_setattr, struct dentry *dentry, struct iattr *attr, int ret)
+{
+	unsigned int valid;
+	struct kw_ctx c;
+
+	if (ret)
+		return ret;
+	if (!kw_session_find(&c, KW_CLASS_FS))
+		return 0;
+	valid = BPF_CORE_READ(attr, ia_valid);
+	if (!(valid & (KW_ATTR_ATIME | KW_ATTR_MTIME)) ||
+	    (valid & (KW_ATTR_MODE | KW_ATTR_UID | KW_ATTR_GID | KW_ATTR_SIZE)))
+		return 0;
+	return kw_dentry_hook(&c, KW_PATHOP_UTIMES, dentry);
+}
+
+/* The mount's user namespace (6.1) or idmap (6.3+) comes first either way. */
+SEC("lsm/inode_setxattr")
+int BPF_PROG(kw_lsm_inode_setxattr, void *idmap, struct dentry *dentry, const char *name,
+	     const void *value, size_t size, int flags, int ret)
+{
+	struct kw_ctx c;
+
+	if (ret)
+		return ret;
+	if (!kw_session_find(&c, KW_CLASS_FS))
+		return 0;
+	return kw_dentry_hook(&c, KW_PATHOP_SETXATTR, dentry);
+}
+
+SEC("lsm/inode_removexattr")
+int BPF_PROG(kw_lsm_inode_removexattr, void *idmap, struct dentry *dentry, const char *name,
+	     int ret)
+{
+	struct kw_ctx c;
+
+	if (ret)
+		return ret;
+	if (!kw_session_find(&c, KW_CLASS_FS))
+		return 0;
+	return kw_dentry_hook(&c, KW_PATHOP_REMOVEXATTR, dentry);
+}
+
 /* Two paths, both written to: the source is judged too, since a hard link or
- * a rename gives the file a second name that other rules would judge. The
- * decision recorded is the first refused path's, else the new path's. */
+ * a rename gives the file a second name that other rules would judge; and
+ * neither may be an ancestor of an fs.deny path (moving a directory would
+ * move the denied path out from under its rule). The decision recorded is
+ * the first refused path's, else the new path's. */
 static __always_inline int kw_two_paths(struct kw_ctx *c, __u32 op, struct vfsmount *old_mnt,
 					struct dentry *old_dir, struct dentry *old_leaf,
 					struct vfsmount *new_mnt, struct dentry *new_dir,
@@ -343,10 +703,10 @@ static __always_inline int kw_two_paths(struct kw_ctx *c, __u32 op, struct vfsmo
 	if (!sc)
 		return kw_fail_closed(c, KW_EV_FS_PATHOP, -EACCES);
 	kw_path_build(sc, old_mnt, old_dir, old_leaf);
-	permit = kw_path_judge(sc, c->slot, KW_WANT(KW_PK_WRITE), &rule);
+	permit = kw_path_judge_ex(sc, c->slot, KW_WANT(KW_PK_WRITE), &rule, 1);
 	if (permit) {
 		kw_path_build(sc, new_mnt, new_dir, new_leaf);
-		permit = kw_path_judge(sc, c->slot, KW_WANT(KW_PK_WRITE), &rule);
+		permit = kw_path_judge_ex(sc, c->slot, KW_WANT(KW_PK_WRITE), &rule, 1);
 	}
 	return kw_path_record(c, sc, KW_EV_FS_PATHOP, op, permit, rule, EACCES);
 }
@@ -402,31 +762,27 @@ int BPF_PROG(kw_lsm_bprm_check, struct linux_binprm *bprm, int ret)
 
 /* ---- net.unix ---- */
 
-SEC("lsm/unix_stream_connect")
-int BPF_PROG(kw_lsm_unix_connect, struct sock *sock, struct sock *other, struct sock *newsk,
-	     int ret)
+/* Judges a connect or send to the unix socket other (its bound path, or
+ * "@name" for an abstract one) against net.unix. */
+static __always_inline int kw_unix_judge(struct kw_ctx *c, struct sock *other, __u32 access)
 {
 	struct unix_sock *u = (struct unix_sock *)other;
 	struct kw_lsm_scratch *sc;
 	struct dentry *d;
-	struct kw_ctx c;
 	__u16 rule = KW_RULE_DEFAULT;
 	int permit = 0;
 
-	if (ret)
-		return ret;
-	if (!kw_session_find(&c, KW_CLASS_UNIX))
-		return 0;
 	sc = kw_scratch();
 	if (!sc)
-		return kw_fail_closed(&c, KW_EV_NET_UNIX, -EACCES);
+		return kw_fail_closed(c, KW_EV_NET_UNIX, -EACCES);
 	d = BPF_CORE_READ(u, path.dentry);
 	if (d) {
-		kw_path_build(sc, BPF_CORE_READ(u, path.mnt), d, NULL);
-		permit = kw_path_judge(sc, c.slot, KW_WANT(KW_PK_UNIX), &rule);
+		/* the path the listener bound, in its own mount namespace */
+		kw_path_build_ex(sc, BPF_CORE_READ(u, path.mnt), d, NULL, 1);
+		permit = kw_path_judge(sc, c->slot, KW_WANT(KW_PK_UNIX), &rule);
 	} else {
-		/* abstract (or unbound) socket: no path a rule can name, "@name";
-		 * the name is addr->len bytes, not NUL-terminated */
+		/* abstract socket: no path a rule can name, "@name"; the name is
+		 * addr->len bytes, not NUL-terminated */
 		struct unix_address *addr = BPF_CORE_READ(u, addr);
 		__u32 n = 0;
 		int alen;
@@ -434,6 +790,7 @@ int BPF_PROG(kw_lsm_unix_connect, struct sock *sock, struct sock *other, struct 
 		__builtin_memset(sc->path, 0, sizeof(sc->path));
 		sc->path[0] = '@';
 		sc->truncated = 0;
+		sc->detached = 0;
 		if (addr) {
 			alen = BPF_CORE_READ(addr, len);
 			/* sun_family (2 bytes) and the leading NUL come first */
@@ -455,7 +812,38 @@ int BPF_PROG(kw_lsm_unix_connect, struct sock *sock, struct sock *other, struct 
 		}
 		sc->len = 1 + n;
 	}
-	return kw_path_record(&c, sc, KW_EV_NET_UNIX, 0, permit, rule, EACCES);
+	return kw_path_record(c, sc, KW_EV_NET_UNIX, access, permit, rule, EACCES);
+}
+
+SEC("lsm/unix_stream_connect")
+int BPF_PROG(kw_lsm_unix_connect, struct sock *sock, struct sock *other, struct sock *newsk,
+	     int ret)
+{
+	struct kw_ctx c;
+
+	if (ret)
+		return ret;
+	if (!kw_session_find(&c, KW_CLASS_UNIX))
+		return 0;
+	return kw_unix_judge(&c, other, KW_UNIX_CONNECT);
+}
+
+/* Datagrams: connect() of a datagram socket and every send. A peer with no
+ * address at all is the other end of a socketpair: nothing to judge. */
+SEC("lsm/unix_may_send")
+int BPF_PROG(kw_lsm_unix_may_send, struct socket *sock, struct socket *other, int ret)
+{
+	struct sock *osk;
+	struct kw_ctx c;
+
+	if (ret)
+		return ret;
+	if (!kw_session_find(&c, KW_CLASS_UNIX))
+		return 0;
+	osk = BPF_CORE_READ(other, sk);
+	if (!osk || !BPF_CORE_READ((struct unix_sock *)osk, addr))
+		return 0;
+	return kw_unix_judge(&c, osk, KW_UNIX_SEND);
 }
 
 #include "lsm_proc.bpf.h"

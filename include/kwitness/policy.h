@@ -40,8 +40,13 @@ struct kw_path_rule {
 	uint8_t kind;      /* enum kw_path_kind */
 	uint16_t index;
 	uint16_t len;
-	char path[KW_PATH_MAX]; /* absolute, normalised, NUL-terminated */
+	char path[KW_PATH_MAX]; /* absolute and normalised, or an object name
+				   (kw_path_object_name); NUL-terminated */
 };
+
+/* 1 when s names files that have no path, "kind:" or "kind:name": memfd:,
+ * pipe:, socket:, anon: (docs/lsm.md). Allowed in fs and exec lists. */
+int kw_path_object_name(const char *s);
 
 struct kw_policy {
 	uint8_t mode;        /* enum kw_mode */

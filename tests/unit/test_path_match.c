@@ -119,6 +119,77 @@ static void test_prefixes_looked_up_longest_first(void **state)
 	assert_string_equal(t.seen[0], "/");
 }
 
+/* Files with no path ("kind:name") are components split at the first ':'
+ * and never covered by "/". */
+static void test_object_names(void **state)
+{
+	struct table t = { .slot = 3 };
+	uint16_t rule;
+
+	(void)state;
+	add(&t, "/", KW_PK_EXEC, 0);
+	add(&t, "/", KW_PK_READ, 0);
+	assert_int_equal(judge(&t, "memfd:kwtest", X, 0, &rule), 0);
+	assert_int_equal(rule, KW_RULE_DEFAULT);
+	assert_int_equal(t.lookups, 2);
+	assert_string_equal(t.seen[0], "memfd:kwtest");
+	assert_string_equal(t.seen[1], "memfd:");
+	assert_int_equal(judge(&t, "pipe:[77]", R, 0, &rule), 0);
+	add(&t, "memfd:kwtest", KW_PK_EXEC, 1);
+	assert_int_equal(judge(&t, "memfd:kwtest", X, 0, &rule), 1);
+	assert_int_equal(rule, KW_RULE_PATH(KW_PK_EXEC, 1));
+	assert_int_equal(judge(&t, "memfd:other", X, 0, &rule), 0);
+	assert_int_equal(judge(&t, "memfd:kwtest2", X, 0, &rule), 0);
+	add(&t, "memfd:", KW_PK_EXEC, 2);
+	assert_int_equal(judge(&t, "memfd:other", X, 0, &rule), 1);
+	assert_int_equal(rule, KW_RULE_PATH(KW_PK_EXEC, 2));
+	assert_int_equal(judge(&t, "anon:[eventfd]", X, 0, &rule), 0);
+	/* a path with a colon is still a path */
+	assert_int_equal(judge(&t, "/memfd:x", X, 0, &rule), 1);
+	assert_int_equal(rule, KW_RULE_PATH(KW_PK_EXEC, 0));
+}
+
+/* An ancestor of an fs.deny path may not be renamed or linked, whatever the
+ * write rules say (the loader marks the ancestors, KW_PK_BELOW). */
+static int judge_move(struct table *t, const char *path, uint16_t *rule)
+{
+	struct kw_path_key key;
+	struct kw_path_scan s;
+
+	memset(&key, 0, sizeof(key));
+	key.slot = t->slot;
+	key.len = (uint32_t)strlen(path);
+	memcpy(key.path, path, key.len);
+	kw_path_scan(&s, &key, W, table_lookup, t);
+	return kw_path_decide_move(&s.res, W, 0, rule);
+}
+
+static void test_move_of_deny_ancestor(void **state)
+{
+	struct table t = { .slot = 4 };
+	uint16_t rule;
+
+	(void)state;
+	add(&t, "/w", KW_PK_WRITE, 0);
+	add(&t, "/w/sub/secret", KW_PK_DENY, 3);
+	add(&t, "/w/sub", KW_PK_BELOW, 3);
+	add(&t, "/w", KW_PK_BELOW, 3);
+	add(&t, "/", KW_PK_BELOW, 3);
+	assert_int_equal(judge_move(&t, "/w/sub", &rule), 0);
+	assert_int_equal(rule, KW_RULE_PATH(KW_PK_DENY, 3));
+	assert_int_equal(judge_move(&t, "/w", &rule), 0);
+	assert_int_equal(rule, KW_RULE_PATH(KW_PK_DENY, 3));
+	/* a sibling and a descendant of the marked paths move freely */
+	assert_int_equal(judge_move(&t, "/w/sub2", &rule), 1);
+	assert_int_equal(rule, KW_RULE_PATH(KW_PK_WRITE, 0));
+	assert_int_equal(judge_move(&t, "/w/sub/other", &rule), 1);
+	/* the denied path itself: refused by its own rule */
+	assert_int_equal(judge_move(&t, "/w/sub/secret", &rule), 0);
+	assert_int_equal(rule, KW_RULE_PATH(KW_PK_DENY, 3));
+	/* a plain write to the marked directory is not a move */
+	assert_int_equal(judge(&t, "/w/sub", W, 0, &rule), 1);
+}
+
 static void test_longest_prefix_decides(void **state)
 {
 	struct table t = { .slot = 2 };
@@ -288,6 +359,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_prefix_is_component_aware),
+		cmocka_unit_test(test_object_names),
+		cmocka_unit_test(test_move_of_deny_ancestor),
 		cmocka_unit_test(test_prefixes_looked_up_longest_first),
 		cmocka_unit_test(test_longest_prefix_decides),
 		cmocka_unit_test(test_tie_goes_to_deny),

@@ -193,6 +193,16 @@ static void test_section_values(void **state)
 	assert_true(p->proc_allow_outside);
 	kw_policy_free(p);
 
+	/* files with no path, by kind and name */
+	p = parse_ok(HEAD ",\"exec\":{\"allow\":[\"/bin\",\"memfd:\",\"memfd:build\"]},"
+		     "\"fs\":{\"read\":[\"pipe:\",\"anon:[eventfd]\",\"socket:\"]}}");
+	assert_int_equal(p->n_paths, 6);
+	assert_string_equal(p->paths[1].path, "anon:[eventfd]"); /* fs first, then exec */
+	assert_int_equal(p->paths[1].len, 14);
+	assert_string_equal(p->paths[4].path, "memfd:");
+	assert_int_equal(p->paths[4].kind, KW_PATH_EXEC);
+	kw_policy_free(p);
+
 	p = parse_ok(HEAD ",\"dev\":{\"allow\":[\"b 8:* r\",\"c *:* m\"]}}");
 	assert_int_equal(p->dev[0].type, BPF_DEVCG_DEV_BLOCK);
 	assert_int_equal(p->dev[0].major, 8);
@@ -328,6 +338,8 @@ static void test_refusals_name_their_field(void **state)
 	refused(HEAD ",\"sysctl\":{\"write\":\"yes\"}}", "sysctl.write: must be true or false");
 	refused(HEAD ",\"sysctl\":{\"read\":true}}", "sysctl.read: unknown key");
 	refused(HEAD ",\"fs\":{\"read\":[\"usr\"]}}", "fs.read[0]: path \"usr\" is not absolute");
+	refused(HEAD ",\"fs\":{\"read\":[\"memfd\"]}}", "fs.read[0]: path \"memfd\" is not absolute");
+	refused(HEAD ",\"net\":{\"unix\":[\"memfd:\"]}}", "net.unix[0]: path \"memfd:\" is not absolute");
 	refused(HEAD ",\"fs\":{\"write\":[\"/a\",\"/a/../b\"]}}", "fs.write[1]: path \"/a/../b\" is "
 		"not normalised");
 	refused(HEAD ",\"fs\":{\"deny\":[\"/a/./b\"]}}", "fs.deny[0]: path \"/a/./b\" is not");

@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 
 #include "kwitness/abi/lsm_map.h"
+#include "kwitness/policy.h"
 #include "kwitness/probe.h"
 #include "kwitness.skel.h"
 #include "lsm.h"
@@ -132,6 +133,38 @@ static bool path_kind_governed(uint8_t kind, uint32_t classes)
 	return false;
 }
 
+/* Marks every proper ancestor of an fs.deny path ("/a/b" for "/a/b/c", "/a",
+ * "/") with KW_PK_BELOW, so renaming or linking it is refused. */
+static int mark_ancestors(int rules_fd, uint32_t slot, const struct kw_path_rule *r)
+{
+	struct kw_path_key key;
+	struct kw_path_val val;
+	size_t len = r->len;
+	int k;
+
+	if (r->path[0] != '/')
+		return 0;
+	while (len > 1) {
+		while (len > 1 && r->path[len - 1] != '/')
+			len--;
+		if (len > 1)
+			len--; /* drop the slash: "/a/b/" -> "/a/b" */
+		memset(&key, 0, sizeof(key));
+		key.slot = slot;
+		key.len = (uint32_t)len;
+		memcpy(key.path, r->path, len);
+		if (bpf_map_lookup_elem(rules_fd, &key, &val)) {
+			for (k = 0; k < KW_PK_N; k++)
+				val.rule[k] = KW_PATH_NONE;
+		}
+		if (val.rule[KW_PK_BELOW] == KW_PATH_NONE || val.rule[KW_PK_BELOW] > r->index)
+			val.rule[KW_PK_BELOW] = r->index;
+		if (bpf_map_update_elem(rules_fd, &key, &val, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
 int kw_lsm_session_add(struct kwitness_bpf *skel, uint32_t slot, const struct kw_policy *pol)
 {
 	int rules_fd = bpf_map__fd(skel->maps.kw_path_rules);
@@ -155,7 +188,8 @@ int kw_lsm_session_add(struct kwitness_bpf *skel, uint32_t slot, const struct kw
 		const struct kw_path_rule *r = &pol->paths[i];
 
 		if (r->kind < KW_PK_READ || r->kind >= KW_PK_N || r->len == 0 ||
-		    r->len >= KW_PATH_MAX || r->path[0] != '/' || r->index >= 0xfff) {
+		    r->len >= KW_PATH_MAX || (r->path[0] != '/' && !kw_path_object_name(r->path)) ||
+		    r->index >= 0xfff) {
 			err = -EINVAL;
 			goto fail;
 		}
@@ -175,6 +209,11 @@ int kw_lsm_session_add(struct kwitness_bpf *skel, uint32_t slot, const struct kw
 		if (bpf_map_update_elem(rules_fd, &key, &val, BPF_ANY)) {
 			err = -errno;
 			goto fail;
+		}
+		if (r->kind == KW_PK_DENY) {
+			err = mark_ancestors(rules_fd, slot, r);
+			if (err)
+				goto fail;
 		}
 	}
 	return 0;

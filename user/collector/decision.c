@@ -164,11 +164,24 @@ static const char *path_op_name(uint32_t op)
 		[KW_PATHOP_LINK] = "fs.link", [KW_PATHOP_SYMLINK] = "fs.symlink",
 		[KW_PATHOP_MKNOD] = "fs.mknod", [KW_PATHOP_TRUNCATE] = "fs.truncate",
 		[KW_PATHOP_CHMOD] = "fs.chmod", [KW_PATHOP_CHOWN] = "fs.chown",
+		[KW_PATHOP_UTIMES] = "fs.utimes", [KW_PATHOP_SETXATTR] = "fs.setxattr",
+		[KW_PATHOP_REMOVEXATTR] = "fs.removexattr",
 	};
 
 	if (op < sizeof(names) / sizeof(names[0]) && names[op])
 		return names[op];
 	return "fs.path";
+}
+
+static const char *mount_op_name(uint32_t op)
+{
+	switch (op) {
+	case KW_MOUNTOP_MOVE: return "fs.move_mount";
+	case KW_MOUNTOP_UMOUNT: return "fs.umount";
+	case KW_MOUNTOP_PIVOT_ROOT: return "fs.pivot_root";
+	case KW_MOUNTOP_FSCONFIG: return "fs.fsconfig";
+	}
+	return "fs.mount";
 }
 
 /* "r", "w", "x" letters in that order, for KW_ACC_* bits. */
@@ -327,23 +340,34 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 	case KW_EV_NET_UNIX:
 	path: {
 		const struct kw_ev_path *ev = data;
+		bool fstype;
+		size_t n;
 
 		if (size < sizeof(*ev)) {
 			ret = -EINVAL;
 			break;
 		}
+		n = bounded_len(ev->path, ev->path_len, KW_PATH_MAX);
+		/* fsconfig has no path yet: the filesystem's type instead */
+		fstype = h.kind == KW_EV_MOUNT && ev->access == KW_MOUNTOP_FSCONFIG;
+
 		if (h.kind == KW_EV_FS_PATHOP)
 			add_str(e, "access", "w");
 		else if (h.kind == KW_EV_NET_UNIX)
-			add_str(e, "access", "connect");
+			add_str(e, "access", ev->access == KW_UNIX_SEND ? "send" : "connect");
 		else if (h.kind != KW_EV_MOUNT)
 			add_str(e, "access", path_access(ev->access, scratch(e)));
-		add_lossy(e, "path", ev->path, bounded_len(ev->path, ev->path_len, KW_PATH_MAX));
+		if (fstype)
+			add_lossy(e, "fstype", ev->path, n);
+		if (h.flags & KW_EVF_DETACHED)
+			add_str(e, "mount", "detached");
+		if (!fstype)
+			add_lossy(e, "path", ev->path, n);
 		switch (h.kind) {
 		case KW_EV_FS_OPEN: add_str(e, "tool", "fs.open"); break;
 		case KW_EV_FS_EXEC: add_str(e, "tool", "fs.exec"); break;
 		case KW_EV_NET_UNIX: add_str(e, "tool", "net.unix"); break;
-		case KW_EV_MOUNT: add_str(e, "tool", "fs.mount"); break;
+		case KW_EV_MOUNT: add_str(e, "tool", mount_op_name(ev->access)); break;
 		default: add_str(e, "tool", path_op_name(ev->access)); break;
 		}
 		if (h.flags & KW_EVF_TRUNCATED)
@@ -356,7 +380,8 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 			goto path;
 		/* fallthrough */
 	case KW_EV_PROC_KILL:
-	case KW_EV_PROC_PTRACE: {
+	case KW_EV_PROC_PTRACE:
+	case KW_EV_PROC_SIGIO: {
 		const struct kw_ev_proc *ev = data;
 
 		if (size < sizeof(*ev)) {
@@ -368,10 +393,11 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 			add_str(e, "tool", "fs.mount");
 			break;
 		}
-		add_int(e, h.kind == KW_EV_PROC_KILL ? "signal" : "mode", ev->sig_or_mode);
+		add_int(e, h.kind == KW_EV_PROC_PTRACE ? "mode" : "signal", ev->sig_or_mode);
 		add_id(e, "target_cgroup", ev->target_cgroup);
 		add_int(e, "target_pid", ev->target_pid);
-		add_str(e, "tool", h.kind == KW_EV_PROC_KILL ? "proc.kill" : "proc.ptrace");
+		add_str(e, "tool", h.kind == KW_EV_PROC_KILL ? "proc.kill" :
+				   h.kind == KW_EV_PROC_SIGIO ? "proc.sigio" : "proc.ptrace");
 		break;
 	}
 	default:

@@ -514,6 +514,17 @@ static int path_normalised(const char *s)
 	return *p == '\0';
 }
 
+int kw_path_object_name(const char *s)
+{
+	static const char *const kinds[] = { "memfd:", "pipe:", "socket:", "anon:", NULL };
+	size_t i;
+
+	for (i = 0; kinds[i]; i++)
+		if (!strncmp(s, kinds[i], strlen(kinds[i])))
+			return 1;
+	return 0;
+}
+
 static int parse_path_list(struct pctx *c, json_t *obj, const char *key, const char *name,
 			   uint8_t kind)
 {
@@ -533,12 +544,15 @@ static int parse_path_list(struct pctx *c, json_t *obj, const char *key, const c
 		if (!s)
 			return ret;
 		len = strlen(s);
-		if (s[0] != '/')
-			return fail(c, "%s[%zu]: path \"%s\" is not absolute", name, i, quote(s, q));
 		if (len >= KW_PATH_MAX)
 			return fail(c, "%s[%zu]: path longer than %d bytes", name, i,
 				    KW_PATH_MAX - 1);
-		if (!path_normalised(s))
+		if (kw_path_object_name(s) && kind != KW_PATH_UNIX)
+			; /* a file with no path, by kind and name */
+		else if (s[0] != '/')
+			return fail(c, "%s[%zu]: path \"%s\" is not absolute (nor memfd:, pipe:, "
+				    "socket:, anon:)", name, i, quote(s, q));
+		else if (!path_normalised(s))
 			return fail(c, "%s[%zu]: path \"%s\" is not normalised (no \".\", \"..\", "
 				    "duplicate or trailing slashes)", name, i, quote(s, q));
 		if (c->p->n_paths == c->cap_paths) {
@@ -822,7 +836,8 @@ const char *kw_rule_name(uint16_t event_kind, uint16_t rule, char *buf, size_t l
 	case KW_EV_NET_UNIX: section = "net.unix"; break;
 	case KW_EV_MOUNT: section = "mount"; single = "mount.allow"; break;
 	case KW_EV_PROC_KILL:
-	case KW_EV_PROC_PTRACE: section = "proc"; single = "proc.signal_outside"; break;
+	case KW_EV_PROC_PTRACE:
+	case KW_EV_PROC_SIGIO: section = "proc"; single = "proc.signal_outside"; break;
 	default: section = "unknown"; break;
 	}
 	if (rule == KW_RULE_DEFAULT)

@@ -54,11 +54,25 @@
 	LSM(FS, kw_lsm_path_truncate, path_truncate)                                   \
 	LSM(FS, kw_lsm_path_link, path_link)                                           \
 	LSM(FS, kw_lsm_path_rename, path_rename)                                       \
+	LSM(FS, kw_lsm_path_chmod, path_chmod)                                         \
+	LSM(FS, kw_lsm_path_chown, path_chown)                                         \
+	LSM(FS, kw_lsm_inode_setattr, inode_setattr)                                   \
+	LSM(FS, kw_lsm_inode_setxattr, inode_setxattr)                                 \
+	LSM(FS, kw_lsm_inode_removexattr, inode_removexattr)                           \
 	LSM(EXEC, kw_lsm_bprm_check, bprm_check_security)                              \
 	LSM(PROC, kw_lsm_task_kill, task_kill)                                         \
 	LSM(PROC, kw_lsm_ptrace, ptrace_access_check)                                  \
+	LSM(PROC, kw_lsm_file_fcntl, file_fcntl)                                       \
+	LSM(PROC, kw_lsm_file_ioctl, file_ioctl)                                       \
+	LSM(PROC, kw_lsm_file_free, file_free_security)                                \
+	LSM(PROC, kw_lsm_file_sigio, file_send_sigiotask)                              \
 	LSM(MOUNT, kw_lsm_sb_mount, sb_mount)                                          \
-	LSM(UNIX, kw_lsm_unix_connect, unix_stream_connect)
+	LSM(MOUNT, kw_lsm_move_mount, move_mount)                                      \
+	LSM(MOUNT, kw_lsm_sb_umount, sb_umount)                                        \
+	LSM(MOUNT, kw_lsm_sb_pivotroot, sb_pivotroot)                                  \
+	LSM(MOUNT, kw_lsm_fs_param, fs_context_parse_param)                            \
+	LSM(UNIX, kw_lsm_unix_connect, unix_stream_connect)                            \
+	LSM(UNIX, kw_lsm_unix_may_send, unix_may_send)
 
 /* Classes a policy governs: one bit per policy section. A class not set is
  * neither evaluated nor recorded. */

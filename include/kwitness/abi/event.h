@@ -122,14 +122,26 @@ enum kw_event_kind {
 	KW_EV_PROC_KILL = 20,
 	KW_EV_PROC_PTRACE = 21,
 	KW_EV_NET_UNIX = 22,
+	KW_EV_PROC_SIGIO = 23,
 };
 
 enum kw_decision { KW_DENY = 0, KW_PERMIT = 1 };
 
-/* kw_ev_path.access for KW_EV_FS_OPEN, KW_EV_FS_EXEC, KW_EV_NET_UNIX */
+/* kw_ev_path.access for KW_EV_FS_OPEN, KW_EV_FS_EXEC */
 #define KW_ACC_READ 0x1
 #define KW_ACC_WRITE 0x2
 #define KW_ACC_EXEC 0x4
+/* kw_ev_path.access for KW_EV_NET_UNIX */
+#define KW_UNIX_CONNECT 0 /* stream or seqpacket connect */
+#define KW_UNIX_SEND 1    /* datagram connect or send */
+/* kw_ev_path.access for KW_EV_MOUNT: the operation ("fs.mount", ...) */
+enum kw_mount_op {
+	KW_MOUNTOP_MOUNT = 0,      /* mount(2) */
+	KW_MOUNTOP_MOVE = 1,       /* move_mount(2): path is the target */
+	KW_MOUNTOP_UMOUNT = 2,     /* umount(2): path is the mount point */
+	KW_MOUNTOP_PIVOT_ROOT = 3, /* pivot_root(2): path is the new root */
+	KW_MOUNTOP_FSCONFIG = 4,   /* fsconfig(2) setting an option: path holds the fs type */
+};
 /* kw_ev_path.access for KW_EV_FS_PATHOP: the operation ("fs.mkdir", ...) */
 enum kw_path_op {
 	KW_PATHOP_MKDIR = 1,
@@ -142,10 +154,14 @@ enum kw_path_op {
 	KW_PATHOP_TRUNCATE = 8,
 	KW_PATHOP_CHMOD = 9,
 	KW_PATHOP_CHOWN = 10,
+	KW_PATHOP_UTIMES = 11,
+	KW_PATHOP_SETXATTR = 12,
+	KW_PATHOP_REMOVEXATTR = 13,
 };
 
 /* Event flags */
 #define KW_EVF_TRUNCATED 0x01 /* the object (path, name) did not fit its buffer */
+#define KW_EVF_DETACHED 0x02  /* the path is not under the task's root mount ("mount":"detached") */
 
 struct kw_event_hdr {
 	__u64 seq;        /* per-session, from kw_session.next_seq */
@@ -208,7 +224,7 @@ struct kw_ev_path {
 	char path[KW_PATH_MAX];
 };
 
-/* LSM process decisions (task_kill, ptrace) and mount */
+/* LSM process decisions (task_kill, ptrace, file_send_sigiotask) */
 struct kw_ev_proc {
 	struct kw_event_hdr h;
 	__u32 target_pid;

@@ -6,7 +6,10 @@
 
 #include "kwitness/abi/event.h"
 
-/* Index of struct kw_path_val.rule: enum kw_path_kind of policy.h. */
+/* Index of struct kw_path_val.rule: enum kw_path_kind of policy.h; index 0
+ * (KW_PK_BELOW) marks an ancestor of an fs.deny path: the index of the first
+ * fs.deny rule strictly below it (a rename or link of it is refused). */
+#define KW_PK_BELOW 0
 #define KW_PK_READ 1  /* fs.read */
 #define KW_PK_WRITE 2 /* fs.write */
 #define KW_PK_DENY 3  /* fs.deny */
@@ -24,7 +27,7 @@ struct kw_path_key {
 };
 
 struct kw_path_val {
-	__u16 rule[KW_PK_N]; /* index in each list, or KW_PATH_NONE; [0] unused */
+	__u16 rule[KW_PK_N]; /* index in each list, or KW_PATH_NONE */
 };
 
 /* kw_lsm_slots[slot]: the LSM settings that are not path lists. */

@@ -15,6 +15,15 @@
  * fit the kernel buffer is never allowed: a matching fs.deny names the rule,
  * otherwise the default deny does.
  *
+ * Objects with no path (memfd, pipe, socket, anon-inode files) are named
+ * "kind:name" ("memfd:buf", "pipe:[1234]", "anon:[eventfd]"). Their components
+ * end at the first ':' instead of at '/', and "/" does not cover them: only a
+ * rule that names them ("memfd:", "memfd:buf") does.
+ *
+ * The exact path's value also says whether an fs.deny path lies strictly
+ * below it (KW_PK_BELOW): renaming or linking such a directory would move the
+ * denied path, so kw_path_decide_move refuses it.
+ *
  * The map lookup is the caller's: the scan says when the key holds a prefix
  * to look up (the BPF programs look in kw_path_rules, the tests in a table). */
 #ifndef KWITNESS_PATH_MATCH_H
@@ -37,6 +46,8 @@ struct kw_path_result {
 	__u8 decided[KW_PK_N];
 	__u8 allow[KW_PK_N];
 	__u16 rule[KW_PK_N]; /* KW_RULE_PATH(list, index) of the deciding rule */
+	__u16 below;         /* index of an fs.deny rule strictly below the path, or KW_PATH_NONE */
+	__u16 pad[3];
 };
 
 KW_INLINE void kw_path_result_init(struct kw_path_result *r)
@@ -48,6 +59,7 @@ KW_INLINE void kw_path_result_init(struct kw_path_result *r)
 		r->allow[k] = 0;
 		r->rule[k] = KW_RULE_DEFAULT;
 	}
+	r->below = KW_PATH_NONE;
 }
 
 /* Folds in the rules at one prefix. Called longest prefix first, so the first
@@ -90,7 +102,8 @@ struct kw_path_scan {
 	__u32 want; /* KW_WANT bits */
 	__u32 pos;  /* length of the prefix being considered */
 	char next;  /* the byte just past that prefix */
-	char pad[3];
+	char abs;   /* 1: a path ("/..."); 0: a "kind:name" object */
+	char pad[2];
 	struct kw_path_result res;
 };
 
@@ -101,6 +114,7 @@ KW_INLINE void kw_path_scan_init(struct kw_path_scan *s, const struct kw_path_ke
 	s->want = want;
 	s->pos = 0;
 	s->next = 0;
+	s->abs = key->path[0] == '/';
 	kw_path_result_init(&s->res);
 }
 
@@ -115,7 +129,8 @@ KW_INLINE int kw_path_scan_at(struct kw_path_scan *s, struct kw_path_key *key, _
 	if (s->len < 1 || s->len >= KW_PATH_MAX || k >= s->len)
 		return 1;
 	s->pos = s->len - k; /* len down to 1 */
-	if (s->next == 0 || s->next == '/') {
+	if (s->next == 0 ||
+	    (s->abs ? s->next == '/' : key->path[(s->pos - 1) & (KW_PATH_MAX - 1)] == ':')) {
 		key->len = s->pos;
 		*lookup = 1;
 	}
@@ -125,8 +140,11 @@ KW_INLINE int kw_path_scan_at(struct kw_path_scan *s, struct kw_path_key *key, _
 /* Folds in what the lookup found (NULL: no rule at that prefix). */
 KW_INLINE void kw_path_scan_hit(struct kw_path_scan *s, const struct kw_path_val *v)
 {
-	if (v)
-		kw_path_fold(&s->res, v, s->want);
+	if (!v)
+		return;
+	if (s->pos == s->len) /* the exact path */
+		s->res.below = v->rule[KW_PK_BELOW];
+	kw_path_fold(&s->res, v, s->want);
 }
 
 /* Drops the prefix's last byte from the key, so the key keeps "zeros after
@@ -137,13 +155,14 @@ KW_INLINE void kw_path_scan_next(struct kw_path_scan *s, struct kw_path_key *key
 	key->path[(s->pos - 1) & (KW_PATH_MAX - 1)] = 0;
 }
 
-/* The root rule "/" covers every path: leaves "/" in the key and returns 1
- * when the caller is to look it up (not for "/" itself, already seen). */
+/* The root rule "/" covers every path (not a "kind:name" object): leaves "/"
+ * in the key and returns 1 when the caller is to look it up (not for "/"
+ * itself, already seen). */
 KW_INLINE int kw_path_scan_root(struct kw_path_scan *s, struct kw_path_key *key)
 {
 	key->path[0] = '/';
 	key->len = 1;
-	return s->len > 1 && s->len < KW_PATH_MAX;
+	return s->abs && s->len > 1 && s->len < KW_PATH_MAX;
 }
 
 #ifndef __bpf__
@@ -190,6 +209,21 @@ KW_INLINE int kw_path_decide(const struct kw_path_result *r, __u32 want, int tru
 			return 0;
 		}
 		*rule = r->rule[k];
+	}
+	return 1;
+}
+
+/* The decision for a rename or link source or target (want: write): as
+ * kw_path_decide, and refused by the fs.deny rule below it when the path is
+ * an ancestor of a denied path. */
+KW_INLINE int kw_path_decide_move(const struct kw_path_result *r, __u32 want, int truncated,
+				  __u16 *rule)
+{
+	if (!kw_path_decide(r, want, truncated, rule))
+		return 0;
+	if (r->below != KW_PATH_NONE) {
+		*rule = KW_RULE_PATH(KW_PK_DENY, r->below);
+		return 0;
 	}
 	return 1;
 }
