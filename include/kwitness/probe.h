@@ -31,6 +31,15 @@ struct kw_probe_result {
  * "lsm.mount", "lsm.unix"; NULL out of range. */
 const char *kw_probe_class_name(int cls);
 
+/* What the hook classes leave out of reach, whatever the kernel: operations
+ * no LSM hook sees on Linux 6.1, and how the rules still hold around them
+ * (docs/lsm.md, "Limits"). NULL-terminated; printed by `kwitness probe`. */
+struct kw_probe_limit {
+	const char *what;
+	const char *why;
+};
+extern const struct kw_probe_limit kw_probe_limits[];
+
 /* Probes every class for real (loads, attaches, triggers, counts). Mounts
  * securityfs if needed. Returns 0, or -errno when probing itself could not run. */
 int kw_probe_all(struct kw_probe_result out[KW_PROBE_NCLASSES]);

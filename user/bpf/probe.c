@@ -55,6 +55,23 @@ static const struct probe_class classes[KW_PROBE_NCLASSES] = {
 				true, false },
 };
 
+const struct kw_probe_limit kw_probe_limits[] = {
+	{ "open_tree", "open_tree(OPEN_TREE_CLONE) has no LSM hook: the detached copy it makes is not "
+		       "refused when made; fs and exec refuse every path on it (\"mount\":\"detached\") "
+		       "and mount refuses attaching it (move_mount)" },
+	{ "fsmount", "fsopen and fsmount have no LSM hook: mount refuses setting an option "
+		     "(fsconfig) and attaching the new mount (move_mount); fs and exec refuse paths "
+		     "on it while it is detached" },
+	{ "mount_setattr", "mount_setattr has no LSM hook: mount flags (read-only, idmapped) of "
+			   "mounts the sandbox can reach are not governed; paths are judged the same" },
+	{ "bind paths", "a file reachable by two paths (a bind mount made before the session) is "
+			"judged by the path it was opened through; metadata hooks that see no path "
+			"judge up to 4 of its paths" },
+	{ "chroot", "a chroot without its own mount namespace is not taken into account: paths "
+		    "are from the root of the task's mount namespace" },
+	{ NULL, NULL },
+};
+
 const char *kw_probe_class_name(int cls)
 {
 	return cls >= 0 && cls < KW_PROBE_NCLASSES ? classes[cls].name : NULL;

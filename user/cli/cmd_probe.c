@@ -14,7 +14,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: kwitness probe [--json]\n\n"
 		   "Loads, attaches and triggers a trivial program for each hook class and\n"
-		   "reports whether it works on this kernel, and if not, why. Needs root.\n");
+		   "reports whether it works on this kernel, and if not, why; then what no\n"
+		   "class reaches (operations without an LSM hook). Needs root.\n");
 }
 
 static int print_json(const struct kw_probe_result *r, const char *release, const char *lsm)
@@ -39,6 +40,19 @@ static int print_json(const struct kw_probe_result *r, const char *release, cons
 		json_array_append_new(arr, c);
 	}
 	json_object_set_new(root, "classes", arr);
+	arr = json_array();
+	if (!arr)
+		goto oom;
+	for (i = 0; kw_probe_limits[i].what; i++) {
+		json_t *l = json_object();
+
+		if (!l)
+			goto oom;
+		json_object_set_new(l, "what", json_string(kw_probe_limits[i].what));
+		json_object_set_new(l, "why", json_string(kw_probe_limits[i].why));
+		json_array_append_new(arr, l);
+	}
+	json_object_set_new(root, "limits", arr);
 	arr = NULL;
 	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(root);
@@ -88,5 +102,8 @@ int cmd_probe(int argc, char **argv)
 	for (i = 0; i < KW_PROBE_NCLASSES; i++)
 		printf("%-10s %-3s %s\n", kw_probe_class_name(i), r[i].available ? "yes" : "no",
 		       r[i].reason);
+	printf("out of reach of every class:\n");
+	for (i = 0; kw_probe_limits[i].what; i++)
+		printf("  %-13s %s\n", kw_probe_limits[i].what, kw_probe_limits[i].why);
 	return 0;
 }
