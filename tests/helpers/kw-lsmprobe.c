@@ -15,9 +15,31 @@
  *   ptrace-child            the same on a child of ours
  *   unix PATH               connect a stream socket (unix_stream_connect); @NAME: abstract
  *   listen PATH             bind + listen, print "ok", accept until killed
- *   nop                     prints "ok" */
+ *   dgram PATH              sendto a datagram socket (unix_may_send)
+ *   dgram-connect PATH      connect a datagram socket, then send
+ *   dgram-listen PATH OUT   bind a datagram socket, print "ok", append "got" to OUT per datagram
+ *   chmod|chown|utimes|setxattr|removexattr PATH   metadata (path_chmod, path_chown,
+ *                           inode_setattr, inode_setxattr, inode_removexattr)
+ *   tree-open DIR FILE r|a  open_tree(OPEN_TREE_CLONE) of DIR, openat(tree, FILE)
+ *   tree-proc DIR FILE      the same, reopened through /proc/self/fd/N (read)
+ *   tree-move DIR TO FILE a|r   in a new mount namespace: move_mount of a clone of DIR
+ *                           onto TO, then open TO/FILE (append or read)
+ *   tree-exec DIR FILE      execveat(clone of DIR, FILE) ("kw-lsmprobe nop")
+ *   fsconfig TYPE           fsopen(TYPE) + fsconfig(size=64k)
+ *   umount DIR              umount2(DIR) in a new mount namespace (sb_umount)
+ *   pivot-root DIR          pivot_root(DIR, DIR) in a new mount namespace (sb_pivotroot)
+ *   sigio PID SIG           a pipe owned (F_SETOWN) by PID, O_ASYNC, F_SETSIG SIG unless 0,
+ *                           one write: the kernel signals PID (file_send_sigiotask)
+ *   memfd-exec NAME         copy of this program in memfd NAME, execveat(AT_EMPTY_PATH) nop
+ *   pipe-reopen             open /proc/self/fd/N of a pipe (read end)
+ *   nop                     prints "ok"
+ *
+ * -u before OP: first become uid/gid 65534, then unshare(CLONE_NEWUSER |
+ * CLONE_NEWNS) (an unprivileged user with every capability in its own user
+ * and mount namespace). */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
@@ -26,10 +48,13 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 static int report(int err)
@@ -162,11 +187,232 @@ static int do_unix(const char *path, int listening)
 	}
 }
 
+static int do_dgram(const char *path, int connected)
+{
+	struct sockaddr_un a;
+	int fd, r, alen = unix_addr(path, &a);
+
+	if (alen < 0)
+		return report(-alen);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return report(errno);
+	if (connected)
+		r = connect(fd, (struct sockaddr *)&a, (socklen_t)alen) || send(fd, "x", 1, 0) != 1;
+	else
+		r = sendto(fd, "x", 1, 0, (struct sockaddr *)&a, (socklen_t)alen) != 1;
+	r = r ? errno : 0;
+	close(fd);
+	return report(r);
+}
+
+static int do_dgram_listen(const char *path, const char *out)
+{
+	struct sockaddr_un a;
+	int fd, alen = unix_addr(path, &a);
+	char b[16];
+
+	if (alen < 0)
+		return report(-alen);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return report(errno);
+	if (path[0] != '@')
+		unlink(path);
+	if (bind(fd, (struct sockaddr *)&a, (socklen_t)alen))
+		return report(errno);
+	chmod(path, 0777);
+	report(0);
+	fflush(stdout);
+	for (;;) {
+		if (recv(fd, b, sizeof(b), 0) > 0) {
+			FILE *f = fopen(out, "a");
+
+			if (f) {
+				fputs("got\n", f);
+				fclose(f);
+			}
+		}
+	}
+}
+
+static int do_utimes(const char *path)
+{
+	struct timespec ts[2] = { { 1000000, 0 }, { 1000000, 0 } };
+
+	return sys(utimensat(AT_FDCWD, path, ts, 0));
+}
+
+/* An unprivileged user in a new user and mount namespace: every capability
+ * there (no id map is written: that would be a write the fs rules judge). */
+static int become_userns(void)
+{
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		return errno;
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS))
+		return errno;
+	return 0;
+}
+
+static int clone_tree(const char *dir)
+{
+	return open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+}
+
+static int open_mode(const char *mode)
+{
+	return !strcmp(mode, "a") ? O_WRONLY | O_APPEND : O_RDONLY;
+}
+
+static int do_tree_open(const char *dir, const char *file, const char *mode)
+{
+	int t = clone_tree(dir), fd;
+
+	if (t < 0)
+		return report(errno);
+	fd = openat(t, file, open_mode(mode) | O_CLOEXEC);
+	if (fd < 0)
+		return report(errno);
+	if (!strcmp(mode, "a") && write(fd, "x\n", 2) != 2)
+		return report(errno);
+	return report(0);
+}
+
+static int do_tree_proc(const char *dir, const char *file)
+{
+	int t = clone_tree(dir), p, fd;
+	char path[64];
+
+	if (t < 0)
+		return report(errno);
+	p = openat(t, file, O_PATH | O_CLOEXEC);
+	if (p < 0)
+		return report(errno);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", p);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return report(fd < 0 ? errno : 0);
+}
+
+static int do_tree_move(const char *dir, const char *to, const char *file, const char *mode)
+{
+	char path[512];
+	int t, fd;
+
+	if (geteuid() == 0 && unshare(CLONE_NEWNS))
+		return report(errno);
+	t = clone_tree(dir);
+	if (t < 0)
+		return report(errno);
+	if (move_mount(t, "", AT_FDCWD, to, MOVE_MOUNT_F_EMPTY_PATH))
+		return report(errno);
+	snprintf(path, sizeof(path), "%s/%s", to, file);
+	fd = open(path, open_mode(mode) | O_CLOEXEC);
+	if (fd < 0)
+		return report(errno);
+	if (!strcmp(mode, "a") && write(fd, "x\n", 2) != 2)
+		return report(errno);
+	return report(0);
+}
+
+static int do_tree_exec(const char *dir, const char *file, char *self)
+{
+	char *argv[] = { self, "nop", NULL };
+	char *envp[] = { NULL };
+	int t = clone_tree(dir);
+
+	if (t < 0)
+		return report(errno);
+	fflush(stdout);
+	syscall(SYS_execveat, t, file, argv, envp, 0);
+	return report(errno);
+}
+
+static int do_fsconfig(const char *type)
+{
+	int fd = fsopen(type, FSOPEN_CLOEXEC);
+
+	if (fd < 0)
+		return report(errno);
+	return sys(fsconfig(fd, FSCONFIG_SET_STRING, "size", "64k", 0));
+}
+
+static int do_umount(const char *dir)
+{
+	if (geteuid() == 0 && unshare(CLONE_NEWNS))
+		return report(errno);
+	return sys(umount2(dir, MNT_DETACH));
+}
+
+static int do_pivot_root(const char *dir)
+{
+	if (geteuid() == 0 && unshare(CLONE_NEWNS))
+		return report(errno);
+	if (chdir(dir))
+		return report(errno);
+	return sys((int)syscall(SYS_pivot_root, ".", "."));
+}
+
+static int do_sigio(pid_t pid, int sig)
+{
+	int p[2];
+
+	if (pipe(p))
+		return report(errno);
+	if (fcntl(p[0], F_SETOWN, pid) || (sig && fcntl(p[0], F_SETSIG, sig)) ||
+	    fcntl(p[0], F_SETFL, O_ASYNC))
+		return report(errno);
+	if (write(p[1], "x", 1) != 1)
+		return report(errno);
+	return report(0);
+}
+
+static int do_memfd_exec(const char *name, char *self)
+{
+	char *argv[] = { self, "nop", NULL };
+	char *envp[] = { NULL };
+	char buf[65536];
+	int in, fd;
+	ssize_t n;
+
+	fd = memfd_create(name, MFD_CLOEXEC);
+	in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || in < 0)
+		return report(errno);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(fd, buf, (size_t)n) != n)
+			return report(errno);
+	fflush(stdout);
+	syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
+	return report(errno);
+}
+
+static int do_pipe_reopen(void)
+{
+	char path[64];
+	int p[2], fd;
+
+	if (pipe(p))
+		return report(errno);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", p[0]);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	return report(fd < 0 ? errno : 0);
+}
+
 int main(int argc, char **argv)
 {
-	const char *op = argc > 1 ? argv[1] : "";
+	const char *op;
+	int err;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 2 && !strcmp(argv[1], "-u")) {
+		err = become_userns();
+		if (err)
+			return report(err);
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
+	op = argc > 1 ? argv[1] : "";
 	if (!strcmp(op, "nop"))
 		return report(0);
 	if (!strcmp(op, "open") && argc == 4)
@@ -203,6 +449,42 @@ int main(int argc, char **argv)
 		return do_unix(argv[2], 0);
 	if (!strcmp(op, "listen") && argc == 3)
 		return do_unix(argv[2], 1);
+	if (!strcmp(op, "dgram") && argc == 3)
+		return do_dgram(argv[2], 0);
+	if (!strcmp(op, "dgram-connect") && argc == 3)
+		return do_dgram(argv[2], 1);
+	if (!strcmp(op, "dgram-listen") && argc == 4)
+		return do_dgram_listen(argv[2], argv[3]);
+	if (!strcmp(op, "chmod") && argc == 3)
+		return sys(chmod(argv[2], 0777));
+	if (!strcmp(op, "chown") && argc == 3)
+		return sys(chown(argv[2], 65534, 65534));
+	if (!strcmp(op, "utimes") && argc == 3)
+		return do_utimes(argv[2]);
+	if (!strcmp(op, "setxattr") && argc == 3)
+		return sys(setxattr(argv[2], "trusted.kw", "x", 1, 0));
+	if (!strcmp(op, "removexattr") && argc == 3)
+		return sys(removexattr(argv[2], "trusted.kw"));
+	if (!strcmp(op, "tree-open") && argc == 5)
+		return do_tree_open(argv[2], argv[3], argv[4]);
+	if (!strcmp(op, "tree-proc") && argc == 4)
+		return do_tree_proc(argv[2], argv[3]);
+	if (!strcmp(op, "tree-move") && argc == 6)
+		return do_tree_move(argv[2], argv[3], argv[4], argv[5]);
+	if (!strcmp(op, "tree-exec") && argc == 4)
+		return do_tree_exec(argv[2], argv[3], argv[0]);
+	if (!strcmp(op, "fsconfig") && argc == 3)
+		return do_fsconfig(argv[2]);
+	if (!strcmp(op, "umount") && argc == 3)
+		return do_umount(argv[2]);
+	if (!strcmp(op, "pivot-root") && argc == 3)
+		return do_pivot_root(argv[2]);
+	if (!strcmp(op, "sigio") && argc == 4)
+		return do_sigio(atoi(argv[2]), atoi(argv[3]));
+	if (!strcmp(op, "memfd-exec") && argc == 3)
+		return do_memfd_exec(argv[2], argv[0]);
+	if (!strcmp(op, "pipe-reopen"))
+		return do_pipe_reopen();
 	fprintf(stderr, "usage: kw-lsmprobe OP ARGS (see the source)\n");
 	return 2;
 }

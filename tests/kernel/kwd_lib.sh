@@ -59,7 +59,8 @@ kwd_start() {
 		--key "$KT_TMP/key.pem" --pin-dir none --config /dev/null "$@" \
 		2>>"$KT_TMP/kwitnessd.log" &
 	KT_DPID=$!
-	for _ in $(seq 100); do
+	# loading every program takes seconds under emulation, more on a busy host
+	for _ in $(seq 600); do
 		[ -S "$KT_SOCK" ] && return 0
 		if ! kill -0 "$KT_DPID" 2>/dev/null; then
 			KT_DPID=
