@@ -259,7 +259,8 @@ int BPF_PROG(kw_lsm_sb_pivotroot, const struct path *old_path, const struct path
 /* fsconfig(2) setting an option of a new or picked filesystem (fsopen,
  * fspick). Under mount.allow it is not a decision of its own (the mount is
  * judged where it attaches: sb_mount, move_mount), so nothing is recorded;
- * otherwise it is refused and recorded with the filesystem type. */
+ * otherwise it is refused and recorded with the filesystem type. The options
+ * of a mount(2) pass here too: they are not judged again. */
 SEC("lsm/fs_context_parse_param")
 int BPF_PROG(kw_lsm_fs_param, struct fs_context *fc, struct fs_parameter *param, int ret)
 {
@@ -267,6 +268,7 @@ int BPF_PROG(kw_lsm_fs_param, struct fs_context *fc, struct fs_parameter *param,
 	struct kw_lsm_slot *cfg;
 	const char *type;
 	struct kw_ctx c;
+	__u64 owner;
 	long r;
 
 	if (ret)
@@ -275,6 +277,11 @@ int BPF_PROG(kw_lsm_fs_param, struct fs_context *fc, struct fs_parameter *param,
 		return 0;
 	cfg = bpf_map_lookup_elem(&kw_lsm_slots, &c.slot);
 	if (cfg && cfg->mount_allow)
+		return 0;
+	/* fsconfig(2) parses under the context's uapi_mutex, held by this task;
+	 * mount(2) parses its options without it, after sb_mount judged it */
+	owner = BPF_CORE_READ(fc, uapi_mutex.owner.counter);
+	if ((owner & ~0x7UL) != (__u64)bpf_get_current_task())
 		return 0;
 	sc = kw_scratch();
 	if (!sc)

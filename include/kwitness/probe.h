@@ -33,7 +33,7 @@ const char *kw_probe_class_name(int cls);
 
 /* What the hook classes leave out of reach, whatever the kernel: operations
  * no LSM hook sees on Linux 6.1, and how the rules still hold around them
- * (docs/lsm.md, "Limits"). NULL-terminated; printed by `kwitness probe`. */
+ * (docs/lsm.md, "Notes and limits"). NULL-terminated; printed by `kwitness probe`. */
 struct kw_probe_limit {
 	const char *what;
 	const char *why;
