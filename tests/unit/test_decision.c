@@ -232,7 +232,7 @@ static void test_paths(void **state)
 	hdr(&e.h, KW_EV_NET_UNIX, KW_DENY, 1, KW_RULE_DEFAULT);
 	e.access = KW_UNIX_SEND;
 	expect(&e, sizeof(e),
-	       "{\"access\":\"send\",\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\","
+	       "{\"access\":\"send\",\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\","
 	       "\"enforced\":true,\"path\":\"/run/a.sock\",\"pid\":42,"
 	       "\"rule\":\"net.unix:default\",\"seq\":5,\"tool\":\"net.unix\","
 	       "\"ts\":1700000002000000,\"uid\":1000}");
@@ -244,7 +244,7 @@ static void test_paths(void **state)
 	strcpy(e.path, "/hostname");
 	e.path_len = 9;
 	expect(&e, sizeof(e),
-	       "{\"access\":\"r\",\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\","
+	       "{\"access\":\"r\",\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\","
 	       "\"enforced\":true,\"mount\":\"detached\",\"path\":\"/hostname\",\"pid\":42,"
 	       "\"rule\":\"fs:default\",\"seq\":5,\"tool\":\"fs.open\","
 	       "\"ts\":1700000002000000,\"uid\":1000}");
@@ -256,12 +256,12 @@ static void test_paths(void **state)
 	strcpy(e.path, "/etc/x");
 	e.path_len = 6;
 	expect(&e, sizeof(e),
-	       "{\"access\":\"w\",\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\","
+	       "{\"access\":\"w\",\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\","
 	       "\"enforced\":true,\"path\":\"/etc/x\",\"pid\":42,\"rule\":\"fs:default\","
 	       "\"seq\":5,\"tool\":\"fs.utimes\",\"ts\":1700000002000000,\"uid\":1000}");
 	e.access = KW_PATHOP_SETXATTR;
 	expect(&e, sizeof(e),
-	       "{\"access\":\"w\",\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\","
+	       "{\"access\":\"w\",\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\","
 	       "\"enforced\":true,\"path\":\"/etc/x\",\"pid\":42,\"rule\":\"fs:default\","
 	       "\"seq\":5,\"tool\":\"fs.setxattr\",\"ts\":1700000002000000,\"uid\":1000}");
 
@@ -271,19 +271,19 @@ static void test_paths(void **state)
 	strcpy(e.path, "/mnt");
 	e.path_len = 4;
 	expect(&e, sizeof(e),
-	       "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
+	       "{\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
 	       "\"path\":\"/mnt\",\"pid\":42,\"rule\":\"mount:default\",\"seq\":5,"
 	       "\"tool\":\"fs.move_mount\",\"ts\":1700000002000000,\"uid\":1000}");
 	e.access = KW_MOUNTOP_UMOUNT;
 	expect(&e, sizeof(e),
-	       "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
+	       "{\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
 	       "\"path\":\"/mnt\",\"pid\":42,\"rule\":\"mount:default\",\"seq\":5,"
 	       "\"tool\":\"fs.umount\",\"ts\":1700000002000000,\"uid\":1000}");
 	e.access = KW_MOUNTOP_FSCONFIG;
 	strcpy(e.path, "tmpfs");
 	e.path_len = 5;
 	expect(&e, sizeof(e),
-	       "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
+	       "{\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
 	       "\"fstype\":\"tmpfs\",\"pid\":42,\"rule\":\"mount:default\",\"seq\":5,"
 	       "\"tool\":\"fs.fsconfig\",\"ts\":1700000002000000,\"uid\":1000}");
 
@@ -293,7 +293,7 @@ static void test_paths(void **state)
 	strcpy(e.path, "memfd:kwtest");
 	e.path_len = 12;
 	expect(&e, sizeof(e),
-	       "{\"access\":\"x\",\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"permit\","
+	       "{\"access\":\"x\",\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"permit\","
 	       "\"enforced\":false,\"path\":\"memfd:kwtest\",\"pid\":42,"
 	       "\"rule\":\"exec.allow[2]\",\"seq\":5,\"tool\":\"fs.exec\","
 	       "\"ts\":1700000002000000,\"uid\":1000}");
@@ -322,8 +322,8 @@ static void test_proc_and_mount(void **state)
 	hdr(&e.h, KW_EV_PROC_SIGIO, KW_DENY, 1, KW_RULE_DEFAULT);
 	e.sig_or_mode = 29;
 	expect(&e, sizeof(e),
-	       "{\"cgroup\":1234,\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
-	       "\"pid\":42,\"rule\":\"proc:default\",\"seq\":5,\"signal\":29,\"target_cgroup\":99,"
+	       "{\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
+	       "\"pid\":42,\"rule\":\"proc:default\",\"seq\":5,\"signal\":29,\"target_cgroup\":\"99\","
 	       "\"target_pid\":77,\"tool\":\"proc.sigio\",\"ts\":1700000002000000,\"uid\":1000}");
 	hdr(&e.h, KW_EV_MOUNT, KW_DENY, 1, KW_RULE_DEFAULT);
 	e.sig_or_mode = 0x1000;
