@@ -27,6 +27,9 @@ void kw_buf_free(struct kw_buf *b);
  * bytes. Returns 0, -EFBIG when the file is larger than max, or -errno. */
 int kw_read_file(const char *path, size_t max, struct kw_buf *out);
 
+/* Reads fd to its end into out, refusing more than max bytes (-EFBIG). */
+int kw_read_fd(int fd, size_t max, struct kw_buf *out);
+
 /* Writes all len bytes to fd, retrying short writes and EINTR.
  * Returns 0 or -errno. */
 int kw_write_all(int fd, const void *data, size_t len);

@@ -39,6 +39,19 @@ struct jcs_error {
 int jcs_canonicalize(const char *text, size_t len, struct kw_buf *out,
 		     struct jcs_error *err);
 
+/* Working memory kept between jcs_canonicalize_with() calls, so that
+ * canonicalising many small documents (log lines) allocates nothing after
+ * the first. Zero-initialise; release with jcs_scratch_free(). It grows to
+ * what the largest document needed. */
+struct jcs_scratch {
+	void *members;
+	size_t cap;
+	struct kw_buf keys, perm;
+};
+int jcs_canonicalize_with(struct jcs_scratch *scratch, const char *text, size_t len,
+			  struct kw_buf *out, struct jcs_error *err);
+void jcs_scratch_free(struct jcs_scratch *scratch);
+
 /* Applies every check of jcs_canonicalize() and then returns the value as a
  * jansson tree (new reference), or NULL with err filled. Use this for every
  * untrusted document that will be read member by member. */

@@ -12,6 +12,8 @@
 #include "kwitness/digest.h"
 #include "kwitness/key.h"
 
+struct kw_log_check;
+
 #define KW_TRACE_PROFILE "tag:agentrust-io.com,2026:trace-v0.2"
 #define KW_DEFAULT_VERIFIER "urn:kwitness:collector"
 /* How far iat may lie in the future, in seconds: TRACE v0.2 section 3.2.2
@@ -73,6 +75,21 @@ enum kw_verify_reason {
 	KW_VERIFY_BUNDLE_MISMATCH,
 	KW_VERIFY_MEASUREMENT_MISMATCH,
 	KW_VERIFY_MALFORMED, /* not JSON / not an object: "record_malformed" */
+	/* The decision log (docs/record.md, "Decision log checks"). */
+	KW_VERIFY_LOG_MISSING,
+	KW_VERIFY_LOG_UNREADABLE,
+	KW_VERIFY_LOG_TRUNCATED,
+	KW_VERIFY_LOG_LINE_TOO_LONG,
+	KW_VERIFY_LOG_MALFORMED,
+	KW_VERIFY_LOG_NOT_CANONICAL,
+	KW_VERIFY_LOG_SESSION_MISMATCH,
+	KW_VERIFY_LOG_INCONSISTENT,
+	KW_VERIFY_LOG_INCOMPLETE,
+	/* Files a state-folder walk (--dir) could not use. */
+	KW_VERIFY_RECORD_UNREADABLE,
+	KW_VERIFY_POLICY_MISSING,
+	KW_VERIFY_POLICY_UNREADABLE,
+	KW_VERIFY_REASON_COUNT
 };
 
 struct kw_verify_opts {
@@ -87,17 +104,32 @@ struct kw_verify_opts {
 	const void *bundle;           /* NULL: not checked */
 	size_t bundle_len;
 	const char *image_digest;     /* with bundle: runtime.measurement is checked */
+	/* A finished streaming check of the decision log (logverify.h), or NULL.
+	 * Replaces transcript_hash/call_count and adds the log's own checks. */
+	const struct kw_log_check *log;
+	bool allow_incomplete;        /* log_incomplete becomes a warning */
 };
 
 struct kw_verify_result {
 	enum kw_verify_reason reason;
 	char message[320]; /* one human sentence */
+	/* With opts.log and allow_incomplete: the log is incomplete, the record
+	 * still counts as valid, and warning says why (else warning is ""). */
+	char warning[320];
 };
 
 /* Verifies record text. Returns 0 when valid, 1 when invalid (result says
  * why), -errno on internal error. */
 int kw_record_verify(const char *text, size_t len, const struct kw_verify_opts *opts,
 		     struct kw_verify_result *res);
+/* The same in two halves, so that a long decision log is read only for a
+ * record whose signature holds: the record itself (every step up to the
+ * signature; the evidence options are ignored) and, on 0, *rec receives the
+ * parsed record without "signature" (new reference); then the evidence. */
+int kw_record_verify_signed(const char *text, size_t len, const struct kw_verify_opts *opts,
+			    struct kw_verify_result *res, json_t **rec);
+int kw_record_verify_evidence(const json_t *rec, const struct kw_verify_opts *opts,
+			      struct kw_verify_result *res);
 /* Stable reason code, e.g. "signature_invalid"; "ok" for KW_VERIFY_OK. */
 const char *kw_verify_reason_code(enum kw_verify_reason r);
 

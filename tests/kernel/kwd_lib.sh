@@ -198,7 +198,16 @@ check_entry() {
 decisions() { grep -v '"tool":"kwitness\.' "$1"; }
 trailer() { grep '"tool":"kwitness.close"' "$1"; }
 
-# verify_record: kwitness verify against the signer's JWK, the log and the bundle.
+# verify_record [ARGS]: kwitness verify against the signer's JWK, the log and the bundle.
 verify_record() {
-	"$KW" verify --key "$KT_TMP/signer.jwk" --log "$LOG" --policy "$POL" "$REC" >/dev/null
+	"$KW" verify --key "$KT_TMP/signer.jwk" --log "$LOG" --policy "$POL" "$@" "$REC" >/dev/null
+}
+# verify_incomplete: the record of an incomplete log fails with log_incomplete,
+# and verifies with --allow-incomplete (a warning).
+verify_incomplete() {
+	local out
+	out=$("$KW" verify --key "$KT_TMP/signer.jwk" --log "$LOG" --policy "$POL" "$REC")
+	[ $? -eq 1 ] && [[ $out == "invalid: log_incomplete: "* ]] || return 1
+	out=$("$KW" verify --key "$KT_TMP/signer.jwk" --log "$LOG" --policy "$POL" --allow-incomplete "$REC")
+	[ $? -eq 0 ] && [[ $out == "warning: log_incomplete: "* ]] && [[ $out == *"completeness: INCOMPLETE"* ]]
 }

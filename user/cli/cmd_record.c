@@ -68,7 +68,8 @@ static void build_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: kwitness record build --sandbox-id ID --image-digest D --policy FILE\n"
-		"           --decisions FILE --enforcement-mode MODE --model-provider P --model-id M\n"
+		"           (--decisions FILE | --transcript-hash H --call-count N)\n"
+		"           --enforcement-mode MODE --model-provider P --model-id M\n"
 		"           [--data-class C] [--iat N] [--verifier URI] [--pretty]\n\n"
 		"Prints an unsigned TRACE v0.2 record (RFC 8785 JSON and a newline), built with the\n"
 		"agentrust sandbox adapter mapping. It has no cnf and no signature yet: it is the\n"
@@ -77,6 +78,8 @@ static void build_usage(FILE *f)
 		"  --image-digest D         sha256:<hex> or sha384:<hex> of the sandbox image\n"
 		"  --policy FILE            policy bundle, hashed byte for byte\n"
 		"  --decisions FILE         decision log: JSON Lines, or one JSON array ('-': stdin)\n"
+		"  --transcript-hash H      instead of --decisions: a transcript hash computed\n"
+		"  --call-count N           elsewhere (a collector's), and its number of entries\n"
 		"  --enforcement-mode MODE  enforce | advisory | silent | declared (required)\n"
 		"  --model-provider P, --model-id M\n"
 		"  --data-class C           default \"internal\"\n"
@@ -89,7 +92,7 @@ static void build_usage(FILE *f)
 static int record_build(int argc, char **argv)
 {
 	enum { O_SANDBOX = 1, O_IMAGE, O_POLICY, O_DECISIONS, O_MODE, O_PROVIDER, O_MODEL,
-	       O_CLASS, O_IAT, O_VERIFIER, O_PRETTY, O_HELP };
+	       O_CLASS, O_IAT, O_VERIFIER, O_PRETTY, O_THASH, O_COUNT, O_HELP };
 	static const struct option opts[] = {
 		{ "sandbox-id", required_argument, NULL, O_SANDBOX },
 		{ "image-digest", required_argument, NULL, O_IMAGE },
@@ -102,11 +105,14 @@ static int record_build(int argc, char **argv)
 		{ "iat", required_argument, NULL, O_IAT },
 		{ "verifier", required_argument, NULL, O_VERIFIER },
 		{ "pretty", no_argument, NULL, O_PRETTY },
+		{ "transcript-hash", required_argument, NULL, O_THASH },
+		{ "call-count", required_argument, NULL, O_COUNT },
 		{ "help", no_argument, NULL, O_HELP },
 		{ 0 },
 	};
 	struct kw_record_input in = { .data_class = "internal", .iat = (int64_t)time(NULL) };
-	const char *policy = NULL, *decisions = NULL;
+	const char *policy = NULL, *decisions = NULL, *thash = NULL;
+	long long call_count = -1;
 	struct kw_buf bundle = { 0 }, log = { 0 };
 	char hash[KW_DIGEST_STR_MAX], err[320];
 	bool pretty = false;
@@ -128,6 +134,13 @@ static int record_build(int argc, char **argv)
 		case O_CLASS: in.data_class = optarg; break;
 		case O_VERIFIER: in.verifier = optarg; break;
 		case O_PRETTY: pretty = true; break;
+		case O_THASH: thash = optarg; break;
+		case O_COUNT:
+			if (cli_parse_int(optarg, 0, JCS_MAX_SAFE_INT, &call_count)) {
+				fprintf(stderr, "kwitness record build: --call-count needs a number >= 0\n");
+				return 2;
+			}
+			break;
 		case O_IAT:
 			if (cli_parse_int(optarg, 1700000000, JCS_MAX_SAFE_INT, &iat)) {
 				fprintf(stderr, "kwitness record build: --iat must be Unix seconds >= 1700000000\n");
@@ -145,7 +158,18 @@ static int record_build(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc || !in.sandbox_id || !in.image_digest || !policy || !decisions ||
+	if (decisions && (thash || call_count >= 0)) {
+		fprintf(stderr, "kwitness record build: --decisions or --transcript-hash with "
+				"--call-count, not both\n");
+		return 2;
+	}
+	if (!decisions && (!thash || call_count < 0 || !kw_digest_valid(thash))) {
+		fprintf(stderr, "kwitness record build: %s\n",
+			thash || call_count >= 0 ? "--transcript-hash needs sha256:<hex> and --call-count N"
+						 : "--decisions FILE (or --transcript-hash and --call-count) is required");
+		return 2;
+	}
+	if (optind != argc || !in.sandbox_id || !in.image_digest || !policy ||
 	    !in.enforcement_mode || !in.model_provider || !in.model_id) {
 		fprintf(stderr, "kwitness record build: %s\n",
 			optind != argc ? "unexpected argument" :
@@ -154,11 +178,15 @@ static int record_build(int argc, char **argv)
 		build_usage(stderr);
 		return 2;
 	}
-	if (cli_read("record build", "policy bundle", policy, CLI_BUNDLE_MAX, &bundle) ||
-	    cli_read("record build", "decision log", decisions, CLI_LOG_MAX, &log))
+	if (cli_read("record build", "policy bundle", policy, CLI_BUNDLE_MAX, &bundle))
 		goto out;
-	if (kw_transcript_from_text(log.data ? log.data : "", log.len, hash, &in.call_count, err,
-				    sizeof(err))) {
+	if (!decisions) {
+		snprintf(hash, sizeof(hash), "%s", thash);
+		in.call_count = (uint64_t)call_count;
+	} else if (cli_read("record build", "decision log", decisions, CLI_LOG_MAX, &log)) {
+		goto out;
+	} else if (kw_transcript_from_text(log.data ? log.data : "", log.len, hash, &in.call_count, err,
+					   sizeof(err))) {
 		fprintf(stderr, "kwitness record build: %s: %s\n", decisions, err);
 		goto out;
 	}

@@ -1,22 +1,28 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kwitness verify: offline verification of a TRACE v0.2 record.
+/* kwitness verify: offline verification of a TRACE v0.2 record, or of every
+ * record of a state folder (verify_batch.c).
  * Exit 0 valid, 1 invalid (reason code on stdout), 2 usage or input error. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kwitness/buf.h"
 #include "kwitness/jcs.h"
+#include "kwitness/logverify.h"
 #include "kwitness/record.h"
 #include "kwitness/tpm.h"
 #include "cli_key.h"
 #include "cli_record.h"
 #include "commands.h"
-#include "collector/transcript.h"
+#include "progress.h"
+#include "verify_batch.h"
 
 #define DEFAULT_MAX_AGE 86400
 
@@ -25,8 +31,10 @@ static void verify_usage(FILE *f)
 	fprintf(f,
 		"usage: kwitness verify --key TRUSTED RECORD [--log DECISIONS] [--policy BUNDLE]\n"
 		"           [--image-digest D] [--max-age SECONDS] [--skew SECONDS] [--nonce N]\n"
-		"           [--allow-embedded-key] [--json]\n"
-		"           [--evidence FILE --tpm-ca CA.pem --enroll-key KEY [--pcrs-ref FILE]]\n\n"
+		"           [--allow-embedded-key] [--allow-incomplete] [--json]\n"
+		"           [--evidence FILE --tpm-ca CA.pem --enroll-key KEY [--pcrs-ref FILE]]\n"
+		"       kwitness verify --key TRUSTED --dir STATE_DIR [--jobs N] [options]\n"
+		"       kwitness verify --key TRUSTED [--jobs N] [options] RECORD RECORD...\n\n"
 		"Verifies a TRACE v0.2 record offline, in agentrust verify_record order: profile,\n"
 		"signature form, schema, trusted key, cnf.jwk thumbprint, freshness, nonce,\n"
 		"Ed25519 signature; then the evidence given must reproduce the record's hashes.\n"
@@ -34,11 +42,18 @@ static void verify_usage(FILE *f)
 		"chain, AK enrollment, quote signature, extraData = thumbprint(cnf.jwk) =\n"
 		"runtime.nonce, pcrDigest = runtime.measurement, PCR values; Level 1 only when\n"
 		"every step holds. Without --evidence a record is at most Level 0.\n"
-		"Exit status: 0 valid (and Level 1 when --evidence is given), 1 invalid (reason\n"
-		"code and sentence on stdout), 2 usage error.\n\n"
+		"A decision log is read as a stream: every line must be canonical, the sequence\n"
+		"numbers, open and close entries and the trailer's counts must agree, and the\n"
+		"log must be complete (every decision of the session in it).\n"
+		"With --dir (or several RECORDs in a state folder's records/), every record is\n"
+		"verified with its log (logs/<session>.jsonl) and bundle (policies/<hash>):\n"
+		"one line per failure, then a summary.\n"
+		"Exit status: 0 valid (every record; and Level 1 when --evidence is given), 1\n"
+		"invalid (reason code and sentence on stdout), 2 usage error.\n\n"
 		"  --key TRUSTED         public JWK file or PEM public key of the signer\n"
-		"  --log DECISIONS       decision log (JSON Lines or a JSON array): recompute\n"
-		"                        tool_transcript.hash and call_count\n"
+		"  --log DECISIONS       the session's decision log (JSON Lines; - for stdin):\n"
+		"                        recompute tool_transcript.hash and call_count, check\n"
+		"                        the log's structure and completeness\n"
 		"  --policy BUNDLE       policy bundle: recompute policy.bundle_hash and, with the\n"
 		"                        image digest, runtime.measurement\n"
 		"  --image-digest D      image digest for runtime.measurement (default: the\n"
@@ -47,19 +62,39 @@ static void verify_usage(FILE *f)
 		"  --skew SECONDS        how far iat may be in the future (default %d, TRACE 3.2.2)\n"
 		"  --nonce N             runtime.nonce must equal N\n"
 		"  --allow-embedded-key  trust the record's own cnf.jwk when no --key is given\n"
+		"  --allow-incomplete    an incomplete log (log_incomplete) is a warning, not a failure\n"
+		"  --dir STATE_DIR       verify every record of a kwitnessd state folder\n"
+		"  --jobs N              records verified at once (default: the number of CPUs)\n"
 		"  --evidence FILE       TPM evidence (state/evidence/<digest>.json) to appraise\n"
 		"  --tpm-ca CA.pem       EK CA certificate(s) trusted for step 1\n"
 		"  --enroll-key KEY      enrollment key (public JWK or PEM) trusted for step 2\n"
 		"  --pcrs-ref FILE       reference PCR values {\"N\": \"hex\", ...} for step 6\n"
-		"  --json                print {\"valid\":...,\"reason\":...,\"message\":...,\"level\":...}\n"
-		"  --help                this text\n",
+		"  --json                print {\"valid\":...,\"reason\":...,\"message\":...,\"level\":...}, one\n"
+		"                        object per record and a summary object with --dir\n"
+		"  --help                this text\n"
+		"On a terminal (not with --json), long runs show progress on stderr.\n",
 		DEFAULT_MAX_AGE, KW_DEFAULT_SKEW);
 }
 
+/* What the log says about completeness, for every human verdict. */
+static void completeness_text(const struct kw_log_check *lc, char *out, size_t n)
+{
+	if (!lc)
+		snprintf(out, n, "completeness not checked (no --log)");
+	else if (lc->problem != KW_VERIFY_OK)
+		snprintf(out, n, "completeness unknown (the log could not be read to its end)");
+	else if (lc->complete)
+		snprintf(out, n, "complete");
+	else
+		snprintf(out, n, "INCOMPLETE: %s", lc->incomplete_why);
+}
+
 static void print_result(const struct kw_verify_result *res, bool as_json, const char *detail,
-			 const struct kw_appraise_result *ap, bool appraised)
+			 const struct kw_log_check *lc, const struct kw_appraise_result *ap,
+			 bool appraised)
 {
 	int level = res->reason == KW_VERIFY_OK && appraised && ap->step == KW_APPRAISE_OK;
+	char completeness[400];
 
 	if (as_json) {
 		json_t *o = json_pack("{s:b, s:s, s:s, s:i}", "valid", res->reason == KW_VERIFY_OK,
@@ -71,51 +106,186 @@ static void print_result(const struct kw_verify_result *res, bool as_json, const
 					    json_pack("{s:i, s:s, s:s}", "step",
 						      kw_appraise_step_number(ap->step), "reason",
 						      kw_appraise_code(ap->step), "message", ap->message));
+
+		if (o && lc && lc->problem == KW_VERIFY_OK) {
+			json_object_set_new(o, "complete", json_boolean(lc->complete));
+			if (!lc->complete)
+				json_object_set_new(o, "incomplete", json_string(lc->incomplete_why));
+			json_object_set_new(o, "transcript_hash", json_string(lc->hash));
+			json_object_set_new(o, "log_entries", json_integer((json_int_t)lc->entries));
+		}
+		if (o && res->warning[0])
+			json_object_set_new(o, "warning", json_string(res->warning));
 		if (o)
 			cli_print_json(o, false);
 		json_decref(o);
 		return;
 	}
-	if (res->reason != KW_VERIFY_OK) {
+	completeness_text(lc, completeness, sizeof(completeness));
+	if (res->warning[0])
+		printf("warning: %s: %s\n", kw_verify_reason_code(KW_VERIFY_LOG_INCOMPLETE), res->warning);
+	if (res->reason == KW_VERIFY_OK) {
+		printf("valid: record verified (%s)\n", detail);
+		printf("completeness: %s\n", completeness);
+		if (!appraised)
+			printf("level 0: no TPM evidence appraised\n");
+		else if (level)
+			printf("level 1: %s\n", ap->message);
+		else
+			printf("level 0: TPM appraisal failed at step %d: %s: %s\n",
+			       kw_appraise_step_number(ap->step), kw_appraise_code(ap->step), ap->message);
+	} else {
 		printf("invalid: %s: %s\n", kw_verify_reason_code(res->reason), res->message);
-		return;
+		if (lc && lc->problem == KW_VERIFY_OK && res->reason != KW_VERIFY_LOG_INCOMPLETE)
+			printf("completeness: %s\n", completeness);
 	}
-	printf("valid: record verified (%s)\n", detail);
-	if (!appraised)
-		printf("level 0: no TPM evidence appraised\n");
-	else if (level)
-		printf("level 1: %s\n", ap->message);
-	else
-		printf("level 0: TPM appraisal failed at step %d: %s: %s\n",
-		       kw_appraise_step_number(ap->step), kw_appraise_code(ap->step), ap->message);
 }
 
 /* A one-line summary of what a valid record says and what was checked. */
-static void describe(const char *text, size_t len, const struct kw_verify_opts *o,
-		     const struct kw_key *trusted, char *out, size_t outlen)
+static void describe(const json_t *rec, const struct kw_verify_opts *o, const struct kw_key *trusted,
+		     const struct kw_log_check *lc, char *out, size_t outlen)
 {
-	json_t *rec = jcs_parse(text, len, NULL);
 	const char *platform = json_string_value(
 		json_object_get(json_object_get(rec, "runtime"), "platform"));
-	char tp[KW_THUMBPRINT_MAX] = "embedded key";
+	char tp[KW_THUMBPRINT_MAX] = "embedded key", log[160] = "";
 
 	if (trusted)
 		kw_key_thumbprint(trusted, tp);
-	/* A tpm2 measurement is the PCR digest: only --evidence checks it. */
+	if (lc)
+		snprintf(log, sizeof(log),
+			 "; decision log matches (%" PRIu64 " entries: %" PRIu64 " decisions, %" PRIu64
+			 " denials%s)",
+			 lc->entries, lc->decisions, lc->denials,
+			 lc->resumes ? ", collector resumed" : "");
 	snprintf(out, outlen, "subject %s, iat %.0f, key %s%s%s%s",
 		 json_string_value(json_object_get(rec, "subject")),
-		 json_number_value(json_object_get(rec, "iat")), tp,
-		 o->transcript_hash ? "; decision log matches" : "",
+		 json_number_value(json_object_get(rec, "iat")), tp, log,
 		 o->bundle ? "; policy bundle matches" : "",
+		 /* A tpm2 measurement is the PCR digest: only --evidence checks it. */
 		 o->bundle && o->image_digest && platform && !strcmp(platform, "software-only")
 			 ? "; measurement matches" : "");
+}
+
+/* Opens the decision log (or stdin) for streaming; prints why not. */
+static int open_log(const char *path, uint64_t *size)
+{
+	struct stat st;
+	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : dup(STDIN_FILENO);
+
+	*size = 0;
+	if (fd < 0) {
+		fprintf(stderr, "kwitness verify: cannot read decision log %s: %s\n", path,
+			strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		*size = (uint64_t)st.st_size;
+	return fd;
+}
+
+static void log_progress(void *ctx, uint64_t bytes)
+{
+	struct progress *p = ctx;
+	uint64_t seen = atomic_load(&p->bytes);
+
+	progress_add(p, bytes > seen ? bytes - seen : 0, 0);
+}
+
+/* TPM evidence to appraise after the record verified (--evidence). */
+struct tpm_check {
+	json_t *evidence;
+	struct kw_appraise_opts ao;
+};
+
+static int verify_one(struct kw_verify_opts *o, const struct kw_key *trusted, const char *recpath,
+		      const char *logpath, const char *policypath, const struct tpm_check *tpm,
+		      bool as_json)
+{
+	struct kw_appraise_result ar = { 0 };
+	bool appraised = false;
+	struct kw_buf text = { 0 }, bundle = { 0 };
+	struct kw_verify_result res = { 0 };
+	struct kw_log_check lc = { 0 };
+	struct progress prog;
+	char detail[640] = "", image[KW_DIGEST_STR_MAX];
+	uint64_t log_size = 0;
+	json_t *rec = NULL;
+	bool lc_live = false;
+	int ret, status = 2, log_fd = -1;
+
+	if (cli_read("verify", "record", recpath, CLI_RECORD_MAX, &text))
+		goto out;
+	if (logpath && (log_fd = open_log(logpath, &log_size)) < 0)
+		goto out;
+	if (policypath) {
+		if (cli_read("verify", "policy bundle", policypath, CLI_BUNDLE_MAX, &bundle))
+			goto out;
+		o->bundle = bundle.data ? bundle.data : "";
+		o->bundle_len = bundle.len;
+	}
+	/* The record first: a long log is read only for a record that holds. */
+	ret = kw_record_verify_signed(text.data ? text.data : "", text.len, o, &res, &rec);
+	if (ret == 0 && log_fd >= 0) {
+		ret = kw_log_check_init(&lc);
+		lc_live = ret == 0;
+		if (ret == 0) {
+			progress_init(&prog, !as_json, log_size, 0);
+			lc.progress = log_progress;
+			lc.progress_ctx = &prog;
+			ret = kw_log_check_fd(&lc, log_fd);
+			progress_end(&prog);
+			o->log = &lc;
+		}
+	}
+	if (ret == 0 && o->bundle && !o->image_digest) {
+		/* The record's own digest: the signature binds it, and the
+		 * measurement still has to match it and the bundle. */
+		const char *d = json_string_value(
+			json_object_get(json_object_get(rec, "build_provenance"), "digest"));
+
+		if (d && kw_digest_valid(d)) {
+			snprintf(image, sizeof(image), "%s", d);
+			o->image_digest = image;
+		}
+	}
+	if (ret == 0)
+		ret = kw_record_verify_evidence(rec, o, &res);
+	if (ret < 0) {
+		fprintf(stderr, "kwitness verify: %s\n", ret == -ENOMEM ? "out of memory" : res.message);
+		goto out;
+	}
+	if (ret == 0)
+		describe(rec, o, trusted, o->log, detail, sizeof(detail));
+	if (ret == 0 && tpm->evidence) {
+		/* The record as signed (the parsed copy has no signature). */
+		json_t *whole = jcs_parse(text.data, text.len, NULL);
+		int a = kw_appraise(tpm->evidence, whole, &tpm->ao, &ar);
+
+		json_decref(whole);
+		if (a < 0) {
+			fprintf(stderr, "kwitness verify: appraisal: %s\n", strerror(-a));
+			status = 2;
+			goto out;
+		}
+		appraised = true;
+	}
+	print_result(&res, as_json, detail, o->log, &ar, appraised);
+	status = ret == 0 && (!tpm->evidence || ar.step == KW_APPRAISE_OK) ? 0 : 1;
+out:
+	if (lc_live)
+		kw_log_check_free(&lc);
+	if (log_fd >= 0)
+		close(log_fd);
 	json_decref(rec);
+	kw_buf_free(&text);
+	kw_buf_free(&bundle);
+	return status;
 }
 
 int cmd_verify(int argc, char **argv)
 {
 	enum { O_KEY = 1, O_LOG, O_POLICY, O_IMAGE, O_MAX_AGE, O_SKEW, O_NONCE, O_EMBEDDED, O_JSON,
-	       O_HELP, O_EVIDENCE, O_TPM_CA, O_ENROLL_KEY, O_PCRS_REF };
+	       O_INCOMPLETE, O_DIR, O_JOBS, O_HELP, O_EVIDENCE, O_TPM_CA, O_ENROLL_KEY, O_PCRS_REF };
 	static const struct option opts[] = {
 		{ "key", required_argument, NULL, O_KEY },
 		{ "log", required_argument, NULL, O_LOG },
@@ -125,6 +295,9 @@ int cmd_verify(int argc, char **argv)
 		{ "skew", required_argument, NULL, O_SKEW },
 		{ "nonce", required_argument, NULL, O_NONCE },
 		{ "allow-embedded-key", no_argument, NULL, O_EMBEDDED },
+		{ "allow-incomplete", no_argument, NULL, O_INCOMPLETE },
+		{ "dir", required_argument, NULL, O_DIR },
+		{ "jobs", required_argument, NULL, O_JOBS },
 		{ "json", no_argument, NULL, O_JSON },
 		{ "evidence", required_argument, NULL, O_EVIDENCE },
 		{ "tpm-ca", required_argument, NULL, O_TPM_CA },
@@ -135,20 +308,14 @@ int cmd_verify(int argc, char **argv)
 	};
 	struct kw_verify_opts o = { .now = (int64_t)time(NULL), .max_age = DEFAULT_MAX_AGE,
 				    .skew = KW_DEFAULT_SKEW, .call_count = -1 };
-	const char *keypath = NULL, *logpath = NULL, *policypath = NULL, *recpath;
-	struct kw_buf text = { 0 }, log = { 0 }, bundle = { 0 };
-	struct kw_verify_result res = { 0 };
-	char hash[KW_DIGEST_STR_MAX], err[320], detail[400] = "";
-	char image[KW_DIGEST_STR_MAX];
-	struct kw_key *trusted = NULL, *enroll_key = NULL;
+	const char *keypath = NULL, *logpath = NULL, *policypath = NULL, *dir = NULL;
 	const char *evpath = NULL, *enrkeypath = NULL, *refpath = NULL;
-	struct kw_appraise_opts ao = { 0 };
-	struct kw_appraise_result ar = { 0 };
-	json_t *evidence = NULL, *pcrs_ref = NULL;
-	bool as_json = false, appraised = false;
-	uint64_t count = 0;
-	long long v;
-	int c, ret, status = 2;
+	struct kw_key *trusted = NULL, *enroll_key = NULL;
+	struct tpm_check tpm = { 0 };
+	json_t *pcrs_ref = NULL;
+	bool as_json = false;
+	long long v, jobs = 0;
+	int c, ret, status;
 
 	optind = 1;
 	opterr = 0;
@@ -160,11 +327,19 @@ int cmd_verify(int argc, char **argv)
 		case O_IMAGE: o.image_digest = optarg; break;
 		case O_NONCE: o.nonce = optarg; break;
 		case O_EMBEDDED: o.allow_embedded_key = true; break;
+		case O_INCOMPLETE: o.allow_incomplete = true; break;
+		case O_DIR: dir = optarg; break;
 		case O_JSON: as_json = true; break;
 		case O_EVIDENCE: evpath = optarg; break;
-		case O_TPM_CA: ao.ca_file = optarg; break;
+		case O_TPM_CA: tpm.ao.ca_file = optarg; break;
 		case O_ENROLL_KEY: enrkeypath = optarg; break;
 		case O_PCRS_REF: refpath = optarg; break;
+		case O_JOBS:
+			if (cli_parse_int(optarg, 1, 1024, &jobs)) {
+				fprintf(stderr, "kwitness verify: --jobs needs a number from 1 to 1024\n");
+				return 2;
+			}
+			break;
 		case O_MAX_AGE:
 		case O_SKEW:
 			if (cli_parse_int(optarg, 0, JCS_MAX_SAFE_INT, &v)) {
@@ -186,14 +361,31 @@ int cmd_verify(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "kwitness verify: expected exactly one RECORD argument\n");
+	if (!keypath && !o.allow_embedded_key) {
+		fprintf(stderr, "kwitness verify: --key TRUSTED is required (or --allow-embedded-key)\n");
 		verify_usage(stderr);
 		return 2;
 	}
-	recpath = argv[optind];
-	if (!keypath && !o.allow_embedded_key) {
-		fprintf(stderr, "kwitness verify: --key TRUSTED is required (or --allow-embedded-key)\n");
+	if (dir || argc - optind > 1) {
+		struct verify_batch b = { .keypath = keypath, .verify = o, .state_dir = dir,
+					  .records = argv + optind, .n_records = argc - optind,
+					  .jobs = (int)jobs, .json = as_json };
+
+		if (logpath || policypath || o.image_digest || evpath) {
+			fprintf(stderr, "kwitness verify: --log, --policy, --image-digest and --evidence name one "
+					"record's evidence; with --dir or several records each record's "
+					"own are used\n");
+			return 2;
+		}
+		if (dir && argc - optind > 0) {
+			fprintf(stderr, "kwitness verify: --dir verifies every record of the folder; "
+					"give no RECORD with it\n");
+			return 2;
+		}
+		return verify_batch_run(&b);
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "kwitness verify: expected exactly one RECORD argument (or --dir)\n");
 		verify_usage(stderr);
 		return 2;
 	}
@@ -205,16 +397,17 @@ int cmd_verify(int argc, char **argv)
 		fprintf(stderr, "kwitness verify: --image-digest must be sha256:<hex> or sha384:<hex>\n");
 		return 2;
 	}
-	if (!evpath && (ao.ca_file || enrkeypath || refpath)) {
+	if (!evpath && (tpm.ao.ca_file || enrkeypath || refpath)) {
 		fprintf(stderr, "kwitness verify: --tpm-ca, --enroll-key and --pcrs-ref need --evidence\n");
 		return 2;
 	}
-	if (evpath && (!ao.ca_file || !enrkeypath)) {
+	if (evpath && (!tpm.ao.ca_file || !enrkeypath)) {
 		fprintf(stderr, "kwitness verify: --evidence needs --tpm-ca (EK CA) and --enroll-key (enrollment key)\n");
 		return 2;
 	}
+	status = 2;
 	if (evpath) {
-		if (!(evidence = cli_read_json("verify", "evidence", evpath)) ||
+		if (!(tpm.evidence = cli_read_json("verify", "evidence", evpath)) ||
 		    (refpath && !(pcrs_ref = cli_read_json("verify", "PCR reference", refpath))))
 			goto out;
 		ret = kw_key_load_public(enrkeypath, &enroll_key);
@@ -222,8 +415,8 @@ int cmd_verify(int argc, char **argv)
 			cli_key_error("verify", enrkeypath, ret);
 			goto out;
 		}
-		ao.enroll_key = enroll_key;
-		ao.pcrs_ref = pcrs_ref;
+		tpm.ao.enroll_key = enroll_key;
+		tpm.ao.pcrs_ref = pcrs_ref;
 	}
 	if (keypath) {
 		ret = kw_key_load_public(keypath, &trusted);
@@ -233,65 +426,11 @@ int cmd_verify(int argc, char **argv)
 		}
 		o.trusted = trusted;
 	}
-	if (cli_read("verify", "record", recpath, CLI_RECORD_MAX, &text))
-		goto out;
-	if (logpath) {
-		if (cli_read("verify", "decision log", logpath, CLI_LOG_MAX, &log))
-			goto out;
-		if (kw_transcript_from_text(log.data ? log.data : "", log.len, hash, &count, err,
-					    sizeof(err))) {
-			fprintf(stderr, "kwitness verify: %s: %s\n", logpath, err);
-			goto out;
-		}
-		o.transcript_hash = hash;
-		o.call_count = (int64_t)count;
-	}
-	if (policypath) {
-		if (cli_read("verify", "policy bundle", policypath, CLI_BUNDLE_MAX, &bundle))
-			goto out;
-		o.bundle = bundle.data ? bundle.data : "";
-		o.bundle_len = bundle.len;
-		if (!o.image_digest) {
-			/* The record's own digest: the signature binds it, and the
-			 * measurement still has to match it and the bundle. */
-			json_t *rec = jcs_parse(text.data ? text.data : "", text.len, NULL);
-			const char *d = json_string_value(
-				json_object_get(json_object_get(rec, "build_provenance"), "digest"));
-
-			if (d && kw_digest_valid(d)) {
-				snprintf(image, sizeof(image), "%s", d);
-				o.image_digest = image;
-			}
-			json_decref(rec);
-		}
-	}
-	ret = kw_record_verify(text.data ? text.data : "", text.len, &o, &res);
-	if (ret < 0) {
-		fprintf(stderr, "kwitness verify: %s\n", res.message);
-		goto out;
-	}
-	if (ret == 0)
-		describe(text.data, text.len, &o, trusted, detail, sizeof(detail));
-	if (ret == 0 && evidence) {
-		json_t *rec = jcs_parse(text.data, text.len, NULL);
-		int a = kw_appraise(evidence, rec, &ao, &ar);
-
-		json_decref(rec);
-		if (a < 0) {
-			fprintf(stderr, "kwitness verify: appraisal: %s\n", strerror(-a));
-			goto out;
-		}
-		appraised = true;
-	}
-	print_result(&res, as_json, detail, &ar, appraised);
-	status = ret == 0 && (!evidence || ar.step == KW_APPRAISE_OK) ? 0 : 1;
+	status = verify_one(&o, trusted, argv[optind], logpath, policypath, &tpm, as_json);
 out:
-	json_decref(evidence);
+	json_decref(tpm.evidence);
 	json_decref(pcrs_ref);
 	kw_key_free(enroll_key);
 	kw_key_free(trusted);
-	kw_buf_free(&text);
-	kw_buf_free(&log);
-	kw_buf_free(&bundle);
 	return status;
 }

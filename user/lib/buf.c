@@ -72,7 +72,7 @@ void kw_buf_free(struct kw_buf *b)
 	b->len = b->cap = 0;
 }
 
-static int read_fd(int fd, size_t max, struct kw_buf *out)
+int kw_read_fd(int fd, size_t max, struct kw_buf *out)
 {
 	size_t start = out->len;
 	int rc;
@@ -112,7 +112,7 @@ fail:
 int kw_read_file(const char *path, size_t max, struct kw_buf *out)
 {
 	if (!strcmp(path, "-"))
-		return read_fd(STDIN_FILENO, max, out);
+		return kw_read_fd(STDIN_FILENO, max, out);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -121,7 +121,7 @@ int kw_read_file(const char *path, size_t max, struct kw_buf *out)
 		close(fd);
 		return -EFBIG;
 	}
-	int rc = read_fd(fd, max, out);
+	int rc = kw_read_fd(fd, max, out);
 	close(fd);
 	return rc;
 }

@@ -795,7 +795,8 @@ static int parse_value(struct parser *ps)
 	}
 }
 
-int jcs_canonicalize(const char *text, size_t len, struct kw_buf *out, struct jcs_error *err)
+int jcs_canonicalize_with(struct jcs_scratch *scratch, const char *text, size_t len,
+			  struct kw_buf *out, struct jcs_error *err)
 {
 	if (!text)
 		text = ""; /* len must then be 0: nothing to read */
@@ -806,6 +807,13 @@ int jcs_canonicalize(const char *text, size_t len, struct kw_buf *out, struct jc
 		.out = out,
 		.err = err,
 	};
+	if (scratch) {
+		ps.m = scratch->members;
+		ps.m_cap = scratch->cap;
+		ps.keys = scratch->keys;
+		ps.perm = scratch->perm;
+		kw_buf_reset(&ps.keys);
+	}
 	size_t start = out->len;
 	/* Canonical output is rarely longer than the input. */
 	int rc = kw_buf_reserve(out, len + 64);
@@ -816,9 +824,16 @@ int jcs_canonicalize(const char *text, size_t len, struct kw_buf *out, struct jc
 		if (ps.p != ps.end)
 			rc = fail(&ps, ps.p, "trailing content after the JSON value");
 	}
-	free(ps.m);
-	kw_buf_free(&ps.keys);
-	kw_buf_free(&ps.perm);
+	if (scratch) {
+		scratch->members = ps.m;
+		scratch->cap = ps.m_cap;
+		scratch->keys = ps.keys;
+		scratch->perm = ps.perm;
+	} else {
+		free(ps.m);
+		kw_buf_free(&ps.keys);
+		kw_buf_free(&ps.perm);
+	}
 	if (rc == -ENOMEM && err) {
 		err->line = err->column = err->offset = 0;
 		snprintf(err->message, sizeof(err->message), "out of memory");
@@ -829,6 +844,20 @@ int jcs_canonicalize(const char *text, size_t len, struct kw_buf *out, struct jc
 	if (out->data)
 		out->data[out->len] = '\0';
 	return rc;
+}
+
+int jcs_canonicalize(const char *text, size_t len, struct kw_buf *out, struct jcs_error *err)
+{
+	return jcs_canonicalize_with(NULL, text, len, out, err);
+}
+
+void jcs_scratch_free(struct jcs_scratch *scratch)
+{
+	free(scratch->members);
+	scratch->members = NULL;
+	scratch->cap = 0;
+	kw_buf_free(&scratch->keys);
+	kw_buf_free(&scratch->perm);
 }
 
 json_t *jcs_parse(const char *text, size_t len, struct jcs_error *err)

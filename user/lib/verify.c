@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@
 
 #include "kwitness/b64url.h"
 #include "kwitness/jcs.h"
+#include "kwitness/logverify.h"
 #include "kwitness/record.h"
 #include "record_internal.h"
 
@@ -37,7 +39,21 @@ static const struct {
 	[KW_VERIFY_BUNDLE_MISMATCH] = { "bundle_mismatch", "The policy bundle does not reproduce the record's policy.bundle_hash." },
 	[KW_VERIFY_MEASUREMENT_MISMATCH] = { "measurement_mismatch", "The image digest and policy bundle do not reproduce the record's runtime.measurement." },
 	[KW_VERIFY_MALFORMED] = { "record_malformed", "The record is not a JSON object." },
+	[KW_VERIFY_LOG_MISSING] = { "log_missing", "The record's decision log was not found." },
+	[KW_VERIFY_LOG_UNREADABLE] = { "log_unreadable", "The decision log cannot be read." },
+	[KW_VERIFY_LOG_TRUNCATED] = { "log_truncated", "The decision log ends inside a line: it was cut short." },
+	[KW_VERIFY_LOG_LINE_TOO_LONG] = { "log_line_too_long", "A decision log line is longer than any the collector writes." },
+	[KW_VERIFY_LOG_MALFORMED] = { "log_malformed", "A decision log line is not a JSON object (not JSON, a NUL byte, invalid UTF-8, or an empty line)." },
+	[KW_VERIFY_LOG_NOT_CANONICAL] = { "log_not_canonical", "A decision log line is not in RFC 8785 canonical form, so it is not as the collector wrote it." },
+	[KW_VERIFY_LOG_SESSION_MISMATCH] = { "log_session_mismatch", "The decision log belongs to another session: its open entry does not match the record." },
+	[KW_VERIFY_LOG_INCONSISTENT] = { "log_inconsistent", "The decision log contradicts itself: its sequence numbers, open and close entries or trailer counts disagree." },
+	[KW_VERIFY_LOG_INCOMPLETE] = { "log_incomplete", "The decision log does not hold every decision of the session." },
+	[KW_VERIFY_RECORD_UNREADABLE] = { "record_unreadable", "The record file cannot be read." },
+	[KW_VERIFY_POLICY_MISSING] = { "policy_missing", "The record's policy bundle was not found." },
+	[KW_VERIFY_POLICY_UNREADABLE] = { "policy_unreadable", "The policy bundle cannot be read." },
 };
+_Static_assert(sizeof(reasons) / sizeof(reasons[0]) == KW_VERIFY_REASON_COUNT,
+	       "every reason has a code and a sentence");
 
 const char *kw_verify_reason_code(enum kw_verify_reason r)
 {
@@ -86,13 +102,63 @@ static enum kw_digest_alg alg_of(const char *digest)
 	return !strncmp(digest, "sha384:", 7) ? KW_SHA384 : KW_SHA256;
 }
 
+/* The open entry of the log must describe the record's session. */
+static int check_log_identity(const json_t *rec, const struct kw_log_check *lc,
+			      struct kw_verify_result *res)
+{
+	static const struct {
+		const char *log_key, *rec_a, *rec_b;
+		size_t field;
+	} pairs[] = {
+		{ "sandbox_id", "subject", NULL, offsetof(struct kw_log_check, sandbox_id) },
+		{ "bundle_hash", "policy", "bundle_hash", offsetof(struct kw_log_check, bundle_hash) },
+		{ "image_digest", "build_provenance", "digest", offsetof(struct kw_log_check, image_digest) },
+		{ "mode", "policy", "enforcement_mode", offsetof(struct kw_log_check, mode) },
+	};
+
+	if (lc->session_mismatch)
+		return verdict(res, KW_VERIFY_LOG_SESSION_MISMATCH,
+			       "(its open entry names session %.*s, expected \"%.64s\")",
+			       (int)(lc->session.len < 80 ? lc->session.len : 80), lc->session.text,
+			       lc->expect_session ? lc->expect_session : "");
+	if (!lc->has_open)
+		return 0;
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		const struct kw_log_field *f =
+			(const struct kw_log_field *)(const void *)((const char *)lc + pairs[i].field);
+		const char *want = member_str(rec, pairs[i].rec_a, pairs[i].rec_b);
+
+		if (!kw_log_field_equals(f, want))
+			return verdict(res, KW_VERIFY_LOG_SESSION_MISMATCH,
+				       "(the log's %s is %.*s, the record's is \"%.100s\")", pairs[i].log_key,
+				       (int)(f->len < 100 ? f->len : 100), f->len ? f->text : "absent",
+				       want ? want : "");
+	}
+	return 0;
+}
+
 static int check_evidence(const json_t *rec, const struct kw_verify_opts *o,
 			  struct kw_verify_result *res)
 {
 	char computed[KW_DIGEST_STR_MAX], measurement[KW_DIGEST_STR_MAX];
 	const json_t *tt = json_object_get(rec, "tool_transcript");
+	const struct kw_log_check *lc = o->log;
+	struct kw_verify_opts log_opts;
 	int ret;
 
+	res->warning[0] = '\0';
+	if (lc) {
+		if (lc->problem != KW_VERIFY_OK)
+			return verdict(res, lc->problem, "(%s)", lc->why);
+		ret = check_log_identity(rec, lc, res);
+		if (ret)
+			return ret;
+		/* The transcript as every other caller passes it. */
+		log_opts = *o;
+		log_opts.transcript_hash = lc->hash;
+		log_opts.call_count = (int64_t)lc->entries;
+		o = &log_opts;
+	}
 	if (o->transcript_hash) {
 		const char *hash = member_str(tt, "hash", NULL);
 		long long count = -1;
@@ -108,6 +174,8 @@ static int check_evidence(const json_t *rec, const struct kw_verify_opts *o,
 			return verdict(res, KW_VERIFY_TRANSCRIPT_MISMATCH,
 				       "(log has %" PRId64 " entries, record says %lld)", o->call_count, count);
 	}
+	if (lc && lc->inconsistent)
+		return verdict(res, KW_VERIFY_LOG_INCONSISTENT, "(%s)", lc->inconsistent_why);
 	if (o->bundle) {
 		const char *bundle_hash = member_str(rec, "policy", "bundle_hash");
 		const char *image = o->image_digest;
@@ -132,11 +200,17 @@ static int check_evidence(const json_t *rec, const struct kw_verify_opts *o,
 					       measurement, m);
 		}
 	}
+	if (lc && !lc->complete) {
+		if (!o->allow_incomplete)
+			return verdict(res, KW_VERIFY_LOG_INCOMPLETE, "(%s)", lc->incomplete_why);
+		snprintf(res->warning, sizeof(res->warning), "%s %s",
+			 reasons[KW_VERIFY_LOG_INCOMPLETE].sentence, lc->incomplete_why);
+	}
 	return verdict(res, KW_VERIFY_OK, NULL);
 }
 
-int kw_record_verify(const char *text, size_t len, const struct kw_verify_opts *o,
-		     struct kw_verify_result *res)
+int kw_record_verify_signed(const char *text, size_t len, const struct kw_verify_opts *o,
+			    struct kw_verify_result *res, json_t **rec_out)
 {
 	uint8_t sig[KW_ED25519_SIG_LEN + 3];
 	char why[256], tp_cnf[KW_THUMBPRINT_MAX], tp_trusted[KW_THUMBPRINT_MAX];
@@ -152,6 +226,7 @@ int kw_record_verify(const char *text, size_t len, const struct kw_verify_opts *
 
 	res->reason = KW_VERIFY_MALFORMED;
 	res->message[0] = '\0';
+	res->warning[0] = '\0';
 	rec = jcs_parse(text, len, &jerr);
 	if (!rec)
 		return verdict(res, KW_VERIFY_MALFORMED, "(line %zu column %zu: %s)", jerr.line,
@@ -245,8 +320,11 @@ int kw_record_verify(const char *text, size_t len, const struct kw_verify_opts *
 	}
 	if (ret)
 		goto out;
-
-	ret = check_evidence(rec, o, res);
+	ret = verdict(res, KW_VERIFY_OK, NULL);
+	if (rec_out) {
+		*rec_out = rec;
+		rec = NULL;
+	}
 out:
 	if (ret < 0) {
 		res->reason = KW_VERIFY_MALFORMED;
@@ -256,6 +334,31 @@ out:
 	OPENSSL_cleanse(sig, sizeof(sig));
 	kw_key_free(embedded);
 	kw_buf_free(&canon);
+	json_decref(rec);
+	return ret;
+}
+
+int kw_record_verify_evidence(const json_t *rec, const struct kw_verify_opts *o,
+			      struct kw_verify_result *res)
+{
+	int ret = check_evidence(rec, o, res);
+
+	if (ret < 0) {
+		res->reason = KW_VERIFY_MALFORMED;
+		snprintf(res->message, sizeof(res->message), "Verification could not run: %s.",
+			 strerror(-ret));
+	}
+	return ret;
+}
+
+int kw_record_verify(const char *text, size_t len, const struct kw_verify_opts *o,
+		     struct kw_verify_result *res)
+{
+	json_t *rec = NULL;
+	int ret = kw_record_verify_signed(text, len, o, res, &rec);
+
+	if (ret == 0)
+		ret = kw_record_verify_evidence(rec, o, res);
 	json_decref(rec);
 	return ret;
 }
