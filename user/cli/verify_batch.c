@@ -443,15 +443,13 @@ static void print_summary(struct run *r, double secs, int jobs)
 	       " invalid",
 	       r->records, r->verified, r->incomplete, r->invalid);
 	if (r->invalid || r->incomplete) {
-		const char *sep = " (";
+		const char *sep = "\nreasons: ";
 
 		for (int i = 0; i < KW_VERIFY_REASON_COUNT; i++)
 			if (r->by_reason[i]) {
 				printf("%s%s %" PRIu64, sep, kw_verify_reason_code(i), r->by_reason[i]);
 				sep = ", ";
 			}
-		if (strcmp(sep, " ("))
-			printf(")");
 	}
 	printf("\nlevel (enforcement mode of the verified and incomplete records):");
 	for (int i = 0, n = 0; i < LEVEL_COUNT; i++)
