@@ -67,7 +67,7 @@ HELP_BIN  := $(HELP_SRC:tests/helpers/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps check unit test-bins demo vmtest bench install clean
+.PHONY: all deps check unit test-bins demo vmtest bench soak install clean
 all: $(BUILD)/kwitness $(BUILD)/kwitnessd $(HELP_BIN)
 
 deps:
@@ -174,6 +174,10 @@ vmtest:
 
 bench: all $(BENCH_BIN)
 	$(Q)bench/run.sh
+
+# Long campaigns: what `make check` runs in a short form, at full size.
+soak: test-bins
+	$(Q)KW_BIG_LOG_BYTES=20000000000 bash tests/cli/test_verify_scale.sh
 
 PREFIX ?= /usr/local
 install: all
