@@ -180,16 +180,16 @@ for shard in 0 1; do
 done
 wait
 echo "# 1,000 records made in $(( $(date +%s) - gen_start )) s"
-id() { printf '%032x' "$1"; }
+sid() { printf '%032x' "$1"; }
 # Special cases among the records that would verify (i % 20 == 0).
-mv "$S/records/$(id 0).json" "$T/outside.json" && ln -s "$T/outside.json" "$S/records/$(id 0).json"
-rm "$S/records/$(id 20).json" && ln -s "$(id 20).json" "$S/records/$(id 20).json" # a loop
-rm "$S/logs/$(id 40).jsonl" && mkfifo "$S/logs/$(id 40).jsonl"
-mv "$S/logs/$(id 60).jsonl" "$T/outside.jsonl" && ln -s "$T/outside.jsonl" "$S/logs/$(id 60).jsonl"
-printf '\000' | dd of="$S/logs/$(id 100).jsonl" bs=1 seek=5 conv=notrunc status=none
-truncate -s -3 "$S/logs/$(id 120).jsonl"
+mv "$S/records/$(sid 0).json" "$T/outside.json" && ln -s "$T/outside.json" "$S/records/$(sid 0).json"
+rm "$S/records/$(sid 20).json" && ln -s "$(sid 20).json" "$S/records/$(sid 20).json" # a loop
+rm "$S/logs/$(sid 40).jsonl" && mkfifo "$S/logs/$(sid 40).jsonl"
+mv "$S/logs/$(sid 60).jsonl" "$T/outside.jsonl" && ln -s "$T/outside.jsonl" "$S/logs/$(sid 60).jsonl"
+printf '\000' | dd of="$S/logs/$(sid 100).jsonl" bs=1 seek=5 conv=notrunc status=none
+truncate -s -3 "$S/logs/$(sid 120).jsonl"
 echo "not a record" >"$S/records/README"
-mkdir "$S/records/$(id 140).json.d"
+mkdir "$S/records/$(sid 140).json.d"
 
 # Exact expectations: 50 per residue class; 7 of class 0 are spoiled.
 WANT_SUMMARY='{"incomplete":100,"invalid":207,"level":{"advisory":50,"enforce":743},"reasons":{"log_incomplete":100,"log_malformed":1,"log_missing":50,"log_session_mismatch":50,"log_truncated":1,"log_unreadable":2,"policy_missing":1,"record_unreadable":2,"signature_invalid":50,"transcript_mismatch":50},"records":1000,"verified":693}'
@@ -205,7 +205,7 @@ done
 sorted() { grep '"record":' "$1" | jq -cS 'del(.message)' | sort; }
 expect_eq "--jobs 1 and --jobs 4 give the same verdict for every record" "" \
 	"$(diff <(sorted "$T/dir1.json") <(sorted "$T/dir4.json"))"
-verdict() { jq -r "select(.session == \"$(id "$1")\") | .reason" "$T/dir4.json"; }
+verdict() { jq -r "select(.session == \"$(sid "$1")\") | .reason" "$T/dir4.json"; }
 expect_eq "per record: symlinked record, symlink loop, FIFO log, symlinked log, missing policy, NUL, truncated" \
 	"record_unreadable record_unreadable log_unreadable log_unreadable policy_missing log_malformed log_truncated" \
 	"$(echo $(for i in 0 20 40 60 80 100 120; do verdict $i; done))"
@@ -218,23 +218,46 @@ check "--dir (text): the summary line" grep -qx 'summary: 1000 records: 693 veri
 check "--dir (text): the reasons line" grep -qx 'reasons: signature_invalid 50, transcript_mismatch 50, log_missing 50, log_unreadable 2, log_truncated 1, log_malformed 1, log_session_mismatch 50, log_incomplete 100, record_unreadable 2, policy_missing 1' "$T/dir.txt"
 check "--dir (text): the level line" grep -qx 'level (enforcement mode of the verified and incomplete records): enforce 743, advisory 50' "$T/dir.txt"
 check "--dir (text): the failure line names the record and the reason" \
-	grep -q "^$S/records/$(id 21).json: invalid: transcript_mismatch: " "$T/dir.txt"
+	grep -q "^$S/records/$(sid 21).json: invalid: transcript_mismatch: " "$T/dir.txt"
 expect_eq "--dir to a pipe: no progress on stderr" "" "$(cat "$T/dir.err")"
 # Only good and incomplete records: --allow-incomplete decides the exit status.
 S2=$T/state2
 mkdir -p "$S2/records" "$S2/logs" "$S2/policies"
 cp "$S/policies/"* "$S2/policies/"
 for i in 7 8 9 23 24; do
-	cp "$S/records/$(id $i).json" "$S2/records/"
-	cp "$S/logs/$(id $i).jsonl" "$S2/logs/"
+	cp "$S/records/$(sid $i).json" "$S2/records/"
+	cp "$S/logs/$(sid $i).jsonl" "$S2/logs/"
 done
 "$KW" verify "${V[@]}" --dir "$S2" >/dev/null
 expect_eq "--dir with incomplete logs: exit 1" 1 "$?"
 "$KW" verify "${V[@]}" --dir "$S2" --allow-incomplete >"$T/s2.txt"
 expect_eq "--dir --allow-incomplete: exit 0" 0 "$?"
 expect_eq "--dir --allow-incomplete: a warning per incomplete record" 2 "$(grep -c ': warning: log_incomplete: ' "$T/s2.txt")"
+# Files the verifier may not read (permissions hold only for a non-root user).
+if [ "$(command id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	S3=$(mktemp -d /tmp/kw-vscale-perm.XXXXXX)
+	chmod 755 "$S3"
+	mkdir -p "$S3/records" "$S3/logs" "$S3/policies"
+	cp "$S/policies/"* "$S3/policies/"
+	for i in 7 8 9; do
+		cp "$S/records/$(sid $i).json" "$S3/records/"
+		cp "$S/logs/$(sid $i).jsonl" "$S3/logs/"
+	done
+	cp "$T/k.jwk" "$S3/k.jwk"
+	chmod -R a+rX "$S3"
+	chmod 000 "$S3/records/$(sid 8).json" "$S3/logs/$(sid 7).jsonl"
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$KW" verify --key "$S3/k.jwk" --max-age 0 --dir "$S3" --json >"$T/perm.json"; rc=$?
+	expect_eq "unreadable files (as nobody): exit 1, log_unreadable, record_unreadable, the third verifies" \
+		"1 log_unreadable record_unreadable ok" \
+		"$rc $(echo $(for i in 7 8 9; do jq -r "select(.session == \"$(sid $i)\") | .reason" "$T/perm.json"; done))"
+	check "...saying why" grep -q 'Permission denied' "$T/perm.json"
+	rm -rf "$S3"
+else
+	skip "not root or no setpriv: unreadable files not checked"
+fi
 # A list of records instead of a folder.
-"$KW" verify "${V[@]}" --json "$S/records/$(id 7).json" "$S/records/$(id 21).json" >"$T/list.json"
+"$KW" verify "${V[@]}" --json "$S/records/$(sid 7).json" "$S/records/$(sid 21).json" >"$T/list.json"
 expect_eq "several RECORDs: each with its own log and bundle" "ok transcript_mismatch" \
 	"$(echo $(head -2 "$T/list.json" | jq -r .reason | sort))"
 

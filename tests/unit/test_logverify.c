@@ -41,7 +41,7 @@ static void check(struct kw_log_check *c, const char *text, size_t step)
 
 static void test_known_answer(void **state)
 {
-	/* shared/vectors: the two decisions, in canonical form. */
+	/* The known-answer decisions (docs/record.md), in canonical form. */
 	static const char log[] =
 		"{\"decision\":\"permit\",\"path\":\"/work/src\",\"tool\":\"fs.read\"}\n"
 		"{\"decision\":\"deny\",\"host\":\"api.example.org\",\"tool\":\"net.connect\"}\n";

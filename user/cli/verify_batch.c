@@ -345,22 +345,37 @@ static void report(struct run *r, const struct outcome *out)
 		r->level[out->level]++;
 
 	if (r->b->json) {
-		json_t *o = json_pack("{s:s, s:b, s:s, s:s, s:I, s:I}", "record", out->path, "valid", ok,
-				      "reason", kw_verify_reason_code(res->reason), "message",
-				      res->message, "log_bytes", (json_int_t)out->log_bytes,
-				      "decisions", (json_int_t)out->decisions);
+		/* Written with the emitter: a path or a message may hold bytes
+		 * that are not UTF-8, which become U+FFFD instead of losing the line. */
+		struct kw_buf line = { 0 };
+		struct jcs_obj o;
+		int e;
 
-		if (o) {
-			json_object_set_new(o, "session", out->id[0] ? json_string(out->id) : json_null());
-			json_object_set_new(o, "complete",
-					    out->complete < 0 ? json_null() : json_boolean(out->complete));
-			json_object_set_new(o, "enforcement_mode",
-					    out->level < 0 ? json_null() : json_string(level_names[out->level]));
-			if (res->warning[0])
-				json_object_set_new(o, "warning", json_string(res->warning));
-			cli_print_json(o, false);
-		}
-		json_decref(o);
+		e = jcs_obj_begin(&o, &line);
+		if (out->complete < 0)
+			e = e ?: jcs_obj_key(&o, "complete") ?: kw_buf_puts(&line, "null");
+		else
+			e = e ?: jcs_obj_bool(&o, "complete", out->complete);
+		e = e ?: jcs_obj_int(&o, "decisions", (int64_t)out->decisions);
+		if (out->level < 0)
+			e = e ?: jcs_obj_key(&o, "enforcement_mode") ?: kw_buf_puts(&line, "null");
+		else
+			e = e ?: jcs_obj_str(&o, "enforcement_mode", level_names[out->level]);
+		e = e ?: jcs_obj_int(&o, "log_bytes", (int64_t)out->log_bytes);
+		e = e ?: jcs_obj_strn_lossy(&o, "message", res->message, strlen(res->message), NULL);
+		e = e ?: jcs_obj_str(&o, "reason", kw_verify_reason_code(res->reason));
+		e = e ?: jcs_obj_strn_lossy(&o, "record", out->path, strlen(out->path), NULL);
+		if (out->id[0])
+			e = e ?: jcs_obj_str(&o, "session", out->id);
+		else
+			e = e ?: jcs_obj_key(&o, "session") ?: kw_buf_puts(&line, "null");
+		e = e ?: jcs_obj_bool(&o, "valid", ok);
+		if (res->warning[0])
+			e = e ?: jcs_obj_strn_lossy(&o, "warning", res->warning, strlen(res->warning), NULL);
+		e = e ?: jcs_obj_end(&o);
+		if (!e)
+			printf("%s\n", line.data);
+		kw_buf_free(&line);
 	} else if (!ok || res->warning[0]) {
 		progress_clear(&r->prog); /* the line goes; it comes back on the next update */
 		if (ok)

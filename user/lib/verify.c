@@ -102,6 +102,16 @@ static enum kw_digest_alg alg_of(const char *digest)
 	return !strncmp(digest, "sha384:", 7) ? KW_SHA384 : KW_SHA256;
 }
 
+/* At most max bytes of s (n long), cut at a UTF-8 character boundary. */
+static int utf8_prefix(const char *s, size_t n, size_t max)
+{
+	if (n <= max)
+		return (int)n;
+	while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+		max--;
+	return (int)max;
+}
+
 /* The open entry of the log must describe the record's session. */
 static int check_log_identity(const json_t *rec, const struct kw_log_check *lc,
 			      struct kw_verify_result *res)
@@ -119,7 +129,7 @@ static int check_log_identity(const json_t *rec, const struct kw_log_check *lc,
 	if (lc->session_mismatch)
 		return verdict(res, KW_VERIFY_LOG_SESSION_MISMATCH,
 			       "(its open entry names session %.*s, expected \"%.64s\")",
-			       (int)(lc->session.len < 80 ? lc->session.len : 80), lc->session.text,
+			       utf8_prefix(lc->session.text, lc->session.len, 80), lc->session.text,
 			       lc->expect_session ? lc->expect_session : "");
 	if (!lc->has_open)
 		return 0;
@@ -130,9 +140,9 @@ static int check_log_identity(const json_t *rec, const struct kw_log_check *lc,
 
 		if (!kw_log_field_equals(f, want))
 			return verdict(res, KW_VERIFY_LOG_SESSION_MISMATCH,
-				       "(the log's %s is %.*s, the record's is \"%.100s\")", pairs[i].log_key,
-				       (int)(f->len < 100 ? f->len : 100), f->len ? f->text : "absent",
-				       want ? want : "");
+				       "(the log's %s is %.*s, the record's is \"%.*s\")", pairs[i].log_key,
+				       f->len ? utf8_prefix(f->text, f->len, 100) : 6, f->len ? f->text : "absent",
+				       want ? utf8_prefix(want, strlen(want), 100) : 0, want ? want : "");
 	}
 	return 0;
 }
