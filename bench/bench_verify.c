@@ -31,6 +31,7 @@
 #include "kwitness/key.h"
 #include "kwitness/logverify.h"
 #include "kwitness/record.h"
+#include "collector/transcript.h"
 
 #define IMAGE "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define SANDBOX "spiffe://example.org/agent/7"
