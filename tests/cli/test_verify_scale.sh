@@ -192,7 +192,7 @@ echo "not a record" >"$S/records/README"
 mkdir "$S/records/$(sid 140).json.d"
 
 # Exact expectations: 50 per residue class; 7 of class 0 are spoiled.
-WANT_SUMMARY='{"incomplete":100,"invalid":207,"level":{"advisory":50,"enforce":743},"reasons":{"log_incomplete":100,"log_malformed":1,"log_missing":50,"log_session_mismatch":50,"log_truncated":1,"log_unreadable":2,"policy_missing":1,"record_unreadable":2,"signature_invalid":50,"transcript_mismatch":50},"records":1000,"verified":693}'
+WANT_SUMMARY='{"enforcement":{"advisory":50,"enforce":743},"incomplete":100,"invalid":207,"level":{"0":693},"reasons":{"log_incomplete":100,"log_malformed":1,"log_missing":50,"log_session_mismatch":50,"log_truncated":1,"log_unreadable":2,"policy_missing":1,"record_unreadable":2,"signature_invalid":50,"transcript_mismatch":50},"records":1000,"verified":693}'
 summary_of() { tail -1 "$1" | jq -cS '.summary | del(.milliseconds, .jobs, .log_bytes, .ignored)'; }
 for j in 1 4; do
 	timeout 300 "$KW" verify "${V[@]}" --dir "$S" --jobs "$j" --json >"$T/dir$j.json"; rc=$?
@@ -216,7 +216,8 @@ expect_eq "per record: tampered log, tampered record, drops, no trailer, missing
 expect_eq "--dir (text): one line per failure" 307 "$(grep -c ': invalid: ' "$T/dir.txt")"
 check "--dir (text): the summary line" grep -qx 'summary: 1000 records: 693 verified, 100 incomplete, 207 invalid' "$T/dir.txt"
 check "--dir (text): the reasons line" grep -qx 'reasons: signature_invalid 50, transcript_mismatch 50, log_missing 50, log_unreadable 2, log_truncated 1, log_malformed 1, log_session_mismatch 50, log_incomplete 100, record_unreadable 2, policy_missing 1' "$T/dir.txt"
-check "--dir (text): the level line" grep -qx 'level (enforcement mode of the verified and incomplete records): enforce 743, advisory 50' "$T/dir.txt"
+check "--dir (text): the level line" grep -qx 'level: 693 at level 0, none at level 1 (--dir appraises no TPM evidence)' "$T/dir.txt"
+check "--dir (text): the enforcement line" grep -qx 'enforcement mode of the verified and incomplete records: enforce 743, advisory 50' "$T/dir.txt"
 check "--dir (text): the failure line names the record and the reason" \
 	grep -q "^$S/records/$(sid 21).json: invalid: transcript_mismatch: " "$T/dir.txt"
 expect_eq "--dir to a pipe: no progress on stderr" "" "$(cat "$T/dir.err")"

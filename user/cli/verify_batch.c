@@ -361,6 +361,8 @@ static void report(struct run *r, const struct outcome *out)
 			e = e ?: jcs_obj_key(&o, "enforcement_mode") ?: kw_buf_puts(&line, "null");
 		else
 			e = e ?: jcs_obj_str(&o, "enforcement_mode", level_names[out->level]);
+		if (ok)
+			e = e ?: jcs_obj_int(&o, "level", 0);
 		e = e ?: jcs_obj_int(&o, "log_bytes", (int64_t)out->log_bytes);
 		e = e ?: jcs_obj_strn_lossy(&o, "message", res->message, strlen(res->message), NULL);
 		e = e ?: jcs_obj_str(&o, "reason", kw_verify_reason_code(res->reason));
@@ -438,10 +440,12 @@ static void print_summary(struct run *r, double secs, int jobs)
 			if (r->level[i])
 				json_object_set_new(levels, level_names[i],
 						    json_integer((json_int_t)r->level[i]));
-		s = json_pack("{s:{s:I, s:I, s:I, s:I, s:o, s:o, s:I, s:I, s:I, s:i}}", "summary",
+		s = json_pack("{s:{s:I, s:I, s:I, s:I, s:o, s:{s:I}, s:o, s:I, s:I, s:I, s:i}}", "summary",
 			      "records", (json_int_t)r->records, "verified", (json_int_t)r->verified,
 			      "incomplete", (json_int_t)r->incomplete, "invalid",
-			      (json_int_t)r->invalid, "reasons", reasons, "level", levels, "ignored",
+			      (json_int_t)r->invalid, "reasons", reasons, "level", "0",
+			      (json_int_t)(r->verified + (r->b->verify.allow_incomplete ? r->incomplete : 0)),
+			      "enforcement", levels, "ignored",
 			      (json_int_t)r->ignored, "log_bytes", (json_int_t)r->log_bytes,
 			      "milliseconds", (json_int_t)(secs * 1000), "jobs", jobs);
 		if (s) {
@@ -466,7 +470,9 @@ static void print_summary(struct run *r, double secs, int jobs)
 				sep = ", ";
 			}
 	}
-	printf("\nlevel (enforcement mode of the verified and incomplete records):");
+	printf("\nlevel: %" PRIu64 " at level 0, none at level 1 (--dir appraises no TPM evidence)",
+	       r->verified + (r->b->verify.allow_incomplete ? r->incomplete : 0));
+	printf("\nenforcement mode of the verified and incomplete records:");
 	for (int i = 0, n = 0; i < LEVEL_COUNT; i++)
 		if (r->level[i])
 			printf("%s %s %" PRIu64, n++ ? "," : "", level_names[i], r->level[i]);
