@@ -214,7 +214,7 @@ static void small_log(const char *path, const char *id, const char *bundle_hash,
 			e = e ?: jcs_obj_str(&o, "session", id);
 			e = e ?: jcs_obj_str(&o, "tool", "kwitness.open");
 		} else if (i < decisions) {
-			e = e ?: jcs_obj_int(&o, "cgroup", 23471);
+			e = e ?: jcs_obj_str(&o, "cgroup", "23471");
 			e = e ?: jcs_obj_str(&o, "comm", "kw-netprobe");
 			e = e ?: jcs_obj_str(&o, "decision", "permit");
 			e = e ?: jcs_obj_bool(&o, "enforced", false);

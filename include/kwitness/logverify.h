@@ -34,7 +34,7 @@
 /* The most memory one check holds: the read buffer (line + chunk), and
  * for one line the canonical copy and the parser's member table and
  * reordering scratch, which grow with the line (numbers may lengthen up to
- * 6 times in canonical form: "1e20"). Documented in docs/record.md. */
+ * 4 times in canonical form: "1e15"). Documented in docs/record.md. */
 #define KW_LOG_CHECK_MEMORY (KW_LOG_LINE_MAX + KW_LOG_READ_CHUNK + 24 * KW_LOG_LINE_MAX)
 
 struct kw_log_gap {

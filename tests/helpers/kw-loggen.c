@@ -104,7 +104,7 @@ int main(int argc, char **argv)
 	e = jcs_obj_begin(&o, &line);
 	e = e ?: jcs_obj_str(&o, "bundle_hash", bundle_hash);
 	e = e ?: jcs_obj_str(&o, "cgroup", "/sys/fs/cgroup/kwitness/run-31531");
-	e = e ?: jcs_obj_int(&o, "cgroup_id", 23471);
+	e = e ?: jcs_obj_str(&o, "cgroup_id", "23471");
 	e = e ?: jcs_obj_str(&o, "collector", "kwitnessd");
 	e = e ?: jcs_obj_str(&o, "data_class", "internal");
 	e = e ?: jcs_obj_str(&o, "hooks", "net.connect,net.send,net.bind,net.socket,dev,sysctl");
@@ -141,7 +141,7 @@ int main(int argc, char **argv)
 		ts += (int64_t)(next_rand() % 2000);
 		kw_buf_reset(&line);
 		e = jcs_obj_begin(&o, &line);
-		e = e ?: jcs_obj_int(&o, "cgroup", 23471);
+		e = e ?: jcs_obj_str(&o, "cgroup", "23471");
 		e = e ?: jcs_obj_str(&o, "comm", "kw-netprobe");
 		e = e ?: jcs_obj_str(&o, "decision", deny ? "deny" : "permit");
 		e = e ?: jcs_obj_bool(&o, "enforced", deny);
