@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Keeps kw_cgroups in step with the cgroup tree: a cgroup made under a tagged
  * cgroup joins its session, a removed one leaves. Attached globally. Only the
  * cgroup2 (default) hierarchy counts: cgroup ids are per hierarchy, so a v1

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* kwitness kernel side: every program and map in one object, so one skeleton
  * loads them. Data flow: a hook fires -> session.bpf.h finds the session by
  * cgroup id -> the class's rules decide -> the decision is counted and written

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* BPF-LSM programs: fs (file_open, path_*, inode_setattr, inode_setxattr,
  * inode_removexattr), exec (bprm_check_security), proc (task_kill,
  * ptrace_access_check, file_send_sigiotask), mount (sb_mount, move_mount,

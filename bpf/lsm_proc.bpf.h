@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* proc (task_kill, ptrace_access_check, file_send_sigiotask) and mount
  * (sb_mount, move_mount, sb_umount, sb_pivotroot, fs_context_parse_param). A
  * session may signal and trace only its own processes - the target's cgroup

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Per-session settings of the LSM classes that are not path lists, written by
  * user/bpf/lsm.c (kw_lsm_session_add) beside the session's path rules. */
 #ifndef KWITNESS_LSM_SLOT_BPF_H

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The maps every kwitness program shares. Layouts: include/kwitness/abi/event.h. */
 #ifndef KWITNESS_MAPS_BPF_H
 #define KWITNESS_MAPS_BPF_H

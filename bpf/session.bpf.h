@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Finding the session of the current task and recording a decision. Used by
  * every hook, cgroup and LSM alike:
  *

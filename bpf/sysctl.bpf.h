@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* sysctl.write (cgroup/sysctl): writes are permitted only when the policy says
  * so; reads are neither governed nor recorded. */
 #ifndef KWITNESS_SYSCTL_BPF_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kwitness verify --evidence and kwitness tpm, without a TPM: the committed
 # swtpm vectors (tests/vectors/tpm) appraise to Level 1, every other way of
 # asking reports Level 0, and bad usage gets one clear line and exit 2.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # URI members that are not RFC 3986 URIs: `record build` and `sign` refuse
 # them with a one-line error naming the member, and `verify` reports
 # schema_invalid for a record that carries one under a valid signature. That

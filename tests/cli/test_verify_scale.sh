@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kwitness verify at an auditor's scale: a decision log streamed in constant
 # memory (a 2 GB log generated on the fly, never stored), the transcript hash
 # against the collector's and an independent sha256sum, one byte flipped

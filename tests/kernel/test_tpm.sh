@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Level 1: kwitnessd --tpm binds the signing key to a swtpm quote; kwitness
 # verify --evidence appraises it, and each forgery fails at its own step; without
 # --tpm records stay software-only.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers for the TPM tests (sourced after tests/lib.sh): a test CA, swtpm
 # instances with EK certificates issued by it, each on a free port in a
 # private folder. swtpm_cleanup stops every instance started here.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Ways around the BPF-LSM path, signal, mount and unix rules (run inside the
 # VM by scripts/vmtest.sh; skipped where the LSM classes are unavailable).
 # Each attack first runs outside any session, where it works (the control:
