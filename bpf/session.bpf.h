@@ -61,10 +61,10 @@ static __always_inline void *kw_record_decision(struct kw_ctx *c, __u16 kind, in
 		return NULL;
 	}
 
-	/* Number the decision before reserving its event (DESIGN.md): a
-	 * decision whose event cannot be written leaves a gap in the log that
-	 * the dropped counter accounts for, so the trailer's dropped count is
-	 * exactly the set of missing sequence numbers. */
+	/* Number the decision before reserving its event: a decision whose
+	 * event cannot be written leaves a gap in the log that the dropped
+	 * counter accounts for, so the trailer's dropped count is exactly the
+	 * set of missing sequence numbers. */
 	seq = __sync_fetch_and_add(&s->next_seq, 1);
 	rb = bpf_map_lookup_elem(&kw_ringbufs, &c->slot);
 	h = rb ? bpf_ringbuf_reserve(rb, size, 0) : NULL;
