@@ -7,6 +7,9 @@
 #ifndef KWITNESS_PROTOCOL_H
 #define KWITNESS_PROTOCOL_H
 
+#include <stddef.h>
+#include <jansson.h>
+
 /* ---- default paths ---- */
 #define KW_DEFAULT_SOCKET "/run/kwitness/kwitnessd.sock"
 #define KW_DEFAULT_KEY "/etc/kwitness/signing-key.pem"
@@ -103,5 +106,39 @@
 #define KW_ERR_STORAGE "storage"
 #define KW_ERR_STOPPING "stopping"
 #define KW_ERR_INTERNAL "internal"
+
+/* ---- parsing a request ---- */
+/* Parsing and field validation are plain functions of the line, so the
+ * collector, the tests and the fuzzer share one parser. Lines are hostile
+ * input: every string is bounded and checked before the collector acts. */
+enum kw_request_op { KW_REQ_OPEN, KW_REQ_CLOSE, KW_REQ_STATUS, KW_REQ_LIST, KW_REQ_PING };
+
+struct kw_request {
+	enum kw_request_op op;
+	json_t *doc; /* owns every string below */
+	/* open: required */
+	const char *cgroup;
+	const char *sandbox_id;   /* spiffe:// or did: */
+	const char *image_digest; /* sha256:<64 hex> or sha384:<96 hex> */
+	const char *policy;       /* bundle text, at most KW_POLICY_MAX_BYTES */
+	size_t policy_len;
+	/* open: optional (NULL when absent) */
+	const char *model_provider;
+	const char *model_id;
+	const char *data_class;
+	/* close */
+	const char *session;
+};
+
+struct kw_request_error {
+	char code[32];     /* one of the KW_ERR_* request codes */
+	char message[256]; /* one line, printable ASCII */
+};
+
+/* Parses and validates one request line (without its newline). Returns 0 with
+ * req filled (release with kw_request_free), or -EINVAL with err filled. */
+int kw_request_parse(const char *line, size_t len, struct kw_request *req,
+		     struct kw_request_error *err);
+void kw_request_free(struct kw_request *req);
 
 #endif

@@ -18,7 +18,6 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "kwitness/jcs.h"
 #include "kwitness/protocol.h"
 #include "kwitnessd.h"
 
@@ -272,39 +271,34 @@ void kwd_reply_to(struct kwd *d, uint64_t client_id, json_t *reply)
 /* Returns the reply; NULL with *deferred set when it comes later (close). */
 static json_t *handle_request(struct kwd_client *c, const char *line, size_t len, bool *deferred)
 {
-	struct jcs_error jerr;
-	json_t *req, *reply;
-	const char *op;
+	struct kw_request_error rerr;
+	struct kw_request req;
+	json_t *reply = NULL;
 
-	req = jcs_parse(line, len, &jerr);
-	if (!req)
-		return kwd_error(KW_ERR_MALFORMED_JSON, "line %zu column %zu: %s", jerr.line,
-				 jerr.column, jerr.message);
-	if (!json_is_object(req)) {
-		json_decref(req);
-		return kwd_error(KW_ERR_MALFORMED_REQUEST, "a request is a JSON object");
-	}
-	op = json_string_value(json_object_get(req, KW_F_OP));
-	if (!op)
-		reply = kwd_error(KW_ERR_MISSING_FIELD, "op: a string is required");
-	else if (!strcmp(op, KW_OP_OPEN))
-		reply = kwd_session_open(c->d, req);
-	else if (!strcmp(op, KW_OP_CLOSE)) {
-		reply = kwd_session_close_req(c->d, req, c->id);
+	if (kw_request_parse(line, len, &req, &rerr))
+		return kwd_error(rerr.code, "%s", rerr.message);
+	switch (req.op) {
+	case KW_REQ_OPEN:
+		reply = kwd_session_open(c->d, &req);
+		break;
+	case KW_REQ_CLOSE:
+		reply = kwd_session_close_req(c->d, &req, c->id);
 		if (!reply) {
 			c->awaiting++; /* the reply comes when the session is drained */
 			*deferred = true;
 		}
-	}
-	else if (!strcmp(op, KW_OP_STATUS))
+		break;
+	case KW_REQ_STATUS:
 		reply = kwd_status(c->d, false);
-	else if (!strcmp(op, KW_OP_LIST))
+		break;
+	case KW_REQ_LIST:
 		reply = kwd_status(c->d, true);
-	else if (!strcmp(op, KW_OP_PING))
+		break;
+	case KW_REQ_PING:
 		reply = json_pack("{s:b}", KW_F_OK, 1);
-	else
-		reply = kwd_error(KW_ERR_UNKNOWN_OP, "unknown op '%.64s' (open, close, status, list, ping)", op);
-	json_decref(req);
+		break;
+	}
+	kw_request_free(&req);
 	return reply;
 }
 

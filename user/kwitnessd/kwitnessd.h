@@ -265,8 +265,9 @@ void kwd_clients_reap(struct kwd *d);
 /* session.c */
 /* Returns a reply for open/close/status/list; NULL when the reply comes later
  * (close waits for the drain). */
-json_t *kwd_session_open(struct kwd *d, json_t *req);
-json_t *kwd_session_close_req(struct kwd *d, json_t *req, uint64_t client_id);
+json_t *kwd_session_open(struct kwd *d, const struct kw_request *req);
+json_t *kwd_session_close_req(struct kwd *d, const struct kw_request *req,
+				 uint64_t client_id);
 json_t *kwd_status(struct kwd *d, bool sessions_only);
 void kwd_session_ring_ready(struct kwd_session *s);
 /* After every epoll batch: finishes drained closes. */

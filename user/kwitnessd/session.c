@@ -167,28 +167,6 @@ void kwd_session_ring_ready(struct kwd_session *s)
 
 /* ---- open ----------------------------------------------------------------- */
 
-static const char *get_str(json_t *req, const char *key, bool required, json_t **err)
-{
-	json_t *v = json_object_get(req, key);
-
-	if (!v) {
-		if (required)
-			*err = kwd_error(KW_ERR_MISSING_FIELD, "%s: required", key);
-		return NULL;
-	}
-	if (!json_is_string(v)) {
-		*err = kwd_error(KW_ERR_INVALID_FIELD, "%s: must be a string", key);
-		return NULL;
-	}
-	if (json_string_length(v) == 0 || json_string_length(v) > KW_PROTO_MAX_FIELD ||
-	    strlen(json_string_value(v)) != json_string_length(v)) {
-		*err = kwd_error(KW_ERR_INVALID_FIELD, "%s: 1 to %d characters, no NUL", key,
-				 KW_PROTO_MAX_FIELD);
-		return NULL;
-	}
-	return json_string_value(v);
-}
-
 static bool path_is_within(const char *inner, const char *outer)
 {
 	size_t n = strlen(outer);
@@ -406,60 +384,16 @@ static char *dup_or_default(const char *v, const char *def)
 	return strdup(v ? v : def);
 }
 
-json_t *kwd_session_open(struct kwd *d, json_t *req)
+json_t *kwd_session_open(struct kwd *d, const struct kw_request *req)
 {
-	const char *cgroup, *sandbox_id, *image_digest, *mp, *mi, *dc;
 	struct kwd_session *s;
-	json_t *err = NULL, *pv;
+	json_t *err = NULL;
 	char msg[512] = "";
 	int ringbuf_fd = -1, e;
 	uint32_t slot;
 
 	if (d->stopping)
 		return kwd_error(KW_ERR_STOPPING, "kwitnessd is shutting down");
-	cgroup = get_str(req, KW_F_CGROUP, true, &err);
-	if (err)
-		return err;
-	sandbox_id = get_str(req, KW_F_SANDBOX_ID, true, &err);
-	if (err)
-		return err;
-	if (strncmp(sandbox_id, "spiffe://", 9) && strncmp(sandbox_id, "did:", 4))
-		return kwd_error(KW_ERR_INVALID_FIELD, "sandbox_id: a spiffe:// or did: URI is required");
-	image_digest = get_str(req, KW_F_IMAGE_DIGEST, true, &err);
-	if (err)
-		return err;
-	if (!kw_digest_valid(image_digest))
-		return kwd_error(KW_ERR_INVALID_FIELD, "image_digest: sha256:<64 hex> or sha384:<96 hex>");
-	mp = get_str(req, KW_F_MODEL_PROVIDER, false, &err);
-	mi = err ? NULL : get_str(req, KW_F_MODEL_ID, false, &err);
-	dc = err ? NULL : get_str(req, KW_F_DATA_CLASS, false, &err);
-	if (err)
-		return err;
-	pv = json_object_get(req, KW_F_POLICY);
-	if (!pv)
-		return kwd_error(KW_ERR_MISSING_FIELD, "policy: required (the bundle text as a string)");
-	if (!json_is_string(pv))
-		return kwd_error(KW_ERR_INVALID_FIELD, "policy: the bundle text as a JSON string");
-	if (json_string_length(pv) > KW_POLICY_MAX_BYTES)
-		return kwd_error(KW_ERR_POLICY_INVALID, "policy: larger than %d bytes", KW_POLICY_MAX_BYTES);
-	{
-		const char *key;
-		json_t *v;
-		static const char *const known[] = {
-			KW_F_OP, KW_F_CGROUP, KW_F_SANDBOX_ID, KW_F_IMAGE_DIGEST, KW_F_POLICY,
-			KW_F_MODEL_PROVIDER, KW_F_MODEL_ID, KW_F_DATA_CLASS
-		};
-
-		json_object_foreach(req, key, v) {
-			bool ok = false;
-
-			for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-				ok = ok || !strcmp(key, known[i]);
-			if (!ok)
-				return kwd_error(KW_ERR_UNKNOWN_FIELD, "%.64s: not an open field", key);
-		}
-	}
-
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return kwd_error(KW_ERR_INTERNAL, "out of memory");
@@ -470,11 +404,11 @@ json_t *kwd_session_open(struct kwd *d, json_t *req)
 	s->w.ptr = s;
 	kw_reorder_init(&s->ro, emit_event, s);
 
-	s->bundle_len = json_string_length(pv);
+	s->bundle_len = req->policy_len;
 	s->bundle = malloc(s->bundle_len + 1);
 	if (!s->bundle)
 		goto oom;
-	memcpy(s->bundle, json_string_value(pv), s->bundle_len + 1);
+	memcpy(s->bundle, req->policy, s->bundle_len + 1);
 	e = kw_policy_parse(s->bundle, s->bundle_len, &s->pol, msg, sizeof(msg));
 	if (e) {
 		err = kwd_error(KW_ERR_POLICY_INVALID, "%s", msg[0] ? msg : strerror(-e));
@@ -483,7 +417,7 @@ json_t *kwd_session_open(struct kwd *d, json_t *req)
 	err = check_hooks(d, s->pol);
 	if (err)
 		goto fail;
-	err = check_cgroup(d, cgroup, s);
+	err = check_cgroup(d, req->cgroup, s);
 	if (err)
 		goto fail;
 	for (slot = 0; slot < KW_MAX_SESSIONS && d->slots[slot]; slot++)
@@ -494,11 +428,11 @@ json_t *kwd_session_open(struct kwd *d, json_t *req)
 		goto fail;
 	}
 	s->slot = slot;
-	s->sandbox_id = strdup(sandbox_id);
-	s->image_digest = strdup(image_digest);
-	s->model_provider = dup_or_default(mp, d->cfg.model_provider);
-	s->model_id = dup_or_default(mi, d->cfg.model_id);
-	s->data_class = dup_or_default(dc, d->cfg.data_class);
+	s->sandbox_id = strdup(req->sandbox_id);
+	s->image_digest = strdup(req->image_digest);
+	s->model_provider = dup_or_default(req->model_provider, d->cfg.model_provider);
+	s->model_id = dup_or_default(req->model_id, d->cfg.model_id);
+	s->data_class = dup_or_default(req->data_class, d->cfg.data_class);
 	if (!s->sandbox_id || !s->image_digest || !s->model_provider || !s->model_id ||
 	    !s->data_class)
 		goto oom;
@@ -603,14 +537,11 @@ static void begin_close(struct kwd_session *s, uint64_t client_id)
 	s->close_deadline_ms = kwd_now_ms() + KWD_DRAIN_TIMEOUT_MS;
 }
 
-json_t *kwd_session_close_req(struct kwd *d, json_t *req, uint64_t client_id)
+json_t *kwd_session_close_req(struct kwd *d, const struct kw_request *req, uint64_t client_id)
 {
-	json_t *err = NULL;
-	const char *id = get_str(req, KW_F_SESSION, true, &err);
+	const char *id = req->session;
 	struct kwd_session *s;
 
-	if (err)
-		return err;
 	s = find_session(d, id);
 	if (!s)
 		return kwd_error(KW_ERR_UNKNOWN_SESSION, "no open session '%.64s'", id);
