@@ -416,6 +416,13 @@ static void test_refusals(void **state)
 	e.family = 4;
 	e.h.kind = 99;
 	assert_int_equal(kw_event_to_entry(&e, sizeof(e), B2R, &b), -EINVAL);
+	e.h.kind = KW_EV_NET_CONNECT;
+	/* a boot-clock stamp that overflows wall time (found by fuzz_decision:
+	 * signed overflow before) */
+	e.h.ts_ns = (uint64_t)INT64_MAX - 10;
+	assert_int_equal(kw_event_to_entry(&e, sizeof(e), B2R, &b), -EINVAL);
+	e.h.ts_ns = 1ULL << 63;
+	assert_int_equal(kw_event_to_entry(&e, sizeof(e), 0, &b), -EINVAL);
 	assert_int_equal(b.len, 0);
 	kw_buf_free(&b);
 
