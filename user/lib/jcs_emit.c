@@ -14,8 +14,14 @@
 
 /* The member writers are small; inlining the shared pieces into each saves
  * calls on the hot path. Sanitizer builds cannot inline the unchecked
- * readers into checked code. */
-#ifdef __SANITIZE_ADDRESS__
+ * readers into checked code (gcc says so with __SANITIZE_ADDRESS__, clang
+ * with __has_feature). */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KW_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(KW_ASAN)
 #define HOT_INLINE inline
 #else
 #define HOT_INLINE inline __attribute__((always_inline))
