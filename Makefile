@@ -64,11 +64,18 @@ ASAN_TPM_OBJ := $(TPM_SRC:%.c=$(BUILD)/asan/%.o)
 # Test helper programs (tests/helpers/*.c), plain builds.
 HELP_SRC  := $(sort $(wildcard tests/helpers/*.c))
 HELP_BIN  := $(HELP_SRC:tests/helpers/%.c=$(BUILD)/tests/%)
+# Fuzz targets: tests/fuzz/fuzz_*.c, libFuzzer with ASan+UBSan, each linked
+# with the library built the same way (clang).
+FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
+FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=all
 # Benchmarks: bench/bench_*.c, optimised.
 BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps check unit test-bins demo vmtest bench soak install clean
+.PHONY: all deps check unit test-bins demo vmtest bench soak install clean fuzz fuzz-smoke
 all: $(BUILD)/kwitness $(BUILD)/kwitnessd $(HELP_BIN)
 
 deps:
@@ -151,7 +158,24 @@ $(BUILD)/bench/%: bench/%.c $(CLI_LIB_OBJ) $(KBPF_A) $(COLL_A) $(LIB_A)
 	$(if $(Q),@echo "  BENCH   $@")
 	$(Q)$(CC) $(CFLAGS) -O3 -o $@ $< $(CLI_LIB_OBJ) $(KBPF_A) $(COLL_A) $(LIB_A) $(LIBS_BPF) $(LIBS_CORE) -lpthread
 
-test-bins: all $(UNIT_BIN)
+$(BUILD)/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC-FUZZ $<")
+	$(Q)$(CLANG) $(CSTD) $(WARN) $(INCLUDES) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  FUZZ    $@")
+	$(Q)$(CLANG) $(CSTD) $(WARN) $(INCLUDES) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) $(LIBS_CORE)
+
+.SECONDARY: $(FUZZ_LIB_OBJ)
+fuzz: $(FUZZ_BIN)
+
+# Each target for FUZZ_SECONDS (30) from its committed seed corpus; a crash fails.
+fuzz-smoke: fuzz
+	$(Q)tests/run.sh fuzz
+
+test-bins: all $(UNIT_BIN) $(FUZZ_BIN)
 
 # The README's test command: installs what is missing, builds, runs every suite.
 check:
@@ -176,9 +200,12 @@ vmtest:
 bench: all $(BENCH_BIN)
 	$(Q)bench/run.sh
 
-# Long campaigns: what `make check` runs in a short form, at full size.
+# Long campaigns: what `make check` runs in a short form, at full size: a
+# 20 GB decision log through verify, then every fuzz target for SOAK_SECONDS
+# (3600) from its corpus, one at a time, niced.
 soak: test-bins
 	$(Q)KW_BIG_LOG_BYTES=20000000000 bash tests/cli/test_verify_scale.sh
+	$(Q)FUZZ_SECONDS=$${SOAK_SECONDS:-3600} FUZZ_NICE=19 tests/fuzz/run.sh
 
 PREFIX ?= /usr/local
 install: all

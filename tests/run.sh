@@ -9,7 +9,7 @@
 # Under CI=true a skipped test is a failure, unless it was skipped for a
 # kernel feature (skip_feature in tests/lib.sh) that `kwitness probe` confirms
 # absent on this host. The features the probe found absent are listed last.
-# Usage: tests/run.sh [unit|cli|kernel|vm ...]   (default: all)
+# Usage: tests/run.sh [unit|cli|fuzz|kernel|vm ...]   (default: all)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export KW_ROOT=$PWD KW_BUILD=$PWD/build
@@ -20,7 +20,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 passed=0 failed=0 skipped=0
 failures=()
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(unit cli kernel vm)
+[ ${#suites[@]} -gt 0 ] || suites=(unit cli fuzz kernel vm)
 CI=${CI:-false}
 
 # Kernel features `kwitness probe` finds absent here: its classes that are not
@@ -103,6 +103,8 @@ for suite in "${suites[@]}"; do
 		for t in tests/$suite/test_*.sh; do
 			[ -f "$t" ] && run_one "$suite/$(basename "$t" .sh)" bash "$t"
 		done ;;
+	fuzz)
+		run_one "fuzz/smoke" bash tests/fuzz/run.sh ;;
 	vm)
 		[ -x scripts/vmtest.sh ] && run_one "vm" scripts/vmtest.sh ;;
 	*) echo "tests/run.sh: unknown suite '$suite'" >&2; exit 2 ;;

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* RFC 8785 canonicalisation of hostile text. Beyond "no crash": whatever is
+ * accepted canonicalises to a fixed point (canonical text canonicalises to
+ * itself), and jcs_parse agrees with jcs_canonicalize on what it accepts and
+ * dumps the same bytes. The one documented exception (docs/canonical-json.md,
+ * "The integer rule"): a double from 2^53 to 1e21 prints as a digit string
+ * that the strict parser refuses as an unsafe integer literal. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kwitness/buf.h"
+#include "kwitness/jcs.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct kw_buf once = { 0 }, twice = { 0 }, dumped = { 0 };
+	struct jcs_error err;
+	const char *text = (const char *)data;
+	json_t *tree;
+	int rc;
+
+	rc = jcs_canonicalize(text, size, &once, &err);
+	tree = jcs_parse(text, size, &err);
+	if (rc == -ENOMEM || (!tree && rc == 0 && !strcmp(err.message, "out of memory")))
+		goto out;
+	if ((rc == 0) != (tree != NULL))
+		abort(); /* the two entry points disagree on validity */
+	if (rc == 0) {
+		rc = jcs_canonicalize(once.data, once.len, &twice, &err);
+		if (rc && !strstr(err.message, "integer outside"))
+			abort(); /* canonical form is refused */
+		if (!rc && (twice.len != once.len || memcmp(twice.data, once.data, once.len)))
+			abort(); /* canonical form is not a fixed point */
+		if (jcs_dump(tree, &dumped) == 0 &&
+		    (dumped.len != once.len || memcmp(dumped.data, once.data, once.len)))
+			abort(); /* the tree dumps differently from the text */
+	}
+out:
+	json_decref(tree);
+	kw_buf_free(&once);
+	kw_buf_free(&twice);
+	kw_buf_free(&dumped);
+	return 0;
+}
