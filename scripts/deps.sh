@@ -9,11 +9,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(
-	build-essential clang llvm make pkg-config
+	build-essential clang llvm make pkg-config libclang-rt-14-dev
 	libbpf-dev bpftool libelf-dev zlib1g-dev
 	libssl-dev libjansson-dev libcmocka-dev libtss2-dev
 	swtpm swtpm-tools tpm2-tools
-	iproute2 util-linux procps jq openssl locales
+	iproute2 util-linux procps jq openssl locales libcap2-bin
 	qemu-system-x86 busybox-static cpio
 	nodejs
 )

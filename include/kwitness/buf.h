@@ -30,6 +30,11 @@ int kw_read_file(const char *path, size_t max, struct kw_buf *out);
 /* Reads fd to its end into out, refusing more than max bytes (-EFBIG). */
 int kw_read_fd(int fd, size_t max, struct kw_buf *out);
 
+/* Like kw_read_file, for files a privileged reader finds by path: a symlink
+ * in the last component is not followed (-ELOOP) and anything but a regular
+ * file is refused (-EINVAL), so a FIFO cannot block the reader. */
+int kw_read_regular_file(const char *path, size_t max, struct kw_buf *out);
+
 /* Writes all len bytes to fd, retrying short writes and EINTR.
  * Returns 0 or -errno. */
 int kw_write_all(int fd, const void *data, size_t len);

@@ -13,7 +13,7 @@ int kw_logwriter_open(struct kw_logwriter *log, const char *path)
 	int e;
 
 	memset(log, 0, sizeof(*log));
-	log->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	log->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
 	if (log->fd < 0)
 		return -errno;
 	e = kw_transcript_init(&log->tr);

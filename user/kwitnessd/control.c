@@ -66,6 +66,20 @@ int kwd_control_listen(struct kwd *d, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot create the folder of %s: %s", path, strerror(-e));
 		return e;
 	}
+	{
+		char dir[sizeof(a.sun_path)];
+		char *slash;
+
+		memcpy(dir, path, strlen(path) + 1);
+		slash = strrchr(dir, '/');
+		if (!slash)
+			snprintf(dir, sizeof(dir), ".");
+		else
+			slash[slash == dir] = '\0';
+		e = kwd_check_dir("socket folder", dir, err, errlen);
+		if (e)
+			return e;
+	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		e = -errno;
@@ -87,6 +101,8 @@ int kwd_control_listen(struct kwd *d, char *err, size_t errlen)
 			close(probe);
 		unlink(path);
 	}
+	/* bind creates the node 0660 (the umask); the group is set through a
+	 * handle on that very node, not by path. */
 	old = umask(0117);
 	e = bind(fd, (struct sockaddr *)&a, sizeof(a));
 	umask(old);
@@ -96,13 +112,25 @@ int kwd_control_listen(struct kwd *d, char *err, size_t errlen)
 		close(fd);
 		return e;
 	}
-	if (chmod(path, 0660) < 0 ||
-	    (d->cfg.have_group && chown(path, (uid_t)-1, d->cfg.group) < 0)) {
-		e = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		close(fd);
-		unlink(path);
-		return e;
+	if (d->cfg.have_group) {
+		int node = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+
+		e = 0;
+		if (node < 0 || fstat(node, &st) < 0)
+			e = -errno;
+		else if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid())
+			e = -EPERM;
+		else if (fchownat(node, "", (uid_t)-1, d->cfg.group, AT_EMPTY_PATH) < 0)
+			e = -errno;
+		if (node >= 0)
+			close(node);
+		if (e) {
+			snprintf(err, errlen, "%s: setting its group: %s", path, strerror(-e));
+			close(fd);
+			unlink(path);
+			return e;
+		}
 	}
 	d->listen_fd = fd;
 	d->listen_w.kind = KWD_W_LISTEN;

@@ -22,7 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
-#include <openssl/crypto.h>
 
 #include "kwitness/hooks.h"
 #include "kwitness/key.h"
@@ -64,7 +63,8 @@ static void usage(FILE *f)
 		"  --state-dir DIR     records, logs, policies (default " KW_DEFAULT_STATE_DIR ")\n"
 		"  --socket PATH       control socket (default " KW_DEFAULT_SOCKET ")\n"
 		"  --key PATH          Ed25519 PKCS#8 signing key (default " KW_DEFAULT_KEY ";\n"
-		"                      without --key, TRACE_PRIVATE_KEY_PEM is used when set)\n"
+		"                      without --key, TRACE_PRIVATE_KEY_PEM is used when set;\n"
+		"                      the variable is wiped from the environment either way)\n"
 		"  --config PATH       key = value settings (default " KWD_DEFAULT_CONFIG ")\n"
 		"  --ringbuf-size N    bytes per session ring buffer, power of two >= 4096\n"
 		"  --pin-dir DIR       bpffs folder for pins (default " KWD_DEFAULT_PIN_DIR
@@ -90,17 +90,26 @@ static int make_dir(const char *base, const char *sub, mode_t mode)
 	return 0;
 }
 
+/* The state folder and its three subfolders: created when missing, then
+ * refused unless only root can change them (logs and records are written
+ * by path). */
 static int setup_state_dir(const char *dir, char *err, size_t errlen)
 {
 	static const char *const subs[] = { NULL, "records", "logs", "policies", "evidence" };
 
 	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
+		char path[4096];
 		int e = make_dir(dir, subs[i], 0750);
 
 		if (e) {
-			snprintf(err, errlen, "%s/%s: %s", dir, subs[i] ? subs[i] : "", strerror(-e));
+			snprintf(err, errlen, "state folder %s/%s: %s", dir, subs[i] ? subs[i] : "",
+				 strerror(-e));
 			return e;
 		}
+		snprintf(path, sizeof(path), "%s%s%s", dir, subs[i] ? "/" : "", subs[i] ? subs[i] : "");
+		e = kwd_check_dir("state folder", path, err, errlen);
+		if (e)
+			return e;
 	}
 	return 0;
 }
@@ -113,7 +122,7 @@ static int lock_state_dir(const char *dir, char *err, size_t errlen)
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/kwitnessd.lock", dir);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		int e = -errno;
 
@@ -297,8 +306,6 @@ static void raise_limits(void)
 		r.rlim_cur = r.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &r);
 	}
-	r.rlim_cur = r.rlim_max = RLIM_INFINITY;
-	setrlimit(RLIMIT_MEMLOCK, &r);
 	/* The witness must not be starved by what it watches: a collector
 	 * that is not scheduled lets ring buffers fill. Best effort, before
 	 * the I/O thread exists (it inherits the value). */
@@ -374,6 +381,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	libbpf_set_print(libbpf_quiet);
+	if (kwd_harden_process(err, sizeof(err))) {
+		fprintf(stderr, "kwitnessd: %s\n", err);
+		return 1;
+	}
 	if (kwd_config_load(&d->cfg, d->cfg.config_path, config_given, err, sizeof(err))) {
 		fprintf(stderr, "kwitnessd: %s\n", err);
 		return 1;
@@ -388,15 +399,8 @@ int main(int argc, char **argv)
 	if (!key_given && getenv("TRACE_PRIVATE_KEY_PEM"))
 		d->cfg.key_path = NULL;
 	e = kw_key_load_private(d->cfg.key_path, &d->key);
-	if (!d->cfg.key_path) {
-		/* The PEM text stays readable in /proc/<pid>/environ unless it
-		 * is wiped where the kernel put it. */
-		char *pem = getenv("TRACE_PRIVATE_KEY_PEM");
-
-		if (pem)
-			OPENSSL_cleanse(pem, strlen(pem));
-		unsetenv("TRACE_PRIVATE_KEY_PEM");
-	}
+	/* Whichever key was used: the PEM text leaves the environment. */
+	kwd_wipe_env_key();
 	if (e) {
 		fprintf(stderr, "kwitnessd: signing key %s: %s%s\n",
 			d->cfg.key_path ? d->cfg.key_path : "from TRACE_PRIVATE_KEY_PEM",
@@ -404,9 +408,11 @@ int main(int argc, char **argv)
 			e == -EPERM ? " (the key file must not be group- or world-accessible, and must be owned by root or this user)" : "");
 		return 1;
 	}
+	kwd_log(d, LOG_INFO, "signing key loaded into locked memory (%zu bytes of the secure heap)",
+		kwd_key_locked_bytes());
 	raise_limits();
 	if (setup_state_dir(d->cfg.state_dir, err, sizeof(err))) {
-		fprintf(stderr, "kwitnessd: state folder %s\n", err);
+		fprintf(stderr, "kwitnessd: %s\n", err);
 		return 1;
 	}
 	if (lock_state_dir(d->cfg.state_dir, err, sizeof(err))) {
@@ -421,6 +427,12 @@ int main(int argc, char **argv)
 	kwd_seal_unclosed(d);
 	kwd_hostinfo_read(&d->host);
 	kwd_refresh_clock(d);
+	/* A pin folder others can write to could hand us their maps. */
+	if (d->cfg.pin_dir && access(d->cfg.pin_dir, F_OK) == 0 &&
+	    kwd_check_dir("pin folder", d->cfg.pin_dir, err, sizeof(err))) {
+		fprintf(stderr, "kwitnessd: %s\n", err);
+		return 1;
+	}
 	hopts.ringbuf_size = d->cfg.ringbuf_size;
 	hopts.pin_dir = d->cfg.pin_dir;
 	hopts.wakeup_bytes = d->wakeup_bytes = kwd_wakeup_bytes(d->cfg.ringbuf_size);
@@ -428,6 +440,11 @@ int main(int argc, char **argv)
 	if (e) {
 		fprintf(stderr, "kwitnessd: loading the BPF programs: %s\n",
 			err[0] ? err : strerror(-e));
+		return 1;
+	}
+	if (d->cfg.pin_dir && kwd_check_dir("pin folder", d->cfg.pin_dir, err, sizeof(err))) {
+		fprintf(stderr, "kwitnessd: %s\n", err);
+		kw_hooks_close(d->hooks);
 		return 1;
 	}
 	if (join_programs(d) || setup_loop(d, err, sizeof(err)) ||

@@ -96,12 +96,18 @@ static int sign_and_write(struct kwd *d, json_t *open, const char *bundle, size_
 static int open_log_for_seal(const char *path, size_t keep, size_t len, char *why,
 			     size_t whylen)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC), e;
+	int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), e;
+	struct stat st;
 
 	if (fd < 0) {
 		e = -errno;
 		snprintf(why, whylen, "%.200s: %s", path, strerror(errno));
 		return e;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(why, whylen, "%.200s: not a regular file", path);
+		close(fd);
+		return -EINVAL;
 	}
 	if (keep < len && ftruncate(fd, (off_t)keep) < 0) {
 		e = -errno;
@@ -128,7 +134,7 @@ static int seal_one(struct kwd *d, const char *id, char *why, size_t whylen)
 
 	snprintf(log_path, sizeof(log_path), "%s/logs/%s.jsonl", d->cfg.state_dir, id);
 	snprintf(rec_path, sizeof(rec_path), "%s/records/%s.json", d->cfg.state_dir, id);
-	e = kw_read_file(log_path, KWD_SEAL_MAX_LOG, &log);
+	e = kw_read_regular_file(log_path, KWD_SEAL_MAX_LOG, &log);
 	if (e) {
 		snprintf(why, whylen, "%.200s: %s", log_path, strerror(-e));
 		return e;
@@ -156,7 +162,7 @@ static int seal_one(struct kwd *d, const char *id, char *why, size_t whylen)
 		goto out;
 	}
 	snprintf(pol_path, sizeof(pol_path), "%s/policies/%s", d->cfg.state_dir, bundle_hash + 7);
-	e = kw_read_file(pol_path, KW_POLICY_MAX_BYTES, &bundle);
+	e = kw_read_regular_file(pol_path, KW_POLICY_MAX_BYTES, &bundle);
 	if (!e)
 		e = kw_digest_buf(KW_SHA256, bundle.data ? bundle.data : "", bundle.len, got);
 	if (e || strcmp(got, bundle_hash)) {
@@ -192,7 +198,7 @@ static int seal_one(struct kwd *d, const char *id, char *why, size_t whylen)
 		}
 	}
 	kw_buf_free(&log);
-	e = kw_read_file(log_path, KWD_SEAL_MAX_LOG, &log);
+	e = kw_read_regular_file(log_path, KWD_SEAL_MAX_LOG, &log);
 	if (!e)
 		e = kw_transcript_from_text(log.data ? log.data : "", log.len, hash, &count, why,
 					    whylen);

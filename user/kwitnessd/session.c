@@ -308,7 +308,8 @@ static int store_policy(struct kwd *d, struct kwd_session *s)
 	if (!s->policy_path)
 		return -ENOMEM;
 	/* Stored by hash: an existing file already holds these bytes. */
-	if (stat(s->policy_path, &st) == 0 && (size_t)st.st_size == s->bundle_len)
+	if (lstat(s->policy_path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (size_t)st.st_size == s->bundle_len)
 		return 0;
 	return kw_write_file_atomic(s->policy_path, s->bundle, s->bundle_len, 0644);
 }

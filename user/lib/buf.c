@@ -128,6 +128,25 @@ int kw_read_file(const char *path, size_t max, struct kw_buf *out)
 	return rc;
 }
 
+int kw_read_regular_file(const char *path, size_t max, struct kw_buf *out)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	int rc;
+	if (fstat(fd, &st) < 0)
+		rc = -errno;
+	else if (!S_ISREG(st.st_mode))
+		rc = -EINVAL;
+	else if ((unsigned long long)st.st_size > max)
+		rc = -EFBIG;
+	else
+		rc = kw_read_fd(fd, max, out);
+	close(fd);
+	return rc;
+}
+
 int kw_write_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;

@@ -186,14 +186,15 @@ int kw_key_load_private(const char *path, struct kw_key **out)
 			return -ENOENT;
 		return key_from_private_pem(env, strlen(env), out);
 	}
-	buf = malloc(KEY_FILE_MAX);
+	/* The locked secure heap when the program set one up (kwitnessd),
+	 * else the ordinary heap; cleansed either way. */
+	buf = OPENSSL_secure_malloc(KEY_FILE_MAX);
 	if (!buf)
 		return -ENOMEM;
 	ret = read_key_file(path, buf, KEY_FILE_MAX, &len, &mode);
 	if (!ret)
 		ret = key_from_private_pem(buf, len, out);
-	OPENSSL_cleanse(buf, KEY_FILE_MAX);
-	free(buf);
+	OPENSSL_secure_clear_free(buf, KEY_FILE_MAX);
 	return ret;
 }
 
