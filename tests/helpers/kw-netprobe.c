@@ -23,6 +23,14 @@
  *   hold SOCKET TEXT             connects, sends TEXT (no newline: half a
  *                                request), prints "connected", then holds the
  *                                connection until stdin ends (600 s at most)
+ *   ctlflood SOCKET CLIENTS BYTES SECONDS
+ *                                hostile control clients: CLIENTS connections that
+ *                                each pipeline up to BYTES of {"op":"status"}
+ *                                lines and never read, for SECONDS or until the
+ *                                peer closed them all; prints "ok
+ *                                clients N busy N disconnected N open N sent N"
+ *                                (busy: refused at connect; disconnected: the
+ *                                peer closed the connection)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -328,6 +336,82 @@ static int do_flood(int argc, char **argv)
 	return 0;
 }
 
+static int do_ctlflood(const char *path, int n, long long bytes, int seconds)
+{
+	static const char req[] = "{\"op\":\"status\"}\n";
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	char chunk[64 * (sizeof(req) - 1)];
+	struct pollfd *p;
+	long long *sent, total = 0;
+	int busy = 0, gone = 0, open_n = 0;
+	int64_t end;
+
+	if (n <= 0 || n > 4096 || bytes <= 0 || seconds <= 0 || strlen(path) >= sizeof(a.sun_path))
+		return 2;
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	for (size_t i = 0; i < sizeof(chunk); i += sizeof(req) - 1)
+		memcpy(chunk + i, req, sizeof(req) - 1);
+	p = calloc((size_t)n, sizeof(*p));
+	sent = calloc((size_t)n, sizeof(*sent));
+	if (!p || !sent)
+		return 1;
+	signal(SIGPIPE, SIG_IGN);
+	for (int i = 0; i < n; i++) {
+		p[i].fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (p[i].fd < 0 || connect(p[i].fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+			perror("kw-netprobe: ctlflood connect");
+			return 1;
+		}
+		fcntl(p[i].fd, F_SETFL, O_NONBLOCK);
+	}
+	/* Until SECONDS pass or the peer has closed every connection. */
+	end = now_us() + seconds * 1000000LL;
+	while (now_us() < end && gone < n) {
+		for (int i = 0; i < n; i++)
+			p[i].events = p[i].fd < 0 ? 0 : POLLRDHUP | (sent[i] < bytes ? POLLOUT : 0);
+		if (poll(p, (nfds_t)n, 100) < 0)
+			break;
+		for (int i = 0; i < n; i++) {
+			ssize_t w;
+
+			if (p[i].fd < 0 || !p[i].revents)
+				continue;
+			if (p[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
+				char head[64] = "";
+
+				/* A busy line comes before the close. */
+				if (recv(p[i].fd, head, sizeof(head) - 1, MSG_DONTWAIT) > 0 &&
+				    strstr(head, "\"error\":\"busy\""))
+					busy++;
+				else
+					gone++;
+				close(p[i].fd);
+				p[i].fd = -1;
+				continue;
+			}
+			w = send(p[i].fd, chunk, sizeof(chunk), MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (w > 0) {
+				sent[i] += w;
+				total += w;
+			} else if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+				gone++;
+				close(p[i].fd);
+				p[i].fd = -1;
+			}
+		}
+	}
+	for (int i = 0; i < n; i++)
+		if (p[i].fd >= 0) {
+			open_n++;
+			close(p[i].fd);
+		}
+	printf("ok clients %d busy %d disconnected %d open %d sent %lld\n", n, busy, gone, open_n,
+	       total);
+	free(p);
+	free(sent);
+	return 0;
+}
+
 static int do_ctl(const char *path)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
@@ -403,10 +487,12 @@ int main(int argc, char **argv)
 		return do_hold(argv[2], argv[3]);
 	if (!strcmp(argv[1], "flood"))
 		return do_flood(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "ctlflood") && argc == 6)
+		return do_ctlflood(argv[2], atoi(argv[3]), atoll(argv[4]), atoi(argv[5]));
 usage:
 	fprintf(stderr, "usage: kw-netprobe listen PORT.. | connect|sendto|bind HOST PORT |\n"
 			"       socket FAMILY TYPE | open PATH r|w|rw | sysctl NAME [VALUE|-] |\n"
 			"       flood sendto|socket HOST PORT COUNT [RATE] | ctl SOCKET |\n"
-			"       hold SOCKET TEXT\n");
+			"       hold SOCKET TEXT | ctlflood SOCKET CLIENTS BYTES SECONDS\n");
 	return 2;
 }

@@ -21,8 +21,6 @@
 #include "kwitness/protocol.h"
 #include "kwitnessd.h"
 
-/* A client that does not read its replies is dropped past this. */
-#define KWD_MAX_PENDING_OUT (64u * 1024 * 1024)
 
 static int mkdir_parents(const char *path)
 {
@@ -188,14 +186,57 @@ static bool peer_allowed(struct kwd *d, int fd, uid_t *uid)
 	return cred.gid == d->cfg.group || pid_in_group(cred.pid, d->cfg.group);
 }
 
+/* Keeps d->client_mem equal to the bytes every client's buffers hold. */
+static void client_account(struct kwd_client *c)
+{
+	size_t now = c->in.cap + c->out.cap;
+
+	c->d->client_mem = c->d->client_mem - c->mem + now;
+	c->mem = now;
+}
+
 static void client_kill(struct kwd_client *c)
 {
 	if (c->dead)
 		return;
 	c->dead = true;
+	if (c->backlog) {
+		c->backlog = false;
+		c->d->n_backlog--;
+	}
 	epoll_ctl(c->d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	c->fd = -1;
+	/* Its memory goes back now, not at the reap. */
+	kw_buf_free(&c->in);
+	kw_buf_free(&c->out);
+	c->out_off = 0;
+	client_account(c);
+}
+
+/* Drops a client that went over a bound, with a notice. */
+static void client_drop(struct kwd_client *c, const char *what, size_t bound)
+{
+	kwd_log(c->d, LOG_NOTICE, "control client %llu (uid %d): %s over %zu bytes: disconnected",
+		(unsigned long long)c->id, (int)c->uid, what, bound);
+	client_kill(c);
+}
+
+/* After a buffer grew: false (and the client is gone) when a bound is
+ * crossed. queued: the reply bytes that were waiting before this reply (one
+ * reply of any size is always taken; it is the pile-up that is bounded). */
+static bool client_within_bounds(struct kwd_client *c, size_t queued)
+{
+	client_account(c);
+	if (queued > KWD_CLIENT_OUT_MAX) {
+		client_drop(c, "unread replies", KWD_CLIENT_OUT_MAX);
+		return false;
+	}
+	if (c->d->client_mem > KWD_CLIENTS_MEM_MAX) {
+		client_drop(c, "all control clients' buffers", KWD_CLIENTS_MEM_MAX);
+		return false;
+	}
+	return true;
 }
 
 void kwd_clients_reap(struct kwd *d)
@@ -213,6 +254,7 @@ void kwd_clients_reap(struct kwd *d)
 		d->n_clients--;
 		kw_buf_free(&c->in);
 		kw_buf_free(&c->out);
+		client_account(c);
 		free(c);
 	}
 }
@@ -221,7 +263,9 @@ static void client_update_events(struct kwd_client *c)
 {
 	struct epoll_event ev = { .data.ptr = &c->w };
 
-	ev.events = (c->close_after_write ? 0 : EPOLLIN) |
+	/* A client with requests still queued is not read until they are
+	 * answered: its input stays at most one chunk past a line. */
+	ev.events = (c->close_after_write || c->backlog ? 0 : EPOLLIN) |
 		    (c->out.len > c->out_off ? EPOLLOUT : 0);
 	epoll_ctl(c->d->epfd, EPOLL_CTL_MOD, c->fd, &ev);
 }
@@ -243,8 +287,13 @@ static void client_flush(struct kwd_client *c)
 		c->out_off += (size_t)n;
 	}
 	if (c->out_off == c->out.len) {
-		kw_buf_reset(&c->out);
+		/* A buffer that grew for a large reply is given back. */
+		if (c->out.cap > KWD_CLIENT_KEEP)
+			kw_buf_free(&c->out);
+		else
+			kw_buf_reset(&c->out);
 		c->out_off = 0;
+		client_account(c);
 		if (c->close_after_write && !c->awaiting) {
 			client_kill(c);
 			return;
@@ -255,6 +304,7 @@ static void client_flush(struct kwd_client *c)
 
 static void client_send(struct kwd_client *c, json_t *reply)
 {
+	size_t queued;
 	char *text;
 
 	if (c->dead) {
@@ -271,13 +321,22 @@ static void client_send(struct kwd_client *c, json_t *reply)
 	}
 	text = json_dumps(reply, JSON_COMPACT);
 	json_decref(reply);
-	if (!text || c->out.len - c->out_off > KWD_MAX_PENDING_OUT ||
-	    kw_buf_puts(&c->out, text) || kw_buf_putc(&c->out, '\n')) {
+	/* Sent bytes are cut from the front once they are half the buffer, so
+	 * a client that reads slowly but steadily does not grow it. */
+	if (c->out_off && c->out_off >= c->out.len / 2) {
+		memmove(c->out.data, c->out.data + c->out_off, c->out.len - c->out_off);
+		c->out.len -= c->out_off;
+		c->out_off = 0;
+	}
+	queued = c->out.len - c->out_off;
+	if (!text || kw_buf_puts(&c->out, text) || kw_buf_putc(&c->out, '\n')) {
 		free(text);
 		client_kill(c);
 		return;
 	}
 	free(text);
+	if (!client_within_bounds(c, queued))
+		return;
 	client_flush(c);
 }
 
@@ -339,10 +398,17 @@ static void answer(struct kwd_client *c, const char *line, size_t len)
 		client_send(c, reply);
 }
 
-/* Handles every complete line in the input buffer. */
-static void client_process(struct kwd_client *c, bool eof)
+/* Answers complete lines of the input buffer: up to KWD_REQUESTS_PER_CLIENT
+ * per loop turn, and KWD_REQUESTS_PER_TURN for all clients together. With
+ * more waiting the client is backlogged (served on a later turn, not read
+ * meanwhile), so clients never hold the loop away from the ring buffers. */
+static void client_process(struct kwd_client *c)
 {
 	size_t start = 0;
+	unsigned answered = 0;
+	bool more = false;
+
+	c->d->rr_last = c->id;
 
 	while (!c->dead && !c->close_after_write) {
 		char *nl = memchr(c->in.data + start, '\n', c->in.len - start);
@@ -356,12 +422,16 @@ static void client_process(struct kwd_client *c, bool eof)
 				c->close_after_write = true;
 				break;
 			}
-			if (eof && c->in.len > start) {
+			if (c->eof && c->in.len > start) {
 				/* A last line without its newline still counts. */
 				len = c->in.len - start;
 				answer(c, c->in.data + start, len);
 				start = c->in.len;
 			}
+			break;
+		}
+		if (answered == KWD_REQUESTS_PER_CLIENT || !c->d->turn_budget) {
+			more = true;
 			break;
 		}
 		len = (size_t)(nl - (c->in.data + start));
@@ -373,8 +443,11 @@ static void client_process(struct kwd_client *c, bool eof)
 		}
 		if (len && c->in.data[start + len - 1] == '\r')
 			len--;
-		if (len)
+		if (len) {
 			answer(c, c->in.data + start, len);
+			answered++;
+			c->d->turn_budget--;
+		}
 		start = (size_t)(nl - c->in.data) + 1;
 	}
 	if (c->dead)
@@ -383,53 +456,74 @@ static void client_process(struct kwd_client *c, bool eof)
 		memmove(c->in.data, c->in.data + start, c->in.len - start);
 		c->in.len -= start;
 	}
-	if (eof || c->close_after_write) {
+	if (!c->in.len && c->in.cap > KWD_CLIENT_KEEP) {
+		kw_buf_free(&c->in);
+		client_account(c);
+	}
+	if (more != c->backlog) {
+		c->backlog = more;
+		if (more)
+			c->d->n_backlog++;
+		else
+			c->d->n_backlog--;
+	}
+	if (!more && (c->eof || c->close_after_write)) {
 		c->close_after_write = true;
 		/* Nothing left to say, unless a close reply is still coming. */
-		if (c->out.len == c->out_off && !c->awaiting)
+		if (c->out.len == c->out_off && !c->awaiting) {
 			client_kill(c);
-		else
-			client_update_events(c);
+			return;
+		}
 	}
+	client_update_events(c);
 }
 
 void kwd_client_event(struct kwd_client *c, uint32_t events)
 {
-	bool eof = false;
+	ssize_t n;
 
 	if (c->dead)
 		return;
 	if (events & EPOLLOUT)
 		client_flush(c);
-	if (c->dead)
+	if (c->dead || c->backlog || c->close_after_write ||
+	    !(events & (EPOLLIN | EPOLLHUP | EPOLLRDHUP | EPOLLERR)))
 		return;
-	if (events & (EPOLLIN | EPOLLHUP | EPOLLRDHUP | EPOLLERR)) {
-		/* Bounded per wakeup, so one client cannot monopolise the loop. */
-		for (int rounds = 0; rounds < 16; rounds++) {
-			ssize_t n;
-
-			if (kw_buf_reserve(&c->in, 65536)) {
-				client_kill(c);
-				return;
-			}
-			n = recv(c->fd, c->in.data + c->in.len, 65536, MSG_DONTWAIT);
-			if (n < 0) {
-				if (errno == EINTR)
-					continue;
-				if (errno != EAGAIN && errno != EWOULDBLOCK)
-					eof = true;
-				break;
-			}
-			if (n == 0) {
-				eof = true;
-				break;
-			}
-			c->in.len += (size_t)n;
-			if (c->in.len > KW_PROTO_MAX_REQUEST + 65536)
-				break;
-		}
-		client_process(c, eof);
+	/* One chunk per wakeup: the loop stays fair between clients. */
+	if (kw_buf_reserve(&c->in, KWD_RECV_CHUNK)) {
+		client_kill(c);
+		return;
 	}
+	if (!client_within_bounds(c, 0))
+		return;
+	n = recv(c->fd, c->in.data + c->in.len, KWD_RECV_CHUNK, MSG_DONTWAIT);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+		return;
+	if (n <= 0)
+		c->eof = true;
+	else
+		c->in.len += (size_t)n;
+	client_process(c);
+}
+
+void kwd_clients_backlog(struct kwd *d)
+{
+	struct kwd_client *first = d->clients, *c;
+
+	/* Round robin: the list runs from the newest client to the oldest;
+	 * start after the one served last, wrap around once. */
+	for (c = d->clients; c; c = c->next)
+		if (c->id < d->rr_last) {
+			first = c;
+			break;
+		}
+	for (int pass = 0; pass < 2; pass++)
+		for (c = pass ? d->clients : first; c && (pass == 0 || c != first); c = c->next) {
+			if (!d->n_backlog || !d->turn_budget)
+				return;
+			if (c->backlog && !c->dead)
+				client_process(c);
+		}
 }
 
 void kwd_control_pause(struct kwd *d, bool pause)

@@ -38,8 +38,21 @@
 #define KWD_WAKEUP_MIN_RINGBUF (64 * 1024)
 #define KWD_POLL_MS 2
 #define KWD_HOT_MS 50
-/* Control connections served at once; more get one "busy" line. */
+/* Control clients are bounded (docs/security.md, "Bounds"): connections
+ * served at once (more get one "busy" line); replies queued for one client
+ * (a client that does not read them is disconnected once this much waits
+ * and another reply comes); the bytes all
+ * clients' buffers hold together (the client that crosses it is
+ * disconnected); requests answered per client and for all clients per loop
+ * turn, and bytes read per wakeup, so no client holds the loop; buffers that grew past
+ * KWD_CLIENT_KEEP are freed once empty. */
 #define KWD_MAX_CLIENTS 256
+#define KWD_CLIENT_OUT_MAX ((size_t)256 * 1024)
+#define KWD_CLIENTS_MEM_MAX ((size_t)32 * 1024 * 1024)
+#define KWD_REQUESTS_PER_CLIENT 8
+#define KWD_REQUESTS_PER_TURN 128
+#define KWD_RECV_CHUNK 16384
+#define KWD_CLIENT_KEEP ((size_t)64 * 1024)
 
 struct kwd_config {
 	const char *state_dir;
@@ -118,6 +131,9 @@ struct kwd_client {
 	size_t out_off;
 	bool close_after_write;
 	bool dead;
+	bool eof;           /* the client shut down its side */
+	bool backlog;       /* complete requests wait for the next loop turn */
+	size_t mem;         /* in.cap + out.cap, as counted in kwd.client_mem */
 	unsigned awaiting;  /* close replies still to come */
 	struct kwd_client *next;
 };
@@ -207,6 +223,10 @@ struct kwd {
 	int timer_fd;
 	struct kwd_client *clients;
 	unsigned n_clients;
+	unsigned n_backlog;    /* clients with requests waiting (loop does not sleep) */
+	unsigned turn_budget;  /* requests still to answer in this loop turn */
+	uint64_t rr_last;      /* the client served last (round robin) */
+	size_t client_mem;     /* bytes held by every client's buffers */
 	bool accept_paused;
 	uint64_t next_client_id;
 	struct kwd_session *slots[KW_MAX_SESSIONS];
@@ -268,6 +288,8 @@ void kwd_control_accept(struct kwd *d);
 /* Stops (true) or resumes accepting; the timer resumes it. */
 void kwd_control_pause(struct kwd *d, bool pause);
 void kwd_client_event(struct kwd_client *c, uint32_t events);
+/* Serves the next requests of backlogged clients (once per loop turn). */
+void kwd_clients_backlog(struct kwd *d);
 /* Queues one reply line (takes the reference) to the client with that id, if
  * it is still connected. */
 void kwd_reply_to(struct kwd *d, uint64_t client_id, json_t *reply);

@@ -5,6 +5,7 @@
  * non-blocking descriptor in the loop's one epoll set; only blocking file work
  * (log writes, fsync, records) runs on the worker thread (worker.c). */
 #include <errno.h>
+#include <malloc.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -234,7 +235,8 @@ static int run_loop(struct kwd *d)
 		 * so busy sessions are consumed every KWD_POLL_MS (the others
 		 * on the tick). */
 		bool polling = d->wakeup_bytes && kwd_now_ms() < d->poll_until_ms;
-		int n = epoll_wait(d->epfd, evs, 64, polling ? KWD_POLL_MS : KWD_TICK_MS);
+		int n = epoll_wait(d->epfd, evs, 64,
+				   d->n_backlog ? 0 : polling ? KWD_POLL_MS : KWD_TICK_MS);
 		int64_t now;
 
 		if (n < 0) {
@@ -244,6 +246,7 @@ static int run_loop(struct kwd *d)
 			return -errno;
 		}
 		kwd_refresh_clock(d);
+		d->turn_budget = KWD_REQUESTS_PER_TURN;
 		ticked = rings = false;
 		for (int i = 0; i < n; i++) {
 			struct kwd_watch *w = evs[i].data.ptr;
@@ -286,6 +289,7 @@ static int run_loop(struct kwd *d)
 		}
 		else
 			kwd_sessions_after_batch(d);
+		kwd_clients_backlog(d);
 		kwd_clients_reap(d);
 		/* Busy ring buffers: let events gather for a moment, so one
 		 * wakeup carries many of them instead of one (a ring buffer of
@@ -381,6 +385,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	libbpf_set_print(libbpf_quiet);
+	/* Buffers past 128 KiB (grown client buffers) are mappings of their
+	 * own, so freeing one returns it: a fixed threshold, as glibc's moving
+	 * one would keep them in the heap after the first is freed. */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	if (kwd_harden_process(err, sizeof(err))) {
 		fprintf(stderr, "kwitnessd: %s\n", err);
 		return 1;
