@@ -140,14 +140,20 @@ struct kwd_client {
 
 enum kwd_session_state { KWD_S_OPEN, KWD_S_CLOSING };
 
-/* Work for the I/O thread, in order: log chunks, then a session's seal. */
+/* Work for the I/O thread, in order: a session's bundle file (at open), log
+ * chunks, then the session's seal. */
 #define KWD_SEAL_NOT_RUN (-1) /* the log could not be finished: no record */
-enum kwd_job_kind { KWD_JOB_WRITE, KWD_JOB_SEAL };
+enum kwd_job_kind { KWD_JOB_WRITE, KWD_JOB_FILE, KWD_JOB_SEAL };
 struct kwd_job {
 	enum kwd_job_kind kind;
 	int fd;                  /* closed (after fsync) by a SEAL job */
 	char *data;              /* owned */
 	size_t len;
+	/* FILE: data written to path atomically (synced); a failure's -errno
+	 * goes to *result, which the job's owner reads once a later SEAL job
+	 * came back */
+	char *path;              /* owned */
+	int *result;
 	/* SEAL: the record to seal once the log is on disk. The strings belong
 	 * to the session, which is handed over until the job comes back. */
 	void *owner;
@@ -191,6 +197,7 @@ struct kwd_session {
 	struct kw_reorder ro;
 	struct kw_logwriter log;
 	struct kwd_job seal;  /* the close's last job: no allocation at close */
+	int policy_err;       /* storing the bundle failed (set by the I/O thread) */
 	uint64_t decisions;   /* decision entries written */
 	uint64_t denials;     /* deny entries written */
 	uint64_t bad_events;  /* records the consumer could not decode */

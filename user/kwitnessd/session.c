@@ -299,19 +299,36 @@ static json_t *check_hooks(struct kwd *d, const struct kw_policy *pol)
 	return err;
 }
 
+/* The bundle is stored by its hash: an existing file already holds these
+ * bytes. Otherwise the I/O thread writes it (atomic write, fsync), ahead of
+ * anything else of this session; a failure is the close's reply. Returns 0
+ * or -ENOMEM. */
 static int store_policy(struct kwd *d, struct kwd_session *s)
 {
-	const char *hex = strchr(s->bundle_hash, ':') + 1;
+	struct kwd_job *job;
 	struct stat st;
 
-	s->policy_path = xasprintf("%s/policies/%s", d->cfg.state_dir, hex);
-	if (!s->policy_path)
-		return -ENOMEM;
-	/* Stored by hash: an existing file already holds these bytes. */
 	if (lstat(s->policy_path, &st) == 0 && S_ISREG(st.st_mode) &&
 	    (size_t)st.st_size == s->bundle_len)
 		return 0;
-	return kw_write_file_atomic(s->policy_path, s->bundle, s->bundle_len, 0644);
+	job = calloc(1, sizeof(*job));
+	if (!job)
+		return -ENOMEM;
+	job->kind = KWD_JOB_FILE;
+	job->fd = -1;
+	job->path = strdup(s->policy_path);
+	job->data = malloc(s->bundle_len ? s->bundle_len : 1);
+	if (!job->path || !job->data) {
+		free(job->path);
+		free(job->data);
+		free(job);
+		return -ENOMEM;
+	}
+	memcpy(job->data, s->bundle, s->bundle_len);
+	job->len = s->bundle_len;
+	job->result = &s->policy_err;
+	kwd_worker_submit(d, job);
+	return 0;
 }
 
 /* Host facts and paths are bytes, not necessarily UTF-8. */
@@ -446,14 +463,11 @@ json_t *kwd_session_open(struct kwd *d, const struct kw_request *req)
 		err = kwd_error(KW_ERR_INTERNAL, "hashing the bundle: %s", strerror(-e));
 		goto fail;
 	}
-	e = store_policy(d, s);
-	if (e) {
-		err = kwd_error(KW_ERR_STORAGE, "storing the bundle: %s", strerror(-e));
-		goto fail;
-	}
+	s->policy_path = xasprintf("%s/policies/%s", d->cfg.state_dir,
+				   strchr(s->bundle_hash, ':') + 1);
 	s->log_path = xasprintf("%s/logs/%s.jsonl", d->cfg.state_dir, s->id);
 	s->record_path = xasprintf("%s/records/%s.json", d->cfg.state_dir, s->id);
-	if (!s->log_path || !s->record_path)
+	if (!s->policy_path || !s->log_path || !s->record_path)
 		goto oom;
 	e = kw_logwriter_open(&s->log, s->log_path);
 	if (e) {
@@ -493,6 +507,11 @@ json_t *kwd_session_open(struct kwd *d, const struct kw_request *req)
 	}
 	/* From here on chunks are written by the I/O worker, in order (the open
 	 * entry was written here, so an error path above never races it). */
+	e = store_policy(d, s);
+	if (e) {
+		err = kwd_error(KW_ERR_INTERNAL, "storing the bundle: %s", strerror(-e));
+		goto fail_hooks;
+	}
 	s->log.submit = kwd_worker_write;
 	s->log.submit_ctx = d;
 	d->slots[slot] = s;
@@ -662,6 +681,9 @@ json_t *kwd_session_sealed(struct kwd *d, struct kwd_job *job, uint64_t *client)
 	if (job->err && job->stage == KWD_SEAL_NOT_RUN)
 		reply = kwd_error(KW_ERR_STORAGE, "decision log %s: %s", s->log_path,
 				  strerror(-job->err));
+	else if (s->policy_err)
+		reply = kwd_error(KW_ERR_STORAGE, "policy bundle %s: %s", s->policy_path,
+				  strerror(-s->policy_err));
 	else if (job->err)
 		reply = kwd_error(job->stage == KW_SEAL_WRITE	 ? KW_ERR_STORAGE :
 				  job->stage == KW_SEAL_MEMORY ? KW_ERR_INTERNAL :
@@ -675,7 +697,7 @@ json_t *kwd_session_sealed(struct kwd *d, struct kwd_job *job, uint64_t *client)
 				  (json_int_t)s->decisions, KW_F_DENIALS, (json_int_t)s->denials,
 				  KW_F_DROPPED, (json_int_t)s->dropped, KW_F_UNRECORDED,
 				  (json_int_t)s->unrecorded, KW_F_COMPLETE, s->dropped == 0);
-	if (job->err)
+	if (job->err || s->policy_err)
 		kwd_log(d, LOG_ERR, "session %s: %s", s->id,
 			json_string_value(json_object_get(reply, KW_F_MESSAGE)));
 	else

@@ -68,6 +68,17 @@ static void run_job(struct kwd_worker *w, struct kwd_job *job)
 	enum kw_seal_stage stage;
 	int e;
 
+	if (job->kind == KWD_JOB_FILE) {
+		/* The atomic write fsyncs the file and its folder: here, not
+		 * on the loop. */
+		e = kw_write_file_atomic(job->path, job->data, job->len, 0644);
+		if (e && job->result)
+			*job->result = e;
+		free(job->path);
+		free(job->data);
+		job->path = job->data = NULL;
+		return;
+	}
 	if (job->data && job->fd >= 0)
 		note_error(w, job->fd, kw_write_all(job->fd, job->data, job->len));
 	free(job->data);
