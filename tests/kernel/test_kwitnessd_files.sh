@@ -107,7 +107,7 @@ mkdir -m 0770 "$KT_TMP/gw-state"
 start_fail "a group-writable state folder is refused" "writable by group or others" \
 	--state-dir "$KT_TMP/gw-state" --socket "$KT_TMP/f2.sock" --pin-dir none
 mkdir -m 0750 "$KT_TMP/nobody-state"
-chown nobody "$KT_TMP/nobody-state"
+chown 65534 "$KT_TMP/nobody-state"
 start_fail "a state folder owned by another user is refused" "owned by uid" \
 	--state-dir "$KT_TMP/nobody-state" --socket "$KT_TMP/f3.sock" --pin-dir none
 mkdir -p -m 0777 "$KT_TMP/open-parent"
