@@ -56,6 +56,7 @@
 #define KW_F_DENIALS "denials"
 #define KW_F_DROPPED "dropped"
 #define KW_F_UNRECORDED "unrecorded"
+#define KW_F_UNTRACKED_CGROUPS "untracked_cgroups"
 #define KW_F_COMPLETE "complete"
 /* status and list replies */
 #define KW_F_SESSIONS "sessions"

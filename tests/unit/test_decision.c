@@ -398,6 +398,31 @@ static void test_numbers_beyond_2_53(void **state)
 	kw_buf_free(&b);
 }
 
+/* Not a decision: a cgroup made in the session that the kernel could not tag. */
+static void test_cgroup_untracked(void **state)
+{
+	struct kw_ev_cgroup e = { 0 };
+
+	(void)state;
+	hdr(&e.h, KW_EV_CGROUP_UNTRACKED, KW_DENY, 0, KW_UNTRACKED_QUOTA);
+	e.child_cgroup = 98765;
+	expect(&e, sizeof(e),
+	       "{\"cgroup\":\"1234\",\"child_cgroup\":\"98765\",\"comm\":\"curl\",\"decision\":\"deny\","
+	       "\"enforced\":false,\"pid\":42,\"rule\":\"cgroups.session_quota\",\"seq\":5,"
+	       "\"tool\":\"cgroup.untracked\",\"ts\":1700000002000000,\"uid\":1000}");
+	e.h.rule = KW_UNTRACKED_MAP_FULL;
+	expect(&e, sizeof(e),
+	       "{\"cgroup\":\"1234\",\"child_cgroup\":\"98765\",\"comm\":\"curl\",\"decision\":\"deny\","
+	       "\"enforced\":false,\"pid\":42,\"rule\":\"cgroups.table_full\",\"seq\":5,"
+	       "\"tool\":\"cgroup.untracked\",\"ts\":1700000002000000,\"uid\":1000}");
+	{
+		struct kw_buf b = { 0 };
+
+		assert_int_equal(kw_event_to_entry(&e, sizeof(e) - 1, B2R, &b), -EINVAL);
+		kw_buf_free(&b);
+	}
+}
+
 static void test_refusals(void **state)
 {
 	struct kw_ev_net e = { 0 };
@@ -437,7 +462,7 @@ static void test_refusals(void **state)
  * nothing. Most events get a plausible seq and clock, so most are entries. */
 static void test_random_events(void **state)
 {
-	static const uint16_t kinds[] = { 1, 2, 3, 4, 5, 6, 16, 17, 18, 19, 20, 21, 22, 99 };
+	static const uint16_t kinds[] = { 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 99 };
 	unsigned char ev[sizeof(struct kw_ev_path) + 8];
 	uint32_t x = 12345;
 	size_t i, j, entries = 0;
@@ -491,6 +516,7 @@ int main(void)
 		cmocka_unit_test(test_proc_and_mount),
 		cmocka_unit_test(test_lossy_comm_and_big_ids),
 		cmocka_unit_test(test_numbers_beyond_2_53),
+		cmocka_unit_test(test_cgroup_untracked),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_random_events),
 	};

@@ -186,6 +186,7 @@ json_t *kw_session_open_request(const char *cgroup, const struct kw_open_options
 void kw_print_close_summary(FILE *f, const json_t *reply)
 {
 	json_t *dropped = json_object_get(reply, KW_F_DROPPED);
+	json_int_t untracked = json_integer_value(json_object_get(reply, KW_F_UNTRACKED_CGROUPS));
 
 	fprintf(f, "record:    %s\n", json_string_value(json_object_get(reply, KW_F_RECORD_PATH)));
 	fprintf(f, "log:       %s\n", json_string_value(json_object_get(reply, KW_F_LOG_PATH)));
@@ -194,6 +195,9 @@ void kw_print_close_summary(FILE *f, const json_t *reply)
 		(long long)json_integer_value(json_object_get(reply, KW_F_DECISIONS)),
 		(long long)json_integer_value(json_object_get(reply, KW_F_DENIALS)),
 		(long long)json_integer_value(dropped),
-		json_integer_value(dropped) ? " (INCOMPLETE: see the log's kwitness.close entry)"
-					    : " (complete)");
+		json_integer_value(dropped) || untracked ?
+			" (INCOMPLETE: see the log's kwitness.close entry)" : " (complete)");
+	if (untracked)
+		fprintf(f, "untracked: %lld cgroup(s) made in the session could not be tracked\n",
+			(long long)untracked);
 }

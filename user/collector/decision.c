@@ -321,6 +321,17 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 		add_str(e, "tool", "dev.access");
 		break;
 	}
+	case KW_EV_CGROUP_UNTRACKED: {
+		const struct kw_ev_cgroup *ev = data;
+
+		if (size < sizeof(*ev)) {
+			ret = -EINVAL;
+			break;
+		}
+		add_id(e, "child_cgroup", ev->child_cgroup);
+		add_str(e, "tool", "cgroup.untracked");
+		break;
+	}
 	case KW_EV_SYSCTL: {
 		const struct kw_ev_sysctl *ev = data;
 

@@ -203,6 +203,7 @@ struct kwd_session {
 	uint64_t bad_events;  /* records the consumer could not decode */
 	uint64_t dropped;     /* at close: decisions not in the log */
 	uint64_t unrecorded;  /* at close: the kernel's count */
+	uint64_t untracked;   /* at close: descendants the kernel could not tag */
 	uint64_t skipped;     /* sequence numbers given up as dropped while open */
 	int64_t gap_since_ms; /* when the current gap was first seen (0: none) */
 	int64_t hot_until_ms; /* had events lately: consumed every KWD_POLL_MS */

@@ -589,7 +589,7 @@ static int write_close_entry(struct kwd_session *s, const struct kw_session *c, 
 	int e;
 
 	e = jcs_obj_begin(&o, &line);
-	e = e ?: jcs_obj_bool(&o, "complete", dropped == 0);
+	e = e ?: jcs_obj_bool(&o, "complete", dropped == 0 && c->untracked == 0);
 	e = e ?: jcs_obj_int(&o, "decisions", (int64_t)s->decisions);
 	e = e ?: jcs_obj_int(&o, "denials", (int64_t)s->denials);
 	e = e ?: jcs_obj_int(&o, "dropped", (int64_t)dropped);
@@ -602,6 +602,7 @@ static int write_close_entry(struct kwd_session *s, const struct kw_session *c, 
 	e = e ?: jcs_obj_str(&o, "tool", "kwitness.close");
 	e = e ?: jcs_obj_int(&o, "ts", kwd_now_us());
 	e = e ?: jcs_obj_int(&o, "unrecorded", (int64_t)c->unrecorded);
+	e = e ?: jcs_obj_int(&o, "untracked_cgroups", (int64_t)c->untracked);
 	e = e ?: jcs_obj_end(&o);
 	e = e ?: kw_logwriter_append(&s->log, line.data, line.len);
 	kw_buf_free(&line);
@@ -629,6 +630,7 @@ static void end_session(struct kwd_session *s)
 	gaps = c.next_seq > s->ro.arrived ? c.next_seq - s->ro.arrived : 0;
 	s->dropped = (gaps > c.dropped ? gaps : c.dropped) + s->bad_events;
 	s->unrecorded = c.unrecorded;
+	s->untracked = c.untracked;
 	kwd_attest_current(d, &s->runtime);
 	e = write_close_entry(s, &c, s->dropped, gaps);
 
@@ -690,13 +692,15 @@ json_t *kwd_session_sealed(struct kwd *d, struct kwd_job *job, uint64_t *client)
 								 KW_ERR_RECORD_FAILED,
 				  "%s", job->why);
 	else
-		reply = json_pack("{s:b, s:s, s:O, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:b}",
+		reply = json_pack("{s:b, s:s, s:O, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:b}",
 				  KW_F_OK, 1, KW_F_SESSION, s->id, KW_F_RECORD, job->record,
 				  KW_F_RECORD_PATH, s->record_path, KW_F_LOG_PATH, s->log_path,
 				  KW_F_POLICY_PATH, s->policy_path, KW_F_DECISIONS,
 				  (json_int_t)s->decisions, KW_F_DENIALS, (json_int_t)s->denials,
 				  KW_F_DROPPED, (json_int_t)s->dropped, KW_F_UNRECORDED,
-				  (json_int_t)s->unrecorded, KW_F_COMPLETE, s->dropped == 0);
+				  (json_int_t)s->unrecorded, KW_F_UNTRACKED_CGROUPS,
+				  (json_int_t)s->untracked, KW_F_COMPLETE,
+				  s->dropped == 0 && s->untracked == 0);
 	if (job->err || s->policy_err)
 		kwd_log(d, LOG_ERR, "session %s: %s", s->id,
 			json_string_value(json_object_get(reply, KW_F_MESSAGE)));

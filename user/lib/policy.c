@@ -838,6 +838,10 @@ const char *kw_rule_name(uint16_t event_kind, uint16_t rule, char *buf, size_t l
 	case KW_EV_PROC_KILL:
 	case KW_EV_PROC_PTRACE:
 	case KW_EV_PROC_SIGIO: section = "proc"; single = "proc.signal_outside"; break;
+	case KW_EV_CGROUP_UNTRACKED:
+		return rule_text(buf, len, rule == KW_UNTRACKED_QUOTA ? "cgroups.session_quota" :
+					   rule == KW_UNTRACKED_MAP_FULL ? "cgroups.table_full" :
+					   "cgroups", -1, NULL);
 	default: section = "unknown"; break;
 	}
 	if (rule == KW_RULE_DEFAULT)

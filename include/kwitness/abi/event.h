@@ -16,6 +16,11 @@
 #define KW_MAX_SESSIONS 1024
 /* Cgroups (a tagged cgroup and its descendants) the kernel can map to slots. */
 #define KW_MAX_CGROUPS 65536
+/* Cgroups one session may add to that map after it opened (its descendants
+ * made while it runs), so one sandbox cannot take the table from the others.
+ * A descendant past this, or one the full table cannot hold, is not tracked:
+ * a KW_EV_CGROUP_UNTRACKED entry is logged and the session is incomplete. */
+#define KW_SESSION_MAX_CGROUPS 1024
 #define KW_COMM_LEN 16
 #define KW_SYSCTL_NAME_MAX 64
 /* Kernel path buffer for LSM decisions; longer paths carry KW_EVF_TRUNCATED. */
@@ -60,7 +65,9 @@ struct kw_session {
 	__u64 dropped;        /* decisions whose event could not be reserved */
 	__u64 unrecorded;     /* permits not recorded under record: deny */
 	__u64 denials;        /* deny decisions (enforced or not) */
-	__u64 pad2[4];
+	__s64 cgroups;        /* descendants tagged since open, less those removed */
+	__u64 untracked;      /* descendants that could not be tagged */
+	__u64 pad2[2];
 };
 
 /* kw_net_rules: LPM trie. prefixlen counts the bits after itself: 64 bits of
@@ -114,6 +121,7 @@ enum kw_event_kind {
 	KW_EV_NET_SOCKET = 4,
 	KW_EV_DEV = 5,
 	KW_EV_SYSCTL = 6,
+	KW_EV_CGROUP_UNTRACKED = 7, /* not a decision: a descendant left untagged */
 	/* BPF-LSM */
 	KW_EV_FS_OPEN = 16,
 	KW_EV_FS_EXEC = 17,
@@ -214,6 +222,14 @@ struct kw_ev_sysctl {
 	__u32 write;
 	__u32 name_len;
 	char name[KW_SYSCTL_NAME_MAX]; /* "net/ipv4/ip_forward" */
+};
+
+/* A cgroup made under a session's cgroup that could not be tagged. The
+ * header's cgroup_id is its parent, rule says why (KW_UNTRACKED_*). */
+enum { KW_UNTRACKED_QUOTA = 1, KW_UNTRACKED_MAP_FULL = 2 };
+struct kw_ev_cgroup {
+	struct kw_event_hdr h;
+	__u64 child_cgroup;
 };
 
 /* LSM path decisions (file_open, exec, path_*, unix connect) */
