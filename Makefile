@@ -68,7 +68,7 @@ HELP_BIN  := $(HELP_SRC:tests/helpers/%.c=$(BUILD)/tests/%)
 # with the library built the same way (clang).
 FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
+FUZZ_LIB_OBJ := $(COLL_SRC:%.c=$(BUILD)/fuzz/obj/%.o) $(LIB_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
 FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=all
 # Benchmarks: bench/bench_*.c, optimised.

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "kwitness/buf.h"
-#include "kwitness/decision.h"
-#include "kwitness/event.h"
+#include "collector/decision.h"
+#include "kwitness/abi/event.h"
 #include "kwitness/jcs.h"
 
 static const uint16_t kinds[] = {

@@ -21,7 +21,7 @@ static void check_field(const char *s, bool required)
 		return;
 	}
 	n = strlen(s);
-	if (n == 0 || n > KW_REQ_MAX_FIELD)
+	if (n == 0 || n > KW_PROTO_MAX_FIELD)
 		abort();
 }
 
@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	switch (req.op) {
-	case KW_OP_OPEN:
+	case KW_REQ_OPEN:
 		check_field(req.cgroup, true);
 		check_field(req.sandbox_id, true);
 		check_field(req.image_digest, true);
@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    req.policy_len > KW_POLICY_MAX_BYTES)
 			abort();
 		break;
-	case KW_OP_CLOSE:
+	case KW_REQ_CLOSE:
 		check_field(req.session, true);
 		break;
 	default:

@@ -9,6 +9,7 @@
 
 #include "kwitness/digest.h"
 #include "kwitness/jcs.h"
+#include "collector/transcript.h"
 #include "kwitness/record.h"
 
 static const uint8_t *next_part(const uint8_t **p, const uint8_t *end, size_t *len)

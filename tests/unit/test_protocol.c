@@ -37,7 +37,7 @@ static void test_open(void **state)
 
 	(void)state;
 	assert_int_equal(kw_request_parse(line, strlen(line), &req, &err), 0);
-	assert_int_equal(req.op, KW_OP_OPEN);
+	assert_int_equal(req.op, KW_REQ_OPEN);
 	assert_string_equal(req.cgroup, "/sys/fs/cgroup/x");
 	assert_string_equal(req.sandbox_id, "did:example:1");
 	assert_string_equal(req.image_digest, DIGEST);
@@ -52,11 +52,11 @@ static void test_open(void **state)
 
 static void test_other_ops(void **state)
 {
-	static const struct { const char *line; enum kw_op op; } ok[] = {
-		{ "{\"op\":\"status\"}", KW_OP_STATUS },
-		{ "{\"op\":\"list\"}", KW_OP_LIST },
-		{ " {\"op\":\"ping\"} ", KW_OP_PING },
-		{ "{\"op\":\"close\",\"session\":\"abc\"}", KW_OP_CLOSE },
+	static const struct { const char *line; enum kw_request_op op; } ok[] = {
+		{ "{\"op\":\"status\"}", KW_REQ_STATUS },
+		{ "{\"op\":\"list\"}", KW_REQ_LIST },
+		{ " {\"op\":\"ping\"} ", KW_REQ_PING },
+		{ "{\"op\":\"close\",\"session\":\"abc\"}", KW_REQ_CLOSE },
 	};
 	struct kw_request_error err;
 	struct kw_request req;
@@ -65,7 +65,7 @@ static void test_other_ops(void **state)
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		assert_int_equal(kw_request_parse(ok[i].line, strlen(ok[i].line), &req, &err), 0);
 		assert_int_equal(req.op, ok[i].op);
-		if (req.op == KW_OP_CLOSE)
+		if (req.op == KW_REQ_CLOSE)
 			assert_string_equal(req.session, "abc");
 		kw_request_free(&req);
 	}
@@ -73,7 +73,7 @@ static void test_other_ops(void **state)
 
 static void test_refusals(void **state)
 {
-	char big[KW_REQ_MAX_FIELD + 64];
+	char big[KW_PROTO_MAX_FIELD + 64];
 
 	(void)state;
 	refused("{\"op\":", "malformed_json");
@@ -98,15 +98,15 @@ static void test_refusals(void **state)
 	refused("{\"op\":\"open\",\"cgroup\":\"/x\",\"sandbox_id\":\"did:x\",\"image_digest\":\""
 		DIGEST "\",\"policy\":\"{}\",\"extra\":1}", "unknown_field");
 	/* a field one byte over its bound */
-	snprintf(big, sizeof(big), "{\"op\":\"close\",\"session\":\"%0*d\"}", KW_REQ_MAX_FIELD + 1, 0);
+	snprintf(big, sizeof(big), "{\"op\":\"close\",\"session\":\"%0*d\"}", KW_PROTO_MAX_FIELD + 1, 0);
 	refused(big, "invalid_field");
-	snprintf(big, sizeof(big), "{\"op\":\"close\",\"session\":\"%0*d\"}", KW_REQ_MAX_FIELD, 0);
+	snprintf(big, sizeof(big), "{\"op\":\"close\",\"session\":\"%0*d\"}", KW_PROTO_MAX_FIELD, 0);
 	{
 		struct kw_request_error err;
 		struct kw_request req;
 
 		assert_int_equal(kw_request_parse(big, strlen(big), &req, &err), 0);
-		assert_int_equal(strlen(req.session), KW_REQ_MAX_FIELD);
+		assert_int_equal(strlen(req.session), KW_PROTO_MAX_FIELD);
 		kw_request_free(&req);
 	}
 }
