@@ -29,9 +29,13 @@ for n in "${names[@]}"; do
 		continue
 	fi
 	mkdir -p "$dir/work/$n"
+	# Conformance vectors seed the targets that read what they describe.
+	extra=()
+	[ "$n" = jcs ] && [ -d "$KW_ROOT/tests/vectors/jcs/input" ] &&
+		extra+=("$KW_ROOT/tests/vectors/jcs/input")
 	nice -n "$nice_n" "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
 		-print_final_stats=1 -artifact_prefix="$dir/crashes/$n-" \
-		"$dir/work/$n" "$corpus" >"$log" 2>&1
+		"$dir/work/$n" "$corpus" "${extra[@]}" >"$log" 2>&1
 	rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 	if [ $rc -eq 0 ] && [ -n "$execs" ]; then
