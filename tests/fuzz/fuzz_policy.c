@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	}
 	for (size_t i = 0; i < pol->n_paths; i++)
-		if (pol->paths[i].len >= KW_PATH_MAX || pol->paths[i].path[0] != '/' ||
+		if (!pol->paths[i].len || pol->paths[i].len >= KW_PATH_MAX ||
 		    strlen(pol->paths[i].path) != pol->paths[i].len)
 			abort();
 	if (kw_net_compile(pol, 3, &entries, &n, err, sizeof(err)) == 0) {
