@@ -4,7 +4,10 @@
  * itself), and jcs_parse agrees with jcs_canonicalize on what it accepts and
  * dumps the same bytes. The one documented exception (docs/canonical-json.md,
  * "The integer rule"): a double from 2^53 to 1e21 prints as a digit string
- * that the strict parser refuses as an unsafe integer literal. */
+ * that the strict parser refuses as an unsafe integer literal. And one
+ * documented difference (docs/canonical-json.md, the API): jcs_parse refuses
+ * a member name holding U+0000, which a jansson tree cannot hold, although
+ * jcs_canonicalize accepts it. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,6 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc = jcs_canonicalize(text, size, &once, &err);
 	tree = jcs_parse(text, size, &err);
 	if (rc == -ENOMEM || (!tree && rc == 0 && !strcmp(err.message, "out of memory")))
+		goto out;
+	if (rc == 0 && !tree && strstr(err.message, "NUL byte in object key"))
 		goto out;
 	if ((rc == 0) != (tree != NULL))
 		abort(); /* the two entry points disagree on validity */
