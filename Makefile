@@ -176,9 +176,11 @@ vmtest:
 bench: all $(BENCH_BIN)
 	$(Q)bench/run.sh
 
-# Long campaigns: what `make check` runs in a short form, at full size.
+# Long campaigns: what `make check` runs in a short form, at full size (the
+# kill -9 loop: KT_KILLS SIGKILLs of kwitnessd, default 50; make check: 8).
 soak: test-bins
 	$(Q)KW_BIG_LOG_BYTES=20000000000 bash tests/cli/test_verify_scale.sh
+	$(Q)KT_KILLS=$${KT_KILLS:-50} bash tests/kernel/test_kwitnessd_resume.sh
 
 PREFIX ?= /usr/local
 install: all

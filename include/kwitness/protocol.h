@@ -54,6 +54,11 @@
 #define KW_F_DROPPED "dropped"
 #define KW_F_UNRECORDED "unrecorded"
 #define KW_F_COMPLETE "complete"
+/* close request: kill what is left in the cgroup first (boolean) */
+#define KW_F_KILL "kill"
+/* close reply: processes killed at close, and left running by a close without kill */
+#define KW_F_KILLED "killed"
+#define KW_F_STILL_RUNNING "still_running"
 /* status and list replies */
 #define KW_F_SESSIONS "sessions"
 #define KW_F_HOOKS_AVAILABLE "hooks_available"
