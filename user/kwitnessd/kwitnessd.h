@@ -16,6 +16,7 @@
 #include "kwitness/record.h"
 #include "logwriter.h"
 #include "reorder.h"
+#include "ring.h"
 
 #define KWD_DEFAULT_STATE_DIR "/var/lib/kwitness"
 #define KWD_DEFAULT_SOCKET "/run/kwitness/kwitnessd.sock"
@@ -41,6 +42,10 @@
 #define KWD_WAKEUP_MIN_RINGBUF (64 * 1024)
 #define KWD_POLL_MS 2
 #define KWD_HOT_MS 50
+/* A full disk: a log chunk is tried again this often. */
+#define KWD_DISK_RETRY_MS 200
+/* Close with kill: how long the cgroup may take to empty. */
+#define KWD_KILL_TIMEOUT_MS 2000
 /* Control connections served at once; more get one "busy" line. */
 #define KWD_MAX_CLIENTS 256
 /* Strings taken from a client (ids, model names) are bounded. */
@@ -60,6 +65,7 @@ struct kwd_config {
 	char *model_id;
 	char *data_class;
 	bool foreground;
+	bool close_on_exit;        /* --close-sessions-on-exit */
 	int verbose;
 	/* set by config.c so main() knows what came from the command line */
 	bool ringbuf_from_cli;
@@ -129,9 +135,11 @@ struct kwd_session {
 	char *log_path;
 	char *policy_path;
 	char *record_path;
-	struct ring_buffer *rb;
-	const volatile unsigned long *ring_cons; /* mapped positions, for status */
-	const volatile unsigned long *ring_prod;
+	int ring_fd;          /* owned by the hooks handle */
+	struct kwd_ring ring;
+	uint64_t emitted_below; /* every seq below it is in the log buffer or given up */
+	uint64_t resume_floor;  /* seqs below it are already in the log (resumed) */
+	uint64_t duplicates;    /* events read again after a resume, already logged */
 	struct kwd_reorder ro;
 	struct kwd_log log;
 	uint64_t decisions;   /* decision entries written */
@@ -145,6 +153,10 @@ struct kwd_session {
 	int64_t close_deadline_ms;
 	uint64_t close_client;
 	int64_t opened_us;
+	uint32_t generation;  /* kw_sessions[slot].generation at open */
+	bool close_kill;      /* close: kill what is left in the cgroup first */
+	int64_t killed;       /* close: processes killed (-1: not asked) */
+	int64_t still_running; /* close: processes left running untagged */
 };
 
 /* Work for the I/O thread, in order: log chunks, then a session's finish. */
@@ -154,6 +166,10 @@ struct kwd_job {
 	int fd;
 	char *data;              /* owned */
 	size_t len;
+	/* once data is in the file, the session's ring buffer consumer
+	 * position moves to release (NULL cons: nothing to release) */
+	unsigned long *cons;
+	uint64_t release;
 	struct kwd_session *s;   /* FINISH: handed over until the job comes back */
 	char hash[KW_DIGEST_STR_MAX];
 	uint64_t count;
@@ -196,15 +212,33 @@ struct kwd {
 int kwd_worker_start(struct kwd *d, char *err, size_t errlen);
 /* Queues a job (takes it). */
 void kwd_worker_submit(struct kwd *d, struct kwd_job *job);
-/* kwd_log_submit_fn for session logs. */
-int kwd_worker_write(void *ctx, int fd, char *data, size_t len);
+/* Queues a log chunk; once written, *cons moves to release (cons may be NULL). */
+int kwd_worker_write(struct kwd *d, int fd, char *data, size_t len, unsigned long *cons,
+		     uint64_t release);
 /* Main thread: hands back finished jobs (replies go out). */
 void kwd_worker_collect(struct kwd *d);
 /* Runs every queued job, stops the thread, collects. */
 void kwd_worker_stop(struct kwd *d);
 
-/* recover.c: at start, seals the logs of sessions no collector closed. */
+/* recover.c: at start, seals the logs of sessions no collector closed and
+ * no collector can resume; seal_one with a reason for one of them. */
 void kwd_seal_unclosed(struct kwd *d);
+int kwd_seal_one(struct kwd *d, const char *id, const char *reason, char *why, size_t whylen);
+
+/* journal.c: <state>/sessions/<id>.json, what a restarted collector needs to
+ * find a pinned session again (slot, generation). Written atomically. */
+int kwd_journal_write(struct kwd *d, const char *id, uint32_t slot, uint32_t generation);
+void kwd_journal_remove(struct kwd *d, const char *id);
+
+/* resume.c: at start, adopts every pinned session (journal + pins + log),
+ * seals what cannot be resumed, ends pinned slots nobody claims. */
+void kwd_resume_sessions(struct kwd *d);
+
+/* cgroup_kill.c: freezes the cgroup tree, kills every process in it and waits
+ * (bounded) for it to empty. Returns the processes found, or -errno. */
+int kwd_cgroup_kill(int cgroup_fd, int timeout_ms);
+/* Processes in the cgroup tree. */
+int kwd_cgroup_count(int cgroup_fd);
 
 /* main.c */
 void kwd_log(struct kwd *d, int level, const char *fmt, ...)
@@ -245,8 +279,20 @@ static inline size_t kwd_wakeup_bytes(size_t ringbuf_size)
 {
 	return ringbuf_size >= KWD_WAKEUP_MIN_RINGBUF ? ringbuf_size / KWD_WAKEUP_FRACTION : 0;
 }
-/* Closes every session now (shutdown): untag, bounded drain, records. */
-void kwd_sessions_close_all(struct kwd *d);
+/* Closes every session now (shutdown): untag, bounded drain, records.
+ * closing_only: only finish the closes already asked for (pinned sessions
+ * stay enforced for the next collector). */
+void kwd_sessions_close_all(struct kwd *d, bool closing_only);
+/* Shutdown without close: reads what waits, queues it for the log. */
+void kwd_sessions_flush_all(struct kwd *d);
+/* Frees the in-memory sessions after the worker stopped (pins stay). */
+void kwd_sessions_release(struct kwd *d);
+/* session.c, for resume.c: the parts of a session open and resume share. */
+struct kwd_session *kwd_session_new(struct kwd *d);
+void kwd_session_free(struct kwd_session *s);
+int kwd_session_attach_ring(struct kwd_session *s, int ringbuf_fd, size_t size, char *err,
+			    size_t errlen);
+int kwd_session_classes(uint32_t mask, struct kw_buf *out);
 /* Worker side of close, and the main thread's end of it. */
 json_t *kwd_session_finish(struct kwd *d, struct kwd_session *s, const char *hash, uint64_t count);
 void kwd_session_done(struct kwd *d, struct kwd_session *s, json_t *reply);

@@ -39,45 +39,13 @@ static char *xasprintf(const char *fmt, const char *a, const char *b)
 	return s;
 }
 
-/* The ring buffer's consumer and producer positions, mapped read-only, so
- * status can say how full it is (libbpf 1.1 has no accessor for this). */
-static void map_ring_positions(struct kwd_session *s, int ringbuf_fd)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	void *c = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, ringbuf_fd, 0);
-	void *p = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, ringbuf_fd, page);
-
-	if (c == MAP_FAILED || p == MAP_FAILED) {
-		if (c != MAP_FAILED)
-			munmap(c, (size_t)page);
-		if (p != MAP_FAILED)
-			munmap(p, (size_t)page);
-		return;
-	}
-	s->ring_cons = c;
-	s->ring_prod = p;
-}
-
-static int64_t ring_used(const struct kwd_session *s)
-{
-	if (!s->ring_cons || !s->ring_prod)
-		return -1;
-	return (int64_t)(__atomic_load_n(s->ring_prod, __ATOMIC_ACQUIRE) -
-			 __atomic_load_n(s->ring_cons, __ATOMIC_ACQUIRE));
-}
-
-static void session_free(struct kwd_session *s)
+void kwd_session_free(struct kwd_session *s)
 {
 	if (!s)
 		return;
-	if (s->ring_cons)
-		munmap((void *)s->ring_cons, (size_t)sysconf(_SC_PAGESIZE));
-	if (s->ring_prod)
-		munmap((void *)s->ring_prod, (size_t)sysconf(_SC_PAGESIZE));
-	if (s->rb) {
-		epoll_ctl(s->d->epfd, EPOLL_CTL_DEL, ring_buffer__epoll_fd(s->rb), NULL);
-		ring_buffer__free(s->rb);
-	}
+	if (s->ring_fd >= 0)
+		epoll_ctl(s->d->epfd, EPOLL_CTL_DEL, s->ring_fd, NULL);
+	kwd_ring_unmap(&s->ring);
 	kwd_reorder_free(&s->ro);
 	kwd_log_abort(&s->log);
 	if (s->cgroup_fd >= 0)
@@ -107,6 +75,10 @@ static int emit_event(void *ctx, const void *data, size_t len)
 	const struct kw_event_hdr *h = data;
 	int e;
 
+	/* its line goes into the log buffer now: once that is written, the
+	 * ring buffer may let go of every record numbered below */
+	if (h->seq + 1 > s->emitted_below)
+		s->emitted_below = h->seq + 1;
 	e = kwd_log_event(&s->log, data, len, s->d->boot_to_realtime_ns);
 	if (e == -EINVAL) {
 		s->bad_events++;
@@ -120,7 +92,7 @@ static int emit_event(void *ctx, const void *data, size_t len)
 	return 0;
 }
 
-static int ring_sample(void *ctx, void *data, size_t size)
+static void ring_sample(void *ctx, const void *data, size_t size)
 {
 	struct kwd_session *s = ctx;
 	uint64_t seq;
@@ -130,7 +102,12 @@ static int ring_sample(void *ctx, void *data, size_t size)
 		/* Its number never arrives: the trailer counts it as a gap. */
 		kwd_log(s->d, LOG_ERR, "session %s: a ring buffer record of %zu bytes has no header",
 			s->id, size);
-		return 0;
+		return;
+	}
+	if (seq < s->resume_floor) {
+		/* read again after a restart: its line is already in the log */
+		s->duplicates++;
+		return;
 	}
 	e = kwd_reorder_push(&s->ro, seq, data, size);
 	if (e == -ENOSPC) {
@@ -144,14 +121,41 @@ static int ring_sample(void *ctx, void *data, size_t size)
 		kwd_log(s->d, LOG_ERR, "session %s: event %llu lost in the collector: %s", s->id,
 			(unsigned long long)seq, strerror(-e));
 	}
-	return 0;
+}
+
+/* kwd_log_submit_fn: a chunk of whole lines goes to the I/O thread with the
+ * ring buffer position it frees once written. */
+static int session_submit(void *ctx, int fd, char *data, size_t len)
+{
+	struct kwd_session *s = ctx;
+	uint64_t rel = kwd_ring_releasable(&s->ring, s->emitted_below);
+
+	return kwd_worker_write(s->d, fd, data, len, s->ring.cons, rel);
+}
+
+/* Queues the buffered lines, or (nothing buffered) just the release of
+ * records already written or read twice. */
+static void session_flush(struct kwd_session *s)
+{
+	uint64_t before = s->ring.release_pos;
+
+	if (s->log.out.len) {
+		kwd_log_flush(&s->log);
+		return;
+	}
+	if (s->log.submit && kwd_ring_releasable(&s->ring, s->emitted_below) > before)
+		kwd_worker_write(s->d, s->log.fd, NULL, 0, s->ring.cons, s->ring.release_pos);
 }
 
 void kwd_session_ring_ready(struct kwd_session *s)
 {
-	int n = ring_buffer__consume(s->rb);
+	int n = kwd_ring_read(&s->ring, ring_sample, s);
 
-	if (n > 0 && s->d->wakeup_bytes) {
+	/* The kernel frees ring buffer space only once lines are written:
+	 * hand them over before a quarter of it is held. */
+	if (kwd_ring_used(&s->ring) > s->ring.size / 4)
+		session_flush(s);
+	if (n > 0) {
 		/* Busy: its tail below the wakeup mark is fetched every
 		 * KWD_POLL_MS for a while. */
 		s->hot_until_ms = kwd_now_ms() + KWD_HOT_MS;
@@ -160,9 +164,48 @@ void kwd_session_ring_ready(struct kwd_session *s)
 	}
 	if (s->ro.pending)
 		maybe_skip_gap(s, kwd_now_ms());
+}
 
-	if (n < 0)
-		kwd_log(s->d, LOG_ERR, "session %s: ring buffer: %s", s->id, strerror(-n));
+struct kwd_session *kwd_session_new(struct kwd *d)
+{
+	struct kwd_session *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->d = d;
+	s->cgroup_fd = -1;
+	s->ring_fd = -1;
+	s->log.fd = -1;
+	s->killed = -1;
+	s->w.kind = KWD_W_RING;
+	s->w.ptr = s;
+	kwd_reorder_init(&s->ro, emit_event, s);
+	return s;
+}
+
+/* Maps the ring buffer and watches it (edge-triggered: records read but not
+ * yet released keep it readable). From here on log chunks go to the I/O
+ * thread. */
+int kwd_session_attach_ring(struct kwd_session *s, int ringbuf_fd, size_t size, char *err,
+			    size_t errlen)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.ptr = &s->w };
+	int e = kwd_ring_map(&s->ring, ringbuf_fd, size);
+
+	if (e) {
+		snprintf(err, errlen, "mapping the ring buffer: %s", strerror(-e));
+		return e;
+	}
+	if (epoll_ctl(s->d->epfd, EPOLL_CTL_ADD, ringbuf_fd, &ev) < 0) {
+		e = -errno;
+		snprintf(err, errlen, "epoll: %s", strerror(errno));
+		kwd_ring_unmap(&s->ring);
+		return e;
+	}
+	s->ring_fd = ringbuf_fd;
+	s->log.submit = session_submit;
+	s->log.submit_ctx = s;
+	return 0;
 }
 
 /* ---- open ----------------------------------------------------------------- */
@@ -299,7 +342,7 @@ static json_t *check_cgroup(struct kwd *d, const char *path, struct kwd_session 
 	return NULL;
 }
 
-static void class_names(uint32_t mask, struct kw_buf *out)
+int kwd_session_classes(uint32_t mask, struct kw_buf *out)
 {
 	for (unsigned b = 0; b < KWD_CLASS_BITS; b++) {
 		if (!(mask & (1u << b)))
@@ -309,7 +352,8 @@ static void class_names(uint32_t mask, struct kw_buf *out)
 		kw_buf_puts(out, kw_class_name(1u << b) ? kw_class_name(1u << b) : "?");
 	}
 	if (!out->data)
-		kw_buf_puts(out, "");
+		return kw_buf_puts(out, "");
+	return 0;
 }
 
 static json_t *check_hooks(struct kwd *d, const struct kw_policy *pol)
@@ -320,7 +364,7 @@ static json_t *check_hooks(struct kwd *d, const struct kw_policy *pol)
 
 	if (!missing)
 		return NULL;
-	class_names(missing, &names);
+	kwd_session_classes(missing, &names);
 	for (unsigned b = 0; b < KWD_CLASS_BITS; b++) {
 		const char *r;
 
@@ -365,7 +409,7 @@ static int write_open_entry(struct kwd *d, struct kwd_session *s)
 	struct jcs_obj o;
 	int e;
 
-	class_names(s->pol->classes, &hooks);
+	kwd_session_classes(s->pol->classes, &hooks);
 	e = jcs_obj_begin(&o, &line);
 	e = e ?: lossy(&o, "boot_id", d->host.boot_id);
 	e = e ?: jcs_obj_str(&o, "bundle_hash", s->bundle_hash);
@@ -468,15 +512,9 @@ json_t *kwd_session_open(struct kwd *d, json_t *req)
 		}
 	}
 
-	s = calloc(1, sizeof(*s));
+	s = kwd_session_new(d);
 	if (!s)
 		return kwd_error("internal", "out of memory");
-	s->d = d;
-	s->cgroup_fd = -1;
-	s->log.fd = -1;
-	s->w.kind = KWD_W_RING;
-	s->w.ptr = s;
-	kwd_reorder_init(&s->ro, emit_event, s);
 
 	s->bundle_len = json_string_length(pv);
 	s->bundle = malloc(s->bundle_len + 1);
@@ -545,29 +583,31 @@ json_t *kwd_session_open(struct kwd *d, json_t *req)
 				msg[0] ? msg : strerror(-e));
 		goto fail_log;
 	}
-	e = write_open_entry(d, s);
-	if (e) {
-		err = kwd_error("storage", "writing the open entry: %s", strerror(-e));
-		goto fail_hooks;
-	}
-	s->rb = ring_buffer__new(ringbuf_fd, ring_sample, s, NULL);
-	map_ring_positions(s, ringbuf_fd);
-	if (!s->rb) {
-		err = kwd_error("hooks_failed", "ring buffer: %s", strerror(errno));
-		goto fail_hooks;
-	}
 	{
-		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &s->w };
+		struct kw_session c = { 0 };
 
-		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev) < 0) {
-			err = kwd_error("internal", "epoll: %s", strerror(errno));
+		kw_hooks_session_counters(d->hooks, slot, &c);
+		s->generation = c.generation;
+	}
+	/* A collector started after a crash finds the session through this. */
+	if (d->cfg.pin_dir) {
+		e = kwd_journal_write(d, s->id, slot, s->generation);
+		if (e) {
+			err = kwd_error("storage", "session journal: %s", strerror(-e));
 			goto fail_hooks;
 		}
 	}
+	e = write_open_entry(d, s);
+	if (e) {
+		err = kwd_error("storage", "writing the open entry: %s", strerror(-e));
+		goto fail_journal;
+	}
 	/* From here on chunks are written by the I/O worker, in order (the open
 	 * entry was written here, so an error path above never races it). */
-	s->log.submit = kwd_worker_write;
-	s->log.submit_ctx = d;
+	if (kwd_session_attach_ring(s, ringbuf_fd, d->cfg.ringbuf_size, msg, sizeof(msg))) {
+		err = kwd_error("hooks_failed", "ring buffer: %s", msg);
+		goto fail_journal;
+	}
 	d->slots[slot] = s;
 	d->n_sessions++;
 	kwd_log(d, LOG_INFO, "session %s opened: %s, cgroup %s, slot %u, %s", s->id, s->sandbox_id,
@@ -575,6 +615,8 @@ json_t *kwd_session_open(struct kwd *d, json_t *req)
 	return json_pack("{s:b, s:s, s:s, s:s, s:s}", "ok", 1, "session", s->id, "log_path",
 			 s->log_path, "policy_path", s->policy_path, "bundle_hash", s->bundle_hash);
 
+fail_journal:
+	kwd_journal_remove(d, s->id);
 fail_hooks:
 	kw_hooks_session_untag(d->hooks, slot);
 	kw_hooks_session_free(d->hooks, slot);
@@ -585,7 +627,7 @@ fail_log:
 oom:
 	err = kwd_error("internal", "out of memory");
 fail:
-	session_free(s);
+	kwd_session_free(s);
 	return err;
 }
 
@@ -599,10 +641,41 @@ static struct kwd_session *find_session(struct kwd *d, const char *id)
 	return NULL;
 }
 
+/* Waits until no program that found a session before its untag can still
+ * take a sequence number: after this next_seq is final. */
+static void quiesce(struct kwd *d)
+{
+	int e = kw_hooks_quiesce();
+
+	if (e) {
+		/* nohz_full kernels refuse MEMBARRIER_CMD_GLOBAL: programs run
+		 * for microseconds, give them far longer */
+		kwd_log(d, LOG_WARNING, "no RCU grace period from membarrier (%s): waiting 50 ms",
+			strerror(-e));
+		usleep(50 * 1000);
+	}
+}
+
+/* Close, first half: what is left in the cgroup is killed (when asked) while
+ * it is still governed and recorded, then the cgroup is untagged. The grace
+ * period (quiesce) comes after, once for every session closing together. */
 static void begin_close(struct kwd_session *s, uint64_t client_id)
 {
-	int e = kw_hooks_session_untag(s->d->hooks, s->slot);
+	int e;
 
+	if (s->cgroup_fd >= 0) {
+		if (s->close_kill) {
+			e = kwd_cgroup_kill(s->cgroup_fd, KWD_KILL_TIMEOUT_MS);
+			if (e < 0)
+				kwd_log(s->d, LOG_ERR, "session %s: killing what is left: %s", s->id,
+					strerror(-e));
+			s->killed = e < 0 ? 0 : e;
+		} else {
+			e = kwd_cgroup_count(s->cgroup_fd);
+			s->still_running = e < 0 ? 0 : e;
+		}
+	}
+	e = kw_hooks_session_untag(s->d->hooks, s->slot);
 	if (e)
 		kwd_log(s->d, LOG_ERR, "session %s: untag: %s", s->id, strerror(-e));
 	s->state = KWD_S_CLOSING;
@@ -624,7 +697,15 @@ json_t *kwd_session_close_req(struct kwd *d, json_t *req, uint64_t client_id)
 		return kwd_error("unknown_session", "no open session '%.64s'", id);
 	if (s->state != KWD_S_OPEN)
 		return kwd_error("session_closing", "session %s is already closing", s->id);
+	{
+		json_t *k = json_object_get(req, "kill");
+
+		if (k && !json_is_boolean(k))
+			return kwd_error("invalid_field", "kill: true or false");
+		s->close_kill = json_is_true(k);
+	}
 	begin_close(s, client_id);
+	quiesce(d);
 	return NULL; /* replied when drained, from kwd_sessions_tick */
 }
 
@@ -650,9 +731,11 @@ static int write_close_entry(struct kwd_session *s, const struct kw_session *c, 
 	e = e ?: jcs_obj_int(&o, "decisions", (int64_t)s->decisions);
 	e = e ?: jcs_obj_int(&o, "denials", (int64_t)s->denials);
 	e = e ?: jcs_obj_int(&o, "dropped", (int64_t)dropped);
+	e = e ?: jcs_obj_int(&o, "killed", s->killed < 0 ? 0 : s->killed);
 	e = e ?: jcs_obj_int(&o, "next_seq", (int64_t)c->next_seq);
 	e = e ?: jcs_obj_int(&o, "seq_gaps", (int64_t)gaps);
 	e = e ?: jcs_obj_str(&o, "session", s->id);
+	e = e ?: jcs_obj_int(&o, "still_running", s->still_running);
 	e = e ?: jcs_obj_str(&o, "tool", "kwitness.close");
 	e = e ?: jcs_obj_int(&o, "ts", kwd_now_us());
 	e = e ?: jcs_obj_int(&o, "unrecorded", (int64_t)c->unrecorded);
@@ -672,7 +755,7 @@ static void end_session(struct kwd_session *s)
 	uint64_t gaps;
 	int e;
 
-	ring_buffer__consume(s->rb);
+	kwd_ring_read(&s->ring, ring_sample, s);
 	s->skipped += kwd_reorder_flush(&s->ro);
 	kw_hooks_session_counters(d->hooks, s->slot, &c);
 	/* gaps: numbers below next_seq that never arrived. dropped: decisions
@@ -687,16 +770,16 @@ static void end_session(struct kwd_session *s)
 	d->slots[s->slot] = NULL;
 	d->n_sessions--;
 	d->n_closing--;
-	if (s->rb) {
-		epoll_ctl(d->epfd, EPOLL_CTL_DEL, ring_buffer__epoll_fd(s->rb), NULL);
-		ring_buffer__free(s->rb);
-		s->rb = NULL;
-	}
+	/* the mapping stays (queued chunks still release into it) until the
+	 * session is freed; the fd goes with the slot */
+	if (s->ring_fd >= 0)
+		epoll_ctl(d->epfd, EPOLL_CTL_DEL, s->ring_fd, NULL);
+	s->ring_fd = -1;
 	kw_hooks_session_free(d->hooks, s->slot);
 
 	if (!job) {
 		kwd_reply_to(d, s->close_client, kwd_error("internal", "out of memory"));
-		session_free(s);
+		kwd_session_free(s);
 		return;
 	}
 	job->kind = KWD_JOB_FINISH;
@@ -781,6 +864,9 @@ json_t *kwd_session_finish(struct kwd *d, struct kwd_session *s, const char *has
 			  (json_int_t)s->decisions, "denials", (json_int_t)s->denials, "dropped",
 			  (json_int_t)s->dropped, "unrecorded", (json_int_t)s->unrecorded,
 			  "complete", s->dropped == 0);
+	json_object_set_new(reply, "killed", json_integer(s->killed < 0 ? 0 : s->killed));
+	json_object_set_new(reply, "still_running", json_integer(s->still_running));
+	kwd_journal_remove(d, s->id);
 out:
 	json_decref(rec);
 	kw_buf_free(&text);
@@ -802,7 +888,7 @@ void kwd_session_done(struct kwd *d, struct kwd_session *s, json_t *reply)
 		kwd_reply_to(d, s->close_client, reply);
 	else
 		json_decref(reply);
-	session_free(s);
+	kwd_session_free(s);
 }
 
 /* A gap that stays open while the kernel counts more drops than gaps given
@@ -841,7 +927,7 @@ void kwd_sessions_after_batch(struct kwd *d)
 
 		if (!s || s->state != KWD_S_CLOSING)
 			continue;
-		ring_buffer__consume(s->rb);
+		kwd_ring_read(&s->ring, ring_sample, s);
 		if (drained(s, &c) || now >= s->close_deadline_ms)
 			end_session(s);
 	}
@@ -858,12 +944,12 @@ void kwd_sessions_tick(struct kwd *d)
 
 		if (!s || s->state != KWD_S_OPEN)
 			continue;
-		/* Batched wakeups: what waits below the mark, before the flush. */
-		if (d->wakeup_bytes && ring_used(s))
+		/* What waits below the wakeup mark (and records the kernel
+		 * did not wake for while earlier ones were not released). */
+		if (kwd_ring_unread(&s->ring))
 			kwd_session_ring_ready(s);
 		maybe_skip_gap(s, now);
-		if (s->log.out.len)
-			kwd_log_flush(&s->log);
+		session_flush(s);
 	}
 }
 
@@ -875,33 +961,67 @@ void kwd_sessions_poll(struct kwd *d)
 		struct kwd_session *s = d->slots[i];
 
 		/* An empty ring buffer costs two loads, not a consume call. */
-		if (!s || s->state != KWD_S_OPEN || s->hot_until_ms <= now || !ring_used(s))
+		if (!s || s->state != KWD_S_OPEN || s->hot_until_ms <= now ||
+		    !kwd_ring_unread(&s->ring))
 			continue;
 		kwd_session_ring_ready(s);
 	}
 }
 
-void kwd_sessions_close_all(struct kwd *d)
+void kwd_sessions_close_all(struct kwd *d, bool closing_only)
 {
 	int64_t deadline = kwd_now_ms() + KWD_DRAIN_TIMEOUT_MS;
+	unsigned started = 0;
 
-	for (unsigned i = 0; i < KW_MAX_SESSIONS; i++)
-		if (d->slots[i] && d->slots[i]->state == KWD_S_OPEN)
+	for (unsigned i = 0; i < KW_MAX_SESSIONS && !closing_only; i++)
+		if (d->slots[i] && d->slots[i]->state == KWD_S_OPEN) {
 			begin_close(d->slots[i], 0);
-	while (d->n_sessions) {
+			started++;
+		}
+	if (started)
+		quiesce(d);
+	while (d->n_closing) {
 		kwd_refresh_clock(d);
 		for (unsigned i = 0; i < KW_MAX_SESSIONS; i++) {
 			struct kwd_session *s = d->slots[i];
 			struct kw_session c;
 
-			if (!s)
+			if (!s || s->state != KWD_S_CLOSING)
 				continue;
-			ring_buffer__consume(s->rb);
+			kwd_ring_read(&s->ring, ring_sample, s);
 			if (drained(s, &c) || kwd_now_ms() >= deadline)
 				end_session(s);
 		}
-		if (d->n_sessions)
+		if (d->n_closing)
 			usleep(5000);
+	}
+}
+
+void kwd_sessions_flush_all(struct kwd *d)
+{
+	for (unsigned i = 0; i < KW_MAX_SESSIONS; i++) {
+		struct kwd_session *s = d->slots[i];
+
+		if (!s || s->state != KWD_S_OPEN)
+			continue;
+		kwd_ring_read(&s->ring, ring_sample, s);
+		/* events held for a gap stay unreleased in the ring buffer */
+		session_flush(s);
+	}
+}
+
+void kwd_sessions_release(struct kwd *d)
+{
+	for (unsigned i = 0; i < KW_MAX_SESSIONS; i++) {
+		struct kwd_session *s = d->slots[i];
+
+		if (!s)
+			continue;
+		d->slots[i] = NULL;
+		d->n_sessions--;
+		/* the pinned links and the ring buffer stay: the kernel goes on */
+		s->ring_fd = -1;
+		kwd_session_free(s);
 	}
 }
 
@@ -920,7 +1040,7 @@ json_t *kwd_status(struct kwd *d, bool sessions_only)
 		if (!s)
 			continue;
 		kw_hooks_session_counters(d->hooks, s->slot, &c);
-		class_names(s->pol->classes, &hooks);
+		kwd_session_classes(s->pol->classes, &hooks);
 		json_array_append_new(
 			list,
 			json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:I, s:I, "
@@ -935,9 +1055,9 @@ json_t *kwd_status(struct kwd *d, bool sessions_only)
 				  (json_int_t)c.unrecorded, "next_seq", (json_int_t)c.next_seq,
 				  "pending", (json_int_t)s->ro.pending, "log_bytes",
 				  (json_int_t)(s->log.bytes + s->log.out.len), "ringbuf_size",
-				  (json_int_t)d->cfg.ringbuf_size));
+				  (json_int_t)s->ring.size));
 		json_object_set_new(json_array_get(list, json_array_size(list) - 1),
-				    "ringbuf_used", json_integer(ring_used(s)));
+				    "ringbuf_used", json_integer((json_int_t)kwd_ring_used(&s->ring)));
 		kw_buf_free(&hooks);
 	}
 	if (sessions_only)
