@@ -64,14 +64,16 @@ int kw_hooks_session_free(struct kw_hooks *h, uint32_t slot);
  * is full the decision is counted as dropped (and refused under
  * on_record_failure deny). kw_hooks_close keeps every pin. */
 
-/* Marks the slots that have pinned session links. Returns how many. */
+/* Marks the slots that have pinned session links or a ring buffer. Returns how many. */
 int kw_hooks_pinned_slots(struct kw_hooks *h, bool pinned[KW_MAX_SESSIONS]);
 /* Takes over a pinned session: its links (moved to this instance's programs
  * when the kernel allows), its ring buffer (*ringbuf_fd, owned by h, and its
- * size), and *conf = kw_sessions[slot]. 0 or -errno with err; on failure the
+ * size), and *conf = kw_sessions[slot]. Without need_links a slot whose links
+ * are gone (a close had untagged it) is taken too. 0 or -errno with err; on failure the
  * pins are left for kw_hooks_session_discard. */
-int kw_hooks_session_adopt(struct kw_hooks *h, uint32_t slot, struct kw_session *conf,
-			   int *ringbuf_fd, size_t *ringbuf_size, char *err, size_t errlen);
+int kw_hooks_session_adopt(struct kw_hooks *h, uint32_t slot, bool need_links,
+			   struct kw_session *conf, int *ringbuf_fd, size_t *ringbuf_size, char *err,
+			   size_t errlen);
 /* Ends what is left of a pinned session nobody adopts: links, pins,
  * membership, rules, ring buffer. */
 int kw_hooks_session_discard(struct kw_hooks *h, uint32_t slot);

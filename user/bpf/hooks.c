@@ -936,6 +936,16 @@ int kw_hooks_pinned_slots(struct kw_hooks *h, bool pinned[KW_MAX_SESSIONS])
 	if (!h->pin_dir ||
 	    snprintf(path, sizeof(path), "%s/sessions", h->pin_dir) >= (int)sizeof(path))
 		return 0;
+	/* a session whose close had untagged it has no links, only its ring buffer */
+	for (uint32_t slot = 0; slot < KW_MAX_SESSIONS; slot++) {
+		__u32 id;
+
+		if (!h->slots[slot].used &&
+		    bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.kw_ringbufs), &slot, &id) == 0) {
+			pinned[slot] = true;
+			n++;
+		}
+	}
 	d = opendir(path);
 	if (!d)
 		return 0;
@@ -943,7 +953,8 @@ int kw_hooks_pinned_slots(struct kw_hooks *h, bool pinned[KW_MAX_SESSIONS])
 		char *end;
 		unsigned long slot = strtoul(de->d_name, &end, 10);
 
-		if (de->d_name[0] < '0' || de->d_name[0] > '9' || *end || slot >= KW_MAX_SESSIONS)
+		if (de->d_name[0] < '0' || de->d_name[0] > '9' || *end || slot >= KW_MAX_SESSIONS ||
+		    pinned[slot])
 			continue;
 		pinned[slot] = true;
 		n++;
@@ -955,7 +966,8 @@ int kw_hooks_pinned_slots(struct kw_hooks *h, bool pinned[KW_MAX_SESSIONS])
 /* Opens the slot's pinned links and its ring buffer (kept alive by
  * kw_ringbufs). Links are moved to this instance's programs when the kernel
  * allows it (same maps either way). */
-static int open_pinned(struct kw_hooks *h, uint32_t slot, char *err, size_t errlen)
+static int open_pinned(struct kw_hooks *h, uint32_t slot, bool need_links, char *err,
+		       size_t errlen)
 {
 	struct kw_slot_state *st = &h->slots[slot];
 	int outer = bpf_map__fd(h->skel->maps.kw_ringbufs), n = 0;
@@ -984,7 +996,7 @@ static int open_pinned(struct kw_hooks *h, uint32_t slot, char *err, size_t errl
 		if (bpf_obj_get_info_by_fd(st->ringbuf_fd, &info, &len) == 0)
 			st->ringbuf_size = info.max_entries;
 	}
-	if (!n) {
+	if (!n && need_links) {
 		snprintf(err, errlen, "slot %u: no pinned links under %s/sessions/%u", slot,
 			 h->pin_dir, slot);
 		return -ENOENT;
@@ -996,8 +1008,9 @@ static int open_pinned(struct kw_hooks *h, uint32_t slot, char *err, size_t errl
 	return 0;
 }
 
-int kw_hooks_session_adopt(struct kw_hooks *h, uint32_t slot, struct kw_session *conf,
-			   int *ringbuf_fd, size_t *ringbuf_size, char *err, size_t errlen)
+int kw_hooks_session_adopt(struct kw_hooks *h, uint32_t slot, bool need_links,
+			   struct kw_session *conf, int *ringbuf_fd, size_t *ringbuf_size, char *err,
+			   size_t errlen)
 {
 	struct kw_slot_state *st;
 	int ret;
@@ -1013,7 +1026,7 @@ int kw_hooks_session_adopt(struct kw_hooks *h, uint32_t slot, struct kw_session 
 		return -EBUSY;
 	}
 	st->used = st->tagged = true;
-	ret = open_pinned(h, slot, err, errlen);
+	ret = open_pinned(h, slot, need_links, err, errlen);
 	if (!ret && kw_hooks_session_counters(h, slot, conf)) {
 		ret = -errno;
 		snprintf(err, errlen, "slot %u: reading the session: %s", slot, strerror(errno));
@@ -1047,7 +1060,7 @@ int kw_hooks_session_discard(struct kw_hooks *h, uint32_t slot)
 		return -EBUSY;
 	st->used = st->tagged = true;
 	if (h->pin_dir)
-		open_pinned(h, slot, err, sizeof(err)); /* whatever is left of it */
+		open_pinned(h, slot, false, err, sizeof(err)); /* whatever is left of it */
 	return kw_hooks_session_free(h, slot);
 }
 

@@ -204,14 +204,25 @@ json_t *kw_session_open_request(const char *cgroup, const struct kw_open_options
 void kw_print_close_summary(FILE *f, const json_t *reply)
 {
 	json_t *dropped = json_object_get(reply, "dropped");
+	json_int_t killed = json_integer_value(json_object_get(reply, "killed"));
+	json_int_t running = json_integer_value(json_object_get(reply, "still_running"));
 
 	fprintf(f, "record:    %s\n", json_string_value(json_object_get(reply, "record_path")));
 	fprintf(f, "log:       %s\n", json_string_value(json_object_get(reply, "log_path")));
 	fprintf(f, "policy:    %s\n", json_string_value(json_object_get(reply, "policy_path")));
-	fprintf(f, "decisions: %lld, denials: %lld, dropped: %lld%s\n",
+	fprintf(f, "decisions: %lld, denials: %lld, dropped: %lld\n",
 		(long long)json_integer_value(json_object_get(reply, "decisions")),
 		(long long)json_integer_value(json_object_get(reply, "denials")),
-		(long long)json_integer_value(dropped),
-		json_integer_value(dropped) ? " (INCOMPLETE: see the log's kwitness.close entry)"
-					    : " (complete)");
+		(long long)json_integer_value(dropped));
+	if (json_is_true(json_object_get(reply, "complete")))
+		fprintf(f, "complete:  yes (every decision is in the log)\n");
+	else
+		fprintf(f, "complete:  NO (%lld decision(s) missing: see the log's kwitness.close entry)\n",
+			(long long)json_integer_value(dropped));
+	if (killed)
+		fprintf(f, "killed:    %lld process(es) still in the cgroup at close\n",
+			(long long)killed);
+	if (running)
+		fprintf(f, "WARNING:   %lld process(es) still run in the cgroup, no longer watched\n",
+			(long long)running);
 }

@@ -112,7 +112,11 @@ struct kwd_client {
 	struct kwd_client *next;
 };
 
-enum kwd_session_state { KWD_S_OPEN, KWD_S_CLOSING };
+/* CLOSING: untagged, draining. FINISHING: trailer handed to the I/O thread;
+ * the kernel slot (counters, ring buffer) is kept until the record is
+ * written, so a collector that dies meanwhile leaves a close the next one
+ * can finish. */
+enum kwd_session_state { KWD_S_OPEN, KWD_S_CLOSING, KWD_S_FINISHING };
 
 struct kwd_session {
 	struct kwd_watch w;
@@ -227,7 +231,9 @@ int kwd_seal_one(struct kwd *d, const char *id, const char *reason, char *why, s
 
 /* journal.c: <state>/sessions/<id>.json, what a restarted collector needs to
  * find a pinned session again (slot, generation). Written atomically. */
-int kwd_journal_write(struct kwd *d, const char *id, uint32_t slot, uint32_t generation);
+/* closing: 0 open, 1 close asked, 2 close with kill asked. */
+int kwd_journal_write(struct kwd *d, const char *id, uint32_t slot, uint32_t generation,
+		      int closing);
 void kwd_journal_remove(struct kwd *d, const char *id);
 
 /* resume.c: at start, adopts every pinned session (journal + pins + log),
@@ -293,6 +299,8 @@ void kwd_session_free(struct kwd_session *s);
 int kwd_session_attach_ring(struct kwd_session *s, int ringbuf_fd, size_t size, char *err,
 			    size_t errlen);
 int kwd_session_classes(uint32_t mask, struct kw_buf *out);
+/* A resumed session whose close a crash cut short: close it again now. */
+void kwd_session_close_resumed(struct kwd_session *s, bool kill_left);
 /* Worker side of close, and the main thread's end of it. */
 json_t *kwd_session_finish(struct kwd *d, struct kwd_session *s, const char *hash, uint64_t count);
 void kwd_session_done(struct kwd *d, struct kwd_session *s, json_t *reply);

@@ -155,7 +155,7 @@ static int write_resume_entry(struct kwd_session *s, const struct kw_session *c,
 
 /* Resumes one session. 0, or -errno with why (nothing of it is kept). */
 static int resume_one(struct kwd *d, const char *id, uint32_t slot, uint32_t generation,
-		      char *why, size_t whylen)
+		      int closing, char *why, size_t whylen)
 {
 	struct kwd_session *s = kwd_session_new(d);
 	struct scan sc = { 0 };
@@ -223,7 +223,7 @@ static int resume_one(struct kwd *d, const char *id, uint32_t slot, uint32_t gen
 		goto fail;
 	}
 
-	e = kw_hooks_session_adopt(d->hooks, slot, &c, &ring_fd, &ring_size, why, whylen);
+	e = kw_hooks_session_adopt(d->hooks, slot, !closing, &c, &ring_fd, &ring_size, why, whylen);
 	if (e)
 		goto fail;
 	adopted = true;
@@ -264,6 +264,10 @@ static int resume_one(struct kwd *d, const char *id, uint32_t slot, uint32_t gen
 	json_decref(sc.open);
 	/* what waited while no collector ran */
 	kwd_session_ring_ready(s);
+	if (closing) {
+		kwd_log(d, LOG_NOTICE, "session %s: finishing the close a crash cut short", id);
+		kwd_session_close_resumed(s, closing > 1);
+	}
 	return 0;
 fail:
 	json_decref(sc.open);
@@ -278,7 +282,7 @@ fail:
 }
 
 static bool parse_journal(struct kwd *d, const char *name, char id[33], uint32_t *slot,
-			  uint32_t *generation)
+			  uint32_t *generation, int *closing)
 {
 	char path[4200];
 	struct kw_buf b = { 0 };
@@ -301,6 +305,7 @@ static bool parse_journal(struct kwd *d, const char *name, char id[33], uint32_t
 		memcpy(id, sid, 33);
 		*slot = (uint32_t)json_integer_value(vs);
 		*generation = (uint32_t)json_integer_value(vg);
+		*closing = !member(j, "closing") ? 0 : !strcmp(member(j, "closing"), "kill") ? 2 : 1;
 		ok = strspn(id, "0123456789abcdef") == 32;
 	}
 	json_decref(j);
@@ -321,13 +326,14 @@ void kwd_resume_sessions(struct kwd *d)
 	while (dp && (de = readdir(dp))) {
 		char id[33], why[512] = "", swhy[512] = "", rec[4300];
 		uint32_t slot = 0, gen = 0;
+		int closing = 0;
 		struct stat st;
 		size_t n = strlen(de->d_name);
 		int64_t t0 = kwd_now_us();
 
 		if (n != 37 || strcmp(de->d_name + 32, ".json"))
 			continue;
-		if (!parse_journal(d, de->d_name, id, &slot, &gen)) {
+		if (!parse_journal(d, de->d_name, id, &slot, &gen, &closing)) {
 			kwd_log(d, LOG_ERR, "session journal %s/%s is unreadable: ignored", dir,
 				de->d_name);
 			continue;
@@ -340,7 +346,7 @@ void kwd_resume_sessions(struct kwd *d)
 				 "folder was removed): the kernel stopped enforcing it");
 		else if (claimed[slot])
 			snprintf(why, sizeof(why), "another session journal names slot %u", slot);
-		else if (resume_one(d, id, slot, gen, why, sizeof(why)) == 0) {
+		else if (resume_one(d, id, slot, gen, closing, why, sizeof(why)) == 0) {
 			claimed[slot] = true;
 			kwd_log(d, LOG_INFO, "session %s: resumed in %lld us", id,
 				(long long)(kwd_now_us() - t0));

@@ -67,6 +67,7 @@ void kwd_session_free(struct kwd_session *s)
 /* ---- consuming decisions ---------------------------------------------- */
 
 static void maybe_skip_gap(struct kwd_session *s, int64_t now);
+static void session_release(struct kwd_session *s);
 
 /* Reorder window output: one event in sequence order, into the log. */
 static int emit_event(void *ctx, const void *data, size_t len)
@@ -591,7 +592,7 @@ json_t *kwd_session_open(struct kwd *d, json_t *req)
 	}
 	/* A collector started after a crash finds the session through this. */
 	if (d->cfg.pin_dir) {
-		e = kwd_journal_write(d, s->id, slot, s->generation);
+		e = kwd_journal_write(d, s->id, slot, s->generation, 0);
 		if (e) {
 			err = kwd_error("storage", "session journal: %s", strerror(-e));
 			goto fail_hooks;
@@ -663,6 +664,10 @@ static void begin_close(struct kwd_session *s, uint64_t client_id)
 {
 	int e;
 
+	/* a collector that dies from here on: the next one finishes the close */
+	if (s->d->cfg.pin_dir &&
+	    (e = kwd_journal_write(s->d, s->id, s->slot, s->generation, s->close_kill ? 2 : 1)))
+		kwd_log(s->d, LOG_ERR, "session %s: journal: %s", s->id, strerror(-e));
 	if (s->cgroup_fd >= 0) {
 		if (s->close_kill) {
 			e = kwd_cgroup_kill(s->cgroup_fd, KWD_KILL_TIMEOUT_MS);
@@ -707,6 +712,13 @@ json_t *kwd_session_close_req(struct kwd *d, json_t *req, uint64_t client_id)
 	begin_close(s, client_id);
 	quiesce(d);
 	return NULL; /* replied when drained, from kwd_sessions_tick */
+}
+
+void kwd_session_close_resumed(struct kwd_session *s, bool kill_left)
+{
+	s->close_kill = kill_left;
+	begin_close(s, 0);
+	quiesce(s->d);
 }
 
 /* Every number below next_seq has arrived or is accounted for by the kernel's
@@ -767,19 +779,14 @@ static void end_session(struct kwd_session *s)
 	s->unrecorded = c.unrecorded;
 	e = write_close_entry(s, &c, s->dropped, gaps);
 
-	d->slots[s->slot] = NULL;
-	d->n_sessions--;
+	s->state = KWD_S_FINISHING;
 	d->n_closing--;
-	/* the mapping stays (queued chunks still release into it) until the
-	 * session is freed; the fd goes with the slot */
 	if (s->ring_fd >= 0)
 		epoll_ctl(d->epfd, EPOLL_CTL_DEL, s->ring_fd, NULL);
-	s->ring_fd = -1;
-	kw_hooks_session_free(d->hooks, s->slot);
 
 	if (!job) {
 		kwd_reply_to(d, s->close_client, kwd_error("internal", "out of memory"));
-		kwd_session_free(s);
+		session_release(s);
 		return;
 	}
 	job->kind = KWD_JOB_FINISH;
@@ -873,6 +880,19 @@ out:
 	return reply;
 }
 
+/* Main thread, the close is over (record written or not): the kernel slot
+ * goes, then the session. */
+static void session_release(struct kwd_session *s)
+{
+	struct kwd *d = s->d;
+
+	d->slots[s->slot] = NULL;
+	d->n_sessions--;
+	s->ring_fd = -1; /* closed with the slot; the mapping goes with s */
+	kw_hooks_session_free(d->hooks, s->slot);
+	kwd_session_free(s);
+}
+
 /* Main thread: the worker is done with a session. */
 void kwd_session_done(struct kwd *d, struct kwd_session *s, json_t *reply)
 {
@@ -888,7 +908,7 @@ void kwd_session_done(struct kwd *d, struct kwd_session *s, json_t *reply)
 		kwd_reply_to(d, s->close_client, reply);
 	else
 		json_decref(reply);
-	kwd_session_free(s);
+	session_release(s);
 }
 
 /* A gap that stays open while the kernel counts more drops than gaps given
