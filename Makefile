@@ -54,7 +54,7 @@ HELP_BIN  := $(HELP_SRC:tests/helpers/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps check unit test-bins demo vmtest bench install clean
+.PHONY: all deps check unit test-bins demo vmtest bench soak install clean
 all: $(BUILD)/kwitness $(BUILD)/kwitnessd $(HELP_BIN)
 
 deps:
@@ -134,6 +134,11 @@ check:
 
 unit: $(UNIT_BIN)
 	$(Q)tests/run.sh unit
+
+# Long campaigns (make check runs their short forms): the kill -9 loop with
+# KT_KILLS SIGKILLs of kwitnessd (default 50; make check: 8).
+soak: test-bins
+	$(Q)KT_KILLS=$${KT_KILLS:-50} bash tests/kernel/test_kwitnessd_resume.sh
 
 # The README's main-job command: a real sandbox session, a signed, verified record.
 demo:

@@ -2,7 +2,8 @@
 /* kwitnessd's consumer pieces without a kernel: the reorder window (sequence
  * order, held events, given-up gaps, growth, duplicates, late arrivals) and the
  * decision log writer (lines on disk, streaming transcript hash against the
- * known answers in tests/vectors/trace-spec/PROVENANCE and against a re-hash of the file). */
+ * known answers in tests/vectors/trace-spec/PROVENANCE and against a re-hash of the file),
+ * and reopening a log a killed collector left (torn last line). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -178,6 +179,51 @@ static void test_log_known_answer(void **state)
 	unlink(path);
 }
 
+static int count_line(void *ctx, const char *line, size_t len)
+{
+	(void)line;
+	(void)len;
+	++*(int *)ctx;
+	return 0;
+}
+
+/* A collector killed mid-write left a torn last line: reopening cuts it, the
+ * streaming hash is rebuilt from the whole lines, and what is appended after
+ * gives the same known answer as a log written in one go. */
+static void test_log_reopen(void **state)
+{
+	char path[] = "/tmp/kwitness-test-log.XXXXXX", link[64];
+	char hash[KW_DIGEST_STR_MAX], why[256];
+	const char *torn = C1 "\n{\"decision\":\"de";
+	struct kw_buf file = { 0 };
+	struct kwd_log log;
+	uint64_t count = 0;
+	int fd = mkstemp(path), lines = 0;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, torn, strlen(torn)), (ssize_t)strlen(torn));
+	close(fd);
+	assert_int_equal(kwd_log_reopen(&log, path, count_line, &lines, why, sizeof(why)), 0);
+	assert_int_equal(lines, 1);
+	assert_int_equal(log.entries, 1);
+	assert_int_equal(log.bytes, strlen(C1) + 1);
+	assert_int_equal(kwd_log_append(&log, C2, strlen(C2)), 0);
+	finish_log(&log, path, hash, &count, &file);
+	assert_string_equal(hash, KA_TRANSCRIPT);
+	assert_int_equal(count, 2);
+	assert_string_equal(file.data, C1 "\n" C2 "\n");
+	kw_buf_free(&file);
+
+	/* never through a symlink */
+	snprintf(link, sizeof(link), "%s.lnk", path);
+	assert_int_equal(symlink(path, link), 0);
+	assert_int_equal(kwd_log_reopen(&log, link, NULL, NULL, why, sizeof(why)), -ELOOP);
+	assert_int_equal(log.fd, -1);
+	unlink(link);
+	unlink(path);
+}
+
 static void fill_event(struct kw_ev_net *e, uint64_t seq)
 {
 	memset(e, 0, sizeof(*e));
@@ -240,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_gap_skip_and_flush),
 		cmocka_unit_test(test_growth_duplicates_and_limit),
 		cmocka_unit_test(test_log_known_answer),
+		cmocka_unit_test(test_log_reopen),
 		cmocka_unit_test(test_log_events_large),
 	};
 
