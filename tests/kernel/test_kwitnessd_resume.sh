@@ -18,6 +18,9 @@
 #     close (counted in the trailer), and nothing it did went unrecorded;
 #   - close race: closes under a 2-CPU flood; the kernel's next_seq read
 #     after the close never exceeds the trailer's;
+#   - kwitness run whose CMD exits while kwitnessd is down: it waits;
+#   - session close --all; a session whose pins are gone is sealed, says why;
+#   - --close-sessions-on-exit closes at SIGTERM;
 #   - disk full: the state folder on a small tmpfs, filled mid-session: no
 #     torn or non-canonical line, the session is kept, events wait then fail
 #     closed, it goes on once space returns; dropped == the flood's EPERMs.
@@ -241,6 +244,50 @@ check "run: every connect the loop saw succeed is in the log ($oks <= $permits)"
 expect_eq "run: complete" "true 0" "$(jq -r '"\(.complete) \(.still_running)"' "$KT_TMP/run.json")"
 check "run: says complete" grep -q "^complete:  yes" "$KT_TMP/run.err"
 
+# ---- kwitness run while kwitnessd is down when CMD exits --------------------------
+"$KW" run --socket "$KT_SOCK" --policy "$run_pol" --key-jwk "$KT_TMP/signer.jwk" --json -- \
+	sh -c 'sleep 1; "$0" connect 127.0.0.1 "$1" >/dev/null; sleep 1
+		"$0" connect 127.0.0.1 "$2" >/dev/null; exit 0' \
+	"$NP" "$LPORT_A" "$DENIED" >"$KT_TMP/run2.json" 2>"$KT_TMP/run2.err" &
+runner=$!
+sleep 0.5
+kill9
+sleep 3 # CMD exits meanwhile; kwitness run waits
+check "run: says it waits for kwitnessd" grep -q "kwitnessd is not answering" "$KT_TMP/run2.err"
+start_pinned
+wait "$runner"
+rc=$?
+expect_eq "run: CMD's status, record verified once kwitnessd is back" 0 "$rc"
+expect_eq "run: both connects recorded, complete" "2 1 true" \
+	"$(jq -r '"\(.decisions) \(.denials) \(.complete)"' "$KT_TMP/run2.json")"
+
+# ---- session close --all; a session that cannot be resumed -------------------------
+policy_session all1 enforce deny "$CONNECT_POLICY" && sid1=$sid
+policy_session all2 enforce deny "$CONNECT_POLICY" && sid2=$sid
+"$KW" session close --all --socket "$KT_SOCK" >"$KT_TMP/all.out"
+check "close --all: both sessions have a record" \
+	test -s "$KT_TMP/state/records/$sid1.json" -a -s "$KT_TMP/state/records/$sid2.json"
+expect_eq "close --all: no session left" '[]' \
+	"$("$KW" session list --socket "$KT_SOCK" --json | jq -c .sessions)"
+
+if policy_session gone enforce deny "$CONNECT_POLICY"; then
+	np_in "$cg" connect 127.0.0.1 "$DENIED" >/dev/null
+	sleep 0.3
+	kill9
+	rm -rf "$KT_PIN/sessions" # the pins are gone (as after a reboot)
+	r=$(np_in "$cg" connect 127.0.0.1 "$DENIED")
+	start_pinned
+	close_any "$sid"
+	t=$(trailer "$LOG")
+	expect_eq "pins gone: the kernel stopped enforcing (no EPERM; nothing listens)" ECONNREFUSED "$r"
+	expect_eq "pins gone: sealed complete false" false "$(jfield "$t" complete)"
+	check "pins gone: the trailer says why" grep -q '"sealed":"the session could not be resumed: .*no pinned links' <<<"$t"
+	check "pins gone: record verifies" verify_record
+	check "pins gone: the journal entry is gone" test ! -e "$KT_TMP/state/sessions/$sid.json"
+else
+	not_ok "pins gone: session opens"
+fi
+
 # ---- close race ---------------------------------------------------------------------
 if kwd_has_hook net.send; then
 	bad=0 rounds=0
@@ -300,6 +347,19 @@ if mount -t tmpfs -o size=4m tmpfs "$KT_TMP/state" 2>/dev/null && start_pinned -
 	check "disk full: every line complete and canonical, record verifies" verify_record
 else
 	skip "disk full: no tmpfs for the state folder, or kwitnessd did not start on it"
+fi
+
+# ---- --close-sessions-on-exit --------------------------------------------------------
+kwd_alive && kwd_stop
+if start_pinned --close-sessions-on-exit && policy_session onexit enforce deny "$CONNECT_POLICY"; then
+	check "--close-sessions-on-exit: SIGTERM stops" kwd_stop
+	REC=$KT_TMP/state/records/$sid.json LOG=$KT_TMP/state/logs/$sid.jsonl
+	expect_eq "--close-sessions-on-exit: closed with a trailer" "kwitness.close true" \
+		"$(jfield "$(tail -1 "$LOG")" tool) $(jfield "$(tail -1 "$LOG")" complete)"
+	check "--close-sessions-on-exit: record written" test -s "$REC"
+	check "--close-sessions-on-exit: nothing stays pinned" test ! -e "$KT_PIN/sessions/0/kw_connect4"
+else
+	not_ok "--close-sessions-on-exit: kwitnessd starts and a session opens"
 fi
 
 kwd_alive && kwd_stop
