@@ -48,7 +48,6 @@ struct kw_slot_state {
 	bool used;
 	bool tagged;
 	int ringbuf_fd;
-	struct bpf_link *links[KW_N_CG_PROGS];
 };
 
 struct kw_hooks {
@@ -56,6 +55,8 @@ struct kw_hooks {
 	uint32_t available;
 	char why[KW_CLASS_COUNT][160];
 	struct bpf_link *tp_mkdir, *tp_rmdir;
+	struct bpf_link *tp_fork, *tp_attach, *tp_free; /* a session follows its tasks */
+	struct bpf_link *root_links[KW_N_CG_PROGS]; /* cgroup programs at the cgroup2 root */
 	size_t ringbuf_size;
 	uint32_t wakeup_bytes;
 	struct kw_slot_state slots[KW_MAX_SESSIONS];
@@ -179,6 +180,87 @@ static void probe_cg_progs(struct kw_hooks *h)
 	 * supported"): the load itself tells */
 }
 
+/* Pinned maps may hold what a collector that died left: cgroups still mapped
+ * to its slots, sessions still governing. With the programs at the cgroup2
+ * root, those would be decided again, so this instance starts from no
+ * session at all (it holds no slot yet). */
+static void forget_dead_sessions(struct kw_hooks *h)
+{
+	int sessions = bpf_map__fd(h->skel->maps.kw_sessions);
+	int cgroups = bpf_map__fd(h->skel->maps.kw_cgroups);
+	__u64 key, next;
+	__u32 slot, zero = 0;
+	struct kw_session s;
+
+	for (slot = 0; slot < KW_MAX_SESSIONS; slot++) {
+		bpf_map_update_elem(bpf_map__fd(h->skel->maps.kw_slot_live), &slot, &zero, BPF_ANY);
+		if (bpf_map_lookup_elem(sessions, &slot, &s) == 0 && s.classes) {
+			s.classes = 0;
+			bpf_map_update_elem(sessions, &slot, &s, BPF_ANY);
+		}
+	}
+	while (bpf_map_get_next_key(cgroups, NULL, &next) == 0) {
+		key = next;
+		if (bpf_map_delete_elem(cgroups, &key))
+			break;
+	}
+}
+
+/* The cgroup2 mount point from /proc/self/mountinfo (field 5 of the line
+ * whose filesystem type, after " - ", is cgroup2). */
+static int cgroup2_root(char *out, size_t len)
+{
+	char line[4096];
+	int ret = -ENOENT;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	if (!f)
+		return -errno;
+	while (ret && fgets(line, sizeof(line), f)) {
+		char mnt[4096];
+
+		if (!strstr(line, " - cgroup2 "))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1 && strlen(mnt) < len) {
+			memcpy(out, mnt, strlen(mnt) + 1);
+			ret = 0;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/* The cgroup programs run for every task on the host, attached once at the
+ * cgroup2 root (multi-attach: other programs stay, and no cgroup below can
+ * override them): a session task that left its cgroups is decided wherever
+ * it went. A class whose program cannot be attached there is unavailable. */
+static void attach_at_root(struct kw_hooks *h)
+{
+	char root[4096];
+	size_t i;
+	int fd;
+
+	if (cgroup2_root(root, sizeof(root)) ||
+	    (fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		set_why(h, h->available & ~KW_CLASS_LSM_MASK, "no cgroup2 mount to attach to");
+		h->available &= KW_CLASS_LSM_MASK;
+		return;
+	}
+	for (i = 0; i < KW_N_CG_PROGS; i++) {
+		const struct kw_cg_prog *p = &kw_cg_progs[i];
+
+		if (!(h->available & p->class_bit))
+			continue;
+		h->root_links[i] = bpf_program__attach_cgroup(cg_prog(h, p), fd);
+		if (!h->root_links[i]) {
+			set_why(h, p->class_bit, "attaching %s at the cgroup2 root failed: %s",
+				p->section, strerror(errno));
+			h->available &= ~p->class_bit;
+		}
+	}
+	close(fd);
+}
+
 int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char *err,
 		  size_t errlen)
 {
@@ -234,10 +316,13 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 	if (bpf_program__fd(h->skel->progs.kw_cgroup_mkdir) >= 0) {
 		h->tp_mkdir = bpf_program__attach(h->skel->progs.kw_cgroup_mkdir);
 		h->tp_rmdir = bpf_program__attach(h->skel->progs.kw_cgroup_rmdir);
-		if (!h->tp_mkdir || !h->tp_rmdir) {
+		h->tp_fork = bpf_program__attach(h->skel->progs.kw_task_fork);
+		h->tp_attach = bpf_program__attach(h->skel->progs.kw_task_attach);
+		h->tp_free = bpf_program__attach(h->skel->progs.kw_task_free);
+		if (!h->tp_mkdir || !h->tp_rmdir || !h->tp_fork || !h->tp_attach || !h->tp_free) {
 			ret = -errno ?: -EINVAL;
-			snprintf(err, errlen, "attaching tp_btf/cgroup_mkdir/rmdir failed: %s",
-				 strerror(-ret));
+			snprintf(err, errlen, "attaching tp_btf/cgroup_mkdir/rmdir, "
+				 "sched_process_fork/free, cgroup_attach_task failed: %s", strerror(-ret));
 			goto fail;
 		}
 	}
@@ -249,6 +334,9 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 	for (i = 0; i < KW_N_CG_PROGS; i++)
 		if (bpf_program__fd(cg_prog(h, &kw_cg_progs[i])) < 0)
 			h->available &= ~kw_cg_progs[i].class_bit;
+	forget_dead_sessions(h);
+	if (h->available && h->tp_mkdir)
+		attach_at_root(h);
 	if (!h->tp_mkdir) {
 		/* without tracking, children made after tagging would escape */
 		set_why(h, h->available, "tp_btf/cgroup_mkdir unavailable: new child cgroups "
@@ -277,14 +365,16 @@ void kw_hooks_close(struct kw_hooks *h)
 
 	if (!h)
 		return;
-	for (i = 0; i < KW_MAX_SESSIONS; i++) {
-		for (j = 0; j < KW_N_CG_PROGS; j++)
-			bpf_link__destroy(h->slots[i].links[j]);
+	for (j = 0; j < KW_N_CG_PROGS; j++)
+		bpf_link__destroy(h->root_links[j]);
+	for (i = 0; i < KW_MAX_SESSIONS; i++)
 		if (h->slots[i].ringbuf_fd >= 0)
 			close(h->slots[i].ringbuf_fd);
-	}
 	bpf_link__destroy(h->tp_mkdir);
 	bpf_link__destroy(h->tp_rmdir);
+	bpf_link__destroy(h->tp_fork);
+	bpf_link__destroy(h->tp_attach);
+	bpf_link__destroy(h->tp_free);
 	kwitness_bpf__destroy(h->skel);
 	free(h);
 }
@@ -410,16 +500,6 @@ static int untag_members(struct kw_hooks *h, uint32_t slot)
 	return n < 0 ? n : 0;
 }
 
-static void detach_links(struct kw_slot_state *st)
-{
-	size_t i;
-
-	for (i = 0; i < KW_N_CG_PROGS; i++) {
-		bpf_link__destroy(st->links[i]);
-		st->links[i] = NULL;
-	}
-}
-
 static int delete_rules(struct kw_hooks *h, uint32_t slot)
 {
 	int r1, r2;
@@ -454,6 +534,47 @@ static int tag_one(const struct kw_hooks *h, int map_fd, uint64_t id, uint32_t s
 	snprintf(err, errlen, "tagging cgroup %llu failed: %s", (unsigned long long)id,
 		 strerror(errno));
 	return errno == E2BIG ? -ENOSPC : -errno;
+}
+
+static uint32_t read_generation(const struct kw_hooks *h, uint32_t slot)
+{
+	struct kw_session s;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.kw_sessions), &slot, &s))
+		return 0;
+	return s.generation;
+}
+
+/* Tags every task (threads included) already in the session's cgroups, in
+ * the kernel: a task iterator (kw_tag_existing) run once, read to its end.
+ * Tasks that fork or join later are tagged by the tracepoints. */
+static int tag_existing_tasks(const struct kw_hooks *h, char *err, size_t errlen)
+{
+	struct bpf_link *link = bpf_program__attach_iter(h->skel->progs.kw_tag_existing, NULL);
+	char buf[256];
+	ssize_t n;
+	int fd, ret = 0;
+
+	if (!link) {
+		ret = -errno ?: -EINVAL;
+		snprintf(err, errlen, "the task iterator could not be attached: %s", strerror(-ret));
+		return ret;
+	}
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "the task iterator could not be created: %s", strerror(errno));
+	} else {
+		while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+			;
+		if (n < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "the task iterator failed: %s", strerror(errno));
+		}
+		close(fd);
+	}
+	bpf_link__destroy(link);
+	return ret;
 }
 
 /* Tags every descendant of the directory dirfd (already tagged itself): each
@@ -571,7 +692,15 @@ static int write_session(struct kw_hooks *h, uint32_t slot, const struct kw_poli
 	s.wakeup_bytes = h->wakeup_bytes;
 	s.socket_allow = pol->socket_allow;
 	memcpy(s.socket_rule, pol->socket_rule, sizeof(s.socket_rule));
+	s.flags = pol->socket_implicit ? KW_SESSF_SOCKET_IMPLICIT : 0;
 	return bpf_map_update_elem(fd, &slot, &s, BPF_ANY) ? -errno : 0;
+}
+
+/* kw_slot_live[slot]: the generation whose task tags count (0: none). */
+static int set_live(struct kw_hooks *h, uint32_t slot, uint32_t generation)
+{
+	return bpf_map_update_elem(bpf_map__fd(h->skel->maps.kw_slot_live), &slot, &generation,
+				   BPF_ANY) ? -errno : 0;
 }
 
 /* Keeps the counters (the collector may still read them) but governs nothing. */
@@ -616,30 +745,6 @@ static void remove_ringbuf(struct kw_hooks *h, uint32_t slot)
 	if (h->slots[slot].ringbuf_fd >= 0)
 		close(h->slots[slot].ringbuf_fd);
 	h->slots[slot].ringbuf_fd = -1;
-}
-
-static int attach_links(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint32_t classes,
-			char *err, size_t errlen)
-{
-	struct kw_slot_state *st = &h->slots[slot];
-	size_t i;
-
-	for (i = 0; i < KW_N_CG_PROGS; i++) {
-		const struct kw_cg_prog *p = &kw_cg_progs[i];
-		int ret;
-
-		if (!(classes & p->class_bit))
-			continue;
-		/* cgroup links are multi-attach: other programs on the cgroup stay */
-		st->links[i] = bpf_program__attach_cgroup(cg_prog(h, p), cgroup_fd);
-		if (!st->links[i]) {
-			ret = -errno ?: -EINVAL;
-			snprintf(err, errlen, "attaching %s to the cgroup failed: %s", p->section,
-				 strerror(-ret));
-			return ret;
-		}
-	}
-	return 0;
 }
 
 int kw_hooks_session_add(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint64_t cgroup_id,
@@ -701,14 +806,19 @@ int kw_hooks_session_add(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint6
 	ret = create_ringbuf(h, slot, err, errlen);
 	if (ret)
 		goto fail;
-	ret = attach_links(h, slot, cgroup_fd, pol->classes, err, errlen);
-	if (ret)
-		goto fail;
 
+	/* task tags of this generation count from now on */
+	ret = set_live(h, slot, read_generation(h, slot));
+	if (ret) {
+		snprintf(err, errlen, "marking slot %u live failed: %s", slot, strerror(-ret));
+		goto fail;
+	}
 	st->tagged = true;
 	ret = tag_one(h, map_fd, cgroup_id, slot, err, errlen);
 	if (!ret)
 		ret = tag_descendants(h, map_fd, cgroup_fd, slot, 0, err, errlen);
+	if (!ret)
+		ret = tag_existing_tasks(h, err, errlen);
 	if (ret)
 		goto fail;
 	*ringbuf_fd = st->ringbuf_fd;
@@ -729,7 +839,7 @@ int kw_hooks_session_untag(struct kw_hooks *h, uint32_t slot)
 	st = &h->slots[slot];
 	if (!st->used)
 		return -ENOENT;
-	detach_links(st);
+	set_live(h, slot, 0); /* tagged tasks stop being decided, as cgroups do */
 	ret = untag_members(h, slot);
 	st->tagged = false;
 	return ret;
@@ -742,6 +852,19 @@ int kw_hooks_session_counters(struct kw_hooks *h, uint32_t slot, struct kw_sessi
 	if (slot >= KW_MAX_SESSIONS)
 		return -EINVAL;
 	return bpf_map_lookup_elem(fd, &slot, out) ? -errno : 0;
+}
+
+int kw_hooks_pid_slot(struct kw_hooks *h, uint32_t tgid)
+{
+	struct kw_task_tag tag;
+	uint32_t live;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.kw_tgid_tags), &tgid, &tag) ||
+	    tag.slot >= KW_MAX_SESSIONS ||
+	    bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.kw_slot_live), &tag.slot, &live) ||
+	    !live || live != tag.generation)
+		return -1;
+	return (int)tag.slot;
 }
 
 int kw_hooks_session_free(struct kw_hooks *h, uint32_t slot)
