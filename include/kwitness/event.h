@@ -49,6 +49,19 @@ enum kw_class {
 	KW_CLASS_UNIX = 1u << 10,       /* net.unix:    lsm unix_stream_connect */
 };
 
+/* kw_session.socket_allow bits. Bits 0-7: an inet socket of that type (type &
+ * 7), 8-15: inet6; ping sockets (SOCK_DGRAM with IPPROTO_ICMP/ICMPV6) have bits
+ * of their own, so "dgram" never grants them. */
+#define KW_SOCK_BIT(family_index, type) ((family_index) * 8 + ((type) & 7))
+#define KW_SOCK_BIT_INET_ICMP 16
+#define KW_SOCK_BIT_INET6_ICMP 17
+#define KW_SOCK_BITS 32 /* a power of two: the kernel side masks with it */
+/* kw_session.flags */
+/* No net.socket list, but other net lists: the inet/inet6 stream and datagram
+ * sockets pass undecided (the other lists govern what they do); any other inet
+ * socket (raw, ping, seqpacket) is a denied net.socket decision. */
+#define KW_SESSF_SOCKET_IMPLICIT 0x01
+
 /* Network operations in kw_net_key.op. */
 enum kw_net_op { KW_NET_CONNECT = 1, KW_NET_SEND = 2, KW_NET_BIND = 3 };
 
@@ -65,9 +78,10 @@ struct kw_session {
 	__u8 sysctl_write;    /* 1: sysctl writes allowed */
 	__u32 wakeup_bytes;   /* 0: wake the consumer per event (once caught up);
 				 N: only once N bytes wait (consumer polls) */
-	__u64 socket_allow;   /* bit (family_index * 8 + (type & 7)); family_index 0 inet, 1 inet6 */
-	__u8 socket_rule[16]; /* net.socket list index behind each socket_allow bit (0..15) */
-	__u64 pad1[3];
+	__u64 socket_allow;   /* KW_SOCK_BIT_*: which inet/inet6 sockets may be created */
+	__u8 socket_rule[KW_SOCK_BITS]; /* net.socket list index behind each socket_allow bit */
+	__u8 flags;           /* KW_SESSF_* */
+	__u8 pad0[7];
 	/* counters (own cache line) */
 	__u64 next_seq;       /* sequence numbers handed out to recorded decisions */
 	__u64 dropped;        /* decisions whose event could not be reserved */

@@ -602,6 +602,7 @@ static int write_session(struct kw_hooks *h, uint32_t slot, const struct kw_poli
 	s.wakeup_bytes = h->wakeup_bytes;
 	s.socket_allow = pol->socket_allow;
 	memcpy(s.socket_rule, pol->socket_rule, sizeof(s.socket_rule));
+	s.flags = pol->socket_implicit ? KW_SESSF_SOCKET_IMPLICIT : 0;
 	return bpf_map_update_elem(fd, &slot, &s, BPF_ANY) ? -errno : 0;
 }
 
@@ -657,9 +658,13 @@ static int attach_links(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint32
 
 	for (i = 0; i < KW_N_CG_PROGS; i++) {
 		const struct kw_cg_prog *p = &kw_cg_progs[i];
+		uint32_t need = p->class_bit;
 		int ret;
 
-		if (!(classes & p->class_bit))
+		/* connect() of a datagram socket is also a net.send decision */
+		if (need == KW_CLASS_NET_CONNECT)
+			need |= KW_CLASS_NET_SEND;
+		if (!(classes & need))
 			continue;
 		/* cgroup links are multi-attach: other programs on the cgroup stay */
 		st->links[i] = bpf_program__attach_cgroup(cg_prog(h, p), cgroup_fd);

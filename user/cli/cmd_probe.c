@@ -10,6 +10,13 @@
 #include "commands.h"
 #include "kwitness/probe.h"
 
+/* What no hook on this host governs, whatever the classes above say. */
+static const struct { const char *what, *why; } kw_probe_limits[] = {
+	{ "net.packet", "AF_PACKET sockets never reach cgroup/sock_create: only a sandbox "
+			"without CAP_NET_RAW (kwitness run's default user) is kept from them" },
+};
+#define KW_PROBE_NLIMITS (sizeof(kw_probe_limits) / sizeof(kw_probe_limits[0]))
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: kwitness probe [--json]\n\n"
@@ -39,6 +46,13 @@ static int print_json(const struct kw_probe_result *r, const char *release, cons
 		json_array_append_new(arr, c);
 	}
 	json_object_set_new(root, "classes", arr);
+	arr = json_array();
+	if (!arr)
+		goto oom;
+	for (size_t l = 0; l < KW_PROBE_NLIMITS; l++)
+		json_array_append_new(arr, json_pack("{s:s, s:s}", "what", kw_probe_limits[l].what,
+						     "why", kw_probe_limits[l].why));
+	json_object_set_new(root, "limits", arr);
 	arr = NULL;
 	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(root);
@@ -88,5 +102,7 @@ int cmd_probe(int argc, char **argv)
 	for (i = 0; i < KW_PROBE_NCLASSES; i++)
 		printf("%-10s %-3s %s\n", kw_probe_class_name(i), r[i].available ? "yes" : "no",
 		       r[i].reason);
+	for (size_t l = 0; l < KW_PROBE_NLIMITS; l++)
+		printf("limit %-10s %s\n", kw_probe_limits[l].what, kw_probe_limits[l].why);
 	return 0;
 }
