@@ -132,12 +132,14 @@ int kwd_control_listen(struct kwd *d, char *err, size_t errlen)
 }
 
 /* Supplementary groups come from /proc/<pid>/status ("Groups:"). */
-static bool pid_in_group(pid_t pid, gid_t group)
+bool kwd_pid_in_group(pid_t pid, gid_t group, gid_t primary)
 {
 	char path[64], line[4096];
 	bool found = false;
 	FILE *f;
 
+	if (primary == group)
+		return true;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -161,19 +163,34 @@ static bool pid_in_group(pid_t pid, gid_t group)
 	return found;
 }
 
-static bool peer_allowed(struct kwd *d, int fd, uid_t *uid)
+static bool peer_allowed(struct kwd *d, int fd, struct kwd_peer *peer)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
 		return false;
-	*uid = cred.uid;
+	peer->uid = cred.uid;
+	peer->gid = cred.gid;
+	peer->pid = cred.pid;
 	if (cred.uid == 0)
 		return true;
 	if (!d->cfg.have_group)
 		return false;
-	return cred.gid == d->cfg.group || pid_in_group(cred.pid, d->cfg.group);
+	return kwd_pid_in_group(cred.pid, d->cfg.group, cred.gid);
+}
+
+/* One error line, then the connection is closed. */
+static void refuse(int fd, const char *code, const char *message)
+{
+	json_t *e = kwd_error(code, "%s", message);
+	char *text = e ? json_dumps(e, JSON_COMPACT) : NULL;
+
+	if (text && send(fd, text, strlen(text), MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
+		(void)!send(fd, "\n", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	free(text);
+	json_decref(e);
+	close(fd);
 }
 
 static void client_kill(struct kwd_client *c)
@@ -303,18 +320,18 @@ static json_t *handle_request(struct kwd_client *c, const char *line, size_t len
 	if (!op)
 		reply = kwd_error("missing_field", "op: a string is required");
 	else if (!strcmp(op, "open"))
-		reply = kwd_session_open(c->d, req);
+		reply = kwd_session_open(c->d, req, &c->peer);
 	else if (!strcmp(op, "close")) {
-		reply = kwd_session_close_req(c->d, req, c->id);
+		reply = kwd_session_close_req(c->d, req, c->id, &c->peer);
 		if (!reply) {
 			c->awaiting++; /* the reply comes when the session is drained */
 			*deferred = true;
 		}
 	}
 	else if (!strcmp(op, "status"))
-		reply = kwd_status(c->d, false);
+		reply = kwd_status(c->d, false, &c->peer);
 	else if (!strcmp(op, "list"))
-		reply = kwd_status(c->d, true);
+		reply = kwd_status(c->d, true, &c->peer);
 	else if (!strcmp(op, "ping"))
 		reply = json_pack("{s:b}", "ok", 1);
 	else
@@ -439,8 +456,9 @@ void kwd_control_accept(struct kwd *d)
 {
 	for (;;) {
 		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
+		struct kwd_peer peer = { .uid = (uid_t)-1 };
+		struct kwd_session *in;
 		struct kwd_client *c;
-		uid_t uid = (uid_t)-1;
 		int fd = accept4(d->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
@@ -463,14 +481,19 @@ void kwd_control_accept(struct kwd *d)
 			close(fd);
 			continue;
 		}
-		if (!peer_allowed(d, fd, &uid)) {
-			static const char deny[] = "{\"ok\":false,\"error\":\"permission_denied\","
-						   "\"message\":\"root or the kwitness group only\"}\n";
-
-			if (send(fd, deny, sizeof(deny) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-				(void)0;
-			close(fd);
-			kwd_log(d, LOG_NOTICE, "refused a control client (uid %d)", (int)uid);
+		if (!peer_allowed(d, fd, &peer)) {
+			refuse(fd, "permission_denied", "root or the kwitness group only");
+			kwd_log(d, LOG_NOTICE, "refused a control client (uid %d)", (int)peer.uid);
+			continue;
+		}
+		/* A sandboxed process, root or not, must not steer the witness
+		 * (close its own session, open one over another). */
+		in = kwd_session_of_pid(d, peer.pid);
+		if (in) {
+			refuse(fd, "forbidden_from_session",
+			       "a process inside a session cannot use the control socket");
+			kwd_log(d, LOG_NOTICE, "refused a control client inside session %s (pid %d)",
+				in->id, (int)peer.pid);
 			continue;
 		}
 		c = calloc(1, sizeof(*c));
@@ -482,7 +505,7 @@ void kwd_control_accept(struct kwd *d)
 		c->w.ptr = c;
 		c->d = d;
 		c->fd = fd;
-		c->uid = uid;
+		c->peer = peer;
 		c->id = ++d->next_client_id;
 		ev.data.ptr = &c->w;
 		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {

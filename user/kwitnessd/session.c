@@ -86,6 +86,7 @@ static void session_free(struct kwd_session *s)
 	free(s->sandbox_id);
 	free(s->image_digest);
 	free(s->cgroup_path);
+	free(s->cgroup_rel);
 	free(s->bundle);
 	free(s->model_provider);
 	free(s->model_id);
@@ -216,15 +217,12 @@ static bool path_is_within(const char *inner, const char *outer)
 	return !strncmp(inner, outer, n) && (inner[n] == '/' || inner[n] == '\0');
 }
 
-/* The cgroup2 root holds every process on the host, and a cgroup holding
- * kwitnessd itself would put the witness under the policy it enforces:
- * neither can be a session. NULL when real is fine. */
-static const char *outside_collector(const char *real)
+/* Length of the cgroup2 mount path that real (a path on cgroup2) lies under:
+ * the longest prefix whose parent is no longer cgroup2. */
+static size_t cgroup2_mount_len(const char *real)
 {
-	char mount[PATH_MAX], parent[PATH_MAX], line[PATH_MAX + 8];
-	const char *rel;
+	char mount[PATH_MAX], parent[PATH_MAX];
 	struct statfs sfs;
-	FILE *f;
 
 	snprintf(mount, sizeof(mount), "%s", real);
 	for (;;) {
@@ -237,64 +235,141 @@ static const char *outside_collector(const char *real)
 			break;
 		memcpy(mount, parent, strlen(parent) + 1);
 	}
-	if (!strcmp(mount, real))
-		return "the cgroup2 root holds every process on the host";
-	rel = real + strlen(mount);
-	f = fopen("/proc/self/cgroup", "re");
+	return strlen(mount);
+}
+
+/* The cgroup2 path ("/a/b", below the mount) of pid, from /proc/PID/cgroup;
+ * 0 when found. */
+static int pid_cgroup2_path(pid_t pid, char *out, size_t len)
+{
+	char path[64], line[PATH_MAX + 8];
+	int ret = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
 	if (!f)
-		return NULL;
+		return -errno;
 	while (fgets(line, sizeof(line), f)) {
 		if (strncmp(line, "0::", 3))
 			continue;
 		line[strcspn(line, "\n")] = '\0';
-		if (path_is_within(line + 3, rel)) {
-			fclose(f);
-			return "kwitnessd itself runs in it";
-		}
+		if (snprintf(out, len, "%s", line + 3) < (int)len)
+			ret = 0;
+		break;
 	}
 	fclose(f);
+	return ret;
+}
+
+struct kwd_session *kwd_session_of_pid(struct kwd *d, pid_t pid)
+{
+	char rel[PATH_MAX];
+
+	if (pid <= 0 || pid_cgroup2_path(pid, rel, sizeof(rel)))
+		return NULL;
+	for (unsigned i = 0; i < KW_MAX_SESSIONS; i++) {
+		struct kwd_session *o = d->slots[i];
+
+		if (o && o->cgroup_rel && path_is_within(rel, o->cgroup_rel))
+			return o;
+	}
 	return NULL;
 }
 
-static json_t *check_cgroup(struct kwd *d, const char *path, struct kwd_session *s)
+/* The cgroup2 root holds every process on the host, and a cgroup holding
+ * kwitnessd itself would put the witness under the policy it enforces:
+ * neither can be a session. rel is the cgroup below the mount ("" for the
+ * root). NULL when it is fine. */
+static const char *outside_collector(const char *rel)
 {
-	char real[PATH_MAX];
+	char self[PATH_MAX];
+
+	if (!rel[0] || !strcmp(rel, "/"))
+		return "the cgroup2 root holds every process on the host";
+	if (pid_cgroup2_path(getpid(), self, sizeof(self)) == 0 && path_is_within(self, rel))
+		return "kwitnessd itself runs in it";
+	return NULL;
+}
+
+/* Root may open a session on any cgroup. Anyone else on a cgroup it owns or
+ * was delegated (cgroup v2 delegation: owner of the directory and of its
+ * cgroup.procs), or one under a kwitnessd.conf grant for its uid or group.
+ * Judged on the opened directory, not on the path. */
+static bool may_use_cgroup(struct kwd *d, const struct kwd_peer *peer, int fd,
+			   const struct stat *st, const char *real)
+{
+	struct stat procs;
+
+	if (peer->uid == 0)
+		return true;
+	if (st->st_uid == peer->uid && fstatat(fd, "cgroup.procs", &procs, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISREG(procs.st_mode) && procs.st_uid == peer->uid)
+		return true;
+	for (unsigned i = 0; i < d->cfg.n_grants; i++) {
+		const struct kwd_grant *g = &d->cfg.grants[i];
+
+		if (!path_is_within(real, g->path))
+			continue;
+		if (g->is_group ? kwd_pid_in_group(peer->pid, g->id, peer->gid) : g->id == peer->uid)
+			return true;
+	}
+	return false;
+}
+
+static json_t *check_cgroup(struct kwd *d, const char *path, struct kwd_session *s,
+			    const struct kwd_peer *peer)
+{
+	char real[PATH_MAX], fdpath[64];
 	struct statfs sfs;
 	struct stat st;
+	const char *why;
+	ssize_t n;
 
 	if (path[0] != '/')
 		return kwd_error("invalid_field", "cgroup: an absolute path is required");
-	if (!realpath(path, real))
-		return kwd_error(errno == ENOENT ? "cgroup_not_found" : "invalid_cgroup",
-				 "cgroup %s: %s", path, strerror(errno));
-	s->cgroup_fd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* Opened once; every check below is on this directory, so a path
+	 * swapped meanwhile changes nothing. */
+	s->cgroup_fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (s->cgroup_fd < 0)
 		return kwd_error(errno == ENOENT ? "cgroup_not_found" : "invalid_cgroup",
-				 "cgroup %s: %s", path, strerror(errno));
+				 "cgroup %s: %s", path,
+				 errno == ELOOP ? "a symbolic link" : strerror(errno));
 	if (fstatfs(s->cgroup_fd, &sfs) < 0 || fstat(s->cgroup_fd, &st) < 0)
 		return kwd_error("invalid_cgroup", "cgroup %s: %s", path, strerror(errno));
 	if (sfs.f_type != CGROUP2_SUPER_MAGIC)
 		return kwd_error("invalid_cgroup", "cgroup %s: not on a cgroup2 mount", path);
-	{
-		const char *why = outside_collector(real);
-
-		if (why)
-			return kwd_error("invalid_cgroup", "cgroup %s: %s", path, why);
-	}
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", s->cgroup_fd);
+	n = readlink(fdpath, real, sizeof(real) - 1);
+	if (n <= 0 || n >= (ssize_t)sizeof(real) - 1)
+		return kwd_error("invalid_cgroup", "cgroup %s: cannot name the opened directory", path);
+	real[n] = '\0';
+	why = outside_collector(real + cgroup2_mount_len(real));
+	if (why)
+		return kwd_error("invalid_cgroup", "cgroup %s: %s", path, why);
+	if (!may_use_cgroup(d, peer, s->cgroup_fd, &st, real))
+		return kwd_error("forbidden_cgroup",
+				 "cgroup %s: uid %u neither owns it (directory and cgroup.procs) "
+				 "nor has a grant for it", path, (unsigned)peer->uid);
 	cgroup_id_of(s->cgroup_fd, &st, &s->cgroup_id);
 	for (unsigned i = 0; i < KW_MAX_SESSIONS; i++) {
 		struct kwd_session *o = d->slots[i];
+		bool mine;
 
 		if (!o)
 			continue;
-		if (o->cgroup_id == s->cgroup_id || path_is_within(real, o->cgroup_path) ||
-		    path_is_within(o->cgroup_path, real))
-			return kwd_error("cgroup_tagged",
-					 "cgroup %s: already belongs to session %s (%s)", path,
-					 o->id, o->cgroup_path);
+		if (o->cgroup_id != s->cgroup_id && !path_is_within(real, o->cgroup_path) &&
+		    !path_is_within(o->cgroup_path, real))
+			continue;
+		/* another user's session is not named to a non-root client */
+		mine = peer->uid == 0 || o->owner == peer->uid;
+		return kwd_error("cgroup_tagged", "cgroup %s: already belongs to session %s (%s)",
+				 path, mine ? o->id : "of another user",
+				 mine ? o->cgroup_path : "-");
 	}
 	s->cgroup_path = strdup(real);
-	if (!s->cgroup_path)
+	s->cgroup_rel = strdup(real + cgroup2_mount_len(real));
+	if (!s->cgroup_path || !s->cgroup_rel)
 		return kwd_error("internal", "out of memory");
 	return NULL;
 }
@@ -415,7 +490,7 @@ static char *dup_or_default(const char *v, const char *def)
 	return strdup(v ? v : def);
 }
 
-json_t *kwd_session_open(struct kwd *d, json_t *req)
+json_t *kwd_session_open(struct kwd *d, json_t *req, const struct kwd_peer *peer)
 {
 	const char *cgroup, *sandbox_id, *image_digest, *mp, *mi, *dc;
 	struct kwd_session *s;
@@ -491,7 +566,8 @@ json_t *kwd_session_open(struct kwd *d, json_t *req)
 	err = check_hooks(d, s->pol);
 	if (err)
 		goto fail;
-	err = check_cgroup(d, cgroup, s);
+	s->owner = peer->uid;
+	err = check_cgroup(d, cgroup, s, peer);
 	if (err)
 		goto fail;
 	for (slot = 0; slot < KW_MAX_SESSIONS && d->slots[slot]; slot++)
@@ -611,7 +687,8 @@ static void begin_close(struct kwd_session *s, uint64_t client_id)
 	s->close_deadline_ms = kwd_now_ms() + KWD_DRAIN_TIMEOUT_MS;
 }
 
-json_t *kwd_session_close_req(struct kwd *d, json_t *req, uint64_t client_id)
+json_t *kwd_session_close_req(struct kwd *d, json_t *req, uint64_t client_id,
+			      const struct kwd_peer *peer)
 {
 	json_t *err = NULL;
 	const char *id = get_str(req, "session", true, &err);
@@ -622,6 +699,8 @@ json_t *kwd_session_close_req(struct kwd *d, json_t *req, uint64_t client_id)
 	s = find_session(d, id);
 	if (!s)
 		return kwd_error("unknown_session", "no open session '%.64s'", id);
+	if (peer->uid != 0 && s->owner != peer->uid)
+		return kwd_error("forbidden_session", "session %s belongs to another user", s->id);
 	if (s->state != KWD_S_OPEN)
 		return kwd_error("session_closing", "session %s is already closing", s->id);
 	begin_close(s, client_id);
@@ -907,7 +986,7 @@ void kwd_sessions_close_all(struct kwd *d)
 
 /* ---- status ------------------------------------------------------------- */
 
-json_t *kwd_status(struct kwd *d, bool sessions_only)
+json_t *kwd_status(struct kwd *d, bool sessions_only, const struct kwd_peer *peer)
 {
 	json_t *list = json_array(), *reply;
 	uint32_t avail;
@@ -917,7 +996,7 @@ json_t *kwd_status(struct kwd *d, bool sessions_only)
 		struct kw_session c = { 0 };
 		struct kw_buf hooks = { 0 };
 
-		if (!s)
+		if (!s || (peer->uid != 0 && s->owner != peer->uid))
 			continue;
 		kw_hooks_session_counters(d->hooks, s->slot, &c);
 		class_names(s->pol->classes, &hooks);
