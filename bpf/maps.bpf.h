@@ -20,6 +20,24 @@ struct {
 	__type(value, __u32);
 } kw_cgroups SEC(".maps");
 
+/* A session follows its tasks: the tag every session task carries (see
+ * cgroup_track.bpf.h), checked when the task's cgroup is not tagged. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct kw_task_tag);
+} kw_task_tags SEC(".maps");
+
+/* slot -> the generation whose task tags are honoured (0: none). Cleared at
+ * untag, so tagged tasks stop being decided then, as tagged cgroups do. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KW_MAX_SESSIONS);
+	__type(key, __u32);
+	__type(value, __u32);
+} kw_slot_live SEC(".maps");
+
 /* One ring buffer per session slot, created by userspace at session start.
  * The template's size is irrelevant: ring buffers of any size fit the slot. */
 struct kw_ringbuf_tmpl {

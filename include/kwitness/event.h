@@ -141,6 +141,7 @@ enum kw_event_kind {
 	KW_EV_NET_SOCKET = 4,
 	KW_EV_DEV = 5,
 	KW_EV_SYSCTL = 6,
+	KW_EV_CGROUP_MOVE = 7,  /* a session task left its session's cgroups (followed) */
 	/* LSM (issue: BPF-LSM hooks) */
 	KW_EV_FS_OPEN = 16,
 	KW_EV_FS_EXEC = 17,
@@ -235,7 +236,19 @@ struct kw_ev_path {
 	char path[KW_PATH_MAX];
 };
 
-/* LSM process decisions (task_kill, ptrace) and mount */
+/* kw_ev_proc.sig_or_mode for KW_EV_CGROUP_MOVE: how the task left */
+enum kw_move_how { KW_MOVE_PROCS = 1, KW_MOVE_CLONE_INTO = 2 };
+
+/* kw_task_tags (task storage): the session a task belongs to, set when it
+ * joins a tagged cgroup or is forked by a session task, kept wherever it
+ * moves. Valid while kw_slot_live[slot] == generation. */
+struct kw_task_tag {
+	__u32 slot;
+	__u32 generation;
+};
+
+/* LSM process decisions (task_kill, ptrace), mount, and cgroup moves
+ * (target_pid: the task moved; target_cgroup: where it went) */
 struct kw_ev_proc {
 	struct kw_event_hdr h;
 	__u32 target_pid;

@@ -16,6 +16,10 @@
  *   ping HOST                    an ICMP echo request on a ping socket
  *                                (SOCK_DGRAM, IPPROTO_ICMP/ICMPV6)
  *   packetsend                   a frame on an AF_PACKET socket, out of lo
+ *   clone-into CGROUP HOST PORT  clone3(CLONE_INTO_CGROUP) into the cgroup
+ *                                folder CGROUP; the child TCP-connects and
+ *                                prints its result; the clone's own errno
+ *                                otherwise
  *   open PATH r|w|rw             open a file (device nodes: cgroup/dev)
  *   sysctl NAME [VALUE|-]        read /proc/sys/NAME, or write VALUE ('-': the
  *                                value just read, a harmless write)
@@ -34,6 +38,9 @@
 #include <netinet/in.h>
 #include <netinet/ip_icmp.h>
 #include <netinet/icmp6.h>
+#include <linux/sched.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <poll.h>
@@ -293,6 +300,27 @@ static int packet_send(void)
 	return result(e);
 }
 
+static int clone_into(const char *cgroup, const char *host, const char *port)
+{
+	struct clone_args ca = { .flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD };
+	int cfd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC), status;
+	long pid;
+
+	if (cfd < 0)
+		return result(errno);
+	ca.cgroup = (uint64_t)cfd;
+	fflush(stdout);
+	pid = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (pid < 0)
+		return result(errno);
+	if (pid == 0)
+		_exit((status = net_op("connect", host, port), fflush(stdout), status));
+	close(cfd);
+	while (waitpid((pid_t)pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 static int do_open(const char *path, const char *mode)
 {
 	int flags = !strcmp(mode, "w") ? O_WRONLY : !strcmp(mode, "rw") ? O_RDWR : O_RDONLY;
@@ -451,6 +479,8 @@ int main(int argc, char **argv)
 		return escape_op(argv[1], argv[2], "0");
 	if (!strcmp(argv[1], "packetsend") && argc == 2)
 		return packet_send();
+	if (!strcmp(argv[1], "clone-into") && argc == 5)
+		return clone_into(argv[2], argv[3], argv[4]);
 	if (!strcmp(argv[1], "open") && argc == 4)
 		return do_open(argv[2], argv[3]);
 	if (!strcmp(argv[1], "sysctl") && (argc == 3 || argc == 4))
@@ -462,7 +492,7 @@ int main(int argc, char **argv)
 usage:
 	fprintf(stderr, "usage: kw-netprobe listen PORT.. | connect|sendto|bind HOST PORT |\n"
 			"       socket FAMILY TYPE | udpconnect|rawsend HOST PORT | ping HOST |\n"
-			"       packetsend | open PATH r|w|rw | sysctl NAME [VALUE|-] |\n"
+			"       packetsend | clone-into CGROUP HOST PORT | open PATH r|w|rw | sysctl NAME [VALUE|-] |\n"
 			"       flood sendto|socket HOST PORT COUNT [RATE]\n");
 	return 2;
 }

@@ -13,6 +13,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -57,7 +58,6 @@ struct kw_slot_state {
 	bool used;
 	bool tagged;
 	int ringbuf_fd;
-	struct bpf_link *links[KW_N_CG_PROGS];
 };
 
 struct kw_hooks {
@@ -65,6 +65,8 @@ struct kw_hooks {
 	uint32_t available;
 	char why[KW_CLASS_BITS][160];
 	struct bpf_link *tp_mkdir, *tp_rmdir;
+	struct bpf_link *tp_fork, *tp_attach;     /* a session follows its tasks */
+	struct bpf_link *root_links[KW_N_CG_PROGS]; /* cgroup programs at the cgroup2 root */
 	size_t ringbuf_size;
 	uint32_t wakeup_bytes;
 	struct kw_slot_state slots[KW_MAX_SESSIONS];
@@ -188,6 +190,61 @@ static void probe_cg_progs(struct kw_hooks *h)
 	 * supported"): the load itself tells */
 }
 
+/* The cgroup2 mount point from /proc/self/mountinfo (field 5 of the line
+ * whose filesystem type, after " - ", is cgroup2). */
+static int cgroup2_root(char *out, size_t len)
+{
+	char line[4096];
+	int ret = -ENOENT;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	if (!f)
+		return -errno;
+	while (ret && fgets(line, sizeof(line), f)) {
+		char mnt[4096];
+
+		if (!strstr(line, " - cgroup2 "))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1 && strlen(mnt) < len) {
+			memcpy(out, mnt, strlen(mnt) + 1);
+			ret = 0;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/* The cgroup programs run for every task on the host, attached once at the
+ * cgroup2 root (multi-attach: other programs stay, and no cgroup below can
+ * override them): a session task that left its cgroups is decided wherever
+ * it went. A class whose program cannot be attached there is unavailable. */
+static void attach_at_root(struct kw_hooks *h)
+{
+	char root[4096];
+	size_t i;
+	int fd;
+
+	if (cgroup2_root(root, sizeof(root)) ||
+	    (fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		set_why(h, h->available & ~KW_LSM_CLASSES, "no cgroup2 mount to attach to");
+		h->available &= KW_LSM_CLASSES;
+		return;
+	}
+	for (i = 0; i < KW_N_CG_PROGS; i++) {
+		const struct kw_cg_prog *p = &kw_cg_progs[i];
+
+		if (!(h->available & p->class_bit))
+			continue;
+		h->root_links[i] = bpf_program__attach_cgroup(cg_prog(h, p), fd);
+		if (!h->root_links[i]) {
+			set_why(h, p->class_bit, "attaching %s at the cgroup2 root failed: %s",
+				p->section, strerror(errno));
+			h->available &= ~p->class_bit;
+		}
+	}
+	close(fd);
+}
+
 int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char *err,
 		  size_t errlen)
 {
@@ -243,10 +300,12 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 	if (bpf_program__fd(h->skel->progs.kw_cgroup_mkdir) >= 0) {
 		h->tp_mkdir = bpf_program__attach(h->skel->progs.kw_cgroup_mkdir);
 		h->tp_rmdir = bpf_program__attach(h->skel->progs.kw_cgroup_rmdir);
-		if (!h->tp_mkdir || !h->tp_rmdir) {
+		h->tp_fork = bpf_program__attach(h->skel->progs.kw_task_fork);
+		h->tp_attach = bpf_program__attach(h->skel->progs.kw_task_attach);
+		if (!h->tp_mkdir || !h->tp_rmdir || !h->tp_fork || !h->tp_attach) {
 			ret = -errno ?: -EINVAL;
-			snprintf(err, errlen, "attaching tp_btf/cgroup_mkdir/rmdir failed: %s",
-				 strerror(-ret));
+			snprintf(err, errlen, "attaching tp_btf/cgroup_mkdir/rmdir, "
+				 "sched_process_fork, cgroup_attach_task failed: %s", strerror(-ret));
 			goto fail;
 		}
 	}
@@ -258,6 +317,8 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 	for (i = 0; i < KW_N_CG_PROGS; i++)
 		if (bpf_program__fd(cg_prog(h, &kw_cg_progs[i])) < 0)
 			h->available &= ~kw_cg_progs[i].class_bit;
+	if (h->available && h->tp_mkdir)
+		attach_at_root(h);
 	if (!h->tp_mkdir) {
 		/* without tracking, children made after tagging would escape */
 		set_why(h, h->available, "tp_btf/cgroup_mkdir unavailable: new child cgroups "
@@ -286,14 +347,15 @@ void kw_hooks_close(struct kw_hooks *h)
 
 	if (!h)
 		return;
-	for (i = 0; i < KW_MAX_SESSIONS; i++) {
-		for (j = 0; j < KW_N_CG_PROGS; j++)
-			bpf_link__destroy(h->slots[i].links[j]);
+	for (j = 0; j < KW_N_CG_PROGS; j++)
+		bpf_link__destroy(h->root_links[j]);
+	for (i = 0; i < KW_MAX_SESSIONS; i++)
 		if (h->slots[i].ringbuf_fd >= 0)
 			close(h->slots[i].ringbuf_fd);
-	}
 	bpf_link__destroy(h->tp_mkdir);
 	bpf_link__destroy(h->tp_rmdir);
+	bpf_link__destroy(h->tp_fork);
+	bpf_link__destroy(h->tp_attach);
 	kwitness_bpf__destroy(h->skel);
 	free(h);
 }
@@ -419,16 +481,6 @@ static int untag_members(struct kw_hooks *h, uint32_t slot)
 	return n < 0 ? n : 0;
 }
 
-static void detach_links(struct kw_slot_state *st)
-{
-	size_t i;
-
-	for (i = 0; i < KW_N_CG_PROGS; i++) {
-		bpf_link__destroy(st->links[i]);
-		st->links[i] = NULL;
-	}
-}
-
 static int delete_rules(struct kw_hooks *h, uint32_t slot)
 {
 	int r1, r2;
@@ -487,6 +539,47 @@ static int tag_one(const struct kw_hooks *h, int map_fd, uint64_t id, uint32_t s
 	return errno == E2BIG ? -ENOSPC : -errno;
 }
 
+static uint32_t read_generation(const struct kw_hooks *h, uint32_t slot)
+{
+	struct kw_session s;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.kw_sessions), &slot, &s))
+		return 0;
+	return s.generation;
+}
+
+/* Gives the processes already in the cgroup dirfd the session's task tag
+ * (through a pidfd, the key of a task storage map from userspace), so they
+ * stay governed if they move out. Processes that fork later inherit the tag
+ * in the kernel. Best effort: a process gone meanwhile needs nothing. */
+static void tag_procs(const struct kw_hooks *h, int dirfd, uint32_t slot)
+{
+	int tags = bpf_map__fd(h->skel->maps.kw_task_tags), fd;
+	struct kw_task_tag tag = { .slot = slot, .generation = read_generation(h, slot) };
+	char line[32];
+	FILE *f;
+
+	fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	f = fd < 0 ? NULL : fdopen(fd, "re");
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		int pid = atoi(line), pfd;
+
+		if (pid <= 0)
+			continue;
+		pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+		if (pfd < 0)
+			continue;
+		bpf_map_update_elem(tags, &pfd, &tag, BPF_ANY);
+		close(pfd);
+	}
+	fclose(f);
+}
+
 /* Tags every descendant of the directory dirfd (already tagged itself): each
  * child is tagged before its own children are read, so a grandchild made
  * meanwhile is tagged by cgroup_mkdir or found by the read. */
@@ -533,6 +626,8 @@ static int tag_descendants(const struct kw_hooks *h, int map_fd, int dirfd, uint
 			ret = tag_one(h, map_fd, id, slot, err, errlen);
 		if (!ret)
 			ret = tag_descendants(h, map_fd, cfd, slot, depth + 1, err, errlen);
+		if (!ret)
+			tag_procs(h, cfd, slot);
 		close(cfd);
 	}
 	closedir(d);
@@ -606,6 +701,13 @@ static int write_session(struct kw_hooks *h, uint32_t slot, const struct kw_poli
 	return bpf_map_update_elem(fd, &slot, &s, BPF_ANY) ? -errno : 0;
 }
 
+/* kw_slot_live[slot]: the generation whose task tags count (0: none). */
+static int set_live(struct kw_hooks *h, uint32_t slot, uint32_t generation)
+{
+	return bpf_map_update_elem(bpf_map__fd(h->skel->maps.kw_slot_live), &slot, &generation,
+				   BPF_ANY) ? -errno : 0;
+}
+
 /* Keeps the counters (the collector may still read them) but governs nothing. */
 static void clear_session_classes(struct kw_hooks *h, uint32_t slot)
 {
@@ -648,34 +750,6 @@ static void remove_ringbuf(struct kw_hooks *h, uint32_t slot)
 	if (h->slots[slot].ringbuf_fd >= 0)
 		close(h->slots[slot].ringbuf_fd);
 	h->slots[slot].ringbuf_fd = -1;
-}
-
-static int attach_links(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint32_t classes,
-			char *err, size_t errlen)
-{
-	struct kw_slot_state *st = &h->slots[slot];
-	size_t i;
-
-	for (i = 0; i < KW_N_CG_PROGS; i++) {
-		const struct kw_cg_prog *p = &kw_cg_progs[i];
-		uint32_t need = p->class_bit;
-		int ret;
-
-		/* connect() of a datagram socket is also a net.send decision */
-		if (need == KW_CLASS_NET_CONNECT)
-			need |= KW_CLASS_NET_SEND;
-		if (!(classes & need))
-			continue;
-		/* cgroup links are multi-attach: other programs on the cgroup stay */
-		st->links[i] = bpf_program__attach_cgroup(cg_prog(h, p), cgroup_fd);
-		if (!st->links[i]) {
-			ret = -errno ?: -EINVAL;
-			snprintf(err, errlen, "attaching %s to the cgroup failed: %s", p->section,
-				 strerror(-ret));
-			return ret;
-		}
-	}
-	return 0;
 }
 
 int kw_hooks_session_add(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint64_t cgroup_id,
@@ -737,16 +811,20 @@ int kw_hooks_session_add(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint6
 	ret = create_ringbuf(h, slot, err, errlen);
 	if (ret)
 		goto fail;
-	ret = attach_links(h, slot, cgroup_fd, pol->classes, err, errlen);
-	if (ret)
-		goto fail;
 
+	/* task tags of this generation count from now on */
+	ret = set_live(h, slot, read_generation(h, slot));
+	if (ret) {
+		snprintf(err, errlen, "marking slot %u live failed: %s", slot, strerror(-ret));
+		goto fail;
+	}
 	st->tagged = true;
 	ret = tag_one(h, map_fd, cgroup_id, slot, err, errlen);
 	if (!ret)
 		ret = tag_descendants(h, map_fd, cgroup_fd, slot, 0, err, errlen);
 	if (ret)
 		goto fail;
+	tag_procs(h, cgroup_fd, slot);
 	*ringbuf_fd = st->ringbuf_fd;
 	return 0;
 fail:
@@ -765,7 +843,7 @@ int kw_hooks_session_untag(struct kw_hooks *h, uint32_t slot)
 	st = &h->slots[slot];
 	if (!st->used)
 		return -ENOENT;
-	detach_links(st);
+	set_live(h, slot, 0); /* tagged tasks stop being decided, as cgroups do */
 	ret = untag_members(h, slot);
 	st->tagged = false;
 	return ret;
@@ -778,6 +856,19 @@ int kw_hooks_session_counters(struct kw_hooks *h, uint32_t slot, struct kw_sessi
 	if (slot >= KW_MAX_SESSIONS)
 		return -EINVAL;
 	return bpf_map_lookup_elem(fd, &slot, out) ? -errno : 0;
+}
+
+int kw_hooks_task_slot(struct kw_hooks *h, int pidfd)
+{
+	struct kw_task_tag tag;
+	uint32_t live;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.kw_task_tags), &pidfd, &tag) ||
+	    tag.slot >= KW_MAX_SESSIONS ||
+	    bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.kw_slot_live), &tag.slot, &live) ||
+	    !live || live != tag.generation)
+		return -1;
+	return (int)tag.slot;
 }
 
 int kw_hooks_session_free(struct kw_hooks *h, uint32_t slot)

@@ -79,7 +79,9 @@ int kw_client_call(const char *socket_path, json_t *req, json_t **reply, char *e
 	if (!e)
 		e = send_all(fd, "\n", 1);
 	free(text);
-	if (e) {
+	/* A client refused at accept (permission_denied, forbidden_from_session)
+	 * finds the socket closed, with the one error line still to read. */
+	if (e && e != -EPIPE && e != -ECONNRESET) {
 		snprintf(err, errlen, "sending to kwitnessd: %s", strerror(-e));
 		close(fd);
 		return e;

@@ -849,6 +849,7 @@ const char *kw_rule_name(uint16_t event_kind, uint16_t rule, char *buf, size_t l
 	case KW_EV_MOUNT: section = "mount"; single = "mount.allow"; break;
 	case KW_EV_PROC_KILL:
 	case KW_EV_PROC_PTRACE: section = "proc"; single = "proc.signal_outside"; break;
+	case KW_EV_CGROUP_MOVE: return rule_text(buf, len, "session.follow", -1, NULL);
 	default: section = "unknown"; break;
 	}
 	if (rule == KW_RULE_DEFAULT)
