@@ -190,6 +190,32 @@ static void probe_cg_progs(struct kw_hooks *h)
 	 * supported"): the load itself tells */
 }
 
+/* Pinned maps may hold what a collector that died left: cgroups still mapped
+ * to its slots, sessions still governing. With the programs at the cgroup2
+ * root, those would be decided again, so this instance starts from no
+ * session at all (it holds no slot yet). */
+static void forget_dead_sessions(struct kw_hooks *h)
+{
+	int sessions = bpf_map__fd(h->skel->maps.kw_sessions);
+	int cgroups = bpf_map__fd(h->skel->maps.kw_cgroups);
+	__u64 key, next;
+	__u32 slot, zero = 0;
+	struct kw_session s;
+
+	for (slot = 0; slot < KW_MAX_SESSIONS; slot++) {
+		bpf_map_update_elem(bpf_map__fd(h->skel->maps.kw_slot_live), &slot, &zero, BPF_ANY);
+		if (bpf_map_lookup_elem(sessions, &slot, &s) == 0 && s.classes) {
+			s.classes = 0;
+			bpf_map_update_elem(sessions, &slot, &s, BPF_ANY);
+		}
+	}
+	while (bpf_map_get_next_key(cgroups, NULL, &next) == 0) {
+		key = next;
+		if (bpf_map_delete_elem(cgroups, &key))
+			break;
+	}
+}
+
 /* The cgroup2 mount point from /proc/self/mountinfo (field 5 of the line
  * whose filesystem type, after " - ", is cgroup2). */
 static int cgroup2_root(char *out, size_t len)
@@ -317,6 +343,7 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 	for (i = 0; i < KW_N_CG_PROGS; i++)
 		if (bpf_program__fd(cg_prog(h, &kw_cg_progs[i])) < 0)
 			h->available &= ~kw_cg_progs[i].class_bit;
+	forget_dead_sessions(h);
 	if (h->available && h->tp_mkdir)
 		attach_at_root(h);
 	if (!h->tp_mkdir) {
