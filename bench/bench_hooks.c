@@ -432,8 +432,8 @@ int main(void)
 	       "unrecorded\n", recorded, (unsigned long long)consumed, dropped, unrecorded);
 	if (stats_fd >= 0) {
 		printf("  kernel-measured cgroup/connect4 program (kernel.bpf_stats):\n");
-		printf("     untagged: %llu runs, %.1f ns per run (a cgroup lookup and a task-storage "
-		       "lookup, both missing)\n", runs[1],
+		printf("     untagged: %llu runs, %.1f ns per run (two hash lookups, cgroup and task, "
+		       "both missing)\n", runs[1],
 		       runs[1] ? (double)run_ns[1] / (double)runs[1] : 0.0);
 		printf("     record: all:  %llu runs, %.1f ns per run\n", runs[2],
 		       runs[2] ? (double)run_ns[2] / (double)runs[2] : 0.0);

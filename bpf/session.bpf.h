@@ -37,10 +37,10 @@ static __always_inline int kw_tag_slot(struct kw_task_tag *tag)
 /* 1 when the current task belongs to a session that governs class_bit: its
  * cgroup is tagged, or else the task carries the session's tag (it left the
  * session's cgroups: a session follows its tasks). Fills c. An untagged task
- * costs one hash lookup and one task-storage lookup (a pointer in the task). */
+ * costs two hash lookups (cgroup id, task address). */
 static __always_inline int kw_session_find(struct kw_ctx *c, __u32 class_bit)
 {
-	struct task_struct *task;
+	__u64 task;
 	__u32 *slot;
 	int tagged;
 
@@ -49,8 +49,8 @@ static __always_inline int kw_session_find(struct kw_ctx *c, __u32 class_bit)
 	if (slot) {
 		c->slot = *slot;
 	} else {
-		task = bpf_get_current_task_btf();
-		tagged = kw_tag_slot(bpf_task_storage_get(&kw_task_tags, task, 0, 0));
+		task = bpf_get_current_task();
+		tagged = kw_tag_slot(bpf_map_lookup_elem(&kw_task_tags, &task));
 		if (tagged < 0)
 			return 0;
 		c->slot = (__u32)tagged;

@@ -14,6 +14,8 @@
 #define KW_MAX_SESSIONS 1024
 /* Cgroups (a tagged cgroup and its descendants) the kernel can map to slots. */
 #define KW_MAX_CGROUPS 65536
+/* Tasks (threads) carrying a session tag, across all sessions. */
+#define KW_MAX_TAGGED_TASKS 262144
 #define KW_COMM_LEN 16
 #define KW_SYSCTL_NAME_MAX 64
 /* Kernel path buffer for LSM decisions; longer paths carry KW_EVF_TRUNCATED. */
@@ -239,7 +241,7 @@ struct kw_ev_path {
 /* kw_ev_proc.sig_or_mode for KW_EV_CGROUP_MOVE: how the task left */
 enum kw_move_how { KW_MOVE_PROCS = 1, KW_MOVE_CLONE_INTO = 2 };
 
-/* kw_task_tags (task storage): the session a task belongs to, set when it
+/* kw_task_tags (by task address) and kw_tgid_tags (by tgid): the session a task belongs to, set when it
  * joins a tagged cgroup or is forked by a session task, kept wherever it
  * moves. Valid while kw_slot_live[slot] == generation. */
 struct kw_task_tag {

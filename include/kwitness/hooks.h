@@ -50,9 +50,9 @@ int kw_hooks_session_add(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint6
 int kw_hooks_session_untag(struct kw_hooks *h, uint32_t slot);
 /* Reads the counters of kw_sessions[slot]. */
 int kw_hooks_session_counters(struct kw_hooks *h, uint32_t slot, struct kw_session *out);
-/* The slot of the open session whose task tag the process behind pidfd
- * carries (it was in that session, wherever it runs now), or -1. */
-int kw_hooks_task_slot(struct kw_hooks *h, int pidfd);
+/* The slot of the open session whose task tag the process tgid carries (it
+ * was in that session, wherever it runs now), or -1. */
+int kw_hooks_pid_slot(struct kw_hooks *h, uint32_t tgid);
 /* Removes rules and the ring buffer; the slot can be reused. */
 int kw_hooks_session_free(struct kw_hooks *h, uint32_t slot);
 

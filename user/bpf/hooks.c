@@ -13,7 +13,6 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -65,7 +64,7 @@ struct kw_hooks {
 	uint32_t available;
 	char why[KW_CLASS_BITS][160];
 	struct bpf_link *tp_mkdir, *tp_rmdir;
-	struct bpf_link *tp_fork, *tp_attach;     /* a session follows its tasks */
+	struct bpf_link *tp_fork, *tp_attach, *tp_free; /* a session follows its tasks */
 	struct bpf_link *root_links[KW_N_CG_PROGS]; /* cgroup programs at the cgroup2 root */
 	size_t ringbuf_size;
 	uint32_t wakeup_bytes;
@@ -328,10 +327,11 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 		h->tp_rmdir = bpf_program__attach(h->skel->progs.kw_cgroup_rmdir);
 		h->tp_fork = bpf_program__attach(h->skel->progs.kw_task_fork);
 		h->tp_attach = bpf_program__attach(h->skel->progs.kw_task_attach);
-		if (!h->tp_mkdir || !h->tp_rmdir || !h->tp_fork || !h->tp_attach) {
+		h->tp_free = bpf_program__attach(h->skel->progs.kw_task_free);
+		if (!h->tp_mkdir || !h->tp_rmdir || !h->tp_fork || !h->tp_attach || !h->tp_free) {
 			ret = -errno ?: -EINVAL;
 			snprintf(err, errlen, "attaching tp_btf/cgroup_mkdir/rmdir, "
-				 "sched_process_fork, cgroup_attach_task failed: %s", strerror(-ret));
+				 "sched_process_fork/free, cgroup_attach_task failed: %s", strerror(-ret));
 			goto fail;
 		}
 	}
@@ -383,6 +383,7 @@ void kw_hooks_close(struct kw_hooks *h)
 	bpf_link__destroy(h->tp_rmdir);
 	bpf_link__destroy(h->tp_fork);
 	bpf_link__destroy(h->tp_attach);
+	bpf_link__destroy(h->tp_free);
 	kwitness_bpf__destroy(h->skel);
 	free(h);
 }
@@ -575,36 +576,36 @@ static uint32_t read_generation(const struct kw_hooks *h, uint32_t slot)
 	return s.generation;
 }
 
-/* Gives the processes already in the cgroup dirfd the session's task tag
- * (through a pidfd, the key of a task storage map from userspace), so they
- * stay governed if they move out. Processes that fork later inherit the tag
- * in the kernel. Best effort: a process gone meanwhile needs nothing. */
-static void tag_procs(const struct kw_hooks *h, int dirfd, uint32_t slot)
+/* Tags every task (threads included) already in the session's cgroups, in
+ * the kernel: a task iterator (kw_tag_existing) run once, read to its end.
+ * Tasks that fork or join later are tagged by the tracepoints. */
+static int tag_existing_tasks(const struct kw_hooks *h, char *err, size_t errlen)
 {
-	int tags = bpf_map__fd(h->skel->maps.kw_task_tags), fd;
-	struct kw_task_tag tag = { .slot = slot, .generation = read_generation(h, slot) };
-	char line[32];
-	FILE *f;
+	struct bpf_link *link = bpf_program__attach_iter(h->skel->progs.kw_tag_existing, NULL);
+	char buf[256];
+	ssize_t n;
+	int fd, ret = 0;
 
-	fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	f = fd < 0 ? NULL : fdopen(fd, "re");
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
-		return;
+	if (!link) {
+		ret = -errno ?: -EINVAL;
+		snprintf(err, errlen, "the task iterator could not be attached: %s", strerror(-ret));
+		return ret;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		int pid = atoi(line), pfd;
-
-		if (pid <= 0)
-			continue;
-		pfd = (int)syscall(SYS_pidfd_open, pid, 0);
-		if (pfd < 0)
-			continue;
-		bpf_map_update_elem(tags, &pfd, &tag, BPF_ANY);
-		close(pfd);
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "the task iterator could not be created: %s", strerror(errno));
+	} else {
+		while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+			;
+		if (n < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "the task iterator failed: %s", strerror(errno));
+		}
+		close(fd);
 	}
-	fclose(f);
+	bpf_link__destroy(link);
+	return ret;
 }
 
 /* Tags every descendant of the directory dirfd (already tagged itself): each
@@ -653,8 +654,6 @@ static int tag_descendants(const struct kw_hooks *h, int map_fd, int dirfd, uint
 			ret = tag_one(h, map_fd, id, slot, err, errlen);
 		if (!ret)
 			ret = tag_descendants(h, map_fd, cfd, slot, depth + 1, err, errlen);
-		if (!ret)
-			tag_procs(h, cfd, slot);
 		close(cfd);
 	}
 	closedir(d);
@@ -849,9 +848,10 @@ int kw_hooks_session_add(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint6
 	ret = tag_one(h, map_fd, cgroup_id, slot, err, errlen);
 	if (!ret)
 		ret = tag_descendants(h, map_fd, cgroup_fd, slot, 0, err, errlen);
+	if (!ret)
+		ret = tag_existing_tasks(h, err, errlen);
 	if (ret)
 		goto fail;
-	tag_procs(h, cgroup_fd, slot);
 	*ringbuf_fd = st->ringbuf_fd;
 	return 0;
 fail:
@@ -885,12 +885,12 @@ int kw_hooks_session_counters(struct kw_hooks *h, uint32_t slot, struct kw_sessi
 	return bpf_map_lookup_elem(fd, &slot, out) ? -errno : 0;
 }
 
-int kw_hooks_task_slot(struct kw_hooks *h, int pidfd)
+int kw_hooks_pid_slot(struct kw_hooks *h, uint32_t tgid)
 {
 	struct kw_task_tag tag;
 	uint32_t live;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.kw_task_tags), &pidfd, &tag) ||
+	if (bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.kw_tgid_tags), &tgid, &tag) ||
 	    tag.slot >= KW_MAX_SESSIONS ||
 	    bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.kw_slot_live), &tag.slot, &live) ||
 	    !live || live != tag.generation)

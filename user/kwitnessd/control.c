@@ -14,7 +14,6 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -179,26 +178,6 @@ static bool peer_allowed(struct kwd *d, int fd, struct kwd_peer *peer)
 	if (!d->cfg.have_group)
 		return false;
 	return kwd_pid_in_group(cred.pid, d->cfg.group, cred.gid);
-}
-
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD 77
-#endif
-
-/* The session the peer's process belongs to. SO_PEERPIDFD (Linux 6.5) names
- * the very process that connected; older kernels get a pidfd from its pid. */
-static struct kwd_session *peer_session(struct kwd *d, int fd, pid_t pid)
-{
-	socklen_t len = sizeof(int);
-	struct kwd_session *s;
-	int pidfd = -1;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0 || pidfd < 0)
-		pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
-	s = kwd_session_of_pid(d, pid, pidfd);
-	if (pidfd >= 0)
-		close(pidfd);
-	return s;
 }
 
 /* One error line, then the connection is closed. */
@@ -509,7 +488,7 @@ void kwd_control_accept(struct kwd *d)
 		}
 		/* A sandboxed process, root or not, must not steer the witness
 		 * (close its own session, open one over another). */
-		in = peer_session(d, fd, peer.pid);
+		in = kwd_session_of_pid(d, peer.pid);
 		if (in) {
 			refuse(fd, "forbidden_from_session",
 			       "a process inside a session cannot use the control socket");

@@ -253,9 +253,9 @@ json_t *kwd_session_open(struct kwd *d, json_t *req, const struct kwd_peer *peer
 json_t *kwd_session_close_req(struct kwd *d, json_t *req, uint64_t client_id,
 			      const struct kwd_peer *peer);
 json_t *kwd_status(struct kwd *d, bool sessions_only, const struct kwd_peer *peer);
-/* The session pid belongs to: by its task tag (pidfd, -1 if none), else by
- * its cgroup (from /proc/PID/cgroup); NULL for none. */
-struct kwd_session *kwd_session_of_pid(struct kwd *d, pid_t pid, int pidfd);
+/* The session process pid belongs to: by its tag (it may have left the
+ * session's cgroups), else by its cgroup (/proc/PID/cgroup); NULL for none. */
+struct kwd_session *kwd_session_of_pid(struct kwd *d, pid_t pid);
 /* pid's primary or supplementary groups include gid (/proc/PID/status). */
 bool kwd_pid_in_group(pid_t pid, gid_t gid, gid_t primary);
 void kwd_session_ring_ready(struct kwd_session *s);

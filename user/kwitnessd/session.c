@@ -262,16 +262,17 @@ static int pid_cgroup2_path(pid_t pid, char *out, size_t len)
 	return ret;
 }
 
-struct kwd_session *kwd_session_of_pid(struct kwd *d, pid_t pid, int pidfd)
+struct kwd_session *kwd_session_of_pid(struct kwd *d, pid_t pid)
 {
 	char rel[PATH_MAX];
 	int slot;
 
-	/* a task that left its session's cgroups still carries its tag */
-	if (pidfd >= 0 && d->hooks && (slot = kw_hooks_task_slot(d->hooks, pidfd)) >= 0 &&
-	    d->slots[slot])
+	if (pid <= 0)
+		return NULL;
+	/* a process that left its session's cgroups still carries its tag */
+	if (d->hooks && (slot = kw_hooks_pid_slot(d->hooks, (uint32_t)pid)) >= 0 && d->slots[slot])
 		return d->slots[slot];
-	if (pid <= 0 || pid_cgroup2_path(pid, rel, sizeof(rel)))
+	if (pid_cgroup2_path(pid, rel, sizeof(rel)))
 		return NULL;
 	for (unsigned i = 0; i < KW_MAX_SESSIONS; i++) {
 		struct kwd_session *o = d->slots[i];
