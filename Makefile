@@ -45,8 +45,8 @@ TPM_OBJ   := $(TPM_SRC:%.c=$(BUILD)/%.o)
 TPM_A     := $(BUILD)/libkwitness-tpm.a
 CLI_SRC   := $(sort $(wildcard user/cli/*.c))
 CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/%.o)
-# The CLI's control-socket client and cgroup helpers, for benchmarks.
-CLI_LIB_OBJ := $(filter-out $(BUILD)/user/cli/main.o $(BUILD)/user/cli/cmd_%.o,$(CLI_OBJ))
+# The CLI's control-socket client, for benchmarks.
+CLI_LIB_OBJ := $(BUILD)/user/cli/client.o
 D_SRC     := $(sort $(wildcard user/kwitnessd/*.c))
 D_OBJ     := $(D_SRC:%.c=$(BUILD)/%.o)
 

@@ -37,7 +37,7 @@
 /* The collector's own consumer units and the CLI's client, linked in. */
 #include "collector/logwriter.h"
 #include "collector/reorder.h"
-#include "cli/cgroup.h"
+#include "kwitness/cgroup.h"
 #include "cli/client.h"
 
 static double now_s(void)

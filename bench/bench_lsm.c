@@ -23,6 +23,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "kwitness/cgroup.h"
 #include "kwitness/hooks.h"
 #include "kwitness/policy.h"
 
@@ -60,28 +61,6 @@ static void keep_min(double *best, double v)
 {
 	if (*best == 0 || v < *best)
 		*best = v;
-}
-
-static int cgroup2_mount(char *out, size_t len)
-{
-	char line[4096], mnt[1024], fstype[64];
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	int ret = -ENOENT;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		const char *sep = strstr(line, " - ");
-
-		if (sep && sscanf(line, "%*s %*s %*s %*s %1023s", mnt) == 1 &&
-		    sscanf(sep + 3, "%63s", fstype) == 1 && !strcmp(fstype, "cgroup2")) {
-			snprintf(out, len, "%s", mnt);
-			ret = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return ret;
 }
 
 static int join(const char *cg)
@@ -215,7 +194,7 @@ int main(int argc, char **argv)
 		iters = atol(argv[2]);
 	if (iters <= 0)
 		iters = 5000;
-	if (cgroup2_mount(cg2, sizeof(cg2))) {
+	if (kw_cgroup2_mount(cg2, sizeof(cg2))) {
 		printf("bench_lsm: skipped: no cgroup2 mount\n");
 		return 0;
 	}

@@ -56,7 +56,7 @@ struct kw_policy {
 	bool sysctl_write;
 	struct kw_path_rule *paths; size_t n_paths;      /* fs.read/write/deny, exec.allow, net.unix */
 	bool mount_allow;                                /* mount: {"allow": true} */
-	bool proc_allow_outside;                         /* proc: {"signal_outside": true} */
+	bool signal_outside;                             /* proc: {"signal_outside": true} */
 };
 
 /* Parses bundle bytes. Returns 0, or -EINVAL with err naming the field, e.g.

@@ -26,6 +26,7 @@
 #include <bpf/libbpf.h>
 
 #include "kwitness/buf.h"
+#include "kwitness/cgroup.h"
 #include "collector/decision.h"
 #include "kwitness/hooks.h"
 #include "kwitness/policy.h"
@@ -53,31 +54,20 @@ static char cg2_root[256];
 
 static int find_cgroup2(void)
 {
-	char line[1024];
-	FILE *f = fopen("/proc/self/mountinfo", "r");
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		char mnt[256], *sep = strstr(line, " - ");
-
-		if (!sep || strncmp(sep, " - cgroup2 ", 11))
-			continue;
-		if (sscanf(line, "%*s %*s %*s %*s %255s", mnt) == 1) {
-			snprintf(cg2_root, sizeof(cg2_root), "%s", mnt);
-			fclose(f);
-			return 0;
-		}
-	}
-	fclose(f);
-	return -ENOENT;
+	return kw_cgroup2_mount(cg2_root, sizeof(cg2_root));
 }
 
 static uint64_t path_id(const char *path)
 {
-	struct stat st;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	uint64_t id = 0;
 
-	return stat(path, &st) ? 0 : st.st_ino;
+	if (fd >= 0) {
+		if (kw_cgroup_id(fd, &id))
+			id = 0;
+		close(fd);
+	}
+	return id;
 }
 
 static int join_cgroup(const char *cg)
@@ -716,21 +706,8 @@ static void scenario_other_hooks(struct kw_hooks *h, uint16_t allowed)
 /* A cgroup v1 hierarchy's mount point, or "" (cgroup2-only host). */
 static void find_cgroup1(char *out, size_t len)
 {
-	char line[1024];
-	FILE *f = fopen("/proc/self/mountinfo", "r");
-
-	out[0] = '\0';
-	while (f && fgets(line, sizeof(line), f)) {
-		char mnt[256], *sep = strstr(line, " - ");
-
-		if (sep && !strncmp(sep, " - cgroup ", 10) &&
-		    sscanf(line, "%*s %*s %*s %*s %255s", mnt) == 1) {
-			snprintf(out, len, "%s", mnt);
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
+	if (kw_cgroup_mount("cgroup", out, len))
+		out[0] = '\0';
 }
 
 /* Cgroup ids are per hierarchy, so a v1 cgroup can carry the id of a tagged

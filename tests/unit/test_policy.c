@@ -190,7 +190,7 @@ static void test_section_values(void **state)
 		     "\"proc\":{\"signal_outside\":true}}");
 	assert_true(p->sysctl_write);
 	assert_true(p->mount_allow);
-	assert_true(p->proc_allow_outside);
+	assert_true(p->signal_outside);
 	kw_policy_free(p);
 
 	p = parse_ok(HEAD ",\"dev\":{\"allow\":[\"b 8:* r\",\"c *:* m\"]}}");

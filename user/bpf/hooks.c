@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "kwitness/cgroup.h"
 #include "kwitness/hooks.h"
 #include "kwitness/net_compile.h"
 #include "kwitness.skel.h"
@@ -430,28 +431,6 @@ static int delete_rules(struct kw_hooks *h, uint32_t slot)
 	return r1 < 0 ? r1 : r2 < 0 ? r2 : 0;
 }
 
-static int cgroup_fd_id(int fd, uint64_t *id)
-{
-	struct {
-		struct file_handle fh;
-		unsigned char bytes[16];
-	} h;
-	struct stat st;
-	int mount_id;
-
-	h.fh.handle_bytes = sizeof(h.bytes);
-	if (name_to_handle_at(fd, "", &h.fh, &mount_id, AT_EMPTY_PATH) == 0 &&
-	    h.fh.handle_bytes >= sizeof(*id)) {
-		memcpy(id, h.fh.f_handle, sizeof(*id));
-		return 0;
-	}
-	/* on cgroup2 the id is also the inode number */
-	if (fstat(fd, &st))
-		return -errno;
-	*id = st.st_ino;
-	return 0;
-}
-
 /* Adds id -> slot. Already there for this slot (cgroup_mkdir raced us): fine;
  * there for another live session: nested sessions are refused; there for a
  * slot no session of ours holds (left in pinned maps by an earlier
@@ -515,7 +494,7 @@ static int tag_descendants(const struct kw_hooks *h, int map_fd, int dirfd, uint
 				 strerror(errno));
 			break;
 		}
-		ret = cgroup_fd_id(cfd, &id);
+		ret = kw_cgroup_id(cfd, &id);
 		if (ret)
 			snprintf(err, errlen, "reading the id of child cgroup %s failed: %s",
 				 de->d_name, strerror(-ret));

@@ -147,7 +147,7 @@ int kw_lsm_session_add(struct kwitness_bpf *skel, uint32_t slot, const struct kw
 	if (rules_fd < 0 || slots_fd < 0)
 		return -EBADF;
 	cfg.mount_allow = pol->mount_allow;
-	cfg.signal_outside = pol->proc_allow_outside;
+	cfg.signal_outside = pol->signal_outside;
 	if (bpf_map_update_elem(slots_fd, &slot, &cfg, BPF_ANY))
 		return -errno;
 

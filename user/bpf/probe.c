@@ -25,6 +25,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "kwitness/cgroup.h"
 #include "kwitness/probe.h"
 #include "probe.skel.h"
 
@@ -141,32 +142,6 @@ static bool lsm_list_has_bpf(const char *list)
 			p++;
 	}
 	return false;
-}
-
-/* Mount point of the cgroup2 hierarchy, from /proc/self/mountinfo. */
-static int cgroup2_mount(char *out, size_t len)
-{
-	char line[4096], mnt[4096], fstype[64];
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	int found = -ENOENT;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		const char *sep = strstr(line, " - ");
-
-		/* fields: id parent maj:min root mountpoint ... - fstype source opts */
-		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
-		    sscanf(sep + 3, "%63s", fstype) != 1 || strcmp(fstype, "cgroup2"))
-			continue;
-		if (strchr(mnt, '\\')) /* escaped characters: not worth unescaping here */
-			continue;
-		if ((size_t)snprintf(out, len, "%s", mnt) < len)
-			found = 0;
-		break;
-	}
-	fclose(f);
-	return found;
 }
 
 /* ---- what the child does to make each hook fire ---- */
@@ -425,7 +400,7 @@ int kw_probe_all(struct kw_probe_result out[KW_PROBE_NCLASSES])
 	libbpf_print_fn_t old = libbpf_set_print(quiet_print);
 	char lsm[256], cg2[4096];
 	bool have_lsm = kw_probe_lsm_list(lsm, sizeof(lsm)) == 0;
-	bool have_cg2 = cgroup2_mount(cg2, sizeof(cg2)) == 0;
+	bool have_cg2 = kw_cgroup2_mount(cg2, sizeof(cg2)) == 0;
 	int i;
 
 	for (i = 0; i < KW_PROBE_NCLASSES; i++)

@@ -22,22 +22,6 @@ const char *kw_client_socket(const char *given)
 	return env && *env ? env : KW_DEFAULT_SOCKET;
 }
 
-static int send_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int kw_client_call(const char *socket_path, json_t *req, json_t **reply, char *err,
 		   size_t errlen)
 {
@@ -73,9 +57,9 @@ int kw_client_call(const char *socket_path, json_t *req, json_t **reply, char *e
 		snprintf(err, errlen, "request: cannot encode");
 		return -EINVAL;
 	}
-	e = send_all(fd, text, strlen(text));
+	e = kw_write_all(fd, text, strlen(text));
 	if (!e)
-		e = send_all(fd, "\n", 1);
+		e = kw_write_all(fd, "\n", 1);
 	free(text);
 	if (e) {
 		snprintf(err, errlen, "sending to kwitnessd: %s", strerror(-e));

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup.h"
+#include "kwitness/cgroup.h"
 #include "client.h"
 #include "commands.h"
 #include "kwitness/buf.h"

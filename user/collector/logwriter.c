@@ -33,11 +33,9 @@ int kw_logwriter_open(struct kw_logwriter *log, const char *path)
 
 int kw_logwriter_flush(struct kw_logwriter *log)
 {
-	size_t off = 0;
+	int e;
 
 	if (log->submit) {
-		int e;
-
 		if (!log->out.len)
 			return log->err;
 		e = log->submit(log->submit_ctx, log->fd, log->out.data, log->out.len);
@@ -48,19 +46,10 @@ int kw_logwriter_flush(struct kw_logwriter *log)
 		return log->err;
 	}
 
-	while (off < log->out.len) {
-		ssize_t n = write(log->fd, log->out.data + off, log->out.len - off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (!log->err)
-				log->err = -errno;
-			break;
-		}
-		off += (size_t)n;
-	}
-	log->bytes += off;
+	e = kw_write_all(log->fd, log->out.data, log->out.len);
+	if (e && !log->err)
+		log->err = e;
+	log->bytes += log->out.len;
 	kw_buf_reset(&log->out);
 	return log->err;
 }

@@ -6,6 +6,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "kwitness/cgroup.h"
 #include "kwitnessd.h"
 
 /* First line of a small file, without the newline; "" when unreadable. */
@@ -25,26 +26,12 @@ static void read_line(const char *path, char *out, size_t cap)
  * (cgroup2 mounted beside v1 controllers), "none" without cgroup2. */
 static void cgroup_mode(char *out, size_t cap)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[4096];
-	bool v1 = false, v2 = false;
+	char mnt[4096];
 
-	snprintf(out, cap, "none");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		const char *sep = strstr(line, " - ");
-
-		if (!sep)
-			continue;
-		if (!strncmp(sep, " - cgroup2 ", 11))
-			v2 = true;
-		else if (!strncmp(sep, " - cgroup ", 10))
-			v1 = true;
-	}
-	fclose(f);
-	if (v2)
-		snprintf(out, cap, "%s", v1 ? "hybrid" : "unified");
+	if (kw_cgroup_mount("cgroup2", mnt, sizeof(mnt)))
+		snprintf(out, cap, "none");
+	else
+		snprintf(out, cap, "%s", kw_cgroup_mount("cgroup", mnt, sizeof(mnt)) ? "unified" : "hybrid");
 }
 
 void kwd_hostinfo_read(struct kwd_hostinfo *h)

@@ -19,6 +19,7 @@
 #include <linux/magic.h>
 
 #include "collector/decision.h"
+#include "kwitness/cgroup.h"
 #include "kwitness/digest.h"
 #include "kwitness/hooks.h"
 #include "kwitness/jcs.h"
@@ -188,26 +189,6 @@ static const char *get_str(json_t *req, const char *key, bool required, json_t *
 	return json_string_value(v);
 }
 
-/* The cgroup id is the cgroup2 inode's file handle (what the kernel's
- * bpf_get_current_cgroup_id() returns). */
-static int cgroup_id_of(int fd, const struct stat *st, uint64_t *id)
-{
-	struct {
-		struct file_handle fh;
-		unsigned char bytes[8];
-	} h;
-	int mount_id;
-
-	h.fh.handle_bytes = sizeof(h.bytes);
-	if (name_to_handle_at(fd, "", &h.fh, &mount_id, AT_EMPTY_PATH) == 0 &&
-	    h.fh.handle_bytes == 8) {
-		memcpy(id, h.fh.f_handle, 8);
-		return 0;
-	}
-	*id = st->st_ino;
-	return 0;
-}
-
 static bool path_is_within(const char *inner, const char *outer)
 {
 	size_t n = strlen(outer);
@@ -259,7 +240,7 @@ static json_t *check_cgroup(struct kwd *d, const char *path, struct kwd_session 
 {
 	char real[PATH_MAX];
 	struct statfs sfs;
-	struct stat st;
+	int e;
 
 	if (path[0] != '/')
 		return kwd_error(KW_ERR_INVALID_FIELD, "cgroup: an absolute path is required");
@@ -270,7 +251,7 @@ static json_t *check_cgroup(struct kwd *d, const char *path, struct kwd_session 
 	if (s->cgroup_fd < 0)
 		return kwd_error(errno == ENOENT ? KW_ERR_CGROUP_NOT_FOUND : KW_ERR_INVALID_CGROUP,
 				 "cgroup %s: %s", path, strerror(errno));
-	if (fstatfs(s->cgroup_fd, &sfs) < 0 || fstat(s->cgroup_fd, &st) < 0)
+	if (fstatfs(s->cgroup_fd, &sfs) < 0)
 		return kwd_error(KW_ERR_INVALID_CGROUP, "cgroup %s: %s", path, strerror(errno));
 	if (sfs.f_type != CGROUP2_SUPER_MAGIC)
 		return kwd_error(KW_ERR_INVALID_CGROUP, "cgroup %s: not on a cgroup2 mount", path);
@@ -280,7 +261,9 @@ static json_t *check_cgroup(struct kwd *d, const char *path, struct kwd_session 
 		if (why)
 			return kwd_error(KW_ERR_INVALID_CGROUP, "cgroup %s: %s", path, why);
 	}
-	cgroup_id_of(s->cgroup_fd, &st, &s->cgroup_id);
+	e = kw_cgroup_id(s->cgroup_fd, &s->cgroup_id);
+	if (e)
+		return kwd_error(KW_ERR_INVALID_CGROUP, "cgroup %s: %s", path, strerror(-e));
 	for (unsigned i = 0; i < KW_MAX_SESSIONS; i++) {
 		struct kwd_session *o = d->slots[i];
 

@@ -33,9 +33,10 @@ struct kwd_worker {
 	size_t fd_err_cap;
 };
 
+/* Remembers the first write error of fd (err 0: none) for its SEAL job. */
 static void note_error(struct kwd_worker *w, int fd, int err)
 {
-	if (fd < 0)
+	if (fd < 0 || !err)
 		return;
 	if ((size_t)fd >= w->fd_err_cap) {
 		size_t cap = (size_t)fd * 2 + 64;
@@ -62,29 +63,13 @@ static int take_error(struct kwd_worker *w, int fd)
 	return e;
 }
 
-static void write_all(struct kwd_worker *w, int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t r = write(fd, p, n);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			note_error(w, fd, -errno);
-			return;
-		}
-		p += r;
-		n -= (size_t)r;
-	}
-}
-
 static void run_job(struct kwd_worker *w, struct kwd_job *job)
 {
 	enum kw_seal_stage stage;
 	int e;
 
 	if (job->data && job->fd >= 0)
-		write_all(w, job->fd, job->data, job->len);
+		note_error(w, job->fd, kw_write_all(job->fd, job->data, job->len));
 	free(job->data);
 	job->data = NULL;
 	if (job->kind != KWD_JOB_SEAL)

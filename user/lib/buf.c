@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Growable byte buffer, bounded whole-file reads and atomic file writes. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -129,11 +131,19 @@ int kw_read_file(const char *path, size_t max, struct kw_buf *out)
 int kw_write_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;
+	bool sock = true;
+
 	while (len) {
-		ssize_t n = write(fd, p, len);
+		/* send() so a peer that went away is EPIPE, not SIGPIPE */
+		ssize_t n = sock ? send(fd, p, len, MSG_NOSIGNAL) : write(fd, p, len);
+
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
+			if (sock && errno == ENOTSOCK) {
+				sock = false;
+				continue;
+			}
 			return -errno;
 		}
 		p += n;

@@ -271,17 +271,12 @@ static int parse_string(struct parser *ps, struct member *key)
 	size_t content = ps->out->len, o = content;
 	for (;;) {
 #ifdef __SSE2__
-		const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
-			      space = _mm_set1_epi8(0x20);
 		while (end - p >= 16) {
 			if (!(d = room_at(ps, o, 16)))
 				return -ENOMEM;
 			__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
 			_mm_storeu_si128((__m128i *)(void *)(d + o), x);
-			__m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote),
-								_mm_cmpeq_epi8(x, bslash)),
-						   _mm_cmplt_epi8(x, space));
-			unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+			unsigned mask = jcs_special16(x);
 			if (mask) {
 				unsigned k = (unsigned)__builtin_ctz(mask);
 				p += k;

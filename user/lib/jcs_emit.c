@@ -358,15 +358,10 @@ static HOT_INLINE size_t copy_plain_cstr(const unsigned char *s, char *w, size_t
 {
 	size_t i = 0;
 #ifdef __SSE2__
-	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
-		      space = _mm_set1_epi8(0x20);
 	while (i < max && ((uintptr_t)(s + i) & 4095) <= 4096 - 16) {
 		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
 		_mm_storeu_si128((__m128i *)(void *)(w + i), x);
-		__m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote),
-							_mm_cmpeq_epi8(x, bslash)),
-					   _mm_cmplt_epi8(x, space));
-		unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+		unsigned mask = jcs_special16(x);
 		if (mask) {
 			/* Plain up to the first hit, and the hit is the NUL? */
 			unsigned nul = (unsigned)_mm_movemask_epi8(
@@ -396,13 +391,8 @@ static HOT_INLINE bool copy_plain_short(const unsigned char *s, size_t n, char *
 #ifdef __SSE2__
 	/* n == 0: s may point at a page that cannot be read at all. */
 	if (n - 1 < 16 && ((uintptr_t)s & 4095) <= 4096 - 16) {
-		const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
-			      space = _mm_set1_epi8(0x20);
 		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
-		__m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote),
-							_mm_cmpeq_epi8(x, bslash)),
-					   _mm_cmplt_epi8(x, space));
-		unsigned mask = (unsigned)_mm_movemask_epi8(hit) & ((1u << n) - 1);
+		unsigned mask = jcs_special16(x) & ((1u << n) - 1);
 		if (mask)
 			return false;
 		_mm_storeu_si128((__m128i *)(void *)w, x);

@@ -21,20 +21,28 @@
 enum { JCS_C_PLAIN, JCS_C_QUOTE, JCS_C_BSLASH, JCS_C_CTRL, JCS_C_HIGH };
 extern const uint8_t jcs_byte_class[256];
 
-/* The first byte at or after p that is not plain ASCII (see above), or end.
- * Sixteen bytes at a time where SSE2 is there: a signed compare below 0x20
- * catches controls and every byte >= 0x80 at once. */
+#ifdef __SSE2__
+/* One bit per byte of x that is not plain ASCII (see above): '"', '\\', or
+ * below 0x20 in a signed compare, which catches controls and every byte >=
+ * 0x80 at once. The one definition of "plain" for sixteen bytes. */
+static inline unsigned jcs_special16(__m128i x)
+{
+	__m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
+						_mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
+				   _mm_cmplt_epi8(x, _mm_set1_epi8(0x20)));
+
+	return (unsigned)_mm_movemask_epi8(hit);
+}
+#endif
+
+/* The first byte at or after p that is not plain ASCII (see above), or end,
+ * sixteen bytes at a time where SSE2 is there. */
 static inline const unsigned char *jcs_scan_plain(const unsigned char *p, const unsigned char *end)
 {
 #ifdef __SSE2__
-	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
-		      space = _mm_set1_epi8(0x20);
 	while (end - p >= 16) {
-		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-		__m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote),
-							_mm_cmpeq_epi8(x, bslash)),
-					   _mm_cmplt_epi8(x, space));
-		unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+		unsigned mask = jcs_special16(_mm_loadu_si128((const __m128i *)(const void *)p));
+
 		if (mask)
 			return p + __builtin_ctz(mask);
 		p += 16;

@@ -603,7 +603,7 @@ static int parse_lsm_sections(struct pctx *c, json_t *root)
 		ret = check_keys(c, s, "proc", proc_keys);
 		if (!ret)
 			ret = get_bool(c, s, "signal_outside", "proc.signal_outside",
-				       &c->p->proc_allow_outside);
+				       &c->p->signal_outside);
 	}
 	net = json_object_get(root, "net");
 	if (!ret && net && json_object_get(net, "unix")) {

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cgroup2 helpers, see cgroup.h. Hosts differ: cgroup2 may be at
+/* cgroup helpers, see kwitness/cgroup.h. Hosts differ: cgroup2 may be at
  * /sys/fs/cgroup (unified) or /sys/fs/cgroup/unified (hybrid), so the mount
  * is looked up, never assumed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup.h"
+#include "kwitness/cgroup.h"
 
 /* mountinfo escapes space, tab, newline and backslash as \ooo. */
 static void unescape(char *s)
@@ -31,9 +32,10 @@ static void unescape(char *s)
 	*w = '\0';
 }
 
-int kw_cgroup2_mount(char *out, size_t cap)
+int kw_cgroup_mount(const char *fstype, char *out, size_t cap)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
+	size_t type_len = strlen(fstype);
 	char line[8192];
 	int e = -ENOENT;
 
@@ -44,7 +46,8 @@ int kw_cgroup2_mount(char *out, size_t cap)
 		char *save = NULL, *field;
 		int i = 0;
 
-		if (!sep || strncmp(sep, " - cgroup2 ", 11))
+		/* ... optional fields - fstype source super-options */
+		if (!sep || strncmp(sep + 3, fstype, type_len) || sep[3 + type_len] != ' ')
 			continue;
 		/* Fields: id parent major:minor root mount-point ... */
 		for (field = strtok_r(line, " ", &save); field && i < 4;
@@ -62,6 +65,33 @@ int kw_cgroup2_mount(char *out, size_t cap)
 	}
 	fclose(f);
 	return e;
+}
+
+int kw_cgroup2_mount(char *out, size_t cap)
+{
+	return kw_cgroup_mount("cgroup2", out, cap);
+}
+
+int kw_cgroup_id(int fd, uint64_t *id)
+{
+	struct {
+		struct file_handle fh;
+		unsigned char bytes[16];
+	} h;
+	struct stat st;
+	int mount_id;
+
+	h.fh.handle_bytes = sizeof(h.bytes);
+	if (name_to_handle_at(fd, "", &h.fh, &mount_id, AT_EMPTY_PATH) == 0 &&
+	    h.fh.handle_bytes >= sizeof(*id)) {
+		memcpy(id, h.fh.f_handle, sizeof(*id));
+		return 0;
+	}
+	/* on cgroup2 the id is also the inode number */
+	if (fstat(fd, &st))
+		return -errno;
+	*id = st.st_ino;
+	return 0;
 }
 
 int kw_cgroup_make(const char *path, int exist_ok)
