@@ -1,35 +1,57 @@
 #!/usr/bin/env bash
 # Installs every Debian package kwitness needs to build, test, benchmark and
-# run its VM tests. Idempotent. With --if-missing it does nothing when all the
-# packages are already installed (so `make check` stays fast).
+# run its VM tests, and the npm package the tests use as an independent RFC
+# 8785 implementation (into build/npm, never system-wide). Idempotent. With
+# --if-missing it does nothing when everything is already there (so `make
+# check` stays fast).
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 PACKAGES=(
 	build-essential clang llvm make pkg-config
 	libbpf-dev bpftool libelf-dev zlib1g-dev
 	libssl-dev libjansson-dev libcmocka-dev libtss2-dev
 	swtpm swtpm-tools tpm2-tools
-	iproute2 util-linux procps jq openssl
+	iproute2 util-linux procps jq openssl locales
 	qemu-system-x86 busybox-static cpio
+	nodejs
 )
+# The canonicalize package (Apache-2.0), the test oracle for canonical JSON.
+NPM_DIR=build/npm
+NPM_PACKAGE=canonicalize
+NPM_VERSION=5.1.0
 
 missing=()
 for p in "${PACKAGES[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
+# Some nodejs builds carry npm themselves; Debian's own comes as a package.
+command -v npm >/dev/null || missing+=(npm)
 
-if [ "${1:-}" = "--if-missing" ] && [ ${#missing[@]} -eq 0 ]; then
+npm_installed() {
+	[ -f "$NPM_DIR/node_modules/$NPM_PACKAGE/package.json" ] &&
+		grep -q "\"version\": *\"$NPM_VERSION\"" "$NPM_DIR/node_modules/$NPM_PACKAGE/package.json"
+}
+
+if [ "${1:-}" = "--if-missing" ] && [ ${#missing[@]} -eq 0 ] && npm_installed; then
 	exit 0
 fi
-if [ ${#missing[@]} -eq 0 ]; then
+
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "deps: installing ${missing[*]}"
+	SUDO=
+	[ "$(id -u)" -eq 0 ] || SUDO=sudo
+	export DEBIAN_FRONTEND=noninteractive
+	$SUDO apt-get update -qq
+	$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
 	echo "deps: all ${#PACKAGES[@]} packages installed"
-	exit 0
 fi
 
-echo "deps: installing ${missing[*]}"
-SUDO=
-[ "$(id -u)" -eq 0 ] || SUDO=sudo
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if ! npm_installed; then
+	echo "deps: npm $NPM_PACKAGE@$NPM_VERSION into $NPM_DIR"
+	mkdir -p "$NPM_DIR"
+	npm install --silent --no-audit --no-fund --no-save --no-package-lock \
+		--prefix "$NPM_DIR" "$NPM_PACKAGE@$NPM_VERSION" >/dev/null
+fi
 echo "deps: done"

@@ -10,7 +10,18 @@ _tap_n=0 _tap_failed=0
 
 ok()     { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
 not_ok() { _tap_n=$((_tap_n + 1)); _tap_failed=1; echo "not ok $_tap_n - $*"; }
+# skip REASON: not run here. Under CI=true, tests/run.sh counts it a failure.
 skip()   { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n # SKIP $*"; }
+# skip_feature FEATURE REASON: not run because this kernel lacks FEATURE, a
+# `kwitness probe` class (lsm.file, cgroup.net, ...) or a policy class it
+# serves (fs, net.connect, ...). Under CI=true, tests/run.sh accepts it only
+# when `kwitness probe` confirms FEATURE absent on this host.
+skip_feature() {
+	local f=$1
+	shift
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n # SKIP kernel-feature=$f: $*"
+}
 # check NAME CMD...: ok when CMD succeeds
 check()  { local n=$1; shift; if "$@"; then ok "$n"; else not_ok "$n"; fi; }
 # expect_eq NAME WANT GOT

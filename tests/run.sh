@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Runs every test suite and prints one closing line "N passed, N failed, N skipped".
 # Each suite speaks TAP: cmocka binaries (CMOCKA_MESSAGE_OUTPUT=tap) and the
-# shell suites (tests/lib.sh). A suite that exits non-zero without a failing
-# test line counts as one failure, so a crash is never silent.
+# shell suites (tests/lib.sh). A suite fails when it exits non-zero or by a
+# signal, or when its plan ("1..N") is missing or does not match the results
+# it printed, so a crash is never silent.
+#
+# Under CI=true a skipped test is a failure, unless it was skipped for a
+# kernel feature (skip_feature in tests/lib.sh) that `kwitness probe` confirms
+# absent on this host. The features the probe found absent are listed last.
 # Usage: tests/run.sh [unit|cli|kernel|vm ...]   (default: all)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -15,22 +20,74 @@ passed=0 failed=0 skipped=0
 failures=()
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(unit cli kernel vm)
+CI=${CI:-false}
+
+# Kernel features `kwitness probe` finds absent here: its classes that are not
+# available, and the policy classes each of them serves. Empty when the probe
+# cannot run (not root, not built): then no kernel skip is excused.
+absent=() probe_note=
+probe_absent() {
+	local json
+	if [ "$(id -u)" -ne 0 ]; then
+		probe_note="kwitness probe not run: not root"
+		return
+	fi
+	if [ ! -x build/kwitness ] || ! command -v jq >/dev/null; then
+		probe_note="kwitness probe not run: build/kwitness or jq missing"
+		return
+	fi
+	if ! json=$(build/kwitness probe --json 2>/dev/null); then
+		probe_note="kwitness probe failed"
+		return
+	fi
+	mapfile -t absent < <(jq -r '.classes[] | select(.available == false) |
+		(.class, (.policy_classes // [])[])' <<<"$json")
+}
+probe_absent
+
+# A skip line is excused under CI only for a feature the probe found absent.
+skip_excused() {
+	local line=$1 f a
+	[[ $line =~ \#\ SKIP\ kernel-feature=([a-z0-9.]+): ]] || return 1
+	f=${BASH_REMATCH[1]}
+	for a in "${absent[@]}"; do
+		[ "$a" = "$f" ] && return 0
+	done
+	return 1
+}
 
 run_one() { # name, command...
 	local name=$1; shift
-	local out rc p=0 f=0 s=0
+	local out rc p=0 f=0 s=0 n=0 plan=
 	echo "### $name"
 	out=$("$@" 2>&1); rc=$?
 	printf '%s\n' "$out"
 	while IFS= read -r line; do
 		case "$line" in
-		"ok "*"# SKIP"*|"ok "*"# skip"*|"not ok "*"# SKIP"*|"not ok "*"# skip"*) s=$((s + 1)) ;;
-		"ok "*) p=$((p + 1)) ;;
-		"not ok "*) f=$((f + 1)); failures+=("$name: ${line}") ;;
+		"ok "*"# SKIP"*|"ok "*"# skip"*|"not ok "*"# SKIP"*|"not ok "*"# skip"*)
+			n=$((n + 1))
+			if [ "$CI" = true ] && ! skip_excused "$line"; then
+				f=$((f + 1)); failures+=("$name: skipped under CI=true: ${line}")
+			else
+				s=$((s + 1))
+			fi ;;
+		"ok "*) p=$((p + 1)) n=$((n + 1)) ;;
+		"not ok "*) f=$((f + 1)) n=$((n + 1)); failures+=("$name: ${line}") ;;
+		1..*) plan=${line#1..}; plan=${plan%% *} ;;
 		esac
 	done <<<"$out"
-	if [ $rc -ne 0 ] && [ $f -eq 0 ]; then
-		f=1; failures+=("$name: exited $rc with no failing test line")
+	if [ $rc -ne 0 ]; then
+		f=$((f + 1))
+		if [ $rc -gt 128 ]; then
+			failures+=("$name: killed by signal $((rc - 128))")
+		else
+			failures+=("$name: exited $rc")
+		fi
+	fi
+	if [ -z "$plan" ]; then
+		f=$((f + 1)); failures+=("$name: no TAP plan (1..N): it stopped early")
+	elif [ "$plan" != "$n" ]; then
+		f=$((f + 1)); failures+=("$name: plan 1..$plan but $n results")
 	fi
 	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 }
@@ -56,5 +113,11 @@ if [ ${#failures[@]} -gt 0 ]; then
 	echo "Failures:"
 	printf '  %s\n' "${failures[@]}"
 fi
+if [ ${#absent[@]} -gt 0 ]; then
+	echo "Kernel features kwitness probe finds absent here: ${absent[*]}"
+else
+	echo "Kernel features kwitness probe finds absent here: none${probe_note:+ ($probe_note)}"
+fi
+[ "$CI" = true ] && echo "CI=true: a skip counts as a failure unless its feature is listed above"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

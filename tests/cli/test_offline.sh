@@ -4,7 +4,7 @@
 source "$(dirname "$0")/../lib.sh"
 
 if [ ! -x "$KW" ]; then
-	skip "kwitness is not built ($KW)"
+	not_ok "kwitness is not built ($KW)"
 	finish
 fi
 
@@ -12,17 +12,8 @@ T=$(mktemp -d /tmp/kw-offline.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 unset TRACE_PRIVATE_KEY_PEM
 
-# JSON member from stdin: jq, else python3; "" when neither exists.
-json_field() {
-	if command -v jq >/dev/null; then
-		jq -r ".$1"
-	elif command -v python3 >/dev/null; then
-		python3 -c 'import json,sys; v=json.load(sys.stdin)[sys.argv[1]]; print(str(v).lower() if isinstance(v,bool) else v)' "$1"
-	else
-		cat >/dev/null
-	fi
-}
-have_json_tool() { command -v jq >/dev/null || command -v python3 >/dev/null; }
+# A member of one JSON object on stdin (jq: scripts/deps.sh installs it).
+json_field() { jq -r ".$1"; }
 
 IMAGE=sha256:$(printf 'a%.0s' $(seq 64))
 printf 'network:\n  egress: deny-all\nfilesystem:\n  write: /work\n' >"$T/bundle"
@@ -46,12 +37,8 @@ check "keygen says why it refused" grep -q "refusing to overwrite" "$T/err"
 # --- key show -------------------------------------------------------------
 "$KW" key show --key "$T/keys/signing.pem" --jwk >"$T/signer.jwk"
 expect_eq "key show --jwk prints one line" 1 "$(wc -l <"$T/signer.jwk")"
-if have_json_tool; then
-	expect_eq "key show --jwk is an OKP JWK" "OKP Ed25519" \
-		"$(json_field kty <"$T/signer.jwk") $(json_field crv <"$T/signer.jwk")"
-else
-	skip "neither jq nor python3 to parse JSON"
-fi
+expect_eq "key show --jwk is an OKP JWK" "OKP Ed25519" \
+	"$(json_field kty <"$T/signer.jwk") $(json_field crv <"$T/signer.jwk")"
 expect_eq "key show --thumbprint matches keygen" "$tp" \
 	"$("$KW" key show --key "$T/keys/signing.pem" --thumbprint)"
 TRACE_PRIVATE_KEY_PEM=$(cat "$T/keys/signing.pem") "$KW" key show --thumbprint >"$T/tp.env"
@@ -93,10 +80,8 @@ case $out in valid:*) ok "verify prints valid: ..." ;; *) not_ok "verify prints 
 	--image-digest "$IMAGE" >/dev/null
 expect_eq "verify with an explicit --image-digest" 0 "$?"
 out=$("$KW" verify --key "$T/signer.jwk" --json "$T/signed.json")
-if have_json_tool; then
-	expect_eq "verify --json valid" "true ok" \
-		"$(printf '%s' "$out" | json_field valid) $(printf '%s' "$out" | json_field reason)"
-fi
+expect_eq "verify --json valid" "true ok" \
+	"$(printf '%s' "$out" | json_field valid) $(printf '%s' "$out" | json_field reason)"
 "$KW" verify --allow-embedded-key "$T/signed.json" >/dev/null
 expect_eq "verify --allow-embedded-key without --key" 0 "$?"
 build --iat 1785000000 >"$T/fixed.json"
@@ -110,16 +95,12 @@ TRACE_PRIVATE_KEY_PEM=$(cat "$T/keys/signing.pem") "$KW" sign "$T/unsigned.json"
 check "sign with TRACE_PRIVATE_KEY_PEM gives the same bytes" cmp -s "$T/signed.json" "$T/signed-env.json"
 
 # The signed boundary vectors verify from the command line.
-if command -v jq >/dev/null; then
-	for v in "$VECTORS"/trace-spec/canonicalization-boundary/0*.json; do
-		jq '.trusted_key' "$v" >"$T/bv.jwk"
-		jq '.record' "$v" >"$T/bv.json"
-		"$KW" verify --key "$T/bv.jwk" --max-age 0 "$T/bv.json" >/dev/null
-		expect_eq "boundary vector $(basename "$v" .json) verifies" 0 "$?"
-	done
-else
-	skip "jq missing: boundary vectors from the command line"
-fi
+for v in "$VECTORS"/trace-spec/canonicalization-boundary/0*.json; do
+	jq '.trusted_key' "$v" >"$T/bv.jwk"
+	jq '.record' "$v" >"$T/bv.json"
+	"$KW" verify --key "$T/bv.jwk" --max-age 0 "$T/bv.json" >/dev/null
+	expect_eq "boundary vector $(basename "$v" .json) verifies" 0 "$?"
+done
 
 # --- every failure code ---------------------------------------------------
 "$KW" keygen --out "$T/other.pem" >/dev/null
@@ -151,10 +132,8 @@ expect_code() { # name code record-file verify-args...
 	*) not_ok "$name: prints $code"; echo "#   got: $out" ;;
 	esac
 	out=$("$KW" verify --json "$@" "$rec"); rc=$?
-	if have_json_tool; then
-		expect_eq "$name: --json" "1 false $code" \
-			"$rc $(printf '%s' "$out" | json_field valid) $(printf '%s' "$out" | json_field reason)"
-	fi
+	expect_eq "$name: --json" "1 false $code" \
+		"$rc $(printf '%s' "$out" | json_field valid) $(printf '%s' "$out" | json_field reason)"
 }
 K=(--key "$T/signer.jwk")
 expect_code record_malformed record_malformed "$T/malformed.json" "${K[@]}"

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -30,6 +31,7 @@
 #include "collector/decision.h"
 #include "kwitness/hooks.h"
 #include "kwitness/policy.h"
+#include "kwitness/probe.h"
 
 static int failures;
 static bool verbose;
@@ -720,16 +722,30 @@ static void check_v1_ignored(int mfd)
 	__u32 slot = 10, got = 0;
 	int child_added, kept;
 
+	char named[64] = "";
+
 	find_cgroup1(v1, sizeof(v1));
 	if (!v1[0]) {
-		printf("skip - v1: no cgroup v1 hierarchy mounted\n");
-		return;
+		/* A cgroup2-only host: a named v1 hierarchy (no controllers) of
+		 * our own, mounted for this check only. */
+		char opts[64];
+
+		snprintf(named, sizeof(named), "/tmp/kwhooktest-v1-XXXXXX");
+		snprintf(opts, sizeof(opts), "none,name=kwhooktest%d", getpid());
+		if (!mkdtemp(named) || mount("cgroup", named, "cgroup", 0, opts)) {
+			result(false, "v1: no cgroup v1 hierarchy mounted, and mounting one failed: %s",
+			       strerror(errno));
+			if (named[0])
+				rmdir(named);
+			return;
+		}
+		snprintf(v1, sizeof(v1), "%s", named);
 	}
 	snprintf(parent, sizeof(parent), "%s/kwhooktest-%d-v1", v1, getpid());
 	snprintf(child, sizeof(child), "%s/child", parent);
 	if (mkdir(parent, 0755)) {
-		printf("skip - v1: cannot make %s: %s\n", parent, strerror(errno));
-		return;
+		result(false, "v1: cannot make %s: %s", parent, strerror(errno));
+		goto out;
 	}
 	pid_ = path_id(parent);
 	bpf_map_update_elem(mfd, &pid_, &slot, BPF_ANY);
@@ -742,6 +758,11 @@ static void check_v1_ignored(int mfd)
 	bpf_map_delete_elem(mfd, &pid_);
 	result(!child_added && kept, "v1: cgroup v1 mkdir/rmdir under %s leave the membership map "
 	       "alone (child added: %d, parent kept: %d)", v1, child_added, kept);
+out:
+	if (named[0]) {
+		umount(named);
+		rmdir(named);
+	}
 }
 
 /* Maps pinned under pin_dir (bpffs mounted when it is not) outlive the loader.
@@ -862,7 +883,24 @@ int main(int argc, char **argv)
 		result(false, "kw_hooks_open: %s", err);
 		return 1;
 	}
-	result(true, "kw_hooks_open (classes available 0x%x)", kw_hooks_available(h));
+	{
+		/* The loader offers exactly the classes whose kind of program
+		 * `kwitness probe` sees load, attach and fire here. */
+		struct kw_probe_result pr[KW_PROBE_NCLASSES];
+		uint32_t want = 0;
+		int pe = kw_probe_all(pr);
+
+#define PROBED_(id, bit, name, kernel, probe) \
+	if (pr[KW_PROBE_##probe].available)  \
+		want |= KW_CLASS_##id;
+		if (!pe) {
+			KW_CLASS_TABLE(PROBED_)
+		}
+#undef PROBED_
+		result(!pe && kw_hooks_available(h) == want,
+		       "kw_hooks_open: classes available 0x%x, kwitness probe says 0x%x%s",
+		       kw_hooks_available(h), want, pe ? " (probe failed)" : "");
+	}
 	{
 		json_t *progs = kw_hooks_programs(h);
 

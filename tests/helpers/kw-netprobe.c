@@ -20,6 +20,9 @@
  *   ctl SOCKET                   sends stdin to a Unix stream socket (kwitnessd's
  *                                control socket), half-closes, prints every byte
  *                                received until the peer closes (10 s at most)
+ *   hold SOCKET TEXT             connects, sends TEXT (no newline: half a
+ *                                request), prints "connected", then holds the
+ *                                connection until stdin ends (60 s at most)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -358,6 +361,26 @@ static int do_ctl(const char *path)
 	return 0;
 }
 
+static int do_hold(const char *path, const char *text)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct pollfd p = { .fd = 0, .events = POLLIN };
+	int fd;
+
+	if (strlen(path) >= sizeof(a.sun_path))
+		return 2;
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    send(fd, text, strlen(text), MSG_NOSIGNAL) < 0)
+		return result(errno);
+	printf("connected\n");
+	fflush(stdout);
+	poll(&p, 1, 60000);
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -376,11 +399,14 @@ int main(int argc, char **argv)
 		return do_sysctl(argv[2], argc == 4 ? argv[3] : NULL);
 	if (!strcmp(argv[1], "ctl") && argc == 3)
 		return do_ctl(argv[2]);
+	if (!strcmp(argv[1], "hold") && argc == 4)
+		return do_hold(argv[2], argv[3]);
 	if (!strcmp(argv[1], "flood"))
 		return do_flood(argc - 2, argv + 2);
 usage:
 	fprintf(stderr, "usage: kw-netprobe listen PORT.. | connect|sendto|bind HOST PORT |\n"
 			"       socket FAMILY TYPE | open PATH r|w|rw | sysctl NAME [VALUE|-] |\n"
-			"       flood sendto|socket HOST PORT COUNT [RATE]\n");
+			"       flood sendto|socket HOST PORT COUNT [RATE] | ctl SOCKET |\n"
+			"       hold SOCKET TEXT\n");
 	return 2;
 }

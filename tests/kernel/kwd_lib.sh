@@ -16,6 +16,18 @@ kt_skip_all() {
 	finish
 }
 
+# Skips the whole file because the kernel lacks FEATURE (see skip_feature).
+kt_skip_feature() {
+	skip_feature "$@"
+	finish
+}
+
+# Fails the whole file: what it needs is broken, not missing.
+kt_fail_all() {
+	not_ok "$*"
+	finish
+}
+
 kwd_cleanup() {
 	set +e
 	[ -n "$KT_LPID" ] && kill "$KT_LPID" 2>/dev/null
@@ -38,37 +50,38 @@ kwd_cleanup() {
 kwd_require() {
 	[ "$(id -u)" -eq 0 ] || kt_skip_all "kwitnessd tests need root"
 	for b in "$KW" "$KWD" "$NP"; do
-		[ -x "$b" ] || kt_skip_all "$b not built (make all)"
+		[ -x "$b" ] || kt_fail_all "$b not built (make test-bins)"
 	done
 	local mnt
 	mnt=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
-	[ -n "$mnt" ] || kt_skip_all "no cgroup2 mount"
+	[ -n "$mnt" ] || kt_skip_feature cgroup.net "no cgroup2 mount"
 	KT_TMP=$(mktemp -d /tmp/kwitness-ktest.XXXXXX)
 	KT_CG=$mnt/kwitness-test-$$
-	mkdir -p "$KT_CG" || kt_skip_all "cannot make a cgroup under $mnt"
+	mkdir -p "$KT_CG" || kt_fail_all "cannot make a cgroup under $mnt"
 	trap kwd_cleanup EXIT
 	"$KW" keygen --out "$KT_TMP/key.pem" >/dev/null
 	"$KW" key show --key "$KT_TMP/key.pem" --jwk >"$KT_TMP/signer.jwk"
 }
 
-# Starts kwitnessd with extra options; skips the file when the programs
-# cannot load here.
+# Starts kwitnessd with extra options and waits for its socket. A daemon that
+# does not start is a failure (of the whole file), never a skip.
 kwd_start() {
 	KT_SOCK=$KT_TMP/kwitnessd.sock
 	"$KWD" --foreground -v --state-dir "$KT_TMP/state" --socket "$KT_SOCK" \
 		--key "$KT_TMP/key.pem" --pin-dir none --config /dev/null "$@" \
 		2>>"$KT_TMP/kwitnessd.log" &
 	KT_DPID=$!
-	for _ in $(seq 100); do
+	for _ in $(seq 300); do
 		[ -S "$KT_SOCK" ] && return 0
 		if ! kill -0 "$KT_DPID" 2>/dev/null; then
 			KT_DPID=
 			sed 's/^/# /' "$KT_TMP/kwitnessd.log" | tail -5
-			kt_skip_all "kwitnessd did not start (BPF programs failed to load?)"
+			kt_fail_all "kwitnessd did not start"
 		fi
 		sleep 0.1
 	done
-	kt_skip_all "kwitnessd did not open its socket"
+	sed 's/^/# /' "$KT_TMP/kwitnessd.log" | tail -5
+	kt_fail_all "kwitnessd did not open its socket within 30 s"
 }
 
 # Stops kwitnessd with SIGTERM; fails (after a SIGKILL) when it did not stop
@@ -101,7 +114,7 @@ listeners_start() {
 	KT_LPID=$!
 	for _ in $(seq 50); do [ -s "$KT_TMP/listen.out" ] && break; sleep 0.1; done
 	read -r _ LPORT_A LPORT_B <"$KT_TMP/listen.out"
-	[ -n "$LPORT_B" ] || kt_skip_all "kw-netprobe could not listen on 127.0.0.1"
+	[ -n "$LPORT_B" ] || kt_fail_all "kw-netprobe could not listen on 127.0.0.1"
 }
 
 # Two ports nothing listens on, for bind tests: BPORT_A, BPORT_B.

@@ -25,7 +25,7 @@ family() {
 	local mode cg sid a out dpid dres upid ures line want n
 
 	if ! kwd_has_hook "$class"; then
-		skip "$name: the $class hooks are unavailable on this kernel"
+		skip_feature "$class" "$name: the $class hooks are unavailable on this kernel"
 		return
 	fi
 	for mode in enforce advisory; do

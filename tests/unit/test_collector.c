@@ -2,7 +2,8 @@
 /* kwitnessd's consumer pieces without a kernel: the reorder window (sequence
  * order, held events, given-up gaps, growth, duplicates, late arrivals) and the
  * decision log writer (lines on disk, streaming transcript hash against the
- * known answers in tests/vectors/trace-spec/PROVENANCE and against a re-hash of the file). */
+ * known answers in tests/vectors/trace-spec/PROVENANCE, and against coreutils'
+ * sha256sum over "[" + the file's lines joined by "," + "]"). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -178,6 +179,23 @@ static void test_log_known_answer(void **state)
 	unlink(path);
 }
 
+/* The transcript hash of a log file as coreutils computes it, independently
+ * of the code under test: sha256sum of "[" + lines joined by "," + "]". */
+static void transcript_by_sha256sum(const char *path, char out[KW_DIGEST_STR_MAX])
+{
+	char cmd[512], hex[80] = "";
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "{ printf '['; head -c -1 '%s' | tr '\\n' ','; printf ']'; } | sha256sum", path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_non_null(fgets(hex, sizeof(hex), p));
+	assert_int_equal(pclose(p), 0);
+	assert_true(strlen(hex) > 64 && hex[64] == ' ');
+	snprintf(out, KW_DIGEST_STR_MAX, "sha256:%.64s", hex);
+}
+
 static void fill_event(struct kw_ev_net *e, uint64_t seq)
 {
 	memset(e, 0, sizeof(*e));
@@ -200,11 +218,11 @@ static void fill_event(struct kw_ev_net *e, uint64_t seq)
 static void test_log_events_large(void **state)
 {
 	char path[] = "/tmp/kwitness-test-log.XXXXXX";
-	char hash[KW_DIGEST_STR_MAX], rehash[KW_DIGEST_STR_MAX], err[128];
+	char hash[KW_DIGEST_STR_MAX], rehash[KW_DIGEST_STR_MAX];
 	struct kw_buf file = { 0 };
 	struct kw_logwriter log;
 	struct kw_ev_net e;
-	uint64_t count = 0, recount = 0, lines = 0;
+	uint64_t count = 0, lines = 0;
 	int fd = mkstemp(path);
 	const uint64_t n = 5000; /* several flushes of KW_LOGWRITER_FLUSH_BYTES */
 
@@ -225,10 +243,8 @@ static void test_log_events_large(void **state)
 		lines += file.data[i] == '\n';
 	assert_int_equal(lines, n);
 	assert_non_null(strstr(file.data, "\"host\":\"10.0.0.1\""));
-	assert_int_equal(kw_transcript_from_text(file.data, file.len, rehash, &recount, err,
-						 sizeof(err)), 0);
+	transcript_by_sha256sum(path, rehash);
 	assert_string_equal(rehash, hash);
-	assert_int_equal(recount, n);
 	kw_buf_free(&file);
 	unlink(path);
 }

@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "commands.h"
+#include "kwitness/abi/classes.h"
 #include "kwitness/probe.h"
 
 static void usage(FILE *f)
@@ -15,6 +16,19 @@ static void usage(FILE *f)
 	fprintf(f, "usage: kwitness probe [--json]\n\n"
 		   "Loads, attaches and triggers a trivial program for each hook class and\n"
 		   "reports whether it works on this kernel, and if not, why. Needs root.\n");
+}
+
+/* The policy classes whose kind of program probe class cls tells about. */
+static json_t *policy_classes(int cls)
+{
+	json_t *a = json_array();
+
+#define SERVES_(id, bit, name, kernel, probe)             \
+	if (KW_PROBE_##probe == cls)                      \
+		json_array_append_new(a, json_string(name));
+	KW_CLASS_TABLE(SERVES_)
+#undef SERVES_
+	return a;
 }
 
 static int print_json(const struct kw_probe_result *r, const char *release, const char *lsm)
@@ -34,6 +48,7 @@ static int print_json(const struct kw_probe_result *r, const char *release, cons
 			goto oom;
 		json_object_set_new(c, "class", json_string(kw_probe_class_name(i)));
 		json_object_set_new(c, "available", json_boolean(r[i].available));
+		json_object_set_new(c, "policy_classes", policy_classes(i));
 		if (!r[i].available)
 			json_object_set_new(c, "reason", json_string(r[i].reason));
 		json_array_append_new(arr, c);

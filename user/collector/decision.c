@@ -325,7 +325,7 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 	case KW_EV_FS_EXEC:
 	case KW_EV_FS_PATHOP:
 	case KW_EV_NET_UNIX:
-	path: {
+	case KW_EV_MOUNT: {
 		const struct kw_ev_path *ev = data;
 
 		if (size < sizeof(*ev)) {
@@ -336,7 +336,9 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 			add_str(e, "access", "w");
 		else if (h.kind == KW_EV_NET_UNIX)
 			add_str(e, "access", "connect");
-		else if (h.kind != KW_EV_MOUNT)
+		else if (h.kind == KW_EV_MOUNT)
+			add_int(e, "flags", ev->access); /* the mount(2) flags */
+		else
 			add_str(e, "access", path_access(ev->access, scratch(e)));
 		add_lossy(e, "path", ev->path, bounded_len(ev->path, ev->path_len, KW_PATH_MAX));
 		switch (h.kind) {
@@ -350,22 +352,12 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 			add_bool(e, "truncated", true);
 		break;
 	}
-	case KW_EV_MOUNT:
-		/* a mount event may carry its mount point (path layout) */
-		if (size >= sizeof(struct kw_ev_path))
-			goto path;
-		/* fallthrough */
 	case KW_EV_PROC_KILL:
 	case KW_EV_PROC_PTRACE: {
 		const struct kw_ev_proc *ev = data;
 
 		if (size < sizeof(*ev)) {
 			ret = -EINVAL;
-			break;
-		}
-		if (h.kind == KW_EV_MOUNT) {
-			add_int(e, "flags", ev->sig_or_mode);
-			add_str(e, "tool", "fs.mount");
 			break;
 		}
 		add_int(e, h.kind == KW_EV_PROC_KILL ? "signal" : "mode", ev->sig_or_mode);

@@ -200,15 +200,15 @@ struct kw_ev_sysctl {
 	char name[KW_SYSCTL_NAME_MAX]; /* "net/ipv4/ip_forward" */
 };
 
-/* LSM path decisions (file_open, exec, path_*, unix connect) */
+/* LSM path decisions (file_open, exec, path_*, unix connect, sb_mount) */
 struct kw_ev_path {
 	struct kw_event_hdr h;
-	__u32 access;    /* kind-specific: read/write bits, path op */
+	__u32 access;    /* kind-specific: read/write bits, path op, mount flags */
 	__u32 path_len;  /* bytes used in path, without NUL */
 	char path[KW_PATH_MAX];
 };
 
-/* LSM process decisions (task_kill, ptrace) and mount */
+/* LSM process decisions (task_kill, ptrace) */
 struct kw_ev_proc {
 	struct kw_event_hdr h;
 	__u32 target_pid;
