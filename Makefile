@@ -150,7 +150,22 @@ $(BUILD)/bench/%: bench/%.c $(CLI_LIB_OBJ) $(KBPF_A) $(COLL_A) $(LIB_A)
 	$(if $(Q),@echo "  BENCH   $@")
 	$(Q)$(CC) $(CFLAGS) -O3 -o $@ $< $(CLI_LIB_OBJ) $(KBPF_A) $(COLL_A) $(LIB_A) $(LIBS_BPF) $(LIBS_CORE) -lpthread
 
-test-bins: all $(UNIT_BIN)
+# Every header stands alone: it compiles on its own, so it includes what it
+# uses (BPF headers for the BPF target, the rest as C11).
+HEADERS_OK := $(BUILD)/headers.ok
+$(HEADERS_OK): $(wildcard bpf/*.bpf.h include/kwitness/*.h include/kwitness/abi/*.h user/*/*.h) $(SKEL) $(PROBE_SKEL)
+	$(if $(Q),@echo "  HEADERS")
+	$(Q)for h in bpf/*.bpf.h; do \
+		printf '#include "%s"\n' "$${h#bpf/}" | $(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) \
+			$(INCLUDES) -Ibpf -Wall -Werror -x c -c - -o /dev/null || { echo "  in $$h"; exit 1; }; \
+	done
+	$(Q)for h in include/kwitness/*.h include/kwitness/abi/*.h user/*/*.h; do \
+		printf '#include "%s"\n' "$$h" | $(CC) $(CSTD) $(WARN) $(INCLUDES) -I. -x c -c - -o /dev/null \
+			|| { echo "  in $$h"; exit 1; }; \
+	done
+	$(Q)touch $@
+
+test-bins: all $(UNIT_BIN) $(BENCH_BIN) $(HEADERS_OK)
 
 # The README's test command: installs what is missing, builds, runs every suite.
 check:

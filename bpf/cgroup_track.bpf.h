@@ -1,10 +1,12 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Keeps kw_cgroups in step with the cgroup tree: a cgroup made under a tagged
  * cgroup joins its session, a removed one leaves. Attached globally. Only the
  * cgroup2 (default) hierarchy counts: cgroup ids are per hierarchy, so a v1
  * cgroup may share an id with a tagged v2 one. */
 #ifndef KWITNESS_CGROUP_TRACK_BPF_H
 #define KWITNESS_CGROUP_TRACK_BPF_H
+
+#include "maps.bpf.h"
 
 /* hierarchy_id of the cgroup2 root (cgrp_dfl_root); v1 hierarchies count from 1.
  * Checked on the hybrid test host by tests/kernel/test_hooks_direct.sh. */

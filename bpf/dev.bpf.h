@@ -1,8 +1,10 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* dev.allow (cgroup/dev): the most specific device rule decides; lookup order
  * exact (major, minor), then (major, any), then (any, any). */
 #ifndef KWITNESS_DEV_BPF_H
 #define KWITNESS_DEV_BPF_H
+
+#include "session.bpf.h"
 
 SEC("cgroup/dev")
 int kw_dev(struct bpf_cgroup_dev_ctx *ctx)

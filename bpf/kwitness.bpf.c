@@ -1,34 +1,21 @@
-// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* kwitness kernel side: every program and map in one object, so one skeleton
  * loads them. Data flow: a hook fires -> session.bpf.h finds the session by
  * cgroup id -> the class's rules decide -> the decision is counted and written
  * to the session's ring buffer. */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
-#include <bpf/bpf_endian.h>
-
-#include "kwitness/abi/event.h"
-
-#ifndef AF_INET
-#define AF_INET 2
-#endif
-#ifndef AF_INET6
-#define AF_INET6 10
-#endif
-#ifndef container_of
-#define container_of(ptr, type, member) \
-	((type *)((void *)(ptr) - __builtin_offsetof(type, member)))
-#endif
+#include "common.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#include "maps.bpf.h"
-#include "session.bpf.h"
+/* the cgroup hooks */
 #include "net.bpf.h"
 #include "dev.bpf.h"
 #include "sysctl.bpf.h"
+/* session membership follows the cgroup tree */
 #include "cgroup_track.bpf.h"
-/* BPF-LSM programs (fs, exec, proc, mount, unix) */
-#include "lsm.bpf.h"
+/* the BPF-LSM hooks */
+#include "lsm_fs.bpf.h"
+#include "lsm_exec.bpf.h"
+#include "lsm_mount.bpf.h"
+#include "lsm_proc.bpf.h"
+#include "lsm_unix.bpf.h"

@@ -1,10 +1,13 @@
-/* SPDX-License-Identifier: Apache-2.0 */
-/* proc (task_kill, ptrace_access_check) and mount (sb_mount). A session may
- * signal and trace only its own processes - the target's cgroup maps to the
- * same slot - unless proc.signal_outside; mounting is refused inside a session
- * unless mount.allow. Included by lsm.bpf.h. */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/* proc (BPF-LSM task_kill, ptrace_access_check): a session may signal and
+ * trace only its own processes - the target's cgroup maps to the same slot -
+ * unless proc.signal_outside. */
 #ifndef KWITNESS_LSM_PROC_BPF_H
 #define KWITNESS_LSM_PROC_BPF_H
+
+#include "session.bpf.h"
+
+#define KW_PTRACE_MODE_NOAUDIT 0x04
 
 /* Records a process decision; returns the hook's verdict. */
 static __always_inline int kw_proc_decide(struct task_struct *target, __u16 kind, __u32 sig_or_mode)
@@ -58,30 +61,6 @@ int BPF_PROG(kw_lsm_ptrace, struct task_struct *child, unsigned int mode, int re
 	if (mode & KW_PTRACE_MODE_NOAUDIT)
 		return 0;
 	return kw_proc_decide(child, KW_EV_PROC_PTRACE, mode);
-}
-
-SEC("lsm/sb_mount")
-int BPF_PROG(kw_lsm_sb_mount, const char *dev_name, const struct path *path, const char *type,
-	     unsigned long flags, void *data, int ret)
-{
-	struct kw_lsm_scratch *sc;
-	struct kw_lsm_slot *cfg;
-	struct kw_ctx c;
-	int permit;
-
-	if (ret)
-		return ret;
-	if (!kw_session_find(&c, KW_CLASS_MOUNT))
-		return 0;
-	cfg = bpf_map_lookup_elem(&kw_lsm_slots, &c.slot);
-	permit = cfg && cfg->mount_allow;
-	sc = kw_scratch();
-	if (!sc)
-		return kw_fail_closed(&c, KW_EV_MOUNT, -EPERM);
-	/* the record names the mount point */
-	kw_path_build(sc, BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry), NULL);
-	return kw_path_record(&c, sc, KW_EV_MOUNT, (__u32)flags, permit,
-			      permit ? 0 : KW_RULE_DEFAULT, EPERM);
 }
 
 #endif

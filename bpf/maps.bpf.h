@@ -1,7 +1,13 @@
-/* SPDX-License-Identifier: Apache-2.0 */
-/* The maps every kwitness program shares. Layouts: include/kwitness/abi/event.h. */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/* Every map of the kwitness object, in one place. Layouts:
+ * include/kwitness/abi/event.h and lsm_map.h; userspace reaches them through
+ * the skeleton (user/bpf/hooks.c, lsm.c). */
 #ifndef KWITNESS_MAPS_BPF_H
 #define KWITNESS_MAPS_BPF_H
+
+#include "common.bpf.h"
+#include "kwitness/abi/lsm_map.h"
+#include "kwitness/abi/path_match.h"
 
 /* Session slots: configuration and counters. */
 struct {
@@ -51,5 +57,55 @@ struct {
 	__type(key, struct kw_dev_key);
 	__type(value, struct kw_dev_rule);
 } kw_dev_rules SEC(".maps");
+
+/* ---- BPF-LSM ---- */
+
+/* Path rules of every session: (slot, prefix) -> which lists hold it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct kw_path_key);
+	__type(value, struct kw_path_val);
+} kw_path_rules SEC(".maps");
+
+/* LSM settings of each session that are not path lists (mount.allow,
+ * proc.signal_outside), written by user/bpf/lsm.c beside its path rules. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KW_MAX_SESSIONS);
+	__type(key, __u32);
+	__type(value, struct kw_lsm_slot);
+} kw_lsm_slots SEC(".maps");
+
+/* Components walked per path; a power of two (indices are masked). */
+#define KW_PATH_DEPTH 64
+
+/* Per-CPU scratch: the path is built in path[] (spill[] takes a component
+ * read that overruns the end) and copied into key for the prefix scan. The
+ * walk, the writer and the scan are bpf_loop callbacks that keep their state
+ * here, so the verifier checks each body once. LSM programs run with
+ * migration disabled and never sleep here. */
+struct kw_lsm_scratch {
+	char path[KW_PATH_MAX];
+	char spill[KW_PATH_MAX];
+	struct kw_path_key key;
+	struct kw_path_scan scan;
+	__u64 comps[KW_PATH_DEPTH]; /* dentries, leaf first */
+	__u64 w_mnt, w_dentry, w_root; /* walk position: struct mount *, dentry, mount root */
+	__u32 n;         /* components in comps */
+	__u32 pos;       /* bytes written to path */
+	__u32 len;       /* final path length */
+	__u32 truncated; /* the path is longer or deeper than we keep */
+	__u32 walk_done;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kw_lsm_scratch);
+} kw_lsm_scratch SEC(".maps");
 
 #endif

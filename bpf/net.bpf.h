@@ -1,9 +1,11 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* net.connect, net.send, net.bind (cgroup sock_addr hooks) and net.socket
  * (cgroup/sock_create). Return 1 lets the operation proceed, 0 refuses it
  * with EPERM. */
 #ifndef KWITNESS_NET_BPF_H
 #define KWITNESS_NET_BPF_H
+
+#include "session.bpf.h"
 
 #include "kwitness/abi/net_match.h"
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Finding the session of the current task and recording a decision. Used by
  * every hook, cgroup and LSM alike:
  *
@@ -12,6 +12,8 @@
  */
 #ifndef KWITNESS_SESSION_BPF_H
 #define KWITNESS_SESSION_BPF_H
+
+#include "maps.bpf.h"
 
 enum { KW_WAKE_DEFAULT = 0, KW_WAKE_FORCE = 1, KW_WAKE_NONE = 2 };
 
@@ -61,10 +63,12 @@ static __always_inline void *kw_record_decision(struct kw_ctx *c, __u16 kind, in
 		return NULL;
 	}
 
-	/* Number the decision before reserving its event (DESIGN.md): a
-	 * decision whose event cannot be written leaves a gap in the log that
-	 * the dropped counter accounts for, so the trailer's dropped count is
-	 * exactly the set of missing sequence numbers. */
+	/* Number the decision before reserving its event: a decision whose
+	 * event cannot be written leaves a gap in the log that the dropped
+	 * counter accounts for, so the trailer's dropped count is exactly the
+	 * set of missing sequence numbers. A decision that cannot even be
+	 * evaluated (kw_fail_closed) takes a number and is dropped the same
+	 * way. */
 	seq = __sync_fetch_and_add(&s->next_seq, 1);
 	rb = bpf_map_lookup_elem(&kw_ringbufs, &c->slot);
 	h = rb ? bpf_ringbuf_reserve(rb, size, 0) : NULL;
@@ -80,8 +84,6 @@ static __always_inline void *kw_record_decision(struct kw_ctx *c, __u16 kind, in
 	id = bpf_get_current_pid_tgid();
 	h->pid = id >> 32;
 	h->uid = (__u32)bpf_get_current_uid_gid();
-	h->slot = c->slot;
-	h->generation = s->generation;
 	h->kind = kind;
 	h->rule = rule;
 	h->decision = permit ? KW_PERMIT : KW_DENY;
@@ -89,12 +91,12 @@ static __always_inline void *kw_record_decision(struct kw_ctx *c, __u16 kind, in
 	h->flags = 0;
 	/* A wakeup per event costs microseconds when the consumer keeps up.
 	 * With wakeup_bytes set, wake it only once that much waits (it polls
-	 * with a timeout for the rest). kw_event_submit reads this mark in pad
-	 * and clears it. */
-	h->pad = KW_WAKE_DEFAULT;
+	 * with a timeout for the rest). kw_event_submit reads this mark and
+	 * clears it. */
+	h->wake = KW_WAKE_DEFAULT;
 	if (s->wakeup_bytes)
-		h->pad = bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) >= s->wakeup_bytes ?
-			 KW_WAKE_FORCE : KW_WAKE_NONE;
+		h->wake = bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) >= s->wakeup_bytes ?
+			  KW_WAKE_FORCE : KW_WAKE_NONE;
 	bpf_get_current_comm(h->comm, sizeof(h->comm));
 	return h;
 }
@@ -102,11 +104,22 @@ static __always_inline void *kw_record_decision(struct kw_ctx *c, __u16 kind, in
 static __always_inline void kw_event_submit(void *e)
 {
 	struct kw_event_hdr *h = e;
-	__u8 wake = h->pad;
+	__u8 wake = h->wake;
 
-	h->pad = 0;
+	h->wake = 0;
 	bpf_ringbuf_submit(e, wake == KW_WAKE_FORCE ? BPF_RB_FORCE_WAKEUP :
 			      wake == KW_WAKE_NONE ? BPF_RB_NO_WAKEUP : 0);
+}
+
+/* A decision that could not even be evaluated (no scratch buffer): it takes a
+ * sequence number that never arrives, like any dropped decision (numbered
+ * first, then counted, so the collector never sees more drops than numbers),
+ * and is refused when the policy fails closed. */
+static __always_inline int kw_fail_closed(struct kw_ctx *c, __u16 kind, int err)
+{
+	__sync_fetch_and_add(&c->s->next_seq, 1);
+	__sync_fetch_and_add(&c->s->dropped, 1);
+	return c->s->on_failure == KW_ONFAIL_DENY ? err : 0;
 }
 
 #endif

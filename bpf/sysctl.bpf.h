@@ -1,8 +1,10 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* sysctl.write (cgroup/sysctl): writes are permitted only when the policy says
  * so; reads are neither governed nor recorded. */
 #ifndef KWITNESS_SYSCTL_BPF_H
 #define KWITNESS_SYSCTL_BPF_H
+
+#include "session.bpf.h"
 
 SEC("cgroup/sysctl")
 int kw_sysctl(struct bpf_sysctl *ctx)

@@ -29,8 +29,6 @@ static void hdr(struct kw_event_hdr *h, uint16_t kind, uint8_t decision, uint8_t
 	h->cgroup_id = 1234;
 	h->pid = 42;
 	h->uid = 1000;
-	h->slot = 3;
-	h->generation = 1;
 	h->kind = kind;
 	h->rule = rule;
 	h->decision = decision;

@@ -557,13 +557,9 @@ static int write_session(struct kw_hooks *h, uint32_t slot, const struct kw_poli
 {
 	int fd = bpf_map__fd(h->skel->maps.kw_sessions);
 	struct kw_session s;
-	uint32_t gen = 0;
 
-	if (bpf_map_lookup_elem(fd, &slot, &s) == 0)
-		gen = s.generation;
 	memset(&s, 0, sizeof(s));
 	s.classes = pol->classes;
-	s.generation = gen + 1;
 	s.mode = pol->mode;
 	s.record = pol->record;
 	s.on_failure = pol->on_failure;

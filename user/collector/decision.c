@@ -163,7 +163,6 @@ static const char *path_op_name(uint32_t op)
 		[KW_PATHOP_UNLINK] = "fs.unlink", [KW_PATHOP_RENAME] = "fs.rename",
 		[KW_PATHOP_LINK] = "fs.link", [KW_PATHOP_SYMLINK] = "fs.symlink",
 		[KW_PATHOP_MKNOD] = "fs.mknod", [KW_PATHOP_TRUNCATE] = "fs.truncate",
-		[KW_PATHOP_CHMOD] = "fs.chmod", [KW_PATHOP_CHOWN] = "fs.chown",
 	};
 
 	if (op < sizeof(names) / sizeof(names[0]) && names[op])

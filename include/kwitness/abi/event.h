@@ -45,7 +45,6 @@ enum kw_net_op { KW_NET_CONNECT = 1, KW_NET_SEND = 2, KW_NET_BIND = 3 };
 struct kw_session {
 	/* configuration */
 	__u32 classes;        /* enum kw_class bits */
-	__u32 generation;     /* bumps each time the slot is reused */
 	__u8 mode;            /* enum kw_mode */
 	__u8 record;          /* enum kw_record_mode */
 	__u8 on_failure;      /* enum kw_on_failure */
@@ -140,8 +139,6 @@ enum kw_path_op {
 	KW_PATHOP_SYMLINK = 6,
 	KW_PATHOP_MKNOD = 7,
 	KW_PATHOP_TRUNCATE = 8,
-	KW_PATHOP_CHMOD = 9,
-	KW_PATHOP_CHOWN = 10,
 };
 
 /* Event flags */
@@ -153,14 +150,12 @@ struct kw_event_hdr {
 	__u64 cgroup_id;  /* the task's cgroup (v2) */
 	__u32 pid;        /* tgid */
 	__u32 uid;
-	__u32 slot;
-	__u32 generation;
 	__u16 kind;       /* enum kw_event_kind */
 	__u16 rule;       /* index in the governing section, or KW_RULE_DEFAULT */
 	__u8 decision;    /* enum kw_decision */
 	__u8 enforced;    /* 1 when a deny was enforced (0 under advisory, and for permits) */
 	__u8 flags;       /* KW_EVF_* */
-	__u8 pad;
+	__u8 wake;        /* the programs' own: the wakeup a submit asks for; 0 once written */
 	char comm[KW_COMM_LEN];
 };
 

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/* exec (BPF-LSM bprm_check_security): the binary, and a script's
+ * interpreter, must be on exec.allow. */
+#ifndef KWITNESS_LSM_EXEC_BPF_H
+#define KWITNESS_LSM_EXEC_BPF_H
+
+#include "lsm_path.bpf.h"
+
+SEC("lsm/bprm_check_security")
+int BPF_PROG(kw_lsm_bprm_check, struct linux_binprm *bprm, int ret)
+{
+	struct kw_ctx c;
+
+	if (ret)
+		return ret;
+	if (!kw_session_find(&c, KW_CLASS_EXEC))
+		return 0;
+	/* runs once per binary handler pass: a script's interpreter is judged too */
+	return kw_path_hook(&c, KW_EV_FS_EXEC, KW_ACC_EXEC, KW_WANT(KW_PK_EXEC),
+			    BPF_CORE_READ(bprm, file, f_path.mnt),
+			    BPF_CORE_READ(bprm, file, f_path.dentry), NULL, EACCES);
+}
+
+#endif
