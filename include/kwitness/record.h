@@ -18,7 +18,7 @@
  * gives verifiers a default tolerance of 5 minutes. */
 #define KW_DEFAULT_SKEW 300
 
-/* --- Build (agentrust sandbox adapter mapping, DESIGN.md) --- */
+/* --- Build (agentrust sandbox adapter mapping, docs/record.md) --- */
 /* runtime under a verified TPM binding (platform "tpm2"); every member set. */
 struct kw_record_runtime {
 	const char *platform;

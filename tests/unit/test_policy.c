@@ -77,7 +77,7 @@ static void test_minimal_bundle(void **state)
 
 static void test_design_example(void **state)
 {
-	/* the sketch of DESIGN.md */
+	/* examples/policies/design-sketch.json */
 	static const char bundle[] =
 		"{\n"
 		"  \"kwitness_policy\": 1,\n"

@@ -53,10 +53,10 @@ struct kw_open_options {
  * returns false (nothing stored) for any other opt. */
 bool kw_open_option(int opt, const char *arg, struct kw_open_options *o);
 
-/* An open request with the policy file's bytes (cmd_session.c); NULL after
- * printing why the policy could not be read. */
+/* An open request with the policy file's bytes (for session open and run);
+ * NULL after printing why the policy could not be read. */
 json_t *kw_session_open_request(const char *cgroup, const struct kw_open_options *o);
-/* Record/log/policy paths and the counts of a close reply (cmd_session.c). */
+/* Record/log/policy paths and the counts of a close reply (session close, run). */
 void kw_print_close_summary(FILE *f, const json_t *reply);
 
 #endif

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Kernel decision events -> canonical decision-log entries (docs/policy.md,
- * DESIGN.md "Decision log"). Events come from the kernel but are still
+ * docs/decision-log.md). Events come from the kernel but are still
  * treated as bytes: sizes are checked, strings are bounded and written lossy. */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* kwitnessd: options, setup (key, state folders, BPF programs, control
- * socket), and the epoll loop that serves ring buffers, clients, signals and
- * a timer. One thread: every session's ring buffer and every client is a
- * non-blocking descriptor in the same epoll set. */
+ * socket), and the epoll loop that serves ring buffers, clients, signals, a
+ * timer and the I/O worker. Every session's ring buffer and every client is a
+ * non-blocking descriptor in the loop's one epoll set; only blocking file work
+ * (log writes, fsync, records) runs on the worker thread (worker.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>

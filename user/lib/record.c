@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Building and signing TRACE v0.2 Trust Records with the agentrust sandbox
- * adapter's mapping (DESIGN.md, "Trust Record — TRACE v0.2, nothing added"). */
+ * adapter's mapping (docs/record.md): TRACE v0.2, nothing added. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>

@@ -113,7 +113,7 @@ enum kw_event_kind {
 	KW_EV_NET_SOCKET = 4,
 	KW_EV_DEV = 5,
 	KW_EV_SYSCTL = 6,
-	/* LSM (issue: BPF-LSM hooks) */
+	/* BPF-LSM */
 	KW_EV_FS_OPEN = 16,
 	KW_EV_FS_EXEC = 17,
 	KW_EV_FS_PATHOP = 18,
