@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # kwitness — build, test, demo. `make V=1` shows the commands.
 # Every generated file goes under build/. Release builds define NDEBUG (the
 # emitter's key-order assertion); the sanitizer builds of the unit tests keep it.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every built benchmark (build/bench/bench_*) in turn and prints what
 # each measures. Benchmarks that need root or a kernel feature say why they
 # skip a part. Usage: bench/run.sh [NAME ...]  (default: all built benches)

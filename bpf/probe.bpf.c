@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* `kwitness probe`: one tiny program per hook class. Each counts the calls made
  * by the probing child (target_tgid) and lets them through unchanged, so
  * userspace can tell "loads and attaches" from "actually fires". */
@@ -6,7 +6,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Index into hits[]; the same order as enum kw_probe_class (probe.h). */
 enum { P_NET, P_DEV, P_SYSCTL, P_FILE, P_EXEC, P_PROC, P_MOUNT, P_UNIX, P_N };

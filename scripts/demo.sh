@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make demo: one real sandbox session, end to end, on this machine.
 #   kwitnessd (temporary state, socket and a fresh signing key)
 #   two local TCP servers, 127.0.0.1:18080 and :18081

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs every Debian package kwitness needs to build, test, benchmark and
 # run its VM tests, and the npm package the tests use as an independent RFC
 # 8785 implementation (into build/npm, never system-wide). Idempotent. With

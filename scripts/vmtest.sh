@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # VM test harness: boots Debian's own cloud kernel (6.1, CONFIG_BPF_LSM=y) under
 # qemu with software emulation, with an initramfs holding busybox, bash, the
 # project's binaries and test scripts. Inside, tests/vm/init runs the BPF-LSM

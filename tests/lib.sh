@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # TAP helpers for the shell test suites. Source it; call plan-free ok/not_ok/skip,
 # then `finish` last (exit status 1 when any test failed).
 # KW_BUILD points at the build folder (tests/run.sh exports it).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every test suite and prints one closing line "N passed, N failed, N skipped".
 # Each suite speaks TAP: cmocka binaries (CMOCKA_MESSAGE_OUTPUT=tap) and the
 # shell suites (tests/lib.sh). A suite fails when it exits non-zero or by a

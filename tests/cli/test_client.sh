@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kwitness session/status/run without a collector: usage errors exit 2, an
 # unreachable socket exits 1 with one clear line, nothing is left behind.
 . "$(dirname "$0")/../lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kwitness jcs: canonical bytes for good input, "FILE:LINE:COL: message" and
 # exit 1 for bad input, exit 2 for usage errors.
 source "$(dirname "$0")/../lib.sh"

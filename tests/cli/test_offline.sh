@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Offline record commands end to end: keygen -> record build -> sign -> verify,
 # every verify failure code from the command line, usage errors, --help.
 source "$(dirname "$0")/../lib.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers for the kwitnessd kernel tests (sourced after tests/lib.sh).
 # Each test run gets a private state folder, socket, key and cgroup tree under
 # the cgroup2 mount; kwd_cleanup (installed as an EXIT trap) stops the daemon,

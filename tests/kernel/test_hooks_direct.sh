@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The kernel side through the hooks API, no daemon: real cgroups, real
 # syscalls, the ring buffer's events and the session counters
 # (tests/helpers/kw-hooktest.c). Needs root and a cgroup2 mount.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kwitnessd under a flood with a tiny ring buffer (--ringbuf-size 4096): the
 # trailer's dropped count equals exactly the sequence numbers missing from the
 # log; with on_record_failure deny every operation whose decision is missing

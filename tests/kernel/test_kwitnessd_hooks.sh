@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kwitnessd, per hook family (connect4/6, sendmsg4/6, bind4/6, sock_create,
 # dev, sysctl): an operation the policy does not allow, from a tagged cgroup,
 # fails with EPERM under enforce and proceeds under advisory; its decision is

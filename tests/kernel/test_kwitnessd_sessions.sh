@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kwitnessd sessions: a child cgroup belongs to its parent's session; two
 # concurrent sessions keep separate, complete logs; bad policies and bad
 # control messages get errors and the daemon survives; SIGTERM closes open

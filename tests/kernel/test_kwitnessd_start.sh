@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kwitnessd start-up: bad configuration and unsafe keys stop it with one clear
 # line; the configuration's defaults reach the record; TRACE_PRIVATE_KEY_PEM
 # works; a second collector on the same socket is refused; without

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kwitness probe: its answers match what this kernel really allows, worked out
 # here independently: cgroup classes need root and a cgroup2 mount; an LSM class
 # needs `bpf` in the active LSM list AND bpftool able to load the probe object's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # BPF-LSM through kwitnessd sessions (run inside the VM by scripts/vmtest.sh;
 # skipped where the LSM classes are unavailable). Per hook: a real syscall
 # from a tagged session is refused with the errno the policy's class uses

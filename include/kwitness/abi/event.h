@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Layouts shared by the BPF programs (bpf/) and userspace (user/): session
  * slots, per-session configuration and counters, rule map keys and values, and
  * the fixed-layout decision events written to the per-session ring buffers.

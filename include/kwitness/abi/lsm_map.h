@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Map layouts of the BPF-LSM part, shared by bpf/lsm*.bpf.h and
  * user/bpf/lsm.c. The matching logic is in kwitness/abi/path_match.h. */
 #ifndef KWITNESS_LSM_MAP_H

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Network rule evaluation, plain C so the same code runs in the BPF programs
  * (bpf/net.bpf.h) and in the cmocka tests (tests/unit/test_net_match.c).
  *

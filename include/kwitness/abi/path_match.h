@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Path rule evaluation for the BPF-LSM hooks, plain C so the same code runs in
  * the BPF programs (bpf/lsm.bpf.h) and in the cmocka test
  * (tests/unit/test_path_match.c).
