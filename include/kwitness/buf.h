@@ -26,6 +26,10 @@ void kw_buf_free(struct kw_buf *b);
 /* Reads a whole file ("-" is stdin) into out, refusing anything larger than max
  * bytes. Returns 0, -EFBIG when the file is larger than max, or -errno. */
 int kw_read_file(const char *path, size_t max, struct kw_buf *out);
+/* Reads fd to its end into buf (cap bytes, the last kept for a NUL), never
+ * growing or copying it (key material stays where the caller put it).
+ * 0 with *len, -EFBIG when it does not fit, -errno. */
+int kw_read_fd_fixed(int fd, char *buf, size_t cap, size_t *len);
 
 /* Writes all len bytes to fd, retrying short writes and EINTR.
  * Returns 0 or -errno. */

@@ -202,6 +202,18 @@ int kw_event_seq(const void *data, size_t size, uint64_t *seq)
 	return 0;
 }
 
+/* The size of the layout the programs write for kind; SIZE_MAX for a kind
+ * that does not exist. */
+static size_t layout_size(uint16_t kind)
+{
+	switch (kind) {
+#define SIZE_(id, number, layout) case KW_EV_##id: return sizeof(struct layout);
+	KW_EVENT_KINDS(SIZE_)
+#undef SIZE_
+	}
+	return SIZE_MAX;
+}
+
 int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns,
 		      struct kw_buf *out)
 {
@@ -222,6 +234,8 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 	if (h.seq > (uint64_t)JCS_MAX_SAFE_INT || h.ts_ns > (uint64_t)INT64_MAX ||
 	    __builtin_add_overflow((int64_t)h.ts_ns, boot_to_realtime_ns, &real_ns))
 		return -EINVAL;
+	if (size < layout_size(h.kind))
+		return -EINVAL; /* also an unknown kind: no layout */
 	e->n = 0;
 	e->n_scratch = 0;
 
@@ -246,7 +260,7 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 		const struct kw_ev_net *ev = data;
 		char *host = scratch(e);
 
-		if (size < sizeof(*ev) || (ev->family != 4 && ev->family != 6)) {
+		if (ev->family != 4 && ev->family != 6) {
 			ret = -EINVAL;
 			break;
 		}
@@ -265,10 +279,6 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 		const struct kw_ev_socket *ev = data;
 		const char *t;
 
-		if (size < sizeof(*ev)) {
-			ret = -EINVAL;
-			break;
-		}
 		if (ev->family == AF_INET)
 			add_str(e, "family", "inet");
 		else if (ev->family == AF_INET6)
@@ -289,10 +299,6 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 		char *dev = scratch(e), *acc = scratch(e);
 		size_t n = 0;
 
-		if (size < sizeof(*ev)) {
-			ret = -EINVAL;
-			break;
-		}
 		if (ev->access & BPF_DEVCG_ACC_READ)
 			acc[n++] = 'r';
 		if (ev->access & BPF_DEVCG_ACC_WRITE)
@@ -310,10 +316,6 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 	case KW_EV_SYSCTL: {
 		const struct kw_ev_sysctl *ev = data;
 
-		if (size < sizeof(*ev)) {
-			ret = -EINVAL;
-			break;
-		}
 		add_lossy(e, "name", ev->name, bounded_len(ev->name, ev->name_len, KW_SYSCTL_NAME_MAX));
 		add_str(e, "tool", "sysctl.write");
 		if (h.flags & KW_EVF_TRUNCATED)
@@ -327,10 +329,6 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 	case KW_EV_MOUNT: {
 		const struct kw_ev_path *ev = data;
 
-		if (size < sizeof(*ev)) {
-			ret = -EINVAL;
-			break;
-		}
 		if (h.kind == KW_EV_FS_PATHOP)
 			add_str(e, "access", "w");
 		else if (h.kind == KW_EV_NET_UNIX)
@@ -355,10 +353,6 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 	case KW_EV_PROC_PTRACE: {
 		const struct kw_ev_proc *ev = data;
 
-		if (size < sizeof(*ev)) {
-			ret = -EINVAL;
-			break;
-		}
 		add_int(e, h.kind == KW_EV_PROC_KILL ? "signal" : "mode", ev->sig_or_mode);
 		add_id(e, "target_cgroup", ev->target_cgroup);
 		add_int(e, "target_pid", ev->target_pid);

@@ -124,6 +124,11 @@ struct kwd_client {
 
 enum kwd_session_state { KWD_S_OPEN, KWD_S_CLOSING };
 
+/* The heap strings a session owns, freed with it. */
+#define KWD_SESSION_OWNS(X)                                                      \
+	X(sandbox_id) X(image_digest) X(cgroup_path) X(bundle) X(model_provider) \
+	X(model_id) X(data_class) X(log_path) X(policy_path) X(record_path)
+
 /* Work for the I/O thread, in order: log chunks, then a session's seal. */
 #define KWD_SEAL_NOT_RUN (-1) /* the log could not be finished: no record */
 enum kwd_job_kind { KWD_JOB_WRITE, KWD_JOB_SEAL };

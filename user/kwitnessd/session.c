@@ -82,16 +82,9 @@ static void session_free(struct kwd_session *s)
 	if (s->cgroup_fd >= 0)
 		close(s->cgroup_fd);
 	kw_policy_free(s->pol);
-	free(s->sandbox_id);
-	free(s->image_digest);
-	free(s->cgroup_path);
-	free(s->bundle);
-	free(s->model_provider);
-	free(s->model_id);
-	free(s->data_class);
-	free(s->log_path);
-	free(s->policy_path);
-	free(s->record_path);
+#define FREE_(member) free(s->member);
+	KWD_SESSION_OWNS(FREE_)
+#undef FREE_
 	json_decref(s->seal.record);
 	free(s);
 }

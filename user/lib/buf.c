@@ -111,6 +111,38 @@ fail:
 	return rc;
 }
 
+int kw_read_fd_fixed(int fd, char *buf, size_t cap, size_t *len)
+{
+	size_t got = 0;
+
+	if (!cap)
+		return -EFBIG;
+	for (;;) {
+		ssize_t n = got < cap - 1 ? read(fd, buf + got, cap - 1 - got) : 0;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0 && got == cap - 1) {
+			char extra;
+
+			/* full: fine only at the end of the file */
+			n = read(fd, &extra, 1);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n != 0)
+				return n < 0 ? -errno : -EFBIG;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	*len = got;
+	return 0;
+}
+
 int kw_read_file(const char *path, size_t max, struct kw_buf *out)
 {
 	if (!strcmp(path, "-"))

@@ -498,6 +498,26 @@ static int enter(struct parser *ps)
 	return 0;
 }
 
+/* After an array element or an object member: "," (copied; returns 1, another
+ * one follows) or the closing byte (returns 0); anything else is refused. */
+static int after_item(struct parser *ps, char close)
+{
+	char what[24];
+	int rc;
+
+	skip_ws(ps);
+	if (ps->p < ps->end && *ps->p == ',') {
+		ps->p++;
+		return (rc = putch(ps, ',')) ? rc : 1;
+	}
+	if (ps->p < ps->end && *ps->p == close) {
+		ps->p++;
+		return 0;
+	}
+	describe(ps->p, ps->end, what, sizeof(what));
+	return fail(ps, ps->p, "expected ',' or '%c' but found %s", close, what);
+}
+
 static int parse_array(struct parser *ps)
 {
 	int rc;
@@ -513,21 +533,12 @@ static int parse_array(struct parser *ps)
 	for (;;) {
 		if ((rc = parse_value(ps)))
 			return rc;
-		skip_ws(ps);
-		if (ps->p < ps->end && *ps->p == ',') {
-			ps->p++;
-			if ((rc = putch(ps, ',')))
-				return rc;
+		if ((rc = after_item(ps, ']')) > 0)
 			continue;
-		}
-		if (ps->p < ps->end && *ps->p == ']') {
-			ps->p++;
-			ps->depth--;
-			return putch(ps, ']');
-		}
-		char what[24];
-		describe(ps->p, ps->end, what, sizeof(what));
-		return fail(ps, ps->p, "expected ',' or ']' but found %s", what);
+		if (rc < 0)
+			return rc;
+		ps->depth--;
+		return putch(ps, ']');
 	}
 }
 
@@ -735,20 +746,11 @@ static int parse_object(struct parser *ps)
 		if ((rc = putch(ps, ':')) || (rc = parse_value(ps)))
 			return rc;
 		ps->m[mi].end = ps->out->len;
-		skip_ws(ps);
-		if (ps->p < ps->end && *ps->p == ',') {
-			ps->p++;
-			if ((rc = putch(ps, ',')))
-				return rc;
+		if ((rc = after_item(ps, '}')) > 0)
 			continue;
-		}
-		if (ps->p < ps->end && *ps->p == '}') {
-			ps->p++;
-			break;
-		}
-		char what[24];
-		describe(ps->p, ps->end, what, sizeof(what));
-		return fail(ps, ps->p, "expected ',' or '}' but found %s", what);
+		if (rc < 0)
+			return rc;
+		break;
 	}
 	if ((rc = finish_object(ps, base)))
 		return rc;

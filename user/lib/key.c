@@ -122,7 +122,6 @@ static int key_from_private_pem(const char *pem, size_t len, struct kw_key **out
 static int read_key_file(const char *path, char *buf, size_t cap, size_t *len, mode_t *mode_out)
 {
 	struct stat st;
-	size_t got = 0;
 	int fd, ret = 0;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -146,26 +145,7 @@ static int read_key_file(const char *path, char *buf, size_t cap, size_t *len, m
 		ret = -EPERM;
 		goto out;
 	}
-	for (;;) {
-		ssize_t n;
-
-		if (got == cap - 1) {
-			ret = -EFBIG;
-			goto out;
-		}
-		n = read(fd, buf + got, cap - 1 - got);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = -errno;
-			goto out;
-		}
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	*len = got;
+	ret = kw_read_fd_fixed(fd, buf, cap, len);
 out:
 	close(fd);
 	return ret;

@@ -7,15 +7,20 @@
 #include <string.h>
 
 #include "kwitness/net_compile.h"
+#include "kwitness/policy.h"
 #include "kwitness/abi/net_match.h"
 
 const char *kw_net_op_name(uint8_t op)
 {
-	switch (op) {
-	case KW_NET_CONNECT: return "net.connect";
-	case KW_NET_SEND: return "net.send";
-	case KW_NET_BIND: return "net.bind";
-	}
+	/* each operation is its class: the name is the class table's */
+	static const uint32_t class_of[] = {
+		[KW_NET_CONNECT] = KW_CLASS_NET_CONNECT,
+		[KW_NET_SEND] = KW_CLASS_NET_SEND,
+		[KW_NET_BIND] = KW_CLASS_NET_BIND,
+	};
+
+	if (op < sizeof(class_of) / sizeof(class_of[0]) && class_of[op])
+		return kw_class_name(class_of[op]);
 	return "net.?";
 }
 

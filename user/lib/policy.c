@@ -137,6 +137,21 @@ static int get_section(struct pctx *c, json_t *root, const char *key, json_t **o
 	return 0;
 }
 
+/* A top-level section named after its class (the class table's name). When
+ * present it is an object with only the allowed keys, and the class is
+ * governed. *s is NULL when the section is absent. */
+static int class_section(struct pctx *c, json_t *root, uint32_t class_bit,
+			 const char *const *keys, json_t **s)
+{
+	const char *name = kw_class_name(class_bit);
+	int ret = get_section(c, root, name, s);
+
+	if (ret || !*s)
+		return ret;
+	c->p->classes |= class_bit;
+	return check_keys(c, *s, name, keys);
+}
+
 /* ---- net: "[!]CIDR:PORTS" ---- */
 
 /* Decimal without sign or leading zeros (except "0"), at most max. */
@@ -457,13 +472,9 @@ static int parse_dev(struct pctx *c, json_t *root)
 	size_t i, j;
 	int ret;
 
-	ret = get_section(c, root, "dev", &dev);
+	ret = class_section(c, root, KW_CLASS_DEV, keys, &dev);
 	if (ret || !dev)
 		return ret;
-	ret = check_keys(c, dev, "dev", keys);
-	if (ret)
-		return ret;
-	c->p->classes |= KW_CLASS_DEV;
 	a = get_array(c, dev, "allow", "dev.allow", KW_POLICY_MAX_DEV_RULES, &ret);
 	if (ret || !a)
 		return ret;
@@ -569,42 +580,27 @@ static int parse_lsm_sections(struct pctx *c, json_t *root)
 	json_t *s, *net;
 	int ret;
 
-	ret = get_section(c, root, "fs", &s);
+	ret = class_section(c, root, KW_CLASS_FS, fs_keys, &s);
 	if (!ret && s) {
-		c->p->classes |= KW_CLASS_FS;
-		ret = check_keys(c, s, "fs", fs_keys);
-		if (!ret)
-			ret = parse_path_list(c, s, "read", "fs.read", KW_PATH_READ);
+		ret = parse_path_list(c, s, "read", "fs.read", KW_PATH_READ);
 		if (!ret)
 			ret = parse_path_list(c, s, "write", "fs.write", KW_PATH_WRITE);
 		if (!ret)
 			ret = parse_path_list(c, s, "deny", "fs.deny", KW_PATH_DENY);
 	}
 	if (!ret)
-		ret = get_section(c, root, "exec", &s);
-	if (!ret && s) {
-		c->p->classes |= KW_CLASS_EXEC;
-		ret = check_keys(c, s, "exec", exec_keys);
-		if (!ret)
-			ret = parse_path_list(c, s, "allow", "exec.allow", KW_PATH_EXEC);
-	}
+		ret = class_section(c, root, KW_CLASS_EXEC, exec_keys, &s);
+	if (!ret && s)
+		ret = parse_path_list(c, s, "allow", "exec.allow", KW_PATH_EXEC);
 	if (!ret)
-		ret = get_section(c, root, "mount", &s);
-	if (!ret && s) {
-		c->p->classes |= KW_CLASS_MOUNT;
-		ret = check_keys(c, s, "mount", mount_keys);
-		if (!ret)
-			ret = get_bool(c, s, "allow", "mount.allow", &c->p->mount_allow);
-	}
+		ret = class_section(c, root, KW_CLASS_MOUNT, mount_keys, &s);
+	if (!ret && s)
+		ret = get_bool(c, s, "allow", "mount.allow", &c->p->mount_allow);
 	if (!ret)
-		ret = get_section(c, root, "proc", &s);
-	if (!ret && s) {
-		c->p->classes |= KW_CLASS_PROC;
-		ret = check_keys(c, s, "proc", proc_keys);
-		if (!ret)
-			ret = get_bool(c, s, "signal_outside", "proc.signal_outside",
-				       &c->p->signal_outside);
-	}
+		ret = class_section(c, root, KW_CLASS_PROC, proc_keys, &s);
+	if (!ret && s)
+		ret = get_bool(c, s, "signal_outside", "proc.signal_outside",
+			       &c->p->signal_outside);
 	net = json_object_get(root, "net");
 	if (!ret && net && json_object_get(net, "unix")) {
 		c->p->classes |= KW_CLASS_UNIX;
@@ -674,13 +670,9 @@ static int parse_root(struct pctx *c, json_t *root)
 	if (!ret)
 		ret = parse_dev(c, root);
 	if (!ret)
-		ret = get_section(c, root, "sysctl", &sysctl);
-	if (!ret && sysctl) {
-		c->p->classes |= KW_CLASS_SYSCTL;
-		ret = check_keys(c, sysctl, "sysctl", sysctl_keys);
-		if (!ret)
-			ret = get_bool(c, sysctl, "write", "sysctl.write", &c->p->sysctl_write);
-	}
+		ret = class_section(c, root, KW_CLASS_SYSCTL, sysctl_keys, &sysctl);
+	if (!ret && sysctl)
+		ret = get_bool(c, sysctl, "write", "sysctl.write", &c->p->sysctl_write);
 	if (!ret)
 		ret = parse_lsm_sections(c, root);
 	return ret;

@@ -106,22 +106,27 @@ struct kw_dev_rule {
 };
 
 /* ---- Decision events (ring buffer records) ---- */
-enum kw_event_kind {
-	KW_EV_NET_CONNECT = 1,
-	KW_EV_NET_SEND = 2,
-	KW_EV_NET_BIND = 3,
-	KW_EV_NET_SOCKET = 4,
-	KW_EV_DEV = 5,
-	KW_EV_SYSCTL = 6,
-	/* BPF-LSM */
-	KW_EV_FS_OPEN = 16,
-	KW_EV_FS_EXEC = 17,
-	KW_EV_FS_PATHOP = 18,
-	KW_EV_MOUNT = 19,
-	KW_EV_PROC_KILL = 20,
-	KW_EV_PROC_PTRACE = 21,
-	KW_EV_NET_UNIX = 22,
-};
+
+/* Every kind of event and the layout the programs write for it (the
+ * structures below): KW_EVENT_KINDS(X) calls X(id, number, layout). */
+#define KW_EVENT_KINDS(X)                         \
+	X(NET_CONNECT, 1, kw_ev_net)              \
+	X(NET_SEND, 2, kw_ev_net)                 \
+	X(NET_BIND, 3, kw_ev_net)                 \
+	X(NET_SOCKET, 4, kw_ev_socket)            \
+	X(DEV, 5, kw_ev_dev)                      \
+	X(SYSCTL, 6, kw_ev_sysctl)                \
+	X(FS_OPEN, 16, kw_ev_path)                \
+	X(FS_EXEC, 17, kw_ev_path)                \
+	X(FS_PATHOP, 18, kw_ev_path)              \
+	X(MOUNT, 19, kw_ev_path)                  \
+	X(PROC_KILL, 20, kw_ev_proc)              \
+	X(PROC_PTRACE, 21, kw_ev_proc)            \
+	X(NET_UNIX, 22, kw_ev_path)
+
+#define KW_EV_ENUM_(id, number, layout) KW_EV_##id = (number),
+enum kw_event_kind { KW_EVENT_KINDS(KW_EV_ENUM_) };
+#undef KW_EV_ENUM_
 
 enum kw_decision { KW_DENY = 0, KW_PERMIT = 1 };
 
