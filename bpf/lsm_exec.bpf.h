@@ -10,15 +10,15 @@ SEC("lsm/bprm_check_security")
 int BPF_PROG(kw_lsm_bprm_check, struct linux_binprm *bprm, int ret)
 {
 	struct kw_ctx c;
+	struct kw_path_ref p;
 
-	if (ret)
+	if (ret || !kw_session_find(&c, KW_CLASS_EXEC))
 		return ret;
-	if (!kw_session_find(&c, KW_CLASS_EXEC))
-		return 0;
 	/* runs once per binary handler pass: a script's interpreter is judged too */
-	return kw_path_hook(&c, KW_EV_FS_EXEC, KW_ACC_EXEC, KW_WANT(KW_PK_EXEC),
-			    BPF_CORE_READ(bprm, file, f_path.mnt),
-			    BPF_CORE_READ(bprm, file, f_path.dentry), NULL, EACCES);
+	p.mnt = BPF_CORE_READ(bprm, file, f_path.mnt);
+	p.dentry = BPF_CORE_READ(bprm, file, f_path.dentry);
+	p.leaf = NULL;
+	return kw_path_hook(&c, KW_EV_FS_EXEC, KW_ACC_EXEC, KW_WANT(KW_PK_EXEC), &p, NULL, EACCES);
 }
 
 #endif

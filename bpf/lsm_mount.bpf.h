@@ -15,10 +15,8 @@ int BPF_PROG(kw_lsm_sb_mount, const char *dev_name, const struct path *path, con
 	struct kw_ctx c;
 	int permit;
 
-	if (ret)
+	if (ret || !kw_session_find(&c, KW_CLASS_MOUNT))
 		return ret;
-	if (!kw_session_find(&c, KW_CLASS_MOUNT))
-		return 0;
 	cfg = bpf_map_lookup_elem(&kw_lsm_slots, &c.slot);
 	permit = cfg && cfg->mount_allow;
 	sc = kw_scratch();

@@ -180,11 +180,21 @@ static __always_inline int kw_path_record(struct kw_ctx *c, struct kw_lsm_scratc
 	return verdict ? 0 : -err;
 }
 
-/* One path of a session's task: build, judge, record. The caller found the
- * session first, so untagged tasks pay no pointer chasing. */
+/* A path as a hook sees it: the directory entry on its mount, and a last
+ * component (leaf) that is not in the tree yet (mkdir, a rename's target). */
+struct kw_path_ref {
+	struct vfsmount *mnt;
+	struct dentry *dentry;
+	struct dentry *leaf; /* NULL: dentry is the path's last component */
+};
+
+/* A session's task acts on path a (and b, when not NULL, must pass too):
+ * build, judge, record one decision: the first refused path's, else the
+ * last path's. The caller found the session first, so untagged tasks pay no
+ * pointer chasing. */
 static __always_inline int kw_path_hook(struct kw_ctx *c, __u16 kind, __u32 access, __u32 want,
-					struct vfsmount *mnt, struct dentry *dentry,
-					struct dentry *leaf, int err)
+					const struct kw_path_ref *a, const struct kw_path_ref *b,
+					int err)
 {
 	struct kw_lsm_scratch *sc;
 	__u16 rule;
@@ -193,8 +203,12 @@ static __always_inline int kw_path_hook(struct kw_ctx *c, __u16 kind, __u32 acce
 	sc = kw_scratch();
 	if (!sc)
 		return kw_fail_closed(c, kind, -err);
-	kw_path_build(sc, mnt, dentry, leaf);
+	kw_path_build(sc, a->mnt, a->dentry, a->leaf);
 	permit = kw_path_judge(sc, c->slot, want, &rule);
+	if (permit && b) {
+		kw_path_build(sc, b->mnt, b->dentry, b->leaf);
+		permit = kw_path_judge(sc, c->slot, want, &rule);
+	}
 	return kw_path_record(c, sc, kind, access, permit, rule, err);
 }
 

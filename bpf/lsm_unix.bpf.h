@@ -17,10 +17,8 @@ int BPF_PROG(kw_lsm_unix_connect, struct sock *sock, struct sock *other, struct 
 	__u16 rule = KW_RULE_DEFAULT;
 	int permit = 0;
 
-	if (ret)
+	if (ret || !kw_session_find(&c, KW_CLASS_UNIX))
 		return ret;
-	if (!kw_session_find(&c, KW_CLASS_UNIX))
-		return 0;
 	sc = kw_scratch();
 	if (!sc)
 		return kw_fail_closed(&c, KW_EV_NET_UNIX, -EACCES);

@@ -9,13 +9,27 @@
 #include "kwitness/abi/lsm_map.h"
 #include "kwitness/abi/path_match.h"
 
+/* An array with one value per session slot. */
+#define KW_PER_SLOT(name, value_type)                    \
+	struct {                                         \
+		__uint(type, BPF_MAP_TYPE_ARRAY);        \
+		__uint(max_entries, KW_MAX_SESSIONS);    \
+		__type(key, __u32);                      \
+		__type(value, value_type);               \
+	} name SEC(".maps")
+
+/* Rules of every session, keyed by slot first; allocated as rules are added. */
+#define KW_RULES(name, map_type, key_type, value_type)   \
+	struct {                                         \
+		__uint(type, map_type);                  \
+		__uint(max_entries, 65536);              \
+		__uint(map_flags, BPF_F_NO_PREALLOC);    \
+		__type(key, key_type);                   \
+		__type(value, value_type);               \
+	} name SEC(".maps")
+
 /* Session slots: configuration and counters. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, KW_MAX_SESSIONS);
-	__type(key, __u32);
-	__type(value, struct kw_session);
-} kw_sessions SEC(".maps");
+KW_PER_SLOT(kw_sessions, struct kw_session);
 
 /* Membership: cgroup (v2) id -> session slot, for a tagged cgroup and each of
  * its descendants. The one lookup every hooked operation starts with. */
@@ -41,42 +55,19 @@ struct {
 } kw_ringbufs SEC(".maps");
 
 /* Network rules: (slot, op, family, address prefix) -> port rules. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct kw_net_key);
-	__type(value, struct kw_net_rules);
-} kw_net_rules SEC(".maps");
+KW_RULES(kw_net_rules, BPF_MAP_TYPE_LPM_TRIE, struct kw_net_key, struct kw_net_rules);
 
 /* Device rules: (slot, type, major|any, minor|any) -> allowed access. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct kw_dev_key);
-	__type(value, struct kw_dev_rule);
-} kw_dev_rules SEC(".maps");
+KW_RULES(kw_dev_rules, BPF_MAP_TYPE_HASH, struct kw_dev_key, struct kw_dev_rule);
 
 /* ---- BPF-LSM ---- */
 
 /* Path rules of every session: (slot, prefix) -> which lists hold it. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct kw_path_key);
-	__type(value, struct kw_path_val);
-} kw_path_rules SEC(".maps");
+KW_RULES(kw_path_rules, BPF_MAP_TYPE_HASH, struct kw_path_key, struct kw_path_val);
 
 /* LSM settings of each session that are not path lists (mount.allow,
  * proc.signal_outside), written by user/bpf/lsm.c beside its path rules. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, KW_MAX_SESSIONS);
-	__type(key, __u32);
-	__type(value, struct kw_lsm_slot);
-} kw_lsm_slots SEC(".maps");
+KW_PER_SLOT(kw_lsm_slots, struct kw_lsm_slot);
 
 /* Components walked per path; a power of two (indices are masked). */
 #define KW_PATH_DEPTH 64

@@ -63,41 +63,23 @@ static __always_inline int kw_net_hook(struct bpf_sock_addr *ctx, __u8 op, __u32
 	return verdict;
 }
 
-SEC("cgroup/connect4")
-int kw_connect4(struct bpf_sock_addr *ctx)
-{
-	return kw_net_hook(ctx, KW_NET_CONNECT, KW_CLASS_NET_CONNECT, KW_EV_NET_CONNECT, 0);
-}
+/* The sock_addr programs, IPv4 and IPv6, of one operation: hook "connect"
+ * makes kw_connect4 (SEC "cgroup/connect4") and kw_connect6. */
+#define KW_SOCK_ADDR_PROGS(hook, OP)                                                          \
+	SEC("cgroup/" #hook "4")                                                              \
+	int kw_##hook##4(struct bpf_sock_addr *ctx)                                           \
+	{                                                                                     \
+		return kw_net_hook(ctx, KW_NET_##OP, KW_CLASS_NET_##OP, KW_EV_NET_##OP, 0);   \
+	}                                                                                     \
+	SEC("cgroup/" #hook "6")                                                              \
+	int kw_##hook##6(struct bpf_sock_addr *ctx)                                           \
+	{                                                                                     \
+		return kw_net_hook(ctx, KW_NET_##OP, KW_CLASS_NET_##OP, KW_EV_NET_##OP, 1);   \
+	}
 
-SEC("cgroup/connect6")
-int kw_connect6(struct bpf_sock_addr *ctx)
-{
-	return kw_net_hook(ctx, KW_NET_CONNECT, KW_CLASS_NET_CONNECT, KW_EV_NET_CONNECT, 1);
-}
-
-SEC("cgroup/sendmsg4")
-int kw_sendmsg4(struct bpf_sock_addr *ctx)
-{
-	return kw_net_hook(ctx, KW_NET_SEND, KW_CLASS_NET_SEND, KW_EV_NET_SEND, 0);
-}
-
-SEC("cgroup/sendmsg6")
-int kw_sendmsg6(struct bpf_sock_addr *ctx)
-{
-	return kw_net_hook(ctx, KW_NET_SEND, KW_CLASS_NET_SEND, KW_EV_NET_SEND, 1);
-}
-
-SEC("cgroup/bind4")
-int kw_bind4(struct bpf_sock_addr *ctx)
-{
-	return kw_net_hook(ctx, KW_NET_BIND, KW_CLASS_NET_BIND, KW_EV_NET_BIND, 0);
-}
-
-SEC("cgroup/bind6")
-int kw_bind6(struct bpf_sock_addr *ctx)
-{
-	return kw_net_hook(ctx, KW_NET_BIND, KW_CLASS_NET_BIND, KW_EV_NET_BIND, 1);
-}
+KW_SOCK_ADDR_PROGS(connect, CONNECT)
+KW_SOCK_ADDR_PROGS(sendmsg, SEND)
+KW_SOCK_ADDR_PROGS(bind, BIND)
 
 /* Only inet and inet6 sockets reach this hook; other families are outside the
  * cgroup hook's reach (docs/policy.md). */
@@ -105,10 +87,10 @@ SEC("cgroup/sock_create")
 int kw_sock_create(struct bpf_sock *sk)
 {
 	__u32 family = sk->family, type = sk->type, bit = 64;
-	__u16 rule = KW_RULE_DEFAULT;
 	struct kw_ev_socket *e;
-	struct kw_ctx c;
 	int permit = 0, verdict;
+	__u16 rule = KW_RULE_DEFAULT;
+	struct kw_ctx c;
 
 	if (!kw_session_find(&c, KW_CLASS_NET_SOCKET))
 		return 1;
