@@ -140,21 +140,13 @@ int cmd_keygen(int argc, char **argv)
 		case 'o':
 			out = optarg;
 			break;
-		case 'h':
-			keygen_usage(stdout);
-			return 0;
 		default:
-			fprintf(stderr, "kwitness keygen: unknown or incomplete option '%s'\n",
-				argv[optind - 1]);
-			keygen_usage(stderr);
-			return 2;
+			return cli_help_or_bad_option("keygen", c, 'h', argv, keygen_usage);
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "kwitness keygen: unexpected argument '%s'\n", argv[optind]);
-		keygen_usage(stderr);
-		return 2;
-	}
+	if (optind != argc)
+		return cli_usage_error("keygen", keygen_usage, "unexpected argument '%s'",
+				       argv[optind]);
 	ret = make_parent_dirs(out);
 	if (ret) {
 		fprintf(stderr, "kwitness keygen: cannot create the directory of %s: %s\n", out,
@@ -226,14 +218,8 @@ int cmd_key(int argc, char **argv)
 		case 't':
 			only_tp = true;
 			break;
-		case 'h':
-			key_usage(stdout);
-			return 0;
 		default:
-			fprintf(stderr, "kwitness key show: unknown or incomplete option '%s'\n",
-				argv[optind - 1]);
-			key_usage(stderr);
-			return 2;
+			return cli_help_or_bad_option("key show", c, 'h', argv, key_usage);
 		}
 	}
 	if (optind != argc || (only_jwk && only_tp)) {

@@ -135,25 +135,17 @@ static int record_build(int argc, char **argv)
 			}
 			in.iat = iat;
 			break;
-		case O_HELP:
-			build_usage(stdout);
-			return 0;
 		default:
-			fprintf(stderr, "kwitness record build: unknown or incomplete option '%s'\n",
-				argv[optind - 1]);
-			build_usage(stderr);
-			return 2;
+			return cli_help_or_bad_option("record build", c, O_HELP, argv, build_usage);
 		}
 	}
 	if (optind != argc || !in.sandbox_id || !in.image_digest || !policy || !decisions ||
-	    !in.enforcement_mode || !in.model_provider || !in.model_id) {
-		fprintf(stderr, "kwitness record build: %s\n",
-			optind != argc ? "unexpected argument" :
-			"--sandbox-id, --image-digest, --policy, --decisions, --enforcement-mode, "
-			"--model-provider and --model-id are required");
-		build_usage(stderr);
-		return 2;
-	}
+	    !in.enforcement_mode || !in.model_provider || !in.model_id)
+		return cli_usage_error("record build", build_usage, "%s",
+				       optind != argc ? "unexpected argument" :
+				       "--sandbox-id, --image-digest, --policy, --decisions, "
+				       "--enforcement-mode, --model-provider and --model-id are "
+				       "required");
 	if (cli_read("record build", "policy bundle", policy, CLI_BUNDLE_MAX, &bundle) ||
 	    cli_read("record build", "decision log", decisions, CLI_LOG_MAX, &log))
 		goto out;
@@ -237,20 +229,12 @@ int cmd_sign(int argc, char **argv)
 		case 'p':
 			pretty = true;
 			break;
-		case 'h':
-			sign_usage(stdout);
-			return 0;
 		default:
-			fprintf(stderr, "kwitness sign: unknown or incomplete option '%s'\n", argv[optind - 1]);
-			sign_usage(stderr);
-			return 2;
+			return cli_help_or_bad_option("sign", c, 'h', argv, sign_usage);
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "kwitness sign: expected exactly one RECORD argument\n");
-		sign_usage(stderr);
-		return 2;
-	}
+	if (optind != argc - 1)
+		return cli_usage_error("sign", sign_usage, "expected exactly one RECORD argument");
 	if (cli_read("sign", "record", argv[optind], CLI_RECORD_MAX, &text))
 		goto out;
 	rec = jcs_parse(text.data ? text.data : "", text.len, &jerr);

@@ -206,15 +206,12 @@ int cmd_run(int argc, char **argv)
 			continue;
 		switch (opt) {
 		case 'k': key_jwk = optarg; break;
-		case 'h': run_usage(stdout); return 0;
-		default: run_usage(stderr); return 2;
+		default: return cli_help_or_bad_option("run", opt, 'h', argv, run_usage);
 		}
 	}
-	if (!o.policy || optind >= argc) {
-		fprintf(stderr, "kwitness run: --policy FILE and a command after -- are required\n");
-		run_usage(stderr);
-		return 2;
-	}
+	if (!o.policy || optind >= argc)
+		return cli_usage_error("run", run_usage,
+				       "--policy FILE and a command after -- are required");
 	if (!o.sandbox_id) {
 		snprintf(sid_buf, sizeof(sid_buf), "spiffe://kwitness.local/run/%d", (int)getpid());
 		o.sandbox_id = sid_buf;

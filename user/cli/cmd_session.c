@@ -106,8 +106,7 @@ static int session_open(int argc, char **argv)
 			continue;
 		switch (opt) {
 		case 'c': cgroup = optarg; break;
-		case 'h': session_usage(stdout); return 0;
-		default: session_usage(stderr); return 2;
+		default: return cli_help_or_bad_option("session open", opt, 'h', argv, session_usage);
 		}
 	}
 	if (!cgroup || !o.sandbox_id || !o.policy || !o.image_digest || optind != argc) {

@@ -177,26 +177,16 @@ int cmd_verify(int argc, char **argv)
 			else
 				o.max_age = v;
 			break;
-		case O_HELP:
-			verify_usage(stdout);
-			return 0;
 		default:
-			fprintf(stderr, "kwitness verify: unknown or incomplete option '%s'\n", argv[optind - 1]);
-			verify_usage(stderr);
-			return 2;
+			return cli_help_or_bad_option("verify", c, O_HELP, argv, verify_usage);
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "kwitness verify: expected exactly one RECORD argument\n");
-		verify_usage(stderr);
-		return 2;
-	}
+	if (optind != argc - 1)
+		return cli_usage_error("verify", verify_usage, "expected exactly one RECORD argument");
 	recpath = argv[optind];
-	if (!keypath && !o.allow_embedded_key) {
-		fprintf(stderr, "kwitness verify: --key TRUSTED is required (or --allow-embedded-key)\n");
-		verify_usage(stderr);
-		return 2;
-	}
+	if (!keypath && !o.allow_embedded_key)
+		return cli_usage_error("verify", verify_usage,
+				       "--key TRUSTED is required (or --allow-embedded-key)");
 	if (o.image_digest && !policypath) {
 		fprintf(stderr, "kwitness verify: --image-digest needs --policy (the measurement binds both)\n");
 		return 2;

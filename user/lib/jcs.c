@@ -518,18 +518,31 @@ static int after_item(struct parser *ps, char close)
 	return fail(ps, ps->p, "expected ',' or '%c' but found %s", close, what);
 }
 
-static int parse_array(struct parser *ps)
+/* At an opening bracket: enters the container and copies the bracket.
+ * Returns 1 when it is empty (the closing byte copied too), 0 when items
+ * follow, or an error. */
+static int open_container(struct parser *ps, char open, char close)
 {
 	int rc;
-	if ((rc = enter(ps)) || (rc = putch(ps, '[')))
+
+	if ((rc = enter(ps)) || (rc = putch(ps, open)))
 		return rc;
 	ps->p++;
 	skip_ws(ps);
-	if (ps->p < ps->end && *ps->p == ']') {
+	if (ps->p < ps->end && *ps->p == close) {
 		ps->p++;
 		ps->depth--;
-		return putch(ps, ']');
+		return (rc = putch(ps, close)) ? rc : 1;
 	}
+	return 0;
+}
+
+static int parse_array(struct parser *ps)
+{
+	int rc = open_container(ps, '[', ']');
+
+	if (rc)
+		return rc > 0 ? 0 : rc;
 	for (;;) {
 		if ((rc = parse_value(ps)))
 			return rc;
@@ -698,17 +711,11 @@ out:
 
 static int parse_object(struct parser *ps)
 {
-	int rc;
-	if ((rc = enter(ps)) || (rc = putch(ps, '{')))
-		return rc;
-	ps->p++;
 	size_t base = ps->m_len, keys_mark = ps->keys.len;
-	skip_ws(ps);
-	if (ps->p < ps->end && *ps->p == '}') {
-		ps->p++;
-		ps->depth--;
-		return putch(ps, '}');
-	}
+	int rc = open_container(ps, '{', '}');
+
+	if (rc)
+		return rc > 0 ? 0 : rc;
 	for (;;) {
 		skip_ws(ps);
 		if (ps->p >= ps->end || *ps->p != '"') {

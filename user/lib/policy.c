@@ -152,6 +152,22 @@ static int class_section(struct pctx *c, json_t *root, uint32_t class_bit,
 	return check_keys(c, *s, name, keys);
 }
 
+/* arr (n elements of elem bytes, room for *cap) with room for one more:
+ * doubled (from 16) when full. NULL when out of memory (arr is kept). */
+static void *room_for_one(void *arr, size_t n, size_t *cap, size_t elem)
+{
+	size_t more;
+	void *p;
+
+	if (n < *cap)
+		return arr;
+	more = *cap ? *cap * 2 : 16;
+	p = realloc(arr, more * elem);
+	if (p)
+		*cap = more;
+	return p;
+}
+
 /* ---- net: "[!]CIDR:PORTS" ---- */
 
 /* Decimal without sign or leading zeros (except "0"), at most max. */
@@ -288,18 +304,14 @@ static int parse_net_list(struct pctx *c, json_t *net, const char *key, uint8_t 
 	c->p->classes |= class_bit;
 	json_array_foreach(a, i, v) {
 		const char *s = item_string(c, v, name, i, &ret);
+		void *n;
 
 		if (!s)
 			return ret;
-		if (c->p->n_net == c->cap_net) {
-			size_t cap = c->cap_net ? c->cap_net * 2 : 16;
-			struct kw_net_rule *n = realloc(c->p->net, cap * sizeof(*n));
-
-			if (!n)
-				return -ENOMEM;
-			c->p->net = n;
-			c->cap_net = cap;
-		}
+		n = room_for_one(c->p->net, c->p->n_net, &c->cap_net, sizeof(*c->p->net));
+		if (!n)
+			return -ENOMEM;
+		c->p->net = n;
 		ret = parse_net_rule(c, s, name, i, op, &c->p->net[c->p->n_net]);
 		if (ret)
 			return ret;
@@ -540,6 +552,7 @@ static int parse_path_list(struct pctx *c, json_t *obj, const char *key, const c
 		const char *s = item_string(c, v, name, i, &ret);
 		struct kw_path_rule *r;
 		size_t len;
+		void *n;
 
 		if (!s)
 			return ret;
@@ -552,15 +565,10 @@ static int parse_path_list(struct pctx *c, json_t *obj, const char *key, const c
 		if (!path_normalised(s))
 			return fail(c, "%s[%zu]: path \"%s\" is not normalised (no \".\", \"..\", "
 				    "duplicate or trailing slashes)", name, i, quote(s, q));
-		if (c->p->n_paths == c->cap_paths) {
-			size_t cap = c->cap_paths ? c->cap_paths * 2 : 16;
-			struct kw_path_rule *n = realloc(c->p->paths, cap * sizeof(*n));
-
-			if (!n)
-				return -ENOMEM;
-			c->p->paths = n;
-			c->cap_paths = cap;
-		}
+		n = room_for_one(c->p->paths, c->p->n_paths, &c->cap_paths, sizeof(*c->p->paths));
+		if (!n)
+			return -ENOMEM;
+		c->p->paths = n;
 		r = &c->p->paths[c->p->n_paths++];
 		memset(r, 0, sizeof(*r));
 		r->kind = kind;
