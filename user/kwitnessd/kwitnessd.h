@@ -18,6 +18,7 @@
 #include "collector/logwriter.h"
 #include "collector/reorder.h"
 #include "collector/seal.h"
+#include "collector/worker.h"
 
 #define KWD_DEFAULT_CONFIG "/etc/kwitness/kwitnessd.conf"
 #define KWD_DEFAULT_PIN_DIR "/sys/fs/bpf/kwitness"
@@ -129,30 +130,6 @@ enum kwd_session_state { KWD_S_OPEN, KWD_S_CLOSING };
 	X(sandbox_id) X(image_digest) X(cgroup_path) X(bundle) X(model_provider) \
 	X(model_id) X(data_class) X(log_path) X(policy_path) X(record_path)
 
-/* Work for the I/O thread, in order: log chunks, then a session's seal. */
-#define KWD_SEAL_NOT_RUN (-1) /* the log could not be finished: no record */
-enum kwd_job_kind { KWD_JOB_WRITE, KWD_JOB_SEAL };
-struct kwd_job {
-	enum kwd_job_kind kind;
-	int fd;                  /* closed (after fsync) by a SEAL job */
-	char *data;              /* owned */
-	size_t len;
-	/* SEAL: the record to seal once the log is on disk. The strings belong
-	 * to the session, which is handed over until the job comes back. */
-	void *owner;
-	struct kw_record_input in;
-	const struct kw_key *key;
-	const char *record_path;
-	char hash[KW_DIGEST_STR_MAX];
-	uint64_t count;
-	int err;                 /* an error seen before the worker ran (or by it) */
-	/* SEAL, set by the worker */
-	json_t *record;          /* the signed record (owned) */
-	int stage;               /* enum kw_seal_stage, or KWD_SEAL_NOT_RUN */
-	char why[512];
-	struct kwd_job *next;
-};
-
 struct kwd_session {
 	struct kwd_watch w;
 	struct kwd *d;
@@ -179,7 +156,7 @@ struct kwd_session {
 	const volatile unsigned long *ring_prod;
 	struct kw_reorder ro;
 	struct kw_logwriter log;
-	struct kwd_job seal;  /* the close's last job: no allocation at close */
+	struct kw_job seal;   /* the close's last job: no allocation at close */
 	uint64_t decisions;   /* decision entries written */
 	uint64_t denials;     /* deny entries written */
 	uint64_t bad_events;  /* records the consumer could not decode */
@@ -195,11 +172,9 @@ struct kwd_session {
 	struct kw_record_runtime record_runtime; /* points into runtime */
 };
 
-struct kwd_worker;
-
 struct kwd {
 	struct kwd_config cfg;
-	struct kwd_worker *worker;
+	struct kw_worker *worker;
 	struct kwd_watch worker_w;
 	struct kwd_hostinfo host;
 	struct kw_hooks *hooks;
@@ -224,22 +199,6 @@ struct kwd {
 	bool stopping;
 	char *programs; /* "name:tag,..." */
 };
-
-/* worker.c: one thread for blocking file work (log writes, fsync, records),
- * so the loop keeps consuming ring buffers while a disk is slow. */
-int kwd_worker_start(struct kwd *d, char *err, size_t errlen);
-/* Queues a job (takes it; a SEAL job comes back through kwd_worker_done). */
-void kwd_worker_submit(struct kwd *d, struct kwd_job *job);
-/* kw_logwriter_submit_fn for session logs. */
-int kwd_worker_write(void *ctx, int fd, char *data, size_t len);
-/* Main thread: the next SEAL job the worker has finished, oldest first, or
- * NULL. The loop drains these when the worker's eventfd is readable. */
-struct kwd_job *kwd_worker_done(struct kwd *d);
-/* Runs every queued job and stops the thread; finished jobs stay for
- * kwd_worker_done. */
-void kwd_worker_stop(struct kwd *d);
-/* After kwd_worker_stop and the last kwd_worker_done. */
-void kwd_worker_free(struct kwd *d);
 
 /* recover.c: at start, seals the logs of sessions no collector closed. */
 void kwd_seal_unclosed(struct kwd *d);
@@ -291,6 +250,6 @@ void kwd_sessions_close_all(struct kwd *d);
 /* Main thread: a session's SEAL job came back from the worker. Frees the
  * session and returns the close reply, with *client the id of the client that
  * asked for the close (0: nobody waits for it). */
-json_t *kwd_session_sealed(struct kwd *d, struct kwd_job *job, uint64_t *client);
+json_t *kwd_session_sealed(struct kwd *d, struct kw_job *job, uint64_t *client);
 
 #endif

@@ -42,9 +42,9 @@ static struct kwd daemon_state;
  * that asked for it, through the control code that took the request. */
 static void reply_sealed(struct kwd *d)
 {
-	struct kwd_job *job;
+	struct kw_job *job;
 
-	while ((job = kwd_worker_done(d))) {
+	while ((job = kw_worker_done(d->worker))) {
 		uint64_t client = 0;
 		json_t *reply = kwd_session_sealed(d, job, &client);
 
@@ -53,6 +53,25 @@ static void reply_sealed(struct kwd *d)
 		else
 			json_decref(reply);
 	}
+}
+
+/* The I/O worker, its finished seals watched by the loop. */
+static int start_worker(struct kwd *d, char *err, size_t errlen)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &d->worker_w };
+	int e = kw_worker_start(&d->worker, err, errlen);
+
+	if (e)
+		return e;
+	d->worker_w.kind = KWD_W_WORKER;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, kw_worker_notify_fd(d->worker), &ev) < 0) {
+		e = -errno;
+		snprintf(err, errlen, "epoll: %s", strerror(errno));
+		kw_worker_stop(d->worker);
+		kw_worker_free(d->worker);
+		d->worker = NULL;
+	}
+	return e;
 }
 
 static void usage(FILE *f)
@@ -450,7 +469,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (kwd_worker_start(d, err, sizeof(err))) {
+	if (start_worker(d, err, sizeof(err))) {
 		kwd_log(d, LOG_ERR, "%s", err);
 		kwd_control_shutdown(d);
 		kw_hooks_close(d->hooks);
@@ -463,9 +482,11 @@ int main(int argc, char **argv)
 	/* SIGTERM/SIGINT: every open session ends with its trailer and record. */
 	d->stopping = true;
 	kwd_sessions_close_all(d);
-	kwd_worker_stop(d); /* every record written */
+	kw_worker_stop(d->worker); /* every record written */
+	epoll_ctl(d->epfd, EPOLL_CTL_DEL, kw_worker_notify_fd(d->worker), NULL);
 	reply_sealed(d);
-	kwd_worker_free(d);
+	kw_worker_free(d->worker);
+	d->worker = NULL;
 	kwd_control_shutdown(d);
 	kw_hooks_close(d->hooks);
 	kwd_attest_stop(d);

@@ -551,8 +551,8 @@ json_t *kwd_session_open(struct kwd *d, json_t *req)
 	}
 	/* From here on chunks are written by the I/O worker, in order (the open
 	 * entry was written here, so an error path above never races it). */
-	s->log.submit = kwd_worker_write;
-	s->log.submit_ctx = d;
+	s->log.submit = kw_worker_write;
+	s->log.submit_ctx = d->worker;
 	d->slots[slot] = s;
 	d->n_sessions++;
 	kwd_log(d, LOG_INFO, "session %s opened: %s, cgroup %s, slot %u, %s", s->id, s->sandbox_id,
@@ -657,7 +657,7 @@ static void end_session(struct kwd_session *s)
 {
 	struct kwd *d = s->d;
 	struct kw_session c = { 0 };
-	struct kwd_job *job = &s->seal;
+	struct kw_job *job = &s->seal;
 	uint64_t gaps;
 	int e;
 
@@ -684,10 +684,10 @@ static void end_session(struct kwd_session *s)
 	}
 	kw_hooks_session_free(d->hooks, s->slot);
 
-	job->kind = KWD_JOB_SEAL;
+	job->kind = KW_JOB_SEAL;
 	job->owner = s;
 	job->err = e ? e : s->ro.err;
-	job->stage = KWD_SEAL_NOT_RUN;
+	job->stage = KW_SEAL_NOT_RUN;
 	e = kw_logwriter_detach(&s->log, job->hash, &job->count, &job->data, &job->len, &job->fd);
 	if (e && !job->err)
 		job->err = e;
@@ -710,17 +710,17 @@ static void end_session(struct kwd_session *s)
 	}
 	job->key = d->key;
 	job->record_path = s->record_path;
-	kwd_worker_submit(d, job);
+	kw_worker_submit(d->worker, job);
 }
 
 /* Main thread: the worker has written the log and sealed the record (or
  * failed to). The close reply says what happened. */
-json_t *kwd_session_sealed(struct kwd *d, struct kwd_job *job, uint64_t *client)
+json_t *kwd_session_sealed(struct kwd *d, struct kw_job *job, uint64_t *client)
 {
 	struct kwd_session *s = job->owner;
 	json_t *reply;
 
-	if (job->err && job->stage == KWD_SEAL_NOT_RUN)
+	if (job->err && job->stage == KW_SEAL_NOT_RUN)
 		reply = kwd_error(KW_ERR_STORAGE, "decision log %s: %s", s->log_path,
 				  strerror(-job->err));
 	else if (job->err)

@@ -1,31 +1,29 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The I/O worker: one thread that does the collector's blocking file work —
- * decision log chunks, and at close the last lines, fsync, and the record
- * (build, sign, self-verify, atomic write). The epoll loop only formats,
- * hashes and queues, so a slow disk (dirty-page throttling, a 30 ms fsync)
- * never stops it from emptying ring buffers. Jobs run in queue order, so a
- * log's chunks are written before its seal. Sealed jobs go to a queue that
- * the loop drains when the eventfd says so (kwd_worker_done); replies and
- * frees happen there. The worker knows nothing of sessions or clients. */
+/* The I/O worker, see worker.h. The loop that empties ring buffers only
+ * formats, hashes and queues, so a slow disk (dirty-page throttling, a 30 ms
+ * fsync) never stops it. Jobs run in queue order, so a log's chunks are
+ * written before its seal. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "kwitnessd.h"
+#include "kwitness/buf.h"
+#include "collector/seal.h"
+#include "collector/worker.h"
 
-struct kwd_worker {
+struct kw_worker {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	struct kwd_job *head, *tail;  /* to do */
-	struct kwd_job *done, *done_tail; /* back to the loop, oldest first */
+	struct kw_job *head, *tail;  /* to do */
+	struct kw_job *done, *done_tail; /* back to the loop, oldest first */
 	bool stop;
 	int efd;
 	/* write errors per fd, worker-only */
@@ -34,7 +32,7 @@ struct kwd_worker {
 };
 
 /* Remembers the first write error of fd (err 0: none) for its SEAL job. */
-static void note_error(struct kwd_worker *w, int fd, int err)
+static void note_error(struct kw_worker *w, int fd, int err)
 {
 	if (fd < 0 || !err)
 		return;
@@ -52,7 +50,7 @@ static void note_error(struct kwd_worker *w, int fd, int err)
 		w->fd_err[fd] = err;
 }
 
-static int take_error(struct kwd_worker *w, int fd)
+static int take_error(struct kw_worker *w, int fd)
 {
 	int e = 0;
 
@@ -63,7 +61,7 @@ static int take_error(struct kwd_worker *w, int fd)
 	return e;
 }
 
-static void run_job(struct kwd_worker *w, struct kwd_job *job)
+static void run_job(struct kw_worker *w, struct kw_job *job)
 {
 	enum kw_seal_stage stage;
 	int e;
@@ -72,7 +70,7 @@ static void run_job(struct kwd_worker *w, struct kwd_job *job)
 		note_error(w, job->fd, kw_write_all(job->fd, job->data, job->len));
 	free(job->data);
 	job->data = NULL;
-	if (job->kind != KWD_JOB_SEAL)
+	if (job->kind != KW_JOB_SEAL)
 		return;
 	e = job->err;
 	if (job->fd >= 0) {
@@ -92,7 +90,7 @@ static void run_job(struct kwd_worker *w, struct kwd_job *job)
 	/* The log is on disk: seal what it holds. */
 	job->in.transcript_hash = job->hash;
 	job->in.call_count = job->count;
-	job->in.iat = kwd_now_us() / 1000000;
+	job->in.iat = (int64_t)time(NULL);
 	job->err = kw_seal_record(&job->in, job->key, job->record_path, &job->record, &stage,
 				  job->why, sizeof(job->why));
 	job->stage = (int)stage;
@@ -100,11 +98,11 @@ static void run_job(struct kwd_worker *w, struct kwd_job *job)
 
 static void *worker_main(void *arg)
 {
-	struct kwd_worker *w = arg;
+	struct kw_worker *w = arg;
 
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
-		struct kwd_job *job = w->head;
+		struct kw_job *job = w->head;
 
 		if (!job) {
 			if (w->stop)
@@ -120,7 +118,7 @@ static void *worker_main(void *arg)
 		run_job(w, job);
 
 		pthread_mutex_lock(&w->lock);
-		if (job->kind == KWD_JOB_SEAL) {
+		if (job->kind == KW_JOB_SEAL) {
 			uint64_t one = 1;
 
 			job->next = NULL;
@@ -139,12 +137,12 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-int kwd_worker_start(struct kwd *d, char *err, size_t errlen)
+int kw_worker_start(struct kw_worker **out, char *err, size_t errlen)
 {
-	struct kwd_worker *w = calloc(1, sizeof(*w));
-	struct epoll_event ev = { .events = EPOLLIN };
+	struct kw_worker *w = calloc(1, sizeof(*w));
 	int e;
 
+	*out = NULL;
 	if (!w) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -158,15 +156,6 @@ int kwd_worker_start(struct kwd *d, char *err, size_t errlen)
 		free(w);
 		return e;
 	}
-	d->worker_w.kind = KWD_W_WORKER;
-	ev.data.ptr = &d->worker_w;
-	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, w->efd, &ev) < 0) {
-		e = -errno;
-		snprintf(err, errlen, "epoll: %s", strerror(errno));
-		close(w->efd);
-		free(w);
-		return e;
-	}
 	e = pthread_create(&w->thread, NULL, worker_main, w);
 	if (e) {
 		snprintf(err, errlen, "I/O thread: %s", strerror(e));
@@ -174,14 +163,17 @@ int kwd_worker_start(struct kwd *d, char *err, size_t errlen)
 		free(w);
 		return -e;
 	}
-	d->worker = w;
+	*out = w;
 	return 0;
 }
 
-void kwd_worker_submit(struct kwd *d, struct kwd_job *job)
+int kw_worker_notify_fd(const struct kw_worker *w)
 {
-	struct kwd_worker *w = d->worker;
+	return w->efd;
+}
 
+void kw_worker_submit(struct kw_worker *w, struct kw_job *job)
+{
 	job->next = NULL;
 	pthread_mutex_lock(&w->lock);
 	if (w->tail)
@@ -193,31 +185,27 @@ void kwd_worker_submit(struct kwd *d, struct kwd_job *job)
 	pthread_mutex_unlock(&w->lock);
 }
 
-int kwd_worker_write(void *ctx, int fd, char *data, size_t len)
+int kw_worker_write(void *ctx, int fd, char *data, size_t len)
 {
-	struct kwd *d = ctx;
-	struct kwd_job *job = calloc(1, sizeof(*job));
+	struct kw_job *job = calloc(1, sizeof(*job));
 
 	if (!job) {
 		free(data);
 		return -ENOMEM;
 	}
-	job->kind = KWD_JOB_WRITE;
+	job->kind = KW_JOB_WRITE;
 	job->fd = fd;
 	job->data = data;
 	job->len = len;
-	kwd_worker_submit(d, job);
+	kw_worker_submit(ctx, job);
 	return 0;
 }
 
-struct kwd_job *kwd_worker_done(struct kwd *d)
+struct kw_job *kw_worker_done(struct kw_worker *w)
 {
-	struct kwd_worker *w = d->worker;
-	struct kwd_job *job;
+	struct kw_job *job;
 	uint64_t n;
 
-	if (!w)
-		return NULL;
 	if (read(w->efd, &n, sizeof(n)) < 0)
 		(void)0; /* EAGAIN: nothing new since the last drain */
 	pthread_mutex_lock(&w->lock);
@@ -232,24 +220,17 @@ struct kwd_job *kwd_worker_done(struct kwd *d)
 	return job;
 }
 
-void kwd_worker_stop(struct kwd *d)
+void kw_worker_stop(struct kw_worker *w)
 {
-	struct kwd_worker *w = d->worker;
-
-	if (!w)
-		return;
 	pthread_mutex_lock(&w->lock);
 	w->stop = true;
 	pthread_cond_signal(&w->wake);
 	pthread_mutex_unlock(&w->lock);
 	pthread_join(w->thread, NULL);
-	epoll_ctl(d->epfd, EPOLL_CTL_DEL, w->efd, NULL);
 }
 
-void kwd_worker_free(struct kwd *d)
+void kw_worker_free(struct kw_worker *w)
 {
-	struct kwd_worker *w = d->worker;
-
 	if (!w)
 		return;
 	close(w->efd);
@@ -257,5 +238,4 @@ void kwd_worker_free(struct kwd *d)
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->wake);
 	free(w);
-	d->worker = NULL;
 }
