@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 enum kw_probe_class {
 	KW_PROBE_CGROUP_NET,   /* cgroup/connect4 (and the other sock_addr hooks) */
@@ -31,16 +32,18 @@ struct kw_probe_result {
  * "lsm.mount", "lsm.unix"; NULL out of range. */
 const char *kw_probe_class_name(int cls);
 
-/* Probes every class for real (loads, attaches, triggers, counts). Mounts
- * securityfs if needed. Returns 0, or -errno when probing itself could not run. */
+/* Probes every class for real (loads, attaches, triggers, counts; for the LSM
+ * classes also: the kernel has every hook their programs use). Mounts
+ * securityfs if needed. The loader (kw_hooks_open) loads exactly what this
+ * finds working. Returns 0, or -errno when probing itself could not run. */
 int kw_probe_all(struct kw_probe_result out[KW_PROBE_NCLASSES]);
 
 /* Active LSM list ("lockdown,capability,bpf") into buf; mounts securityfs if
  * needed. 0 or -errno. */
 int kw_probe_lsm_list(char *buf, size_t len);
 
-/* Cheap check for the loader: `bpf` is an active LSM and a trivial lsm program
- * loads (not attached). 1 yes; 0 no, with why; never fires anything. */
-int kw_probe_lsm_loadable(char *why, size_t whylen);
+/* The probe class that tells whether a policy class (one KW_CLASS_* bit) can
+ * run here (the class table's probe column), or -1. */
+int kw_probe_class_of(uint32_t class_bit);
 
 #endif

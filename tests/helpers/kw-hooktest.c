@@ -898,13 +898,9 @@ int main(int argc, char **argv)
 		uint32_t want = 0;
 		int pe = kw_probe_all(pr);
 
-#define PROBED_(id, bit, name, kernel, probe) \
-	if (pr[KW_PROBE_##probe].available)  \
-		want |= KW_CLASS_##id;
-		if (!pe) {
-			KW_CLASS_TABLE(PROBED_)
-		}
-#undef PROBED_
+		for (unsigned b = 0; !pe && b < KW_CLASS_COUNT; b++)
+			if (pr[kw_probe_class_of(1u << b)].available)
+				want |= 1u << b;
 		result(!pe && kw_hooks_available(h) == want,
 		       "kw_hooks_open: classes available 0x%x, kwitness probe says 0x%x%s",
 		       kw_hooks_available(h), want, pe ? " (probe failed)" : "");

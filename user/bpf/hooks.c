@@ -21,6 +21,7 @@
 #include "kwitness/cgroup.h"
 #include "kwitness/hooks.h"
 #include "kwitness/net_compile.h"
+#include "kwitness/probe.h"
 #include "kwitness.skel.h"
 #include "lsm.h"
 
@@ -161,28 +162,34 @@ static int pin_maps(struct kw_hooks *h, const char *pin_dir, char *err, size_t e
 	return 0;
 }
 
-/* Turns off cgroup programs whose type this kernel lacks, so the rest load. */
-static void probe_cg_progs(struct kw_hooks *h)
+/* The one answer to "what works here": `kwitness probe`'s, asked once per
+ * load. A class whose kind of program the probe did not see load, attach and
+ * fire is not loaded, with the probe's reason. Returns the classes to load. */
+static uint32_t probe_classes(struct kw_hooks *h)
 {
+	struct kw_probe_result pr[KW_PROBE_NCLASSES];
+	uint32_t load = 0;
 	size_t i;
 
-	for (i = 0; i < KW_N_CG_PROGS; i++) {
-		const struct kw_cg_prog *p = &kw_cg_progs[i];
+	kw_probe_all(pr);
+	for (i = 0; i < KW_CLASS_COUNT; i++) {
+		int p = kw_probe_class_of(1u << i);
 
-		if (libbpf_probe_bpf_prog_type(p->type, NULL) == 1)
-			continue;
-		bpf_program__set_autoload(cg_prog(h, p), false);
-		set_why(h, p->class_bit, "%s: program type not supported by this kernel",
-			p->section);
+		if (p >= 0 && pr[p].available)
+			load |= 1u << i;
+		else if (p >= 0)
+			set_why(h, 1u << i, "%s: %s", kw_probe_class_name(p), pr[p].reason);
 	}
-	/* tp_btf cannot be probed without a target (libbpf answers "not
-	 * supported"): the load itself tells */
+	for (i = 0; i < KW_N_CG_PROGS; i++)
+		bpf_program__set_autoload(cg_prog(h, &kw_cg_progs[i]),
+					  (load & kw_cg_progs[i].class_bit) != 0);
+	kw_lsm_prepare(h->skel, load & KW_CLASS_LSM_MASK);
+	return load;
 }
 
 int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char *err,
 		  size_t errlen)
 {
-	char lsm_why[160] = "";
 	struct kw_hooks *h;
 	uint32_t lsm_classes;
 	size_t i;
@@ -212,10 +219,7 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 		snprintf(err, errlen, "opening the BPF object failed: %s", strerror(-ret));
 		goto fail;
 	}
-	probe_cg_progs(h);
-	lsm_classes = kw_lsm_prepare(h->skel, lsm_why, sizeof(lsm_why));
-	if (lsm_why[0])
-		set_why(h, KW_CLASS_LSM_MASK & ~lsm_classes, "%s", lsm_why);
+	lsm_classes = probe_classes(h) & KW_CLASS_LSM_MASK;
 
 	if (opts->pin_dir) {
 		ret = ensure_bpffs(opts->pin_dir, err, errlen);

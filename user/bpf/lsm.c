@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* BPF-LSM part of the loader (bpf/lsm.bpf.h): decides before load whether
- * the lsm programs can run on this kernel (the whole skeleton fails to load
- * if one program does), attaches them, and writes each session's path rules
- * (kw_path_rules) and settings (kw_lsm_slots). */
+/* BPF-LSM part of the loader (bpf/lsm_*.bpf.h): loads only the programs of
+ * the classes `kwitness probe` finds working (the whole skeleton fails to
+ * load if one program does), attaches them, and writes each session's path
+ * rules (kw_path_rules) and settings (kw_lsm_slots). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,7 +21,7 @@ struct kw_lsm_prog {
 	uint32_t class_bit;
 	size_t prog_off; /* offset of the program pointer in skel->progs */
 	size_t link_off; /* offset of the link pointer in skel->links */
-	const char *hook; /* bpf_lsm_<hook> must exist in the kernel's BTF */
+	const char *hook; /* the LSM hook (kwitness probe checks the kernel has it) */
 };
 
 #define CG_(cls, name, type, sec)
@@ -46,48 +46,13 @@ static struct bpf_link **lsm_link(struct kwitness_bpf *skel, const struct kw_lsm
 	return (struct bpf_link **)((char *)skel + p->link_off);
 }
 
-/* The bpf_lsm_* attach points of classes whose hooks the kernel lacks (an
- * older kernel, CONFIG_SECURITY_PATH off): those classes are not provided. */
-static uint32_t classes_missing_hooks(char *why, size_t whylen)
+void kw_lsm_prepare(struct kwitness_bpf *skel, uint32_t classes)
 {
-	struct btf *vmlinux = btf__load_vmlinux_btf();
-	uint32_t missing = 0;
-	char fn[64];
 	size_t i;
 
-	if (!vmlinux) {
-		snprintf(why, whylen, "no kernel BTF: BPF-LSM programs cannot be attached");
-		return KW_CLASS_LSM_MASK;
-	}
-	for (i = 0; i < KW_N_LSM_PROGS; i++) {
-		snprintf(fn, sizeof(fn), "bpf_lsm_%s", kw_lsm_progs[i].hook);
-		if (btf__find_by_name_kind(vmlinux, fn, BTF_KIND_FUNC) < 0) {
-			if (!missing)
-				snprintf(why, whylen, "the kernel has no LSM hook %s",
-					 kw_lsm_progs[i].hook);
-			missing |= kw_lsm_progs[i].class_bit;
-		}
-	}
-	btf__free(vmlinux);
-	return missing;
-}
-
-uint32_t kw_lsm_prepare(struct kwitness_bpf *skel, char *why, size_t whylen)
-{
-	uint32_t provide = KW_CLASS_LSM_MASK;
-	size_t i;
-
-	why[0] = '\0';
-	/* a trial load of a trivial lsm program: this host may list bpf as an
-	 * LSM and still refuse every lsm program (no BPF trampoline) */
-	if (!kw_probe_lsm_loadable(why, whylen))
-		provide = 0;
-	else
-		provide &= ~classes_missing_hooks(why, whylen);
 	for (i = 0; i < KW_N_LSM_PROGS; i++)
 		bpf_program__set_autoload(lsm_prog(skel, &kw_lsm_progs[i]),
-					  (provide & kw_lsm_progs[i].class_bit) != 0);
-	return provide;
+					  (classes & kw_lsm_progs[i].class_bit) != 0);
 }
 
 int kw_lsm_attach(struct kwitness_bpf *skel)

@@ -8,9 +8,8 @@
 
 struct kwitness_bpf; /* the generated skeleton */
 
-/* Before load: turn autoload off for LSM programs that cannot work here and
- * record why. Returns the KW_CLASS_* bits that LSM will provide. */
-uint32_t kw_lsm_prepare(struct kwitness_bpf *skel, char *why, size_t whylen);
+/* Before load: load the LSM programs of these KW_CLASS_* bits only. */
+void kw_lsm_prepare(struct kwitness_bpf *skel, uint32_t classes);
 /* After load: attach the LSM programs. 0 or -errno. */
 int kw_lsm_attach(struct kwitness_bpf *skel);
 /* Write/remove the session's path rules and LSM settings. 0 or -errno. */

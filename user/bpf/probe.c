@@ -23,9 +23,11 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "kwitness/cgroup.h"
+#include "kwitness/abi/classes.h"
 #include "kwitness/probe.h"
 #include "probe.skel.h"
 
@@ -142,6 +144,33 @@ static bool lsm_list_has_bpf(const char *list)
 			p++;
 	}
 	return false;
+}
+
+/* An LSM probe class stands for policy classes whose programs use more hooks
+ * than the one probed (fs: file_open and the path_* hooks): each must exist
+ * in the kernel (an older kernel, CONFIG_SECURITY_PATH off). 1 when one is
+ * missing, with the reason in r. */
+static int lsm_hook_missing(int cls, struct kw_probe_result *r)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+
+	if (!vmlinux) {
+		say(r, "no kernel BTF: BPF-LSM programs cannot be attached");
+		return 1;
+	}
+#define CG_(c, prog, type, sec)
+#define LSM_(c, prog, hook)                                                        \
+	if (kw_probe_class_of(KW_CLASS_##c) == cls &&                              \
+	    btf__find_by_name_kind(vmlinux, "bpf_lsm_" #hook, BTF_KIND_FUNC) < 0) { \
+		say(r, "the kernel has no LSM hook %s", #hook);                    \
+		btf__free(vmlinux);                                                \
+		return 1;                                                          \
+	}
+	KW_CLASS_PROGRAMS(CG_, LSM_)
+#undef CG_
+#undef LSM_
+	btf__free(vmlinux);
+	return 0;
 }
 
 /* ---- what the child does to make each hook fire ---- */
@@ -333,6 +362,8 @@ static void probe_one(int cls, const char *lsm_list, const char *cg2, struct kw_
 		return;
 	}
 
+	if (pc->lsm && lsm_hook_missing(cls, r))
+		return;
 	skel = kwitness_probe_bpf__open();
 	if (!skel) {
 		say(r, "cannot open the probe object: %s", errname(errno));
@@ -409,41 +440,12 @@ int kw_probe_all(struct kw_probe_result out[KW_PROBE_NCLASSES])
 	return 0;
 }
 
-int kw_probe_lsm_loadable(char *why, size_t whylen)
+int kw_probe_class_of(uint32_t class_bit)
 {
-	libbpf_print_fn_t old;
-	struct kwitness_probe_bpf *skel;
-	char lsm[256];
-	int err, i;
-
-	if (kw_probe_lsm_list(lsm, sizeof(lsm))) {
-		snprintf(why, whylen, "securityfs not available: cannot read the active LSM list");
-		return 0;
-	}
-	if (!lsm_list_has_bpf(lsm)) {
-		snprintf(why, whylen, "bpf is not an active LSM (lsm=%s)", lsm);
-		return 0;
-	}
-	old = libbpf_set_print(quiet_print);
-	skel = kwitness_probe_bpf__open();
-	if (!skel) {
-		err = errno;
-		libbpf_set_print(old);
-		snprintf(why, whylen, "cannot open the probe object: %s", errname(err));
-		return 0;
-	}
-	for (i = 0; i < KW_PROBE_NCLASSES; i++)
-		bpf_program__set_autoload(class_prog(skel, i), i == KW_PROBE_LSM_FILE);
-	err = -kwitness_probe_bpf__load(skel);
-	kwitness_probe_bpf__destroy(skel);
-	libbpf_set_print(old);
-	if (err) {
-		if (err == EPERM && geteuid() == 0)
-			snprintf(why, whylen,
-				 "lsm programs refused at load: EPERM (no BPF trampoline on this kernel)");
-		else
-			snprintf(why, whylen, "lsm programs refused at load: %s", errname(err));
-		return 0;
-	}
-	return 1;
+#define PROBE_OF_(id, bit, name, kernel, probe) \
+	if (class_bit == KW_CLASS_##id)       \
+		return KW_PROBE_##probe;
+	KW_CLASS_TABLE(PROBE_OF_)
+#undef PROBE_OF_
+	return -1;
 }

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "kwitness/abi/classes.h"
+#include "kwitness/policy.h"
 #include "kwitness/probe.h"
 
 static void usage(FILE *f)
@@ -23,11 +24,9 @@ static json_t *policy_classes(int cls)
 {
 	json_t *a = json_array();
 
-#define SERVES_(id, bit, name, kernel, probe)             \
-	if (KW_PROBE_##probe == cls)                      \
-		json_array_append_new(a, json_string(name));
-	KW_CLASS_TABLE(SERVES_)
-#undef SERVES_
+	for (unsigned b = 0; b < KW_CLASS_COUNT; b++)
+		if (kw_probe_class_of(1u << b) == cls)
+			json_array_append_new(a, json_string(kw_class_name(1u << b)));
 	return a;
 }
 
