@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The path rule evaluation the BPF-LSM programs run (include/kwitness/abi/path_match.h),
- * with a table standing in for the kw_path_rules hash map. The table lookup
- * also checks what the kernel's hash needs: every key it is handed has zeros
- * after its length, and the slot is the session's. */
+ * with a table standing in for the kw_path_rules hash map, filled with the
+ * entries the loader writes (kw_path_compile). The table lookup also checks
+ * what the kernel's hash needs: every key it is handed has zeros after its
+ * length, and the slot is the session's. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,11 +12,16 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <stdlib.h>
+
 #include "kwitness/abi/lsm_map.h"
 #include "kwitness/abi/path_match.h"
+#include "kwitness/path_compile.h"
 
 struct table {
 	uint32_t slot;
+	struct kw_path_rule rules[16]; /* the policy's lists */
+	int n_rules;
 	int n;
 	struct kw_path_key keys[16];
 	struct kw_path_val vals[16];
@@ -41,27 +48,30 @@ static const struct kw_path_val *table_lookup(void *ctx, const struct kw_path_ke
 }
 
 
-/* A rule as the loader writes it (user/bpf/lsm.c). */
+/* One more rule in the policy's lists; the table then holds what the loader
+ * would write for them (kw_path_compile, as user/bpf/lsm.c). */
 static void add(struct table *t, const char *path, int kind, uint16_t index)
 {
-	struct kw_path_key key;
-	int i, k;
+	struct kw_policy pol = { .classes = KW_CLASS_FS | KW_CLASS_EXEC | KW_CLASS_UNIX };
+	struct kw_path_rule *r = &t->rules[t->n_rules++];
+	struct kw_path_entry *e;
+	size_t n, i;
 
-	memset(&key, 0, sizeof(key));
-	key.slot = t->slot;
-	key.len = (uint32_t)strlen(path);
-	memcpy(key.path, path, key.len);
-	for (i = 0; i < t->n; i++)
-		if (!memcmp(&t->keys[i], &key, sizeof(key)))
-			break;
-	if (i == t->n) {
-		assert_true(t->n < 16);
-		t->keys[i] = key;
-		for (k = 0; k < KW_PK_N; k++)
-			t->vals[i].rule[k] = KW_PATH_NONE;
-		t->n++;
+	assert_true(t->n_rules <= 16);
+	r->kind = (uint8_t)kind;
+	r->index = index;
+	r->len = (uint16_t)strlen(path);
+	memcpy(r->path, path, r->len + 1);
+	pol.paths = t->rules;
+	pol.n_paths = (size_t)t->n_rules;
+	assert_int_equal(kw_path_compile(&pol, t->slot, &e, &n), 0);
+	assert_true(n <= 16);
+	for (i = 0; i < n; i++) {
+		t->keys[i] = e[i].key;
+		t->vals[i] = e[i].val;
 	}
-	t->vals[i].rule[kind] = index;
+	t->n = (int)n;
+	free(e);
 }
 
 /* Judges path for want (KW_WANT bits); returns permit, sets *rule. */
@@ -284,6 +294,35 @@ static void test_scan_step_bounds(void **state)
 	assert_int_equal(kw_path_scan_root(&s, &key), 0);
 }
 
+/* The loader's entries: only governed lists, one entry per path, the first
+ * listing of a path in a list names it; a rule the parser never makes is
+ * refused. */
+static void test_compile(void **state)
+{
+	struct kw_path_rule rules[4] = {
+		{ .kind = KW_PATH_READ, .index = 2, .len = 4, .path = "/srv" },
+		{ .kind = KW_PATH_READ, .index = 1, .len = 4, .path = "/srv" },
+		{ .kind = KW_PATH_EXEC, .index = 0, .len = 4, .path = "/srv" },
+		{ .kind = KW_PATH_WRITE, .index = 0, .len = 4, .path = "/tmp" },
+	};
+	struct kw_policy pol = { .classes = KW_CLASS_FS, .paths = rules, .n_paths = 4 };
+	struct kw_path_entry *e;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(kw_path_compile(&pol, 5, &e, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(e[0].key.slot, 5);
+	assert_int_equal(e[0].key.len, 4);
+	assert_int_equal(e[0].val.rule[KW_PK_READ], 1);
+	assert_int_equal(e[0].val.rule[KW_PK_EXEC], KW_PATH_NONE); /* exec not governed */
+	assert_int_equal(e[1].val.rule[KW_PK_WRITE], 0);
+	assert_int_equal(e[1].key.path[4], 0);
+	free(e);
+	rules[3].path[0] = 't'; /* not absolute */
+	assert_int_equal(kw_path_compile(&pol, 5, &e, &n), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -298,6 +337,7 @@ int main(void)
 		cmocka_unit_test(test_longest_path_that_fits),
 		cmocka_unit_test(test_other_slot_rules_do_not_apply),
 		cmocka_unit_test(test_scan_step_bounds),
+		cmocka_unit_test(test_compile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

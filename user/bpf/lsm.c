@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <bpf/bpf.h>
@@ -13,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "kwitness/abi/lsm_map.h"
+#include "kwitness/path_compile.h"
 #include "kwitness/probe.h"
 #include "kwitness.skel.h"
 #include "lsm.h"
@@ -31,9 +33,6 @@ struct kw_lsm_prog {
 static const struct kw_lsm_prog kw_lsm_progs[] = { KW_CLASS_PROGRAMS(CG_, LSM_) };
 #undef CG_
 #undef LSM_
-_Static_assert(KW_PK_READ == KW_PATH_READ && KW_PK_WRITE == KW_PATH_WRITE &&
-	       KW_PK_DENY == KW_PATH_DENY && KW_PK_EXEC == KW_PATH_EXEC &&
-	       KW_PK_UNIX == KW_PATH_UNIX, "kw_path_val.rule is indexed by enum kw_path_kind");
 #define KW_N_LSM_PROGS (sizeof(kw_lsm_progs) / sizeof(kw_lsm_progs[0]))
 
 static struct bpf_program *lsm_prog(struct kwitness_bpf *skel, const struct kw_lsm_prog *p)
@@ -82,30 +81,14 @@ fail:
 	return err;
 }
 
-static bool path_kind_governed(uint8_t kind, uint32_t classes)
-{
-	switch (kind) {
-	case KW_PK_READ:
-	case KW_PK_WRITE:
-	case KW_PK_DENY:
-		return classes & KW_CLASS_FS;
-	case KW_PK_EXEC:
-		return classes & KW_CLASS_EXEC;
-	case KW_PK_UNIX:
-		return classes & KW_CLASS_UNIX;
-	}
-	return false;
-}
-
 int kw_lsm_session_add(struct kwitness_bpf *skel, uint32_t slot, const struct kw_policy *pol)
 {
 	int rules_fd = bpf_map__fd(skel->maps.kw_path_rules);
 	int slots_fd = bpf_map__fd(skel->maps.kw_lsm_slots);
 	struct kw_lsm_slot cfg = { 0 };
-	struct kw_path_key key;
-	struct kw_path_val val;
-	size_t i;
-	int k, err;
+	struct kw_path_entry *e;
+	size_t i, n;
+	int err;
 
 	if (slot >= KW_MAX_SESSIONS)
 		return -EINVAL;
@@ -115,36 +98,13 @@ int kw_lsm_session_add(struct kwitness_bpf *skel, uint32_t slot, const struct kw
 	cfg.signal_outside = pol->signal_outside;
 	if (bpf_map_update_elem(slots_fd, &slot, &cfg, BPF_ANY))
 		return -errno;
-
-	for (i = 0; i < pol->n_paths; i++) {
-		const struct kw_path_rule *r = &pol->paths[i];
-
-		if (r->kind < KW_PK_READ || r->kind >= KW_PK_N || r->len == 0 ||
-		    r->len >= KW_PATH_MAX || r->path[0] != '/' || r->index >= 0xfff) {
-			err = -EINVAL;
-			goto fail;
-		}
-		if (!path_kind_governed(r->kind, pol->classes))
-			continue;
-		memset(&key, 0, sizeof(key)); /* the kernel hashes every byte */
-		key.slot = slot;
-		key.len = r->len;
-		memcpy(key.path, r->path, r->len);
-		if (bpf_map_lookup_elem(rules_fd, &key, &val)) {
-			for (k = 0; k < KW_PK_N; k++)
-				val.rule[k] = KW_PATH_NONE;
-		}
-		/* a path listed twice in one list: the first listing names it */
-		if (val.rule[r->kind] == KW_PATH_NONE || val.rule[r->kind] > r->index)
-			val.rule[r->kind] = r->index;
-		if (bpf_map_update_elem(rules_fd, &key, &val, BPF_ANY)) {
+	err = kw_path_compile(pol, slot, &e, &n);
+	for (i = 0; !err && i < n; i++)
+		if (bpf_map_update_elem(rules_fd, &e[i].key, &e[i].val, BPF_ANY))
 			err = -errno;
-			goto fail;
-		}
-	}
-	return 0;
-fail:
-	kw_lsm_session_remove(skel, slot);
+	free(e);
+	if (err)
+		kw_lsm_session_remove(skel, slot);
 	return err;
 }
 
