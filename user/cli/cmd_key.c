@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "kwitness/jcs.h"
+#include "kwitness/cliopt.h"
 #include "kwitness/key.h"
 #include "kwitness/protocol.h"
 #include "cli_key.h"
@@ -110,43 +111,36 @@ static int print_jwk(FILE *f, const struct kw_key *key)
 	return ret;
 }
 
-static void keygen_usage(FILE *f)
-{
-	fprintf(f, "usage: kwitness keygen [--out FILE]\n\n"
-		   "Generates an Ed25519 signing key and writes it as PKCS#8 PEM, mode 0600.\n"
-		   "An existing file is never overwritten. Prints the public JWK and its\n"
-		   "RFC 7638 thumbprint.\n\n"
-		   "  --out FILE   where to write the key (default " KW_DEFAULT_KEY ");\n"
-		   "               a missing parent directory is created with mode 0700\n"
-		   "  --help       this text\n");
-}
+static const struct kw_cli_opt keygen_opts[] = {
+	{ "out", required_argument, 'o', "--out FILE",
+	  "where to write the key (default " KW_DEFAULT_KEY ");\n"
+	  "a missing parent directory is created with mode 0700" },
+	{ 0 },
+};
+
+static const struct kw_cli keygen_cli = {
+	"kwitness keygen",
+	"usage: kwitness keygen [--out FILE]\n\n"
+	"Generates an Ed25519 signing key and writes it as PKCS#8 PEM, mode 0600.\n"
+	"An existing file is never overwritten. Prints the public JWK and its\n"
+	"RFC 7638 thumbprint.\n\n",
+	13, "o:h", 'h', NULL, keygen_opts,
+};
 
 int cmd_keygen(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "out", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	const char *out = KW_DEFAULT_KEY;
 	char tp[KW_THUMBPRINT_MAX];
 	struct kw_key *key = NULL;
 	int c, ret;
 
 	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			out = optarg;
-			break;
-		default:
-			return cli_help_or_bad_option("keygen", c, 'h', argv, keygen_usage);
-		}
-	}
+	while ((c = kw_cli_next(&keygen_cli, argc, argv, &ret)) > 0)
+		out = optarg; /* --out, the only one */
+	if (c < 0)
+		return ret;
 	if (optind != argc)
-		return cli_usage_error("keygen", keygen_usage, "unexpected argument '%s'",
-				       argv[optind]);
+		return kw_cli_error(&keygen_cli, "unexpected argument '%s'", argv[optind]);
 	ret = make_parent_dirs(out);
 	if (ret) {
 		fprintf(stderr, "kwitness keygen: cannot create the directory of %s: %s\n", out,
@@ -168,26 +162,24 @@ int cmd_keygen(int argc, char **argv)
 	return ret ? 1 : 0;
 }
 
-static void key_usage(FILE *f)
-{
-	fprintf(f, "usage: kwitness key show [--key FILE] [--jwk | --thumbprint]\n\n"
-		   "Shows the public JWK and RFC 7638 thumbprint of a signing key.\n\n"
-		   "  --key FILE     the private key (default: TRACE_PRIVATE_KEY_PEM when set,\n"
-		   "                 else " KW_DEFAULT_KEY ")\n"
-		   "  --jwk          print only the public JWK, as one JSON object\n"
-		   "  --thumbprint   print only the thumbprint\n"
-		   "  --help         this text\n");
-}
+static const struct kw_cli_opt key_opts[] = {
+	{ "key", required_argument, 'k', "--key FILE",
+	  "the private key (default: TRACE_PRIVATE_KEY_PEM when set,\n"
+	  "else " KW_DEFAULT_KEY ")" },
+	{ "jwk", no_argument, 'j', "--jwk", "print only the public JWK, as one JSON object" },
+	{ "thumbprint", no_argument, 't', "--thumbprint", "print only the thumbprint" },
+	{ 0 },
+};
+
+static const struct kw_cli key_cli = {
+	"kwitness key show",
+	"usage: kwitness key show [--key FILE] [--jwk | --thumbprint]\n\n"
+	"Shows the public JWK and RFC 7638 thumbprint of a signing key.\n\n",
+	15, "k:jth", 'h', NULL, key_opts,
+};
 
 int cmd_key(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "key", required_argument, NULL, 'k' },
-		{ "jwk", no_argument, NULL, 'j' },
-		{ "thumbprint", no_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	const char *path = NULL;
 	bool only_jwk = false, only_tp = false;
 	char tp[KW_THUMBPRINT_MAX];
@@ -195,39 +187,29 @@ int cmd_key(int argc, char **argv)
 	int c, ret;
 
 	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		key_usage(stdout);
+		kw_cli_usage(stdout, &key_cli);
 		return 0;
 	}
 	if (argc < 2 || strcmp(argv[1], "show")) {
 		fprintf(stderr, "kwitness key: expected the subcommand 'show'\n");
-		key_usage(stderr);
+		kw_cli_usage(stderr, &key_cli);
 		return 2;
 	}
 	argc--;
 	argv++;
 	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "k:jth", opts, NULL)) != -1) {
-		switch (c) {
-		case 'k':
+	while ((c = kw_cli_next(&key_cli, argc, argv, &ret)) > 0) {
+		if (c == 'k')
 			path = optarg;
-			break;
-		case 'j':
-			only_jwk = true;
-			break;
-		case 't':
-			only_tp = true;
-			break;
-		default:
-			return cli_help_or_bad_option("key show", c, 'h', argv, key_usage);
-		}
+		only_jwk |= c == 'j';
+		only_tp |= c == 't';
 	}
-	if (optind != argc || (only_jwk && only_tp)) {
-		fprintf(stderr, "kwitness key show: %s\n",
-			optind != argc ? "unexpected argument" : "--jwk and --thumbprint exclude each other");
-		key_usage(stderr);
-		return 2;
-	}
+	if (c < 0)
+		return ret;
+	if (optind != argc || (only_jwk && only_tp))
+		return kw_cli_error(&key_cli, "%s",
+				    optind != argc ? "unexpected argument" :
+						     "--jwk and --thumbprint exclude each other");
 	if (cli_load_signing_key("key show", path, &key))
 		return 1;
 	ret = kw_key_thumbprint(key, tp);

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "kwitness/buf.h"
+#include "kwitness/cliopt.h"
 #include "kwitness/jcs.h"
 #include "kwitness/protocol.h"
 #include "kwitness/record.h"
@@ -64,47 +65,42 @@ int cli_parse_int(const char *s, long long lo, long long hi, long long *out)
 	return 0;
 }
 
-static void build_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: kwitness record build --sandbox-id ID --image-digest D --policy FILE\n"
-		"           --decisions FILE --enforcement-mode MODE --model-provider P --model-id M\n"
-		"           [--data-class C] [--iat N] [--verifier URI] [--pretty]\n\n"
-		"Prints an unsigned TRACE v0.2 record (RFC 8785 JSON and a newline), built with the\n"
-		"agentrust sandbox adapter mapping. It has no cnf and no signature yet: it is the\n"
-		"input of 'kwitness sign', which sets cnf.jwk to the signing key.\n\n"
-		"  --sandbox-id ID          subject: spiffe://... or did:...\n"
-		"  --image-digest D         sha256:<hex> or sha384:<hex> of the sandbox image\n"
-		"  --policy FILE            policy bundle, hashed byte for byte\n"
-		"  --decisions FILE         decision log: JSON Lines, or one JSON array ('-': stdin)\n"
-		"  --enforcement-mode MODE  enforce | advisory | silent | declared (required)\n"
-		"  --model-provider P, --model-id M\n"
-		"  --data-class C           default \"internal\"\n"
-		"  --iat N                  issued-at, Unix seconds (default: now)\n"
-		"  --verifier URI           appraisal.verifier (default " KW_DEFAULT_VERIFIER ")\n"
-		"  --pretty                 indented output instead of canonical JSON\n"
-		"  --help                   this text\n");
-}
+enum { O_SANDBOX = 1, O_IMAGE, O_POLICY, O_DECISIONS, O_MODE, O_PROVIDER, O_MODEL, O_CLASS,
+       O_IAT, O_VERIFIER, O_PRETTY, O_HELP };
+
+static const struct kw_cli_opt build_opts[] = {
+	{ "sandbox-id", required_argument, O_SANDBOX, "--sandbox-id ID",
+	  "subject: spiffe://... or did:..." },
+	{ "image-digest", required_argument, O_IMAGE, "--image-digest D",
+	  "sha256:<hex> or sha384:<hex> of the sandbox image" },
+	{ "policy", required_argument, O_POLICY, "--policy FILE", "policy bundle, hashed byte for byte" },
+	{ "decisions", required_argument, O_DECISIONS, "--decisions FILE",
+	  "decision log: JSON Lines, or one JSON array ('-': stdin)" },
+	{ "enforcement-mode", required_argument, O_MODE, "--enforcement-mode MODE",
+	  "enforce | advisory | silent | declared (required)" },
+	{ "model-provider", required_argument, O_PROVIDER, "--model-provider P, --model-id M", NULL },
+	{ "model-id", required_argument, O_MODEL, NULL, NULL },
+	{ "data-class", required_argument, O_CLASS, "--data-class C", "default \"internal\"" },
+	{ "iat", required_argument, O_IAT, "--iat N", "issued-at, Unix seconds (default: now)" },
+	{ "verifier", required_argument, O_VERIFIER, "--verifier URI",
+	  "appraisal.verifier (default " KW_DEFAULT_VERIFIER ")" },
+	{ "pretty", no_argument, O_PRETTY, "--pretty", "indented output instead of canonical JSON" },
+	{ 0 },
+};
+
+static const struct kw_cli build_cli = {
+	"kwitness record build",
+	"usage: kwitness record build --sandbox-id ID --image-digest D --policy FILE\n"
+	"           --decisions FILE --enforcement-mode MODE --model-provider P --model-id M\n"
+	"           [--data-class C] [--iat N] [--verifier URI] [--pretty]\n\n"
+	"Prints an unsigned TRACE v0.2 record (RFC 8785 JSON and a newline), built with the\n"
+	"agentrust sandbox adapter mapping. It has no cnf and no signature yet: it is the\n"
+	"input of 'kwitness sign', which sets cnf.jwk to the signing key.\n\n",
+	25, "", O_HELP, NULL, build_opts,
+};
 
 static int record_build(int argc, char **argv)
 {
-	enum { O_SANDBOX = 1, O_IMAGE, O_POLICY, O_DECISIONS, O_MODE, O_PROVIDER, O_MODEL,
-	       O_CLASS, O_IAT, O_VERIFIER, O_PRETTY, O_HELP };
-	static const struct option opts[] = {
-		{ "sandbox-id", required_argument, NULL, O_SANDBOX },
-		{ "image-digest", required_argument, NULL, O_IMAGE },
-		{ "policy", required_argument, NULL, O_POLICY },
-		{ "decisions", required_argument, NULL, O_DECISIONS },
-		{ "enforcement-mode", required_argument, NULL, O_MODE },
-		{ "model-provider", required_argument, NULL, O_PROVIDER },
-		{ "model-id", required_argument, NULL, O_MODEL },
-		{ "data-class", required_argument, NULL, O_CLASS },
-		{ "iat", required_argument, NULL, O_IAT },
-		{ "verifier", required_argument, NULL, O_VERIFIER },
-		{ "pretty", no_argument, NULL, O_PRETTY },
-		{ "help", no_argument, NULL, O_HELP },
-		{ 0 },
-	};
 	struct kw_record_input in = { .data_class = "internal", .iat = (int64_t)time(NULL) };
 	const char *policy = NULL, *decisions = NULL;
 	struct kw_buf bundle = { 0 }, log = { 0 };
@@ -115,8 +111,7 @@ static int record_build(int argc, char **argv)
 	int c, status = 1;
 
 	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = kw_cli_next(&build_cli, argc, argv, &status)) > 0) {
 		switch (c) {
 		case O_SANDBOX: in.sandbox_id = optarg; break;
 		case O_IMAGE: in.image_digest = optarg; break;
@@ -135,13 +130,14 @@ static int record_build(int argc, char **argv)
 			}
 			in.iat = iat;
 			break;
-		default:
-			return cli_help_or_bad_option("record build", c, O_HELP, argv, build_usage);
 		}
 	}
+	if (c < 0)
+		return status;
+	status = 1;
 	if (optind != argc || !in.sandbox_id || !in.image_digest || !policy || !decisions ||
 	    !in.enforcement_mode || !in.model_provider || !in.model_id)
-		return cli_usage_error("record build", build_usage, "%s",
+		return kw_cli_error(&build_cli, "%s",
 				       optind != argc ? "unexpected argument" :
 				       "--sandbox-id, --image-digest, --policy, --decisions, "
 				       "--enforcement-mode, --model-provider and --model-id are "
@@ -181,7 +177,7 @@ int cmd_record(int argc, char **argv)
 		return record_build(argc - 1, argv + 1);
 	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		record_usage(stdout);
-		build_usage(stdout);
+		kw_cli_usage(stdout, &build_cli);
 		return 0;
 	}
 	fprintf(stderr, "kwitness record: expected the subcommand 'build'\n");
@@ -189,27 +185,26 @@ int cmd_record(int argc, char **argv)
 	return 2;
 }
 
-static void sign_usage(FILE *f)
-{
-	fprintf(f, "usage: kwitness sign [--key FILE] [--pretty] RECORD\n\n"
-		   "Signs a TRACE v0.2 record with an Ed25519 key: sets cnf.jwk to the key's public\n"
-		   "JWK, signs the RFC 8785 bytes of the record without \"signature\", writes the\n"
-		   "signature (base64url, no padding), verifies it, and prints the signed record.\n"
-		   "RECORD may be '-' for stdin.\n\n"
-		   "  --key FILE   PKCS#8 PEM private key, mode 0600 (default: TRACE_PRIVATE_KEY_PEM\n"
-		   "               when set, else " KW_DEFAULT_KEY ")\n"
-		   "  --pretty     indented output instead of canonical JSON\n"
-		   "  --help       this text\n");
-}
+static const struct kw_cli_opt sign_opts[] = {
+	{ "key", required_argument, 'k', "--key FILE",
+	  "PKCS#8 PEM private key, mode 0600 (default: TRACE_PRIVATE_KEY_PEM\n"
+	  "when set, else " KW_DEFAULT_KEY ")" },
+	{ "pretty", no_argument, 'p', "--pretty", "indented output instead of canonical JSON" },
+	{ 0 },
+};
+
+static const struct kw_cli sign_cli = {
+	"kwitness sign",
+	"usage: kwitness sign [--key FILE] [--pretty] RECORD\n\n"
+	"Signs a TRACE v0.2 record with an Ed25519 key: sets cnf.jwk to the key's public\n"
+	"JWK, signs the RFC 8785 bytes of the record without \"signature\", writes the\n"
+	"signature (base64url, no padding), verifies it, and prints the signed record.\n"
+	"RECORD may be '-' for stdin.\n\n",
+	13, "k:ph", 'h', NULL, sign_opts,
+};
 
 int cmd_sign(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "key", required_argument, NULL, 'k' },
-		{ "pretty", no_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	const char *keypath = NULL;
 	struct kw_buf text = { 0 };
 	struct jcs_error jerr = { 0 };
@@ -220,21 +215,16 @@ int cmd_sign(int argc, char **argv)
 	int c, status = 1;
 
 	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "k:ph", opts, NULL)) != -1) {
-		switch (c) {
-		case 'k':
+	while ((c = kw_cli_next(&sign_cli, argc, argv, &status)) > 0) {
+		if (c == 'k')
 			keypath = optarg;
-			break;
-		case 'p':
-			pretty = true;
-			break;
-		default:
-			return cli_help_or_bad_option("sign", c, 'h', argv, sign_usage);
-		}
+		pretty |= c == 'p';
 	}
+	if (c < 0)
+		return status;
+	status = 1;
 	if (optind != argc - 1)
-		return cli_usage_error("sign", sign_usage, "expected exactly one RECORD argument");
+		return kw_cli_error(&sign_cli, "expected exactly one RECORD argument");
 	if (cli_read("sign", "record", argv[optind], CLI_RECORD_MAX, &text))
 		goto out;
 	rec = jcs_parse(text.data ? text.data : "", text.len, &jerr);

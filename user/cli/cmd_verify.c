@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "kwitness/buf.h"
+#include "kwitness/cliopt.h"
 #include "kwitness/jcs.h"
 #include "kwitness/record.h"
 #include "kwitness/tpm.h"
@@ -20,41 +21,61 @@
 
 #define DEFAULT_MAX_AGE 86400
 
-static void verify_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: kwitness verify --key TRUSTED RECORD [--log DECISIONS] [--policy BUNDLE]\n"
-		"           [--image-digest D] [--max-age SECONDS] [--skew SECONDS] [--nonce N]\n"
-		"           [--allow-embedded-key] [--json]\n"
-		"           [--evidence FILE --tpm-ca CA.pem --enroll-key KEY [--pcrs-ref FILE]]\n\n"
-		"Verifies a TRACE v0.2 record offline, in agentrust verify_record order: profile,\n"
-		"signature form, schema, trusted key, cnf.jwk thumbprint, freshness, nonce,\n"
-		"Ed25519 signature; then the evidence given must reproduce the record's hashes.\n"
-		"With --evidence it then appraises the TPM 2.0 evidence in order: EK certificate\n"
-		"chain, AK enrollment, quote signature, extraData = thumbprint(cnf.jwk) =\n"
-		"runtime.nonce, pcrDigest = runtime.measurement, PCR values; Level 1 only when\n"
-		"every step holds. Without --evidence a record is at most Level 0.\n"
-		"Exit status: 0 valid (and Level 1 when --evidence is given), 1 invalid (reason\n"
-		"code and sentence on stdout), 2 usage error.\n\n"
-		"  --key TRUSTED         public JWK file or PEM public key of the signer\n"
-		"  --log DECISIONS       decision log (JSON Lines or a JSON array): recompute\n"
-		"                        tool_transcript.hash and call_count\n"
-		"  --policy BUNDLE       policy bundle: recompute policy.bundle_hash and, with the\n"
-		"                        image digest, runtime.measurement\n"
-		"  --image-digest D      image digest for runtime.measurement (default: the\n"
-		"                        record's build_provenance.digest, which the signature binds)\n"
-		"  --max-age SECONDS     oldest acceptable record (default %d; 0 disables)\n"
-		"  --skew SECONDS        how far iat may be in the future (default %d, TRACE 3.2.2)\n"
-		"  --nonce N             runtime.nonce must equal N\n"
-		"  --allow-embedded-key  trust the record's own cnf.jwk when no --key is given\n"
-		"  --evidence FILE       TPM evidence (state/evidence/<digest>.json) to appraise\n"
-		"  --tpm-ca CA.pem       EK CA certificate(s) trusted for step 1\n"
-		"  --enroll-key KEY      enrollment key (public JWK or PEM) trusted for step 2\n"
-		"  --pcrs-ref FILE       reference PCR values {\"N\": \"hex\", ...} for step 6\n"
-		"  --json                print {\"valid\":...,\"reason\":...,\"message\":...,\"level\":...}\n"
-		"  --help                this text\n",
-		DEFAULT_MAX_AGE, KW_DEFAULT_SKEW);
-}
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+enum { O_KEY = 1, O_LOG, O_POLICY, O_IMAGE, O_MAX_AGE, O_SKEW, O_NONCE, O_EMBEDDED, O_JSON,
+       O_HELP, O_EVIDENCE, O_TPM_CA, O_ENROLL_KEY, O_PCRS_REF };
+
+static const struct kw_cli_opt verify_opts[] = {
+	{ "key", required_argument, O_KEY, "--key TRUSTED",
+	  "public JWK file or PEM public key of the signer" },
+	{ "log", required_argument, O_LOG, "--log DECISIONS",
+	  "decision log (JSON Lines or a JSON array): recompute\n"
+	  "tool_transcript.hash and call_count" },
+	{ "policy", required_argument, O_POLICY, "--policy BUNDLE",
+	  "policy bundle: recompute policy.bundle_hash and, with the\n"
+	  "image digest, runtime.measurement" },
+	{ "image-digest", required_argument, O_IMAGE, "--image-digest D",
+	  "image digest for runtime.measurement (default: the\n"
+	  "record's build_provenance.digest, which the signature binds)" },
+	{ "max-age", required_argument, O_MAX_AGE, "--max-age SECONDS",
+	  "oldest acceptable record (default " STR(DEFAULT_MAX_AGE) "; 0 disables)" },
+	{ "skew", required_argument, O_SKEW, "--skew SECONDS",
+	  "how far iat may be in the future (default " STR(KW_DEFAULT_SKEW) ", TRACE 3.2.2)" },
+	{ "nonce", required_argument, O_NONCE, "--nonce N", "runtime.nonce must equal N" },
+	{ "allow-embedded-key", no_argument, O_EMBEDDED, "--allow-embedded-key",
+	  "trust the record's own cnf.jwk when no --key is given" },
+	{ "evidence", required_argument, O_EVIDENCE, "--evidence FILE",
+	  "TPM evidence (state/evidence/<digest>.json) to appraise" },
+	{ "tpm-ca", required_argument, O_TPM_CA, "--tpm-ca CA.pem",
+	  "EK CA certificate(s) trusted for step 1" },
+	{ "enroll-key", required_argument, O_ENROLL_KEY, "--enroll-key KEY",
+	  "enrollment key (public JWK or PEM) trusted for step 2" },
+	{ "pcrs-ref", required_argument, O_PCRS_REF, "--pcrs-ref FILE",
+	  "reference PCR values {\"N\": \"hex\", ...} for step 6" },
+	{ "json", no_argument, O_JSON, "--json",
+	  "print {\"valid\":...,\"reason\":...,\"message\":...,\"level\":...}" },
+	{ 0 },
+};
+
+static const struct kw_cli verify_cli = {
+	"kwitness verify",
+	"usage: kwitness verify --key TRUSTED RECORD [--log DECISIONS] [--policy BUNDLE]\n"
+	"           [--image-digest D] [--max-age SECONDS] [--skew SECONDS] [--nonce N]\n"
+	"           [--allow-embedded-key] [--json]\n"
+	"           [--evidence FILE --tpm-ca CA.pem --enroll-key KEY [--pcrs-ref FILE]]\n\n"
+	"Verifies a TRACE v0.2 record offline, in agentrust verify_record order: profile,\n"
+	"signature form, schema, trusted key, cnf.jwk thumbprint, freshness, nonce,\n"
+	"Ed25519 signature; then the evidence given must reproduce the record's hashes.\n"
+	"With --evidence it then appraises the TPM 2.0 evidence in order: EK certificate\n"
+	"chain, AK enrollment, quote signature, extraData = thumbprint(cnf.jwk) =\n"
+	"runtime.nonce, pcrDigest = runtime.measurement, PCR values; Level 1 only when\n"
+	"every step holds. Without --evidence a record is at most Level 0.\n"
+	"Exit status: 0 valid (and Level 1 when --evidence is given), 1 invalid (reason\n"
+	"code and sentence on stdout), 2 usage error.\n\n",
+	22, "", O_HELP, NULL, verify_opts,
+};
 
 static void print_result(const struct kw_verify_result *res, bool as_json, const char *detail,
 			 const struct kw_appraise_result *ap, bool appraised)
@@ -114,25 +135,6 @@ static void describe(const char *text, size_t len, const struct kw_verify_opts *
 
 int cmd_verify(int argc, char **argv)
 {
-	enum { O_KEY = 1, O_LOG, O_POLICY, O_IMAGE, O_MAX_AGE, O_SKEW, O_NONCE, O_EMBEDDED, O_JSON,
-	       O_HELP, O_EVIDENCE, O_TPM_CA, O_ENROLL_KEY, O_PCRS_REF };
-	static const struct option opts[] = {
-		{ "key", required_argument, NULL, O_KEY },
-		{ "log", required_argument, NULL, O_LOG },
-		{ "policy", required_argument, NULL, O_POLICY },
-		{ "image-digest", required_argument, NULL, O_IMAGE },
-		{ "max-age", required_argument, NULL, O_MAX_AGE },
-		{ "skew", required_argument, NULL, O_SKEW },
-		{ "nonce", required_argument, NULL, O_NONCE },
-		{ "allow-embedded-key", no_argument, NULL, O_EMBEDDED },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "evidence", required_argument, NULL, O_EVIDENCE },
-		{ "tpm-ca", required_argument, NULL, O_TPM_CA },
-		{ "enroll-key", required_argument, NULL, O_ENROLL_KEY },
-		{ "pcrs-ref", required_argument, NULL, O_PCRS_REF },
-		{ "help", no_argument, NULL, O_HELP },
-		{ 0 },
-	};
 	struct kw_verify_opts o = { .now = (int64_t)time(NULL), .max_age = DEFAULT_MAX_AGE,
 				    .skew = KW_DEFAULT_SKEW, .call_count = -1 };
 	const char *keypath = NULL, *logpath = NULL, *policypath = NULL, *recpath;
@@ -151,8 +153,7 @@ int cmd_verify(int argc, char **argv)
 	int c, ret, status = 2;
 
 	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = kw_cli_next(&verify_cli, argc, argv, &status)) > 0) {
 		switch (c) {
 		case O_KEY: keypath = optarg; break;
 		case O_LOG: logpath = optarg; break;
@@ -177,16 +178,16 @@ int cmd_verify(int argc, char **argv)
 			else
 				o.max_age = v;
 			break;
-		default:
-			return cli_help_or_bad_option("verify", c, O_HELP, argv, verify_usage);
 		}
 	}
+	if (c < 0)
+		return status;
+	status = 2;
 	if (optind != argc - 1)
-		return cli_usage_error("verify", verify_usage, "expected exactly one RECORD argument");
+		return kw_cli_error(&verify_cli, "expected exactly one RECORD argument");
 	recpath = argv[optind];
 	if (!keypath && !o.allow_embedded_key)
-		return cli_usage_error("verify", verify_usage,
-				       "--key TRUSTED is required (or --allow-embedded-key)");
+		return kw_cli_error(&verify_cli, "--key TRUSTED is required (or --allow-embedded-key)");
 	if (o.image_digest && !policypath) {
 		fprintf(stderr, "kwitness verify: --image-digest needs --policy (the measurement binds both)\n");
 		return 2;

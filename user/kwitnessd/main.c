@@ -24,6 +24,7 @@
 #include <bpf/libbpf.h>
 #include <openssl/crypto.h>
 
+#include "kwitness/cliopt.h"
 #include "kwitness/hooks.h"
 #include "kwitness/key.h"
 #include "kwitness/tpm.h"
@@ -74,28 +75,40 @@ static int start_worker(struct kwd *d, char *err, size_t errlen)
 	return e;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: kwitnessd [OPTIONS]\n\n"
-		"The kwitness collector: loads the BPF programs, serves the control socket,\n"
-		"writes each session's decision log and signs its TRACE v0.2 record.\n\n"
-		"  --state-dir DIR     records, logs, policies (default " KW_DEFAULT_STATE_DIR ")\n"
-		"  --socket PATH       control socket (default " KW_DEFAULT_SOCKET ")\n"
-		"  --key PATH          Ed25519 PKCS#8 signing key (default " KW_DEFAULT_KEY ";\n"
-		"                      without --key, TRACE_PRIVATE_KEY_PEM is used when set)\n"
-		"  --config PATH       key = value settings (default " KWD_DEFAULT_CONFIG ")\n"
-		"  --ringbuf-size N    bytes per session ring buffer, power of two >= 4096\n"
-		"  --pin-dir DIR       bpffs folder for pins (default " KWD_DEFAULT_PIN_DIR
-		"; 'none')\n"
-		"  --tpm TCTI          bind the signing key to a TPM 2.0 quote (device:/dev/tpmrm0\n"
-		"                      or swtpm:host=H,port=P); records say runtime.platform tpm2\n"
-		"  --tpm-pcrs SEL      PCRs to quote (default " KW_TPM_DEFAULT_PCRS ")\n"
-		"  --tpm-enrollment F  enrollment record (kwitness tpm enroll) for the evidence\n"
-		"  -f, --foreground    stay in the foreground, log to stderr (systemd Type=simple)\n"
-		"  -v, --verbose       log sessions (twice: more)\n"
-		"  -h, --help          this text\n");
-}
+static const struct kw_cli_opt kwd_opts[] = {
+	{ "state-dir", required_argument, 'S', "--state-dir DIR",
+	  "records, logs, policies (default " KW_DEFAULT_STATE_DIR ")" },
+	{ "socket", required_argument, 's', "--socket PATH",
+	  "control socket (default " KW_DEFAULT_SOCKET ")" },
+	{ "key", required_argument, 'k', "--key PATH",
+	  "Ed25519 PKCS#8 signing key (default " KW_DEFAULT_KEY ";\n"
+	  "without --key, TRACE_PRIVATE_KEY_PEM is used when set)" },
+	{ "config", required_argument, 'c', "--config PATH",
+	  "key = value settings (default " KWD_DEFAULT_CONFIG ")" },
+	{ "ringbuf-size", required_argument, 'r', "--ringbuf-size N",
+	  "bytes per session ring buffer, power of two >= 4096" },
+	{ "pin-dir", required_argument, 'p', "--pin-dir DIR",
+	  "bpffs folder for pins (default " KWD_DEFAULT_PIN_DIR "; 'none')" },
+	{ "tpm", required_argument, 'T', "--tpm TCTI",
+	  "bind the signing key to a TPM 2.0 quote (device:/dev/tpmrm0\n"
+	  "or swtpm:host=H,port=P); records say runtime.platform tpm2" },
+	{ "tpm-pcrs", required_argument, 'P', "--tpm-pcrs SEL",
+	  "PCRs to quote (default " KW_TPM_DEFAULT_PCRS ")" },
+	{ "tpm-enrollment", required_argument, 'E', "--tpm-enrollment F",
+	  "enrollment record (kwitness tpm enroll) for the evidence" },
+	{ "foreground", no_argument, 'f', "-f, --foreground",
+	  "stay in the foreground, log to stderr (systemd Type=simple)" },
+	{ "verbose", no_argument, 'v', "-v, --verbose", "log sessions (twice: more)" },
+	{ 0 },
+};
+
+static const struct kw_cli kwd_cli = {
+	"kwitnessd",
+	"usage: kwitnessd [OPTIONS]\n\n"
+	"The kwitness collector: loads the BPF programs, serves the control socket,\n"
+	"writes each session's decision log and signs its TRACE v0.2 record.\n\n",
+	20, "fvh", 'h', "-h, --help", kwd_opts,
+};
 
 static int make_dir(const char *base, const char *sub, mode_t mode)
 {
@@ -336,21 +349,6 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "state-dir", required_argument, NULL, 'S' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "key", required_argument, NULL, 'k' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "ringbuf-size", required_argument, NULL, 'r' },
-		{ "pin-dir", required_argument, NULL, 'p' },
-		{ "tpm", required_argument, NULL, 'T' },
-		{ "tpm-pcrs", required_argument, NULL, 'P' },
-		{ "tpm-enrollment", required_argument, NULL, 'E' },
-		{ "foreground", no_argument, NULL, 'f' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	struct kwd *d = &daemon_state;
 	struct kw_hooks_opts hopts = { 0 };
 	bool config_given = false, key_given = false;
@@ -365,7 +363,7 @@ int main(int argc, char **argv)
 	d->cfg.ringbuf_size = KWD_DEFAULT_RINGBUF;
 	d->listen_fd = d->signal_fd = d->timer_fd = d->epfd = -1;
 
-	while ((opt = getopt_long(argc, argv, "fvh", opts, NULL)) != -1) {
+	while ((opt = kw_cli_next(&kwd_cli, argc, argv, &e)) > 0) {
 		switch (opt) {
 		case 'S': d->cfg.state_dir = optarg; break;
 		case 's': d->cfg.socket_path = optarg; break;
@@ -384,10 +382,10 @@ int main(int argc, char **argv)
 		case 'E': free(d->cfg.tpm_enrollment); d->cfg.tpm_enrollment = strdup(optarg); break;
 		case 'f': d->cfg.foreground = true; break;
 		case 'v': d->cfg.verbose++; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
 		}
 	}
+	if (opt < 0)
+		return e;
 	if (optind != argc) {
 		fprintf(stderr, "kwitnessd: unexpected argument '%s'\n", argv[optind]);
 		return 2;
