@@ -19,7 +19,7 @@ struct kw_cli_opt {
 struct kw_cli {
 	const char *prog;    /* "kwitness keygen": messages start "PROG: " */
 	const char *head;    /* synopsis and description, printed before the options */
-	int width;           /* of the help's left column */
+	int width;           /* of the help's left column; 0: no option list */
 	const char *shorts;  /* getopt's short options ("fvh"), "" for none */
 	int help;            /* the val of --help (every command has it, listed last) */
 	const char *help_left; /* its left column: NULL for "--help" ("-h, --help") */

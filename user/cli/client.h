@@ -9,6 +9,8 @@
 #include <getopt.h>
 #include <jansson.h>
 
+#include "kwitness/cliopt.h"
+
 #include "kwitness/protocol.h"
 
 /* --socket, else $KWITNESS_SOCKET (KW_SOCKET_ENV), else KW_DEFAULT_SOCKET. */
@@ -28,18 +30,18 @@ int kw_client_reply_ok(const char *cmd, const json_t *reply);
 /* A whole reply on stdout, indented, keys sorted (--json). */
 void kw_print_json(const json_t *v);
 
-/* The long options kwitness session open and kwitness run share; the caller's
- * table adds its own and ends with { 0 }. kw_open_option stores them. */
-#define KW_OPEN_LONG_OPTIONS                                          \
-	{ "sandbox-id", required_argument, NULL, 'i' },               \
-	{ "policy", required_argument, NULL, 'p' },                   \
-	{ "image-digest", required_argument, NULL, 'd' },             \
-	{ "model-provider", required_argument, NULL, 'P' },           \
-	{ "model-id", required_argument, NULL, 'M' },                 \
-	{ "data-class", required_argument, NULL, 'C' },               \
-	{ "socket", required_argument, NULL, 's' },                   \
-	{ "json", no_argument, NULL, 'j' },                           \
-	{ "help", no_argument, NULL, 'h' }
+/* The options kwitness session open and kwitness run share (struct
+ * kw_cli_opt); the caller's table adds its own and ends with { 0 }.
+ * kw_open_option stores them. */
+#define KW_OPEN_OPTIONS                                             \
+	{ "sandbox-id", required_argument, 'i', NULL, NULL },       \
+	{ "policy", required_argument, 'p', NULL, NULL },           \
+	{ "image-digest", required_argument, 'd', NULL, NULL },     \
+	{ "model-provider", required_argument, 'P', NULL, NULL },   \
+	{ "model-id", required_argument, 'M', NULL, NULL },         \
+	{ "data-class", required_argument, 'C', NULL, NULL },       \
+	{ "socket", required_argument, 's', NULL, NULL },           \
+	{ "json", no_argument, 'j', NULL, NULL }
 
 /* What an open request carries besides the cgroup, and --socket / --json.
  * Zero-initialise; unset members stay NULL (false). */
@@ -49,7 +51,7 @@ struct kw_open_options {
 	const char *socket;
 	bool json;
 };
-/* Stores arg when opt is one of KW_OPEN_LONG_OPTIONS other than --help;
+/* Stores arg when opt is one of KW_OPEN_OPTIONS;
  * returns false (nothing stored) for any other opt. */
 bool kw_open_option(int opt, const char *arg, struct kw_open_options *o);
 

@@ -28,18 +28,24 @@
 
 #define KW_LOG_MAX (1024u * 1024 * 1024)
 
-static void run_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: kwitness run --policy FILE [--sandbox-id ID] [--image-digest D]\n"
-		"                    [--key-jwk FILE] [--model-provider P] [--model-id M]\n"
-		"                    [--data-class C] [--json] [--socket PATH] -- CMD [ARGS]\n\n"
-		"Runs CMD in a new cgroup under a kwitnessd session, closes the session when\n"
-		"CMD exits, and verifies the signed record (with --key-jwk, else with the\n"
-		"record's own embedded key). A summary goes to stderr (--json: the close reply\n"
-		"to stdout). Defaults: sandbox id spiffe://kwitness.local/run/<pid>, image\n"
-		"digest the sha256 of CMD's executable. Exit status: CMD's.\n");
-}
+static const struct kw_cli_opt run_opts[] = {
+	KW_OPEN_OPTIONS,
+	{ "key-jwk", required_argument, 'k', NULL, NULL },
+	{ 0 },
+};
+
+static const struct kw_cli run_cli = {
+	"kwitness run",
+	"usage: kwitness run --policy FILE [--sandbox-id ID] [--image-digest D]\n"
+	"                    [--key-jwk FILE] [--model-provider P] [--model-id M]\n"
+	"                    [--data-class C] [--json] [--socket PATH] -- CMD [ARGS]\n\n"
+	"Runs CMD in a new cgroup under a kwitnessd session, closes the session when\n"
+	"CMD exits, and verifies the signed record (with --key-jwk, else with the\n"
+	"record's own embedded key). A summary goes to stderr (--json: the close reply\n"
+	"to stdout). Defaults: sandbox id spiffe://kwitness.local/run/<pid>, image\n"
+	"digest the sha256 of CMD's executable. Exit status: CMD's.\n",
+	0, "+h", 'h', NULL, run_opts,
+};
 
 /* The executable execvp would run, for the default image digest. */
 static char *find_executable(const char *cmd)
@@ -185,11 +191,6 @@ static void forward_signal(int sig)
 
 int cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		KW_OPEN_LONG_OPTIONS,
-		{ "key-jwk", required_argument, NULL, 'k' },
-		{ 0 },
-	};
 	struct kw_open_options o = { 0 };
 	const char *key_jwk = NULL;
 	char sid_buf[128], digest_buf[KW_DIGEST_STR_MAX], mount[4000], cg[4200], base[4100];
@@ -201,17 +202,13 @@ int cmd_run(int argc, char **argv)
 	struct sigaction sa = { 0 }, old_int, old_term, old_quit, old_hup;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		if (kw_open_option(opt, optarg, &o))
-			continue;
-		switch (opt) {
-		case 'k': key_jwk = optarg; break;
-		default: return cli_help_or_bad_option("run", opt, 'h', argv, run_usage);
-		}
-	}
+	while ((opt = kw_cli_next(&run_cli, argc, argv, &status)) > 0)
+		if (!kw_open_option(opt, optarg, &o))
+			key_jwk = optarg; /* --key-jwk */
+	if (opt < 0)
+		return status;
 	if (!o.policy || optind >= argc)
-		return cli_usage_error("run", run_usage,
-				       "--policy FILE and a command after -- are required");
+		return kw_cli_error(&run_cli, "--policy FILE and a command after -- are required");
 	if (!o.sandbox_id) {
 		snprintf(sid_buf, sizeof(sid_buf), "spiffe://kwitness.local/run/%d", (int)getpid());
 		o.sandbox_id = sid_buf;

@@ -12,18 +12,39 @@
 #include "kwitness/buf.h"
 #include "kwitness/policy.h"
 
-static void session_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: kwitness session open --cgroup PATH --sandbox-id ID --policy FILE\n"
-		"                             --image-digest DIGEST [--model-provider P]\n"
-		"                             [--model-id M] [--data-class C] [--socket PATH]\n"
-		"       kwitness session close ID [--json] [--socket PATH]\n"
-		"       kwitness session list [--json] [--socket PATH]\n\n"
-		"open prints the session id; close prints the record path and a summary\n"
-		"(--json: kwitnessd's whole reply, record included).\n"
-		"The socket is --socket, else $KWITNESS_SOCKET, else " KW_DEFAULT_SOCKET ".\n");
-}
+#define SESSION_HEAD                                                                     \
+	"usage: kwitness session open --cgroup PATH --sandbox-id ID --policy FILE\n"       \
+	"                             --image-digest DIGEST [--model-provider P]\n"        \
+	"                             [--model-id M] [--data-class C] [--socket PATH]\n"   \
+	"       kwitness session close ID [--json] [--socket PATH]\n"                      \
+	"       kwitness session list [--json] [--socket PATH]\n\n"                        \
+	"open prints the session id; close prints the record path and a summary\n"         \
+	"(--json: kwitnessd's whole reply, record included).\n"                            \
+	"The socket is --socket, else $KWITNESS_SOCKET, else " KW_DEFAULT_SOCKET ".\n"
+
+static const struct kw_cli_opt open_opts[] = {
+	{ "cgroup", required_argument, 'c', NULL, NULL },
+	KW_OPEN_OPTIONS,
+	{ 0 },
+};
+
+/* --socket and --json, all that close, list and status take */
+static const struct kw_cli_opt socket_json_opts[] = {
+	{ "socket", required_argument, 's', NULL, NULL },
+	{ "json", no_argument, 'j', NULL, NULL },
+	{ 0 },
+};
+
+static const struct kw_cli open_cli = { "kwitness session open", SESSION_HEAD, 0, "h", 'h', NULL,
+					open_opts };
+static const struct kw_cli close_cli = { "kwitness session close", SESSION_HEAD, 0, "h", 'h',
+					 NULL, socket_json_opts };
+static const struct kw_cli list_cli = { "kwitness session list",
+					"usage: kwitness session list [--json] [--socket PATH]\n",
+					0, "h", 'h', NULL, socket_json_opts };
+static const struct kw_cli status_cli = { "kwitness status",
+					  "usage: kwitness status [--json] [--socket PATH]\n", 0,
+					  "h", 'h', NULL, socket_json_opts };
 
 /* Sends req (consumed); on an ok reply prints it whole (--json) or with print.
  * Returns the exit status. */
@@ -46,41 +67,20 @@ static int request(const char *cmd, const char *sock, json_t *req, bool json,
 	return rc;
 }
 
-static void session_usage_for(FILE *f, const char *cmd)
-{
-	(void)cmd;
-	session_usage(f);
-}
-
-static void simple_usage(FILE *f, const char *cmd)
-{
-	fprintf(f, "usage: kwitness %s [--json] [--socket PATH]\n", cmd);
-}
-
-/* --socket and --json, all that close, list and status take. Returns -1 to go
- * on, else the exit status (after --help or a bad option). */
-static int socket_json_options(const char *cmd, int argc, char **argv,
-			       void (*usage)(FILE *f, const char *cmd), const char **sock,
+/* --socket and --json. Returns -1 to go on, else the exit status (after
+ * --help or a bad option). */
+static int socket_json_options(const struct kw_cli *c, int argc, char **argv, const char **sock,
 			       bool *json)
 {
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int opt;
+	int opt, status;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 's': *sock = optarg; break;
-		case 'j': *json = true; break;
-		case 'h': usage(stdout, cmd); return 0;
-		default: usage(stderr, cmd); return 2;
-		}
+	while ((opt = kw_cli_next(c, argc, argv, &status)) > 0) {
+		if (opt == 's')
+			*sock = optarg;
+		*json |= opt == 'j';
 	}
-	return -1;
+	return opt < 0 ? status : -1;
 }
 
 static void print_session_id(const json_t *reply)
@@ -90,25 +90,17 @@ static void print_session_id(const json_t *reply)
 
 static int session_open(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "cgroup", required_argument, NULL, 'c' },
-		KW_OPEN_LONG_OPTIONS,
-		{ 0 },
-	};
 	struct kw_open_options o = { 0 };
 	const char *cgroup = NULL;
 	json_t *req;
-	int opt;
+	int opt, status;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (kw_open_option(opt, optarg, &o))
-			continue;
-		switch (opt) {
-		case 'c': cgroup = optarg; break;
-		default: return cli_help_or_bad_option("session open", opt, 'h', argv, session_usage);
-		}
-	}
+	while ((opt = kw_cli_next(&open_cli, argc, argv, &status)) > 0)
+		if (!kw_open_option(opt, optarg, &o))
+			cgroup = optarg; /* --cgroup */
+	if (opt < 0)
+		return status;
 	if (!cgroup || !o.sandbox_id || !o.policy || !o.image_digest || optind != argc) {
 		fprintf(stderr, "kwitness session open: --cgroup, --sandbox-id, --policy and "
 				"--image-digest are required\n");
@@ -129,7 +121,7 @@ static int session_close(int argc, char **argv)
 {
 	const char *sock = NULL;
 	bool json = false;
-	int rc = socket_json_options("session close", argc, argv, session_usage_for, &sock, &json);
+	int rc = socket_json_options(&close_cli, argc, argv, &sock, &json);
 
 	if (rc >= 0)
 		return rc;
@@ -197,12 +189,12 @@ static void print_status(const json_t *reply)
 }
 
 /* list and status: no arguments besides --socket and --json. */
-static int simple_request(const char *cmd, const char *op, int argc, char **argv,
-			  void (*print)(const json_t *reply))
+static int simple_request(const struct kw_cli *c, const char *cmd, const char *op, int argc,
+			  char **argv, void (*print)(const json_t *reply))
 {
 	const char *sock = NULL;
 	bool json = false;
-	int rc = socket_json_options(cmd, argc, argv, simple_usage, &sock, &json);
+	int rc = socket_json_options(c, argc, argv, &sock, &json);
 
 	if (rc >= 0)
 		return rc;
@@ -216,11 +208,11 @@ static int simple_request(const char *cmd, const char *op, int argc, char **argv
 int cmd_session(int argc, char **argv)
 {
 	if (argc < 2) {
-		session_usage(stderr);
+		kw_cli_usage(stderr, &open_cli);
 		return 2;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		session_usage(stdout);
+		kw_cli_usage(stdout, &open_cli);
 		return 0;
 	}
 	if (!strcmp(argv[1], "open"))
@@ -228,13 +220,14 @@ int cmd_session(int argc, char **argv)
 	if (!strcmp(argv[1], "close"))
 		return session_close(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "list"))
-		return simple_request("session list", KW_OP_LIST, argc - 1, argv + 1, print_list);
+		return simple_request(&list_cli, "session list", KW_OP_LIST, argc - 1, argv + 1,
+				      print_list);
 	fprintf(stderr, "kwitness session: unknown subcommand '%s'\n", argv[1]);
-	session_usage(stderr);
+	kw_cli_usage(stderr, &open_cli);
 	return 2;
 }
 
 int cmd_status(int argc, char **argv)
 {
-	return simple_request("status", KW_OP_STATUS, argc, argv, print_status);
+	return simple_request(&status_cli, "status", KW_OP_STATUS, argc, argv, print_status);
 }

@@ -4,8 +4,6 @@
 #ifndef KWITNESS_CLI_COMMANDS_H
 #define KWITNESS_CLI_COMMANDS_H
 
-#include <getopt.h>
-#include <stdio.h>
 
 int cmd_jcs(int argc, char **argv);      /* cmd_jcs.c */
 int cmd_keygen(int argc, char **argv);   /* cmd_key.c */
@@ -18,15 +16,5 @@ int cmd_status(int argc, char **argv);   /* cmd_session.c */
 int cmd_run(int argc, char **argv);      /* cmd_run.c */
 int cmd_probe(int argc, char **argv);    /* cmd_probe.c */
 int cmd_tpm(int argc, char **argv);      /* cmd_tpm.c */
-
-/* usage.c: the same answer to --help and to bad arguments everywhere. */
-/* "kwitness CMD: <message>" and the usage, on stderr; returns 2. */
-int cli_usage_error(const char *cmd, void (*usage)(FILE *f), const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-/* The last case of an option switch: opt == help prints the usage on stdout
- * and returns 0; any other opt is an unknown or incomplete option
- * (cli_usage_error, 2). */
-int cli_help_or_bad_option(const char *cmd, int opt, int help, char **argv,
-			   void (*usage)(FILE *f));
 
 #endif

@@ -24,6 +24,8 @@ static void help_line(FILE *f, int width, const char *left, const char *h)
 void kw_cli_usage(FILE *f, const struct kw_cli *c)
 {
 	fputs(c->head, f);
+	if (!c->width)
+		return; /* the head says it all */
 	for (const struct kw_cli_opt *o = c->opts; o->name; o++)
 		if (o->left)
 			help_line(f, c->width, o->left, o->help);

@@ -337,6 +337,16 @@ static inline bool is_digit(const unsigned char *p, const unsigned char *end)
 	return p < end && *p >= '0' && *p <= '9';
 }
 
+/* Past the digits at p (at least one), or NULL when there is none. */
+static inline const unsigned char *digit_run(const unsigned char *p, const unsigned char *end)
+{
+	if (!is_digit(p, end))
+		return NULL;
+	while (is_digit(p, end))
+		p++;
+	return p;
+}
+
 /* The canonical form of a decimal literal with at most 15 significant
  * digits, below 10^15 and in the normal range, without strtod: the double
  * nearest to such a decimal prints back as exactly those digits (15 = DBL_DIG:
@@ -416,12 +426,9 @@ static int parse_number(struct parser *ps)
 	const unsigned char *int_end = p, *frac = p, *frac_end = p, *exp = NULL;
 	bool exp_neg = false;
 	if (p < end && *p == '.') {
-		p++;
-		if (!is_digit(p, end))
-			return fail(ps, p, "invalid number: digit expected after '.'");
-		frac = p;
-		while (is_digit(p, end))
-			p++;
+		frac = ++p;
+		if (!(p = digit_run(p, end)))
+			return fail(ps, frac, "invalid number: digit expected after '.'");
 		frac_end = p;
 		integer = false;
 	}
@@ -429,11 +436,9 @@ static int parse_number(struct parser *ps)
 		p++;
 		if (p < end && (*p == '+' || *p == '-'))
 			exp_neg = *p++ == '-';
-		if (!is_digit(p, end))
-			return fail(ps, p, "invalid number: digit expected in exponent");
 		exp = p;
-		while (is_digit(p, end))
-			p++;
+		if (!(p = digit_run(p, end)))
+			return fail(ps, exp, "invalid number: digit expected in exponent");
 		integer = false;
 	}
 	ps->p = p;
