@@ -3,7 +3,7 @@
  * socket), and the epoll loop that serves ring buffers, clients, signals, a
  * timer and the I/O worker. Every session's ring buffer and every client is a
  * non-blocking descriptor in the loop's one epoll set; only blocking file work
- * (log writes, fsync, records) runs on the worker thread (worker.c). */
+ * (log writes, fsync, records) runs on the I/O worker (user/collector/worker.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
