@@ -118,10 +118,16 @@ listeners_start() {
 	[ -n "$LPORT_B" ] || kt_fail_all "kw-netprobe could not listen on 127.0.0.1"
 }
 
-# Two ports nothing listens on, for bind tests: BPORT_A, BPORT_B.
+# Two adjacent TCP ports no socket uses now, for bind tests: BPORT_A, BPORT_B.
 free_ports() {
-	local base=$((30000 + (RANDOM * 7 + $$) % 30000))
-	BPORT_A=$base BPORT_B=$((base + 1))
+	local p
+	for p in $(shuf -i 30000-60000 -n 64); do
+		if [ -z "$(ss -Htan "( sport = :$p or sport = :$((p + 1)) )")" ]; then
+			BPORT_A=$p BPORT_B=$((p + 1))
+			return 0
+		fi
+	done
+	kt_fail_all "no free pair of TCP ports"
 }
 
 # A new cgroup under the test tree; prints its path.
