@@ -132,16 +132,26 @@ timeout --foreground -k 10 "$TIMEOUT" qemu-system-x86_64 -accel tcg -m 1024 -smp
 qrc=${PIPESTATUS[0]}
 echo "# vm: qemu exited $qrc after $(($(date +%s) - start))s; console log: $LOG"
 
-# Print the VM's test lines (TAP and comments); a kernel message in between is dropped.
-grep -aE '^(ok |not ok |#|1\.\.)' "$LOG"
+# Print the VM's test lines (TAP and comments; each suite's plan is a comment
+# by now); a kernel message in between is dropped. The plan, last, counts
+# the results printed.
+grep -aE '^(ok |not ok |#)' "$LOG"
+n=$(grep -acE '^(ok |not ok )' "$LOG")
 if ! grep -aq "^$MARKER" "$LOG"; then
 	echo "not ok - vm: the VM never reported (qemu exit $qrc); last console lines:"
 	tail -n 30 "$LOG" | sed 's/^/#   /'
+	echo "1..$((n + 1))"
 	exit 1
 fi
 if grep -aq '^not ok ' "$LOG"; then
+	echo "1..$n"
 	exit 1
 fi
 vrc=$(grep -a "^$MARKER" "$LOG" | sed -n "s/^$MARKER rc=\([0-9]*\).*/\1/p" | head -n 1)
-[ "${vrc:-1}" -eq 0 ] || { echo "not ok - vm: a suite inside the VM failed (rc=$vrc)"; exit 1; }
+if [ "${vrc:-1}" -ne 0 ]; then
+	echo "not ok - vm: a suite inside the VM failed (rc=$vrc)"
+	echo "1..$((n + 1))"
+	exit 1
+fi
+echo "1..$n"
 exit 0

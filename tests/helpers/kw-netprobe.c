@@ -22,7 +22,7 @@
  *                                received until the peer closes (10 s at most)
  *   hold SOCKET TEXT             connects, sends TEXT (no newline: half a
  *                                request), prints "connected", then holds the
- *                                connection until stdin ends (60 s at most)
+ *                                connection until stdin ends (600 s at most)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -376,7 +376,7 @@ static int do_hold(const char *path, const char *text)
 		return result(errno);
 	printf("connected\n");
 	fflush(stdout);
-	poll(&p, 1, 60000);
+	poll(&p, 1, 600000);
 	close(fd);
 	return 0;
 }
