@@ -22,7 +22,7 @@ TCTI_A=$TCTI
 quiet() { "$@" >/dev/null 2>&1; }
 check "the EK certificate swtpm_setup made chains to the test CA" \
 	quiet openssl verify -CAfile "$T/ca1/issuercert.pem" \
-	<(openssl x509 -inform DER -in "$T/tpmA/certs/ek-rsa2048.crt") >/dev/null
+	<(openssl x509 -inform DER -in "$T/tpmA/certs/ek-rsa2048.crt")
 
 # --- enrollment ---------------------------------------------------------------
 "$KW" keygen --out "$T/enroll.pem" >/dev/null
