@@ -95,15 +95,34 @@ void kw_tpm_close(struct kw_tpm *t)
 	free(t);
 }
 
-int kw_tpm_load_ak(struct kw_tpm *t, char *err, size_t errlen)
+/* A primary key from tmpl in the endorsement hierarchy (empty auth, no
+ * outside info, no PCRs); *pub is the caller's to Esys_Free (NULL: freed). */
+static TSS2_RC create_endorsement_primary(struct kw_tpm *t, const TPM2B_PUBLIC *tmpl,
+					  ESYS_TR *handle, TPM2B_PUBLIC **pub)
 {
 	TPM2B_SENSITIVE_CREATE sens = { 0 };
-	TPM2B_PUBLIC tmpl = { 0 }, *pub = NULL;
 	TPM2B_DATA outside = { 0 };
 	TPML_PCR_SELECTION none = { 0 };
+	TPM2B_PUBLIC *out_pub = NULL;
 	TPM2B_CREATION_DATA *cdata = NULL;
 	TPM2B_DIGEST *chash = NULL;
 	TPMT_TK_CREATION *ticket = NULL;
+	TSS2_RC rc = Esys_CreatePrimary(t->ctx, ESYS_TR_RH_ENDORSEMENT, ESYS_TR_PASSWORD,
+					ESYS_TR_NONE, ESYS_TR_NONE, &sens, tmpl, &outside, &none,
+					handle, &out_pub, &cdata, &chash, &ticket);
+	Esys_Free(cdata);
+	Esys_Free(chash);
+	Esys_Free(ticket);
+	if (pub)
+		*pub = out_pub;
+	else
+		Esys_Free(out_pub);
+	return rc;
+}
+
+int kw_tpm_load_ak(struct kw_tpm *t, char *err, size_t errlen)
+{
+	TPM2B_PUBLIC tmpl = { 0 }, *pub = NULL;
 	TPMT_PUBLIC *p = &tmpl.publicArea;
 	TSS2_RC rc;
 	size_t off = 0;
@@ -123,12 +142,7 @@ int kw_tpm_load_ak(struct kw_tpm *t, char *err, size_t errlen)
 	p->parameters.eccDetail.kdf.scheme = TPM2_ALG_NULL;
 	p->unique.ecc.x.size = sizeof(AK_LABEL) - 1;
 	memcpy(p->unique.ecc.x.buffer, AK_LABEL, sizeof(AK_LABEL) - 1);
-	rc = Esys_CreatePrimary(t->ctx, ESYS_TR_RH_ENDORSEMENT, ESYS_TR_PASSWORD, ESYS_TR_NONE,
-				ESYS_TR_NONE, &sens, &tmpl, &outside, &none, &t->ak, &pub, &cdata,
-				&chash, &ticket);
-	Esys_Free(cdata);
-	Esys_Free(chash);
-	Esys_Free(ticket);
+	rc = create_endorsement_primary(t, &tmpl, &t->ak, &pub);
 	if (rc) {
 		t->ak = ESYS_TR_NONE;
 		kw_tpm_rc_error(err, errlen, "attestation key creation (endorsement hierarchy)", rc);
@@ -164,13 +178,7 @@ int kw_tpm_load_ek(struct kw_tpm *t, char *err, size_t errlen)
 		0x8d, 0x46, 0xa5, 0xd7, 0x24, 0xfd, 0x52, 0xd7, 0x6e, 0x06, 0x52,
 		0x0b, 0x64, 0xf2, 0xa1, 0xda, 0x1b, 0x33, 0x14, 0x69, 0xaa,
 	};
-	TPM2B_SENSITIVE_CREATE sens = { 0 };
-	TPM2B_PUBLIC tmpl = { 0 }, *pub = NULL;
-	TPM2B_DATA outside = { 0 };
-	TPML_PCR_SELECTION none = { 0 };
-	TPM2B_CREATION_DATA *cdata = NULL;
-	TPM2B_DIGEST *chash = NULL;
-	TPMT_TK_CREATION *ticket = NULL;
+	TPM2B_PUBLIC tmpl = { 0 };
 	TPMT_PUBLIC *p = &tmpl.publicArea;
 	TSS2_RC rc;
 
@@ -195,13 +203,7 @@ int kw_tpm_load_ek(struct kw_tpm *t, char *err, size_t errlen)
 	p->parameters.rsaDetail.keyBits = 2048;
 	p->parameters.rsaDetail.exponent = 0;
 	p->unique.rsa.size = 256;
-	rc = Esys_CreatePrimary(t->ctx, ESYS_TR_RH_ENDORSEMENT, ESYS_TR_PASSWORD, ESYS_TR_NONE,
-				ESYS_TR_NONE, &sens, &tmpl, &outside, &none, &t->ek, &pub, &cdata,
-				&chash, &ticket);
-	Esys_Free(pub);
-	Esys_Free(cdata);
-	Esys_Free(chash);
-	Esys_Free(ticket);
+	rc = create_endorsement_primary(t, &tmpl, &t->ek, NULL);
 	if (rc) {
 		t->ek = ESYS_TR_NONE;
 		kw_tpm_rc_error(err, errlen, "EK creation", rc);
