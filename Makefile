@@ -36,6 +36,10 @@ LIB_A     := $(BUILD)/libkwitness.a
 COLL_SRC  := $(sort $(wildcard user/collector/*.c))
 COLL_OBJ  := $(COLL_SRC:%.c=$(BUILD)/%.o)
 COLL_A    := $(BUILD)/libkwitness-collector.a
+# The transparency log: C2SP tlog-tiles, signed notes, proofs, witnesses.
+TLOG_SRC  := $(sort $(wildcard user/tlog/*.c))
+TLOG_OBJ  := $(TLOG_SRC:%.c=$(BUILD)/%.o)
+TLOG_A    := $(BUILD)/libkwitness-tlog.a
 # The kernel-facing library: loader, maps, events (libbpf + skeleton).
 KBPF_SRC  := $(sort $(wildcard user/bpf/*.c))
 KBPF_OBJ  := $(KBPF_SRC:%.c=$(BUILD)/%.o)
@@ -59,7 +63,8 @@ VMLINUX   := $(BUILD)/vmlinux.h
 # Unit tests: tests/unit/test_*.c, each linked with the library, under ASan+UBSan.
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%)
-ASAN_LIB_OBJ := $(COLL_SRC:%.c=$(BUILD)/asan/%.o) $(LIB_SRC:%.c=$(BUILD)/asan/%.o)
+ASAN_LIB_OBJ := $(COLL_SRC:%.c=$(BUILD)/asan/%.o) $(TLOG_SRC:%.c=$(BUILD)/asan/%.o) \
+	$(LIB_SRC:%.c=$(BUILD)/asan/%.o)
 ASAN_TPM_OBJ := $(TPM_SRC:%.c=$(BUILD)/asan/%.o)
 # Test helper programs (tests/helpers/*.c), plain builds.
 HELP_SRC  := $(sort $(wildcard tests/helpers/*.c))
@@ -68,7 +73,8 @@ HELP_BIN  := $(HELP_SRC:tests/helpers/%.c=$(BUILD)/tests/%)
 # with the library built the same way (clang).
 FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-FUZZ_LIB_OBJ := $(COLL_SRC:%.c=$(BUILD)/fuzz/obj/%.o) $(LIB_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
+FUZZ_LIB_OBJ := $(COLL_SRC:%.c=$(BUILD)/fuzz/obj/%.o) $(TLOG_SRC:%.c=$(BUILD)/fuzz/obj/%.o) \
+	$(LIB_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
 FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=all
 # Benchmarks: bench/bench_*.c, optimised.
@@ -95,6 +101,9 @@ $(LIB_A): $(LIB_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(COLL_A): $(COLL_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(TLOG_A): $(TLOG_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(KBPF_A): $(KBPF_OBJ)
@@ -129,13 +138,13 @@ $(PROBE_SKEL): $(PROBE_OBJ)
 
 $(BUILD)/user/bpf/probe.o: $(PROBE_SKEL)
 
-$(BUILD)/kwitness: $(CLI_OBJ) $(KBPF_A) $(COLL_A) $(TPM_A) $(LIB_A)
+$(BUILD)/kwitness: $(CLI_OBJ) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A)
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(KBPF_A) $(COLL_A) $(TPM_A) $(LIB_A) $(LIBS_BPF) $(LIBS_TPM) $(LIBS_CORE)
+	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A) $(LIBS_BPF) $(LIBS_TPM) $(LIBS_CORE)
 
-$(BUILD)/kwitnessd: $(D_OBJ) $(KBPF_A) $(COLL_A) $(TPM_A) $(LIB_A)
+$(BUILD)/kwitnessd: $(D_OBJ) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A)
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) -o $@ $(D_OBJ) $(KBPF_A) $(COLL_A) $(TPM_A) $(LIB_A) $(LIBS_BPF) $(LIBS_TPM) $(LIBS_CORE)
+	$(Q)$(CC) $(CFLAGS) -o $@ $(D_OBJ) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A) $(LIBS_BPF) $(LIBS_TPM) $(LIBS_CORE)
 
 $(BUILD)/asan/tests/%: tests/unit/%.c $(ASAN_LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -153,10 +162,10 @@ $(BUILD)/tests/%: tests/helpers/%.c $(KBPF_A) $(COLL_A) $(LIB_A)
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(KBPF_A) $(COLL_A) $(LIB_A) $(LIBS_BPF) $(LIBS_CORE)
 
 # Benchmarks link the same library units as kwitnessd (and the CLI's client).
-$(BUILD)/bench/%: bench/%.c $(CLI_LIB_OBJ) $(KBPF_A) $(COLL_A) $(LIB_A)
+$(BUILD)/bench/%: bench/%.c $(CLI_LIB_OBJ) $(KBPF_A) $(COLL_A) $(TLOG_A) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  BENCH   $@")
-	$(Q)$(CC) $(CFLAGS) -O3 -o $@ $< $(CLI_LIB_OBJ) $(KBPF_A) $(COLL_A) $(LIB_A) $(LIBS_BPF) $(LIBS_CORE) -lpthread
+	$(Q)$(CC) $(CFLAGS) -O3 -o $@ $< $(CLI_LIB_OBJ) $(KBPF_A) $(COLL_A) $(TLOG_A) $(LIB_A) $(LIBS_BPF) $(LIBS_CORE) -lpthread
 
 $(BUILD)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)

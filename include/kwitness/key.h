@@ -49,6 +49,8 @@ int kw_key_verify(const struct kw_key *key, const void *msg, size_t n,
 int kw_key_from_seed(const uint8_t seed[32], struct kw_key **out);
 int kw_key_from_raw_public(const uint8_t pub[32], struct kw_key **out);
 bool kw_key_has_private(const struct kw_key *key);
+/* The 32-byte RFC 8032 public key (signed-note key IDs and vkeys). */
+void kw_key_public_raw(const struct kw_key *key, uint8_t out[32]);
 /* True when the JWK object has a private member: d, p, q, dp, dq, qi or k. */
 bool kw_jwk_has_private_member(const json_t *jwk);
 

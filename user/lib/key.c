@@ -70,6 +70,11 @@ bool kw_key_has_private(const struct kw_key *key)
 	return key && key->has_private;
 }
 
+void kw_key_public_raw(const struct kw_key *key, uint8_t out[32])
+{
+	memcpy(out, key->pub, ED25519_KEY_LEN);
+}
+
 int kw_key_from_seed(const uint8_t seed[32], struct kw_key **out)
 {
 	EVP_PKEY *pkey = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, seed, 32);

@@ -1,0 +1,782 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The transparency log (user/tlog): RFC 6962 hashing and proofs against the
+ * published test data, strict base64, signed notes against the Go note
+ * package's example, checkpoints, tlog-proof files, registry-anchor-v1 known
+ * answers, and the writer: tile boundaries, every proof of every leaf,
+ * consistency between checkpoints, torn-append recovery, corruption. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+#include <jansson.h>
+#include <openssl/sha.h>
+#include <errno.h>
+#include <stdbool.h>
+
+#include "kwitness/key.h"
+#include "tlog/anchor.h"
+#include "tlog/base64.h"
+#include "tlog/log.h"
+#include "tlog/merkle.h"
+#include "tlog/note.h"
+#include "tlog/proof.h"
+#include "tlog/tiles.h"
+
+static json_t *load_vector(const char *rel)
+{
+	const char *root = getenv("KW_ROOT") ? getenv("KW_ROOT") : ".";
+	char path[512];
+	json_error_t err;
+	json_t *j;
+
+	snprintf(path, sizeof(path), "%s/tests/vectors/%s", root, rel);
+	j = json_load_file(path, 0, &err);
+	if (!j)
+		fail_msg("%s: %s", path, err.text);
+	return j;
+}
+
+static void unhex(const char *s, uint8_t *out, size_t n)
+{
+	assert_int_equal(strlen(s), 2 * n);
+	for (size_t i = 0; i < n; i++) {
+		unsigned v;
+
+		assert_int_equal(sscanf(s + 2 * i, "%2x", &v), 1);
+		out[i] = (uint8_t)v;
+	}
+}
+
+static void hash_of(const char *hex, struct tlog_hash *h)
+{
+	if (!strncmp(hex, "sha256:", 7))
+		hex += 7;
+	unhex(hex, h->b, TLOG_HASH_LEN);
+}
+
+/* An in-memory tree: every leaf hash, node hashes computed by recursion
+ * straight from the RFC 6962 definition (no stored interior nodes). */
+struct memtree {
+	struct tlog_hash *leaf;
+	uint64_t n;
+};
+
+static void mth(const struct memtree *t, uint64_t lo, uint64_t hi, struct tlog_hash *out)
+{
+	uint64_t k = 1;
+	struct tlog_hash a, b;
+
+	if (hi - lo == 1) {
+		*out = t->leaf[lo];
+		return;
+	}
+	while (k * 2 < hi - lo)
+		k *= 2;
+	mth(t, lo, lo + k, &a);
+	mth(t, lo + k, hi, &b);
+	tlog_node_hash(&a, &b, out);
+}
+
+static int mem_reader(void *ctx, unsigned level, uint64_t index, struct tlog_hash *out)
+{
+	const struct memtree *t = ctx;
+	uint64_t lo = index << level, hi = (index + 1) << level;
+
+	if (hi > t->n)
+		return -1;
+	mth(t, lo, hi, out);
+	return 0;
+}
+
+static void rfc_tree(struct memtree *t, json_t *v)
+{
+	json_t *leaves = json_object_get(v, "leaves");
+
+	t->n = json_array_size(leaves);
+	t->leaf = calloc(t->n, sizeof(*t->leaf));
+	for (size_t i = 0; i < t->n; i++) {
+		const char *hex = json_string_value(json_array_get(leaves, i));
+		uint8_t buf[64];
+		size_t len = strlen(hex) / 2;
+
+		unhex(hex, buf, len);
+		tlog_leaf_hash(buf, len, &t->leaf[i]);
+	}
+}
+
+static size_t path_of_json(json_t *arr, struct tlog_hash *path)
+{
+	for (size_t i = 0; i < json_array_size(arr); i++)
+		hash_of(json_string_value(json_array_get(arr, i)), &path[i]);
+	return json_array_size(arr);
+}
+
+static void test_rfc6962_roots(void **state)
+{
+	json_t *v = load_vector("tlog/rfc6962-merkle.json");
+	json_t *roots = json_object_get(v, "roots");
+	struct memtree t;
+	struct tlog_hash want, got;
+
+	(void)state;
+	rfc_tree(&t, v);
+	for (uint64_t size = 0; size <= t.n; size++) {
+		struct memtree sub = { t.leaf, size };
+
+		hash_of(json_string_value(json_array_get(roots, size)), &want);
+		assert_int_equal(tlog_tree_hash(mem_reader, &sub, size, &got), 0);
+		assert_memory_equal(got.b, want.b, TLOG_HASH_LEN);
+	}
+	free(t.leaf);
+	json_decref(v);
+}
+
+static void test_rfc6962_inclusion(void **state)
+{
+	json_t *v = load_vector("tlog/rfc6962-merkle.json"), *c;
+	json_t *roots = json_object_get(v, "roots");
+	struct memtree t;
+	size_t i;
+
+	(void)state;
+	rfc_tree(&t, v);
+	json_array_foreach(json_object_get(v, "inclusion"), i, c) {
+		uint64_t index = (uint64_t)json_integer_value(json_object_get(c, "index"));
+		uint64_t size = (uint64_t)json_integer_value(json_object_get(c, "size"));
+		struct tlog_hash want[TLOG_PROOF_MAX], got[TLOG_PROOF_MAX], root, bad;
+		size_t n = path_of_json(json_object_get(c, "path"), want), gn;
+		struct memtree sub = { t.leaf, size };
+
+		hash_of(json_string_value(json_array_get(roots, size)), &root);
+		/* The maker gives the published path ... */
+		assert_int_equal(tlog_inclusion_proof(mem_reader, &sub, index, size, got, &gn), 0);
+		assert_int_equal(gn, n);
+		if (n)
+			assert_memory_equal(got, want, n * sizeof(*want));
+		/* ... the verifier accepts it ... */
+		assert_true(tlog_inclusion_verify(index, size, &t.leaf[index], want, n, &root));
+		/* ... and refuses every corruption of it. */
+		assert_false(tlog_inclusion_verify(index + 1, size, &t.leaf[index], want, n, &root));
+		if (index)
+			assert_false(tlog_inclusion_verify(index - 1, size, &t.leaf[index], want, n, &root));
+		assert_false(tlog_inclusion_verify(index, size * 2, &t.leaf[index], want, n, &root));
+		if (size > 1)
+			assert_false(tlog_inclusion_verify(index, size / 2, &t.leaf[index], want, n, &root));
+		assert_false(tlog_inclusion_verify(index, size, &t.leaf[(index + 1) % t.n], want, n,
+						   &root));
+		want[n] = root;
+		assert_false(tlog_inclusion_verify(index, size, &t.leaf[index], want, n + 1, &root));
+		for (size_t j = 0; j < n; j++) {
+			want[j].b[0] ^= 8;
+			assert_false(tlog_inclusion_verify(index, size, &t.leaf[index], want, n, &root));
+			want[j].b[0] ^= 8;
+		}
+		if (n)
+			assert_false(tlog_inclusion_verify(index, size, &t.leaf[index], want, n - 1, &root));
+		bad = root;
+		bad.b[31] ^= 1;
+		assert_false(tlog_inclusion_verify(index, size, &t.leaf[index], want, n, &bad));
+	}
+	free(t.leaf);
+	json_decref(v);
+}
+
+static void test_rfc6962_consistency(void **state)
+{
+	json_t *v = load_vector("tlog/rfc6962-merkle.json"), *c;
+	json_t *roots = json_object_get(v, "roots");
+	struct memtree t;
+	size_t i;
+
+	(void)state;
+	rfc_tree(&t, v);
+	json_array_foreach(json_object_get(v, "consistency"), i, c) {
+		uint64_t old = (uint64_t)json_integer_value(json_object_get(c, "old"));
+		uint64_t size = (uint64_t)json_integer_value(json_object_get(c, "new"));
+		struct tlog_hash want[TLOG_PROOF_MAX], got[TLOG_PROOF_MAX], r1, r2;
+		size_t n = path_of_json(json_object_get(c, "path"), want), gn;
+		struct memtree sub = { t.leaf, size };
+
+		hash_of(json_string_value(json_array_get(roots, old)), &r1);
+		hash_of(json_string_value(json_array_get(roots, size)), &r2);
+		assert_int_equal(tlog_consistency_proof(mem_reader, &sub, old, size, got, &gn), 0);
+		assert_int_equal(gn, n);
+		if (n)
+			assert_memory_equal(got, want, n * sizeof(*want));
+		assert_true(tlog_consistency_verify(old, size, &r1, &r2, want, n));
+		if (!n)
+			continue;
+		assert_false(tlog_consistency_verify(old, size, &r2, &r1, want, n));
+		assert_false(tlog_consistency_verify(old + 1, size, &r1, &r2, want, n));
+		assert_false(tlog_consistency_verify(old - 1, size, &r1, &r2, want, n));
+		assert_false(tlog_consistency_verify(old, size * 2, &r1, &r2, want, n));
+		assert_false(tlog_consistency_verify(old, size, &r1, &r2, want, 0));
+		assert_false(tlog_consistency_verify(old, size, &r1, &r2, want, n - 1));
+		want[n] = r2;
+		assert_false(tlog_consistency_verify(old, size, &r1, &r2, want, n + 1));
+		for (size_t j = 0; j < n; j++) {
+			want[j].b[0] ^= 16;
+			assert_false(tlog_consistency_verify(old, size, &r1, &r2, want, n));
+			want[j].b[0] ^= 16;
+		}
+	}
+	/* Size 0 is consistent with anything, and a rollback with nothing. */
+	{
+		struct tlog_hash a, b;
+
+		tlog_empty_root(&a);
+		hash_of(json_string_value(json_array_get(roots, 3)), &b);
+		assert_true(tlog_consistency_verify(0, 3, &a, &b, NULL, 0));
+		assert_false(tlog_consistency_verify(3, 2, &b, &a, NULL, 0));
+		assert_false(tlog_consistency_verify(3, 3, &b, &a, NULL, 0));
+	}
+	free(t.leaf);
+	json_decref(v);
+}
+
+static void test_base64_strict(void **state)
+{
+	uint8_t out[16];
+	size_t n;
+	char enc[16];
+
+	(void)state;
+	assert_int_equal(tlog_b64_decode("Zm9vYg==", 8, out, sizeof(out), &n), 0);
+	assert_int_equal(n, 4);
+	assert_memory_equal(out, "foob", 4);
+	assert_int_equal(tlog_b64_encode((const uint8_t *)"foob", 4, enc), 8);
+	assert_string_equal(enc, "Zm9vYg==");
+	assert_int_equal(tlog_b64_decode("Zm9vYh==", 8, out, sizeof(out), &n), -EINVAL); /* bits */
+	assert_int_equal(tlog_b64_decode("Zm9vYg=", 7, out, sizeof(out), &n), -EINVAL);
+	assert_int_equal(tlog_b64_decode("Zm9v\nYg==", 9, out, sizeof(out), &n), -EINVAL);
+	assert_int_equal(tlog_b64_decode("Zm=vYg==", 8, out, sizeof(out), &n), -EINVAL);
+	assert_int_equal(tlog_b64_decode("Zm9vYg-_", 8, out, sizeof(out), &n), -EINVAL);
+	assert_int_equal(tlog_b64_decode("Zm9vYmFy", 8, out, 5, &n), -ENOBUFS);
+}
+
+/* "PRIVATE+KEY+<name>+<id>+<base64(0x01 || seed)>" -> a signer. */
+static void signer_from_skey(const char *skey, struct tlog_key *k)
+{
+	const char *p = skey + strlen("PRIVATE+KEY+");
+	const char *plus = strchr(p, '+');
+	const char *b64 = strchr(plus + 1, '+') + 1;
+	uint8_t raw[33];
+	size_t n;
+	char name[64];
+	struct kw_key *key;
+
+	assert_int_equal(tlog_b64_decode(b64, strlen(b64), raw, sizeof(raw), &n), 0);
+	assert_int_equal(n, 33);
+	assert_int_equal(raw[0], 1);
+	memcpy(name, p, (size_t)(plus - p));
+	name[plus - p] = '\0';
+	assert_int_equal(kw_key_from_seed(raw + 1, &key), 0);
+	assert_int_equal(tlog_key_from(name, TLOG_SIG_ED25519, key, k), 0);
+	assert_int_equal(k->keyid, strtoul(plus + 1, NULL, 16));
+}
+
+static void test_signed_note_go_example(void **state)
+{
+	json_t *v = load_vector("tlog/signed-note.json");
+	const char *vkey = json_string_value(json_object_get(v, "vkey"));
+	const char *text = json_string_value(json_object_get(v, "text"));
+	const char *want = json_string_value(json_object_get(v, "note"));
+	struct tlog_key signer, verifier;
+	char vk[TLOG_VKEY_MAX];
+	struct kw_buf note = { 0 };
+	struct tlog_note n;
+	char *bad;
+
+	(void)state;
+	signer_from_skey(json_string_value(json_object_get(v, "skey")), &signer);
+	assert_int_equal(tlog_key_vkey(&signer, vk), 0);
+	assert_string_equal(vk, vkey);
+	assert_int_equal(tlog_key_parse_vkey(vkey, strlen(vkey), &verifier), 0);
+	assert_int_equal(verifier.keyid, 0xc74f20a3);
+	assert_int_equal(kw_buf_puts(&note, text), 0);
+	assert_int_equal(kw_buf_putc(&note, '\n'), 0);
+	assert_int_equal(tlog_note_sign(&signer, text, strlen(text), 0, &note), 0);
+	assert_string_equal(note.data, want);
+	assert_int_equal(tlog_note_parse(want, strlen(want), &n), 0);
+	assert_int_equal(n.nsigs, 1);
+	assert_int_equal(n.text_len, strlen(text));
+	assert_int_equal(tlog_note_verify(&n, &verifier, NULL), 0);
+	/* A changed text fails; a key of another name is not consulted. */
+	bad = strdup(want);
+	bad[3] ^= 1;
+	assert_int_equal(tlog_note_parse(bad, strlen(bad), &n), 0);
+	assert_int_equal(tlog_note_verify(&n, &verifier, NULL), -EBADMSG);
+	free(bad);
+	assert_int_equal(tlog_note_parse(want, strlen(want), &n), 0);
+	memcpy(verifier.name, "PeterNeumanm", 12);
+	assert_int_equal(tlog_note_verify(&n, &verifier, NULL), -ENOENT);
+	/* The vkey's key ID must match its name and key. */
+	{
+		char wrong[TLOG_VKEY_MAX];
+		struct tlog_key k;
+
+		snprintf(wrong, sizeof(wrong), "%s", vkey);
+		wrong[13] = wrong[13] == '0' ? '1' : '0';
+		assert_int_equal(tlog_key_parse_vkey(wrong, strlen(wrong), &k), -EINVAL);
+	}
+	/* Notes the format refuses. */
+	{
+		static const char *bads[] = {
+			"text\n\n",                          /* no signature */
+			"text\n— a AAAA\n",                  /* no empty line */
+			"text\n\n— a b c\n",                 /* bad base64 */
+			"te\x01xt\n\n— a AAAAAA==\n",        /* control character */
+			"text\n\n— a AAAAAA==",              /* no final newline */
+			"\n\n— a AAAAAA==\n",                /* empty text */
+			"text\n\n- a AAAAAA==\n",            /* not an em dash */
+			"text\n\n— a+b AAAAAA==\n",          /* '+' in a name */
+			"t\xc3\x28xt\n\n— a AAAAAA==\n",     /* bad UTF-8 */
+		};
+		for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++)
+			assert_int_not_equal(tlog_note_parse(bads[i], strlen(bads[i]), &n), 0);
+	}
+	kw_buf_free(&note);
+	tlog_key_clear(&signer);
+	tlog_key_clear(&verifier);
+	json_decref(v);
+}
+
+static void test_cosignature(void **state)
+{
+	uint8_t seed[32] = { 7 };
+	struct kw_key *k;
+	struct tlog_key w, wv;
+	const char *text = "example.com/log\n5\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n";
+	struct kw_buf note = { 0 };
+	struct tlog_note n;
+	uint64_t ts = 0;
+	char vk[TLOG_VKEY_MAX];
+
+	(void)state;
+	assert_int_equal(kw_key_from_seed(seed, &k), 0);
+	assert_int_equal(tlog_key_from("witness.example/w1", TLOG_SIG_COSIGNATURE, k, &w), 0);
+	assert_int_equal(tlog_key_vkey(&w, vk), 0);
+	assert_int_equal(tlog_key_parse_vkey(vk, strlen(vk), &wv), 0);
+	assert_int_equal(wv.type, TLOG_SIG_COSIGNATURE);
+	assert_int_equal(kw_buf_puts(&note, text), 0);
+	assert_int_equal(kw_buf_putc(&note, '\n'), 0);
+	assert_int_equal(tlog_note_sign(&w, text, strlen(text), 1679315147, &note), 0);
+	assert_int_equal(tlog_note_parse(note.data, note.len, &n), 0);
+	assert_int_equal(tlog_note_verify(&n, &wv, &ts), 0);
+	assert_int_equal(ts, 1679315147);
+	/* The same key as a plain Ed25519 note key has another key ID. */
+	{
+		struct tlog_key plain = wv;
+
+		plain.type = TLOG_SIG_ED25519;
+		plain.keyid = tlog_key_id(plain.name, plain.type, plain.pub);
+		assert_int_not_equal(plain.keyid, wv.keyid);
+		assert_int_equal(tlog_note_verify(&n, &plain, NULL), -ENOENT);
+	}
+	kw_buf_free(&note);
+	tlog_key_clear(&w);
+	tlog_key_clear(&wv);
+}
+
+static void test_checkpoint(void **state)
+{
+	struct tlog_checkpoint cp;
+	struct kw_buf b = { 0 };
+	static const char good[] = "example.com/log\n20852163\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\n";
+	static const char ext[] = "o\n1\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\nextension line\n";
+	static const char *bads[] = {
+		"o\n01\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\n",
+		"o\n-1\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\n",
+		"\n1\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\n",
+		"o\n1\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2=\n",
+		"o\n1\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=",
+		"o\n1\n",
+		"o\n1\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\n\nx\n",
+		"o\n99999999999999999999\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\n",
+	};
+
+	(void)state;
+	assert_int_equal(tlog_checkpoint_parse(good, strlen(good), &cp), 0);
+	assert_string_equal(cp.origin, "example.com/log");
+	assert_int_equal(cp.size, 20852163);
+	assert_int_equal(tlog_checkpoint_format(&cp, &b), 0);
+	assert_string_equal(b.data, good);
+	assert_int_equal(tlog_checkpoint_parse(ext, strlen(ext), &cp), 0);
+	for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++)
+		assert_int_not_equal(tlog_checkpoint_parse(bads[i], strlen(bads[i]), &cp), 0);
+	kw_buf_free(&b);
+}
+
+static void test_tile_paths(void **state)
+{
+	char p[TLOG_PATH_MAX];
+
+	(void)state;
+	assert_int_equal(tlog_tile_path(p, sizeof(p), 0, 1234067, 0), 0);
+	assert_string_equal(p, "tile/0/x001/x234/067");
+	assert_int_equal(tlog_tile_path(p, sizeof(p), 2, 5, 17), 0);
+	assert_string_equal(p, "tile/2/005.p/17");
+	assert_int_equal(tlog_tile_path(p, sizeof(p), TLOG_ENTRIES_LEVEL, 1000, 0), 0);
+	assert_string_equal(p, "tile/entries/x001/000");
+	/* The spec's example: a tree of 70,000 leaves. */
+	assert_int_equal(tlog_partial_width(70000, 0), 112);
+	assert_int_equal(tlog_partial_width(70000, 1), 17);
+	assert_int_equal(tlog_partial_width(70000, 2), 1);
+	assert_int_equal(tlog_tile_width(70000, 0, 272), 256);
+	assert_int_equal(tlog_tile_width(70000, 0, 273), 112);
+	assert_int_equal(tlog_tile_width(70000, 0, 274), 0);
+	assert_int_equal(tlog_partial_width(256, 0), 0);
+	assert_int_equal(tlog_partial_width(256, 1), 1);
+}
+
+static void test_anchor_v1(void **state)
+{
+	json_t *v = load_vector("anchor-v1/known-answers.json"), *c;
+	size_t i;
+
+	(void)state;
+	json_array_foreach(json_object_get(v, "cases"), i, c) {
+		json_t *claims = json_object_get(c, "claims");
+		size_t n = json_array_size(claims);
+		struct memtree t = { calloc(n, sizeof(struct tlog_hash)), n };
+		struct tlog_hash root, want;
+
+		for (size_t j = 0; j < n; j++) {
+			struct kw_buf b = { 0 };
+			struct tlog_hash h;
+			uint8_t d[32], wd[32];
+
+			assert_int_equal(anchor_claim_bytes(json_array_get(claims, j), &b), 0);
+			SHA256((const uint8_t *)b.data, b.len, d);
+			unhex(json_string_value(json_array_get(json_object_get(c, "canonical_claim_bytes_sha256"), j)), wd, 32);
+			assert_memory_equal(d, wd, 32);
+			tlog_leaf_hash(b.data, b.len, &t.leaf[j]);
+			hash_of(json_string_value(json_array_get(json_object_get(c, "leaf_hashes"), j)), &h);
+			assert_memory_equal(t.leaf[j].b, h.b, 32);
+			kw_buf_free(&b);
+		}
+		assert_int_equal(tlog_tree_hash(mem_reader, &t, n, &root), 0);
+		hash_of(json_string_value(json_object_get(c, "merkle_root")), &want);
+		assert_memory_equal(root.b, want.b, 32);
+		for (size_t j = 0; j < n; j++) {
+			json_t *p = json_array_get(json_object_get(c, "proofs"), j);
+			struct tlog_hash path[TLOG_PROOF_MAX];
+			size_t pn;
+			struct kw_buf js = { 0 };
+			char *wantjs = json_dumps(p, JSON_COMPACT | JSON_SORT_KEYS);
+
+			assert_int_equal(tlog_inclusion_proof(mem_reader, &t, j, n, path, &pn), 0);
+			assert_int_equal(anchor_proof_json(j, path, pn, &js), 0);
+			assert_string_equal(js.data, wantjs);
+			assert_true(tlog_inclusion_verify(j, n, &t.leaf[j], path, pn, &root));
+			free(wantjs);
+			kw_buf_free(&js);
+		}
+		free(t.leaf);
+	}
+	/* Outside the profile. */
+	{
+		json_t *r = json_real(1.5), *big = json_integer(9007199254740992LL);
+		struct kw_buf b = { 0 };
+
+		assert_int_equal(anchor_claim_bytes(r, &b), -EDOM);
+		assert_int_equal(anchor_claim_bytes(big, &b), -EDOM);
+		json_decref(r);
+		json_decref(big);
+		kw_buf_free(&b);
+	}
+	json_decref(v);
+}
+
+/* A log in a fresh temporary directory with a fixed key. */
+static char logdir[64];
+
+static void new_log(struct tlog_key *key)
+{
+	uint8_t seed[32] = { 1, 2, 3 };
+	struct kw_key *k;
+	char cmd[128];
+
+	snprintf(logdir, sizeof(logdir), "/tmp/kw-tlog-test.%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", logdir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(kw_key_from_seed(seed, &k), 0);
+	assert_int_equal(tlog_key_from("log.example/test", TLOG_SIG_ED25519, k, key), 0);
+	assert_int_equal(tlog_log_create(logdir, key), 0);
+	assert_int_equal(tlog_log_create(logdir, key), -EEXIST);
+}
+
+static void rm_log(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", logdir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void entry_of(uint64_t i, char *buf, size_t *len)
+{
+	*len = (size_t)snprintf(buf, 64, "entry %llu", (unsigned long long)i);
+}
+
+static void append_n(struct tlog_log *l, uint64_t from, uint64_t n)
+{
+	const void **e = calloc(n, sizeof(*e));
+	size_t *lens = calloc(n, sizeof(*lens));
+	char (*bufs)[64] = calloc(n, 64);
+	uint64_t first;
+
+	for (uint64_t i = 0; i < n; i++) {
+		entry_of(from + i, bufs[i], &lens[i]);
+		e[i] = bufs[i];
+	}
+	assert_int_equal(tlog_log_append(l, e, lens, n, &first), 0);
+	assert_int_equal(first, from);
+	free(e);
+	free(lens);
+	free(bufs);
+}
+
+/* The checkpoint on disk: verified, root equal to the recomputed tree. */
+static void check_published(const struct tlog_key *key, struct memtree *t, uint64_t size,
+			    struct tlog_checkpoint *out)
+{
+	int dfd = open(logdir, O_RDONLY | O_DIRECTORY);
+	struct kw_buf b = { 0 };
+	struct tlog_note n;
+	struct tlog_hash root;
+	struct memtree sub = { t->leaf, size };
+	struct tlog_tiles tiles;
+	struct kw_buf e = { 0 };
+
+	assert_true(dfd >= 0);
+	assert_int_equal(tlog_read_checkpoint(dfd, &b, &n, out), 0);
+	assert_int_equal(tlog_note_verify(&n, key, NULL), 0);
+	assert_int_equal(out->size, size);
+	assert_int_equal(tlog_tree_hash(mem_reader, &sub, size, &root), 0);
+	assert_memory_equal(out->root.b, root.b, 32);
+	/* Every leaf proves from the tiles; entries read back. */
+	for (uint64_t i = 0; i < size; i++) {
+		struct tlog_proof p;
+		char want[64];
+		size_t wl;
+
+		assert_int_equal(tlog_prove(dfd, i, size, &out->root, b.data, b.len, &p), 0);
+		assert_true(tlog_inclusion_verify(i, size, &t->leaf[i], p.path, p.count, &root));
+		if (i % 97 == 0 || i + 1 == size) {
+			tlog_tiles_init(&tiles, dfd, size);
+			assert_int_equal(tlog_tiles_read_entry(&tiles, i, &e), 0);
+			entry_of(i, want, &wl);
+			assert_int_equal(e.len, wl);
+			assert_memory_equal(e.data, want, wl);
+		}
+	}
+	kw_buf_free(&e);
+	kw_buf_free(&b);
+	close(dfd);
+}
+
+static void test_log_boundaries(void **state)
+{
+	static const uint64_t sizes[] = { 1, 2, 255, 256, 257, 511, 513, 600 };
+	struct tlog_key key;
+	struct memtree t = { calloc(600, sizeof(struct tlog_hash)), 600 };
+	struct tlog_checkpoint cps[sizeof(sizes) / sizeof(sizes[0])];
+	uint64_t have = 0;
+
+	(void)state;
+	for (uint64_t i = 0; i < t.n; i++) {
+		char buf[64];
+		size_t len;
+
+		entry_of(i, buf, &len);
+		tlog_leaf_hash(buf, len, &t.leaf[i]);
+	}
+	new_log(&key);
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		struct tlog_log *l;
+
+		/* Reopen each time: the right edge is reloaded from the tiles. */
+		assert_int_equal(tlog_log_open(logdir, &key, &l), 0);
+		assert_int_equal(tlog_log_size(l), have);
+		append_n(l, have, sizes[s] - have);
+		have = sizes[s];
+		tlog_log_close(l);
+		check_published(&key, &t, have, &cps[s]);
+	}
+	/* Every pair of checkpoints is consistent through the final tiles. */
+	{
+		int dfd = open(logdir, O_RDONLY | O_DIRECTORY);
+		struct tlog_tiles tiles;
+
+		tlog_tiles_init(&tiles, dfd, have);
+		for (size_t a = 0; a < sizeof(sizes) / sizeof(sizes[0]); a++)
+			for (size_t b = a; b < sizeof(sizes) / sizeof(sizes[0]); b++) {
+				struct tlog_hash p[TLOG_PROOF_MAX];
+				size_t n;
+				struct tlog_tiles tb;
+
+				tlog_tiles_init(&tb, dfd, cps[b].size);
+				assert_int_equal(tlog_consistency_proof(tlog_tiles_read_node, &tb,
+									cps[a].size, cps[b].size, p, &n), 0);
+				assert_true(tlog_consistency_verify(cps[a].size, cps[b].size, &cps[a].root,
+								    &cps[b].root, p, n));
+				if (cps[a].size != cps[b].size)
+					assert_false(tlog_consistency_verify(cps[a].size, cps[b].size,
+									     &cps[b].root, &cps[a].root,
+									     p, n));
+			}
+		close(dfd);
+	}
+	rm_log();
+	tlog_key_clear(&key);
+	free(t.leaf);
+}
+
+static void write_at(const char *rel, const char *data, size_t len)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", logdir, rel);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	fclose(f);
+}
+
+static bool exists_at(const char *rel)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", logdir, rel);
+	return access(path, F_OK) == 0;
+}
+
+static void test_log_torn_append(void **state)
+{
+	struct tlog_key key;
+	struct tlog_log *l;
+	struct memtree t = { calloc(300, sizeof(struct tlog_hash)), 300 };
+	struct tlog_checkpoint cp;
+	char junk[8192];
+
+	(void)state;
+	for (uint64_t i = 0; i < t.n; i++) {
+		char buf[64];
+		size_t len;
+
+		entry_of(i, buf, &len);
+		tlog_leaf_hash(buf, len, &t.leaf[i]);
+	}
+	memset(junk, 0x5a, sizeof(junk));
+	new_log(&key);
+	assert_int_equal(tlog_log_open(logdir, &key, &l), 0);
+	append_n(l, 0, 200);
+	tlog_log_close(l);
+	/* A torn append towards 260: a full tile and bundle, partials of width 4,
+	 * half-written, no checkpoint. */
+	write_at(".kwitness/pending", "260\n", 4);
+	write_at("tile/0/000", junk, 8192);
+	write_at("tile/entries/000", junk, 100);
+	{
+		char d[128];
+
+		snprintf(d, sizeof(d), "%s/tile/0/001.p", logdir);
+		mkdir(d, 0755);
+		snprintf(d, sizeof(d), "%s/tile/1", logdir);
+		mkdir(d, 0755);
+		snprintf(d, sizeof(d), "%s/tile/1/000.p", logdir);
+		mkdir(d, 0755);
+	}
+	write_at("tile/0/001.p/4", junk, 128);
+	write_at("tile/1/000.p/1", junk, 32);
+	/* Opening undoes it, and the log goes on as if it never happened. */
+	assert_int_equal(tlog_log_open(logdir, &key, &l), 0);
+	assert_false(exists_at(".kwitness/pending"));
+	assert_false(exists_at("tile/0/000"));
+	assert_false(exists_at("tile/entries/000"));
+	assert_false(exists_at("tile/0/001.p/4"));
+	assert_false(exists_at("tile/1/000.p/1"));
+	assert_true(exists_at("tile/0/000.p/200"));
+	assert_int_equal(tlog_log_size(l), 200);
+	append_n(l, 200, 100);
+	tlog_log_close(l);
+	check_published(&key, &t, 300, &cp);
+	/* A corrupted partial tile is found when the log opens. */
+	write_at("tile/0/001.p/44", junk, 44 * 32);
+	assert_int_equal(tlog_log_open(logdir, &key, &l), -EBADMSG);
+	/* And a checkpoint signed by another key is refused. */
+	{
+		uint8_t seed[32] = { 9 };
+		struct kw_key *k;
+		struct tlog_key other;
+
+		assert_int_equal(kw_key_from_seed(seed, &k), 0);
+		assert_int_equal(tlog_key_from("log.example/test", TLOG_SIG_ED25519, k, &other), 0);
+		assert_int_equal(tlog_log_open(logdir, &other, &l), -EKEYREJECTED);
+		tlog_key_clear(&other);
+	}
+	rm_log();
+	tlog_key_clear(&key);
+	free(t.leaf);
+}
+
+static void test_proof_format(void **state)
+{
+	static const char text[] =
+		"c2sp.org/tlog-proof@v1\nextra YWJj\nindex 73894\n"
+		"gSKyXoYZUgZ6jduWYrkDOARinOMGJveXjgMkBTcdPlQ=\n"
+		"B95lDa8R83lS8n0eG+o0buTxRKQTYFi//1U8anccXmA=\n\n"
+		"example.com/fancylog\n109482\nsFodV/vSp5O8n9a8QpW6PRY97tfOSW5bsc2Xl/EQi08=\n\n"
+		"\xe2\x80\x94 example.com/fancylog AAAAAA==\n";
+	struct tlog_proof p;
+	struct kw_buf b = { 0 };
+
+	(void)state;
+	assert_int_equal(tlog_proof_parse(text, strlen(text), &p), 0);
+	assert_int_equal(p.index, 73894);
+	assert_int_equal(p.count, 2);
+	assert_true(p.has_extra);
+	assert_int_equal(p.extra_len, 3);
+	assert_int_equal(tlog_proof_format(&p, &b), 0);
+	assert_string_equal(b.data, text);
+	{
+		static const char *bads[] = {
+			"c2sp.org/tlog-proof@v2\nindex 1\n\nx\n",
+			"c2sp.org/tlog-proof@v1\nindex 01\n\nx\n",
+			"c2sp.org/tlog-proof@v1\nindex 1\nAAAA\n\nx\n",
+			"c2sp.org/tlog-proof@v1\nindex 1\n",
+			"c2sp.org/tlog-proof@v1\nextra !!\nindex 1\n\nx\n",
+		};
+		for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++)
+			assert_int_not_equal(tlog_proof_parse(bads[i], strlen(bads[i]), &p), 0);
+	}
+	kw_buf_free(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rfc6962_roots),
+		cmocka_unit_test(test_rfc6962_inclusion),
+		cmocka_unit_test(test_rfc6962_consistency),
+		cmocka_unit_test(test_base64_strict),
+		cmocka_unit_test(test_signed_note_go_example),
+		cmocka_unit_test(test_cosignature),
+		cmocka_unit_test(test_checkpoint),
+		cmocka_unit_test(test_tile_paths),
+		cmocka_unit_test(test_anchor_v1),
+		cmocka_unit_test(test_log_boundaries),
+		cmocka_unit_test(test_log_torn_append),
+		cmocka_unit_test(test_proof_format),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
