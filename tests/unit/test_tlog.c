@@ -26,6 +26,8 @@
 #include "tlog/log.h"
 #include "tlog/merkle.h"
 #include "tlog/note.h"
+#include "tlog/policy.h"
+#include "tlog/witness.h"
 #include "tlog/proof.h"
 #include "tlog/tiles.h"
 
@@ -762,6 +764,217 @@ static void test_proof_format(void **state)
 	kw_buf_free(&b);
 }
 
+static struct kw_key *seed_key(uint8_t b)
+{
+	uint8_t seed[32];
+	struct kw_key *k;
+
+	memset(seed, b, sizeof(seed));
+	assert_int_equal(kw_key_from_seed(seed, &k), 0);
+	return k;
+}
+
+/* A signed checkpoint of the first `size` leaves of t (root flipped when
+ * fork is set). */
+static void make_cp(const struct tlog_key *log, const struct memtree *t, uint64_t size,
+		    bool fork, struct kw_buf *out)
+{
+	struct tlog_checkpoint cp = { .size = size };
+	struct memtree sub = { t->leaf, size };
+	struct kw_buf text = { 0 };
+
+	snprintf(cp.origin, sizeof(cp.origin), "%s", log->name);
+	assert_int_equal(tlog_tree_hash(mem_reader, &sub, size, &cp.root), 0);
+	if (fork)
+		cp.root.b[0] ^= 1;
+	kw_buf_reset(out);
+	assert_int_equal(tlog_checkpoint_format(&cp, &text), 0);
+	assert_int_equal(kw_buf_append(out, text.data, text.len), 0);
+	assert_int_equal(kw_buf_putc(out, '\n'), 0);
+	assert_int_equal(tlog_note_sign(log, text.data, text.len, 0, out), 0);
+	kw_buf_free(&text);
+}
+
+static int submit(const struct tlog_witness *w, const struct memtree *t, uint64_t old,
+		  const struct kw_buf *note, uint64_t size, struct kw_buf *resp)
+{
+	struct tlog_hash p[TLOG_PROOF_MAX];
+	size_t n = 0;
+	struct memtree sub = { t->leaf, size };
+	struct kw_buf req = { 0 };
+	int status;
+
+	if (old && old <= size)
+		assert_int_equal(tlog_consistency_proof(mem_reader, &sub, old, size, p, &n), 0);
+	assert_int_equal(tlog_witness_request(old, p, n, note->data, note->len, &req), 0);
+	status = tlog_witness_add_checkpoint(w, req.data, req.len, 1700000000, resp);
+	kw_buf_free(&req);
+	return status;
+}
+
+static void test_witness(void **state)
+{
+	struct tlog_key log, other, wkey, wv;
+	struct memtree t = { calloc(40, sizeof(struct tlog_hash)), 40 };
+	struct kw_buf note = { 0 }, resp = { 0 }, cosigned = { 0 };
+	struct tlog_witness w;
+	char dir[64];
+	struct tlog_note n;
+	uint64_t ts;
+
+	(void)state;
+	for (uint64_t i = 0; i < t.n; i++)
+		tlog_leaf_hash(&i, sizeof(i), &t.leaf[i]);
+	assert_int_equal(tlog_key_from("log.example/a", TLOG_SIG_ED25519, seed_key(1), &log), 0);
+	assert_int_equal(tlog_key_from("log.example/a", TLOG_SIG_ED25519, seed_key(2), &other), 0);
+	assert_int_equal(tlog_key_from("witness.example/w", TLOG_SIG_COSIGNATURE, seed_key(3), &wkey), 0);
+	wv = wkey;
+	snprintf(dir, sizeof(dir), "/tmp/kw-witness-test.%d", (int)getpid());
+	mkdir(dir, 0700);
+	w = (struct tlog_witness){ .key = wkey, .logs = &log, .nlogs = 1,
+				   .statefd = open(dir, O_RDONLY | O_DIRECTORY) };
+	assert_true(w.statefd >= 0);
+
+	make_cp(&log, &t, 10, false, &note);
+	assert_int_equal(submit(&w, &t, 0, &note, 10, &resp), 200);
+	/* The response is a cosignature on the checkpoint. */
+	assert_int_equal(kw_buf_append(&cosigned, note.data, note.len), 0);
+	assert_int_equal(kw_buf_append(&cosigned, resp.data, resp.len), 0);
+	assert_int_equal(tlog_note_parse(cosigned.data, cosigned.len, &n), 0);
+	assert_int_equal(tlog_note_verify(&n, &wv, &ts), 0);
+	assert_int_equal(ts, 1700000000);
+	/* Grows with a consistency proof. */
+	make_cp(&log, &t, 25, false, &note);
+	assert_int_equal(submit(&w, &t, 10, &note, 25, &resp), 200);
+	/* The same checkpoint again is fine; a fork of the same size is not. */
+	assert_int_equal(submit(&w, &t, 25, &note, 25, &resp), 200);
+	make_cp(&log, &t, 25, true, &note);
+	assert_int_equal(submit(&w, &t, 25, &note, 25, &resp), 409);
+	/* A stale old size gets the witness's size back. */
+	make_cp(&log, &t, 30, false, &note);
+	assert_int_equal(submit(&w, &t, 10, &note, 30, &resp), 409);
+	assert_string_equal(resp.data, "25\n");
+	/* A rolled-back log: a checkpoint smaller than what was cosigned. */
+	make_cp(&log, &t, 20, false, &note);
+	assert_int_equal(submit(&w, &t, 25, &note, 20, &resp), 400);
+	assert_int_equal(submit(&w, &t, 20, &note, 20, &resp), 409);
+	/* A grown fork: the proof cannot link it to what was cosigned. */
+	make_cp(&log, &t, 30, true, &note);
+	assert_int_equal(submit(&w, &t, 25, &note, 30, &resp), 422);
+	/* Another key with the log's name; an unknown origin. */
+	make_cp(&other, &t, 30, false, &note);
+	assert_int_equal(submit(&w, &t, 25, &note, 30, &resp), 403);
+	{
+		struct tlog_key stranger;
+
+		assert_int_equal(tlog_key_from("log.example/b", TLOG_SIG_ED25519, seed_key(4), &stranger), 0);
+		make_cp(&stranger, &t, 30, false, &note);
+		assert_int_equal(submit(&w, &t, 0, &note, 30, &resp), 404);
+		tlog_key_clear(&stranger);
+	}
+	/* Garbage. */
+	assert_int_equal(tlog_witness_add_checkpoint(&w, "old x\n\n", 7, 1, &resp), 400);
+	assert_int_equal(tlog_witness_add_checkpoint(&w, "old 1\nAAAA\n\nx\n", 14, 1, &resp), 400);
+	/* The state held through all that. */
+	make_cp(&log, &t, 40, false, &note);
+	assert_int_equal(submit(&w, &t, 25, &note, 40, &resp), 200);
+
+	close(w.statefd);
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		assert_int_equal(system(cmd), 0);
+	}
+	kw_buf_free(&note);
+	kw_buf_free(&resp);
+	kw_buf_free(&cosigned);
+	tlog_key_clear(&log);
+	tlog_key_clear(&other);
+	tlog_key_clear(&wkey);
+	free(t.leaf);
+}
+
+static void test_policy(void **state)
+{
+	struct tlog_key log, w[3];
+	char vk[4][TLOG_VKEY_MAX], text[4096], err[200];
+	struct memtree t = { calloc(5, sizeof(struct tlog_hash)), 5 };
+	struct kw_buf note = { 0 };
+	struct tlog_policy *p = calloc(1, sizeof(*p));
+	struct tlog_note n;
+	struct tlog_checkpoint cp;
+	size_t cosigned;
+
+	(void)state;
+	for (uint64_t i = 0; i < t.n; i++)
+		tlog_leaf_hash(&i, sizeof(i), &t.leaf[i]);
+	assert_int_equal(tlog_key_from("log.example/p", TLOG_SIG_ED25519, seed_key(5), &log), 0);
+	assert_int_equal(tlog_key_vkey(&log, vk[0]), 0);
+	for (int i = 0; i < 3; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "w%d.example", i);
+		assert_int_equal(tlog_key_from(name, TLOG_SIG_COSIGNATURE, seed_key((uint8_t)(10 + i)), &w[i]), 0);
+		assert_int_equal(tlog_key_vkey(&w[i], vk[i + 1]), 0);
+	}
+	snprintf(text, sizeof(text),
+		 "# two of three\nlog %s https://log.example/p\n\n"
+		 "witness A %s\n  witness B\t%s\nwitness C %s\n"
+		 "group two 2 A B C\nquorum two\n", vk[0], vk[1], vk[2], vk[3]);
+	assert_int_equal(tlog_policy_parse(text, strlen(text), p, err, sizeof(err)), 0);
+	assert_int_equal(p->nlogs, 1);
+	assert_int_equal(p->nwitnesses, 3);
+
+	make_cp(&log, &t, 5, false, &note);
+	assert_int_equal(tlog_note_parse(note.data, note.len, &n), 0);
+	assert_int_equal(tlog_checkpoint_parse(n.text, n.text_len, &cp), 0);
+	assert_int_equal(tlog_policy_check(p, &n, &cp, &cosigned), TLOG_POLICY_QUORUM);
+	assert_int_equal(tlog_note_sign(&w[0], n.text, n.text_len, 5, &note), 0);
+	assert_int_equal(tlog_note_parse(note.data, note.len, &n), 0);
+	assert_int_equal(tlog_policy_check(p, &n, &cp, &cosigned), TLOG_POLICY_QUORUM);
+	assert_int_equal(cosigned, 1);
+	assert_int_equal(tlog_note_sign(&w[2], n.text, n.text_len, 5, &note), 0);
+	assert_int_equal(tlog_note_parse(note.data, note.len, &n), 0);
+	assert_int_equal(tlog_policy_check(p, &n, &cp, &cosigned), TLOG_POLICY_OK);
+	assert_int_equal(cosigned, 2);
+	/* Another origin; the log's signature by another key. */
+	snprintf(cp.origin, sizeof(cp.origin), "log.example/q");
+	assert_int_equal(tlog_policy_check(p, &n, &cp, &cosigned), TLOG_POLICY_UNKNOWN_LOG);
+	{
+		struct tlog_key imp;
+
+		assert_int_equal(tlog_key_from("log.example/p", TLOG_SIG_ED25519, seed_key(6), &imp), 0);
+		make_cp(&imp, &t, 5, false, &note);
+		assert_int_equal(tlog_note_parse(note.data, note.len, &n), 0);
+		assert_int_equal(tlog_checkpoint_parse(n.text, n.text_len, &cp), 0);
+		assert_int_equal(tlog_policy_check(p, &n, &cp, &cosigned), TLOG_POLICY_LOG_SIGNATURE);
+		tlog_key_clear(&imp);
+	}
+	tlog_policy_free(p);
+	/* quorum none; and the errors. */
+	snprintf(text, sizeof(text), "log %s\nquorum none\n", vk[0]);
+	assert_int_equal(tlog_policy_parse(text, strlen(text), p, err, sizeof(err)), 0);
+	tlog_policy_free(p);
+	{
+		const char *bad[] = { "log %s\n", "log %s\nquorum X\n", "log %s\nwitness A %s\nwitness B %s\nquorum A\n",
+				      "log %s\nlog %s\nquorum none\n", "log %s\nwitness A %s\ngroup g 2 A\nquorum g\n",
+				      "log %s\nwitness A %s\ngroup g any A A\nquorum g\n", "frob %s\n",
+				      "log %s\nquorum none\nquorum none\n" };
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			snprintf(text, sizeof(text), bad[i], vk[0], i == 3 ? vk[0] : vk[1], vk[1]);
+			assert_int_equal(tlog_policy_parse(text, strlen(text), p, err, sizeof(err)), -EINVAL);
+			assert_non_null(strstr(err, "line "));
+		}
+	}
+	free(p);
+	kw_buf_free(&note);
+	tlog_key_clear(&log);
+	for (int i = 0; i < 3; i++)
+		tlog_key_clear(&w[i]);
+	free(t.leaf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -777,6 +990,8 @@ int main(void)
 		cmocka_unit_test(test_log_boundaries),
 		cmocka_unit_test(test_log_torn_append),
 		cmocka_unit_test(test_proof_format),
+		cmocka_unit_test(test_witness),
+		cmocka_unit_test(test_policy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
