@@ -564,17 +564,25 @@ static void check_published(const struct tlog_key *key, struct memtree *t, uint6
 	assert_int_equal(out->size, size);
 	assert_int_equal(tlog_tree_hash(mem_reader, &sub, size, &root), 0);
 	assert_memory_equal(out->root.b, root.b, 32);
-	/* Every leaf proves from the tiles; entries read back. */
+	/* Every leaf proves from the tiles (one reader: its tile cache holds
+	 * the neighbours); tlog_prove and the entries on a sample. */
+	tlog_tiles_init(&tiles, dfd, size);
 	for (uint64_t i = 0; i < size; i++) {
-		struct tlog_proof p;
+		struct tlog_hash path[TLOG_PROOF_MAX];
+		size_t pn;
 		char want[64];
 		size_t wl;
 
-		assert_int_equal(tlog_prove(dfd, i, size, &out->root, b.data, b.len, &p), 0);
-		assert_true(tlog_inclusion_verify(i, size, &t->leaf[i], p.path, p.count, &root));
+		assert_int_equal(tlog_inclusion_proof(tlog_tiles_read_node, &tiles, i, size, path, &pn), 0);
+		assert_true(tlog_inclusion_verify(i, size, &t->leaf[i], path, pn, &root));
 		if (i % 97 == 0 || i + 1 == size) {
-			tlog_tiles_init(&tiles, dfd, size);
-			assert_int_equal(tlog_tiles_read_entry(&tiles, i, &e), 0);
+			struct tlog_proof p;
+			struct tlog_tiles et;
+
+			assert_int_equal(tlog_prove(dfd, i, size, &out->root, b.data, b.len, &p), 0);
+			assert_true(tlog_inclusion_verify(i, size, &t->leaf[i], p.path, p.count, &root));
+			tlog_tiles_init(&et, dfd, size);
+			assert_int_equal(tlog_tiles_read_entry(&et, i, &e), 0);
 			entry_of(i, want, &wl);
 			assert_int_equal(e.len, wl);
 			assert_memory_equal(e.data, want, wl);
@@ -587,9 +595,9 @@ static void check_published(const struct tlog_key *key, struct memtree *t, uint6
 
 static void test_log_boundaries(void **state)
 {
-	static const uint64_t sizes[] = { 1, 2, 255, 256, 257, 511, 513, 600 };
+	static const uint64_t sizes[] = { 1, 2, 255, 256, 257, 511, 513, 600, 70000 };
 	struct tlog_key key;
-	struct memtree t = { calloc(600, sizeof(struct tlog_hash)), 600 };
+	struct memtree t = { calloc(70000, sizeof(struct tlog_hash)), 70000 };
 	struct tlog_checkpoint cps[sizeof(sizes) / sizeof(sizes[0])];
 	uint64_t have = 0;
 

@@ -128,6 +128,7 @@ int tlog_tiles_read_node(void *ctx, unsigned level, uint64_t index, struct tlog_
 	unsigned off, count;
 	struct tlog_hash h[TLOG_TILE_WIDTH / 2];
 	const struct tile_cache *c;
+	struct node_cache *nc = &t->nodes[(index * 31 + level) % 256];
 
 	if (L >= TLOG_LEVELS || index >= (TLOG_SIZE_MAX >> level))
 		return -ERANGE;
@@ -143,6 +144,10 @@ int tlog_tiles_read_node(void *ctx, unsigned level, uint64_t index, struct tlog_
 		memcpy(out->b, c->data + (size_t)off * TLOG_HASH_LEN, TLOG_HASH_LEN);
 		return 0;
 	}
+	if (nc->level == level && nc->index == index) {
+		*out = nc->h;
+		return 0;
+	}
 	for (unsigned i = 0; i < count / 2; i++) {
 		struct tlog_hash a, b;
 
@@ -154,6 +159,9 @@ int tlog_tiles_read_node(void *ctx, unsigned level, uint64_t index, struct tlog_
 		for (unsigned i = 0; i < w / 2; i++)
 			tlog_node_hash(&h[2 * i], &h[2 * i + 1], &h[i]);
 	*out = h[0];
+	nc->level = level;
+	nc->index = index;
+	nc->h = h[0];
 	return 0;
 }
 

@@ -45,6 +45,13 @@ struct tlog_tiles {
 		uint8_t data[TLOG_TILE_BYTES];
 	} cache[4];
 	unsigned next;
+	/* Interior nodes already folded from a tile: proofs of neighbouring
+	 * leaves share most of theirs. Direct-mapped. */
+	struct node_cache {
+		unsigned level; /* 0: empty (level-0 nodes are read, not folded) */
+		uint64_t index;
+		struct tlog_hash h;
+	} nodes[256];
 };
 
 void tlog_tiles_init(struct tlog_tiles *t, int dirfd, uint64_t size);
