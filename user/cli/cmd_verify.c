@@ -23,6 +23,7 @@
 #include "commands.h"
 #include "progress.h"
 #include "verify_batch.h"
+#include "verify_transparency.h"
 
 #define DEFAULT_MAX_AGE 86400
 
@@ -34,7 +35,9 @@ static void verify_usage(FILE *f)
 		"           [--allow-embedded-key] [--allow-incomplete] [--json]\n"
 		"           [--evidence FILE --tpm-ca CA.pem --enroll-key KEY [--pcrs-ref FILE]]\n"
 		"       kwitness verify --key TRUSTED --dir STATE_DIR [--jobs N] [options]\n"
-		"       kwitness verify --key TRUSTED [--jobs N] [options] RECORD RECORD...\n\n"
+		"       kwitness verify --key TRUSTED [--jobs N] [options] RECORD RECORD...\n"
+		"       kwitness verify --key TRUSTED --transparency POLICY [--proof FILE] RECORD [...]\n"
+		"       kwitness verify --transparency POLICY --consistency OLD NEW\n\n"
 		"Verifies a TRACE v0.2 record offline, in agentrust verify_record order: profile,\n"
 		"signature form, schema, trusted key, cnf.jwk thumbprint, freshness, nonce,\n"
 		"Ed25519 signature; then the evidence given must reproduce the record's hashes.\n"
@@ -69,6 +72,19 @@ static void verify_usage(FILE *f)
 		"  --tpm-ca CA.pem       EK CA certificate(s) trusted for step 1\n"
 		"  --enroll-key KEY      enrollment key (public JWK or PEM) trusted for step 2\n"
 		"  --pcrs-ref FILE       reference PCR values {\"N\": \"hex\", ...} for step 6\n"
+		"  --transparency POLICY  check the record's inclusion in a transparency log\n"
+		"                        offline against a C2SP tlog-policy file (trusted logs,\n"
+		"                        witnesses, quorum), each step with its own reason: 2 the\n"
+		"                        record's anchor-v1 leaf (tlog_leaf_mismatch), 3 the log\n"
+		"                        and the record's transparency URL (tlog_origin_mismatch),\n"
+		"                        4 the log's signature (tlog_checkpoint_signature), 5 the\n"
+		"                        witness quorum (tlog_witness_quorum), 6 the inclusion path\n"
+		"                        (tlog_inclusion_invalid). Level 2 needs Level 1 too;\n"
+		"                        without TPM evidence a logged record is \"level 0, logged\"\n"
+		"  --proof FILE          the C2SP tlog-proof (default RECORD.tlog-proof)\n"
+		"  --consistency OLD NEW check that a log grew append-only: OLD a checkpoint, NEW\n"
+		"                        the output of kwitness log request --old SIZE (tlog_fork,\n"
+		"                        tlog_rollback, tlog_inconsistent)\n"
 		"  --json                print {\"valid\":...,\"reason\":...,\"message\":...,\"level\":...}, one\n"
 		"                        object per record and a summary object with --dir\n"
 		"  --help                this text\n"
@@ -91,10 +107,15 @@ static void completeness_text(const struct kw_log_check *lc, char *out, size_t n
 
 static void print_result(const struct kw_verify_result *res, bool as_json, const char *detail,
 			 const struct kw_log_check *lc, const struct kw_appraise_result *ap,
-			 bool appraised)
+			 bool appraised, const struct tl_verdict *tl)
 {
 	int level = res->reason == KW_VERIFY_OK && appraised && ap->step == KW_APPRAISE_OK;
+	/* Levels build on each other: logged counts for Level 2 only on Level 1. */
+	bool logged = res->reason == KW_VERIFY_OK && tl && tl->step == 0;
 	char completeness[400];
+
+	if (logged && level)
+		level = 2;
 
 	if (as_json) {
 		json_t *o = json_pack("{s:b, s:s, s:s, s:i}", "valid", res->reason == KW_VERIFY_OK,
@@ -116,6 +137,14 @@ static void print_result(const struct kw_verify_result *res, bool as_json, const
 		}
 		if (o && res->warning[0])
 			json_object_set_new(o, "warning", json_string(res->warning));
+		if (o && tl && res->reason == KW_VERIFY_OK) {
+			json_object_set_new(o, "logged", json_boolean(logged));
+			json_object_set_new(o, "transparency",
+					    json_pack("{s:i, s:s, s:s}", "step", tl->step, "reason",
+						      tl->code, "message", tl->message));
+			if (!logged)
+				json_object_set_new(o, "valid", json_false());
+		}
 		if (o)
 			cli_print_json(o, false);
 		json_decref(o);
@@ -124,10 +153,22 @@ static void print_result(const struct kw_verify_result *res, bool as_json, const
 	completeness_text(lc, completeness, sizeof(completeness));
 	if (res->warning[0])
 		printf("warning: %s: %s\n", kw_verify_reason_code(KW_VERIFY_LOG_INCOMPLETE), res->warning);
+	if (res->reason == KW_VERIFY_OK && tl && !logged) {
+		printf("invalid: %s: transparency step %d: %s\n", tl->code, tl->step, tl->message);
+		return;
+	}
 	if (res->reason == KW_VERIFY_OK) {
 		printf("valid: record verified (%s)\n", detail);
 		printf("completeness: %s\n", completeness);
-		if (!appraised)
+		if (logged)
+			printf("transparency: logged: %s\n", tl->message);
+		if (logged && level == 2)
+			printf("level 2: %s; logged and witnessed\n", ap->message);
+		else if (logged)
+			printf("level 0, logged: %s\n", appraised ?
+			       "the TPM appraisal failed, so Level 2 cannot hold" :
+			       "no TPM evidence appraised (Level 2 needs Level 1)");
+		else if (!appraised)
 			printf("level 0: no TPM evidence appraised\n");
 		else if (level)
 			printf("level 1: %s\n", ap->message);
@@ -197,10 +238,18 @@ struct tpm_check {
 	struct kw_appraise_opts ao;
 };
 
+/* --transparency POLICY [--proof FILE] */
+struct tl_check {
+	const char *policy;
+	const char *proof;
+};
+
 static int verify_one(struct kw_verify_opts *o, const struct kw_key *trusted, const char *recpath,
 		      const char *logpath, const char *policypath, const struct tpm_check *tpm,
-		      bool as_json)
+		      const struct tl_check *tlc, bool as_json)
 {
+	struct tl_verdict tl = { 0 };
+	bool tl_done = false;
 	struct kw_appraise_result ar = { 0 };
 	bool appraised = false;
 	struct kw_buf text = { 0 }, bundle = { 0 };
@@ -269,8 +318,20 @@ static int verify_one(struct kw_verify_opts *o, const struct kw_key *trusted, co
 		}
 		appraised = true;
 	}
-	print_result(&res, as_json, detail, o->log, &ar, appraised);
-	status = ret == 0 && (!tpm->evidence || ar.step == KW_APPRAISE_OK) ? 0 : 1;
+	if (ret == 0 && tlc->policy) {
+		char proof[4096];
+
+		snprintf(proof, sizeof(proof), "%s.tlog-proof", recpath);
+		if (verify_transparency(tlc->policy, tlc->proof ? tlc->proof : proof, text.data,
+					text.len, &tl)) {
+			status = 2;
+			goto out;
+		}
+		tl_done = true;
+	}
+	print_result(&res, as_json, detail, o->log, &ar, appraised, tl_done ? &tl : NULL);
+	status = ret == 0 && (!tpm->evidence || ar.step == KW_APPRAISE_OK) &&
+		 (!tl_done || tl.step == 0) ? 0 : 1;
 out:
 	if (lc_live)
 		kw_log_check_free(&lc);
@@ -285,7 +346,8 @@ out:
 int cmd_verify(int argc, char **argv)
 {
 	enum { O_KEY = 1, O_LOG, O_POLICY, O_IMAGE, O_MAX_AGE, O_SKEW, O_NONCE, O_EMBEDDED, O_JSON,
-	       O_INCOMPLETE, O_DIR, O_JOBS, O_HELP, O_EVIDENCE, O_TPM_CA, O_ENROLL_KEY, O_PCRS_REF };
+	       O_INCOMPLETE, O_DIR, O_JOBS, O_HELP, O_EVIDENCE, O_TPM_CA, O_ENROLL_KEY, O_PCRS_REF,
+	       O_TRANSPARENCY, O_PROOF, O_CONSISTENCY };
 	static const struct option opts[] = {
 		{ "key", required_argument, NULL, O_KEY },
 		{ "log", required_argument, NULL, O_LOG },
@@ -303,6 +365,9 @@ int cmd_verify(int argc, char **argv)
 		{ "tpm-ca", required_argument, NULL, O_TPM_CA },
 		{ "enroll-key", required_argument, NULL, O_ENROLL_KEY },
 		{ "pcrs-ref", required_argument, NULL, O_PCRS_REF },
+		{ "transparency", required_argument, NULL, O_TRANSPARENCY },
+		{ "proof", required_argument, NULL, O_PROOF },
+		{ "consistency", required_argument, NULL, O_CONSISTENCY },
 		{ "help", no_argument, NULL, O_HELP },
 		{ 0 },
 	};
@@ -312,6 +377,8 @@ int cmd_verify(int argc, char **argv)
 	const char *evpath = NULL, *enrkeypath = NULL, *refpath = NULL;
 	struct kw_key *trusted = NULL, *enroll_key = NULL;
 	struct tpm_check tpm = { 0 };
+	struct tl_check tlc = { 0 };
+	const char *consistency = NULL;
 	json_t *pcrs_ref = NULL;
 	bool as_json = false;
 	long long v, jobs = 0;
@@ -334,6 +401,9 @@ int cmd_verify(int argc, char **argv)
 		case O_TPM_CA: tpm.ao.ca_file = optarg; break;
 		case O_ENROLL_KEY: enrkeypath = optarg; break;
 		case O_PCRS_REF: refpath = optarg; break;
+		case O_TRANSPARENCY: tlc.policy = optarg; break;
+		case O_PROOF: tlc.proof = optarg; break;
+		case O_CONSISTENCY: consistency = optarg; break;
 		case O_JOBS:
 			if (cli_parse_int(optarg, 1, 1024, &jobs)) {
 				fprintf(stderr, "kwitness verify: --jobs needs a number from 1 to 1024\n");
@@ -361,6 +431,33 @@ int cmd_verify(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (consistency) {
+		struct tl_verdict cv;
+
+		if (!tlc.policy || optind != argc - 1) {
+			fprintf(stderr, "kwitness verify: --consistency OLD NEW needs --transparency POLICY and NEW\n");
+			return 2;
+		}
+		if (verify_consistency(tlc.policy, consistency, argv[optind], &cv))
+			return 2;
+		if (as_json) {
+			json_t *j = json_pack("{s:b, s:s, s:s}", "valid", cv.step == 0, "reason", cv.code,
+					      "message", cv.message);
+
+			if (j)
+				cli_print_json(j, false);
+			json_decref(j);
+		} else if (cv.step) {
+			printf("invalid: %s: %s\n", cv.code, cv.message);
+		} else {
+			printf("valid: %s\n", cv.message);
+		}
+		return cv.step ? 1 : 0;
+	}
+	if (tlc.proof && !tlc.policy) {
+		fprintf(stderr, "kwitness verify: --proof needs --transparency POLICY\n");
+		return 2;
+	}
 	if (!keypath && !o.allow_embedded_key) {
 		fprintf(stderr, "kwitness verify: --key TRUSTED is required (or --allow-embedded-key)\n");
 		verify_usage(stderr);
@@ -371,8 +468,8 @@ int cmd_verify(int argc, char **argv)
 					  .records = argv + optind, .n_records = argc - optind,
 					  .jobs = (int)jobs, .json = as_json };
 
-		if (logpath || policypath || o.image_digest || evpath) {
-			fprintf(stderr, "kwitness verify: --log, --policy, --image-digest and --evidence name one "
+		if (logpath || policypath || o.image_digest || evpath || tlc.policy) {
+			fprintf(stderr, "kwitness verify: --log, --policy, --image-digest, --evidence and --transparency name one "
 					"record's evidence; with --dir or several records each record's "
 					"own are used\n");
 			return 2;
@@ -426,7 +523,7 @@ int cmd_verify(int argc, char **argv)
 		}
 		o.trusted = trusted;
 	}
-	status = verify_one(&o, trusted, argv[optind], logpath, policypath, &tpm, as_json);
+	status = verify_one(&o, trusted, argv[optind], logpath, policypath, &tpm, &tlc, as_json);
 out:
 	json_decref(tpm.evidence);
 	json_decref(pcrs_ref);

@@ -15,5 +15,7 @@ int cmd_status(int argc, char **argv);   /* cmd_session.c */
 int cmd_run(int argc, char **argv);      /* cmd_run.c */
 int cmd_probe(int argc, char **argv);    /* cmd_probe.c */
 int cmd_tpm(int argc, char **argv);      /* cmd_tpm.c */
+int cmd_log(int argc, char **argv);      /* cmd_log.c */
+int cmd_witness(int argc, char **argv);  /* cmd_witness.c */
 
 #endif

@@ -23,6 +23,8 @@ static const struct command commands[] = {
 	{ "jcs", cmd_jcs, "print the RFC 8785 canonical form of a JSON document" },
 	{ "probe", cmd_probe, "report which kernel hooks work on this host" },
 	{ "tpm", cmd_tpm, "enroll a TPM's attestation key; quote for a key" },
+	{ "log", cmd_log, "keep a transparency log (C2SP tlog-tiles): append, prove" },
+	{ "witness", cmd_witness, "cosign a log's checkpoints (C2SP tlog-witness)" },
 };
 
 static void usage(FILE *f)

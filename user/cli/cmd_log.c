@@ -1,0 +1,560 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kwitness log: a C2SP tlog-tiles transparency log in a directory (docs/
+ * transparency.md). init, append, checkpoint, proof, request and cosign (the
+ * witness exchange, by hand), check (a full audit), vkey. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kwitness/buf.h"
+#include "kwitness/jcs.h"
+#include "cli_key.h"
+#include "cli_record.h"
+#include "cli_tlog.h"
+#include "commands.h"
+#include "tlog/anchor.h"
+#include "tlog/audit.h"
+#include "tlog/log.h"
+#include "tlog/proof.h"
+#include "tlog/tiles.h"
+#include "tlog/witness.h"
+
+static void log_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: kwitness log init DIR --origin ORIGIN --key KEY\n"
+		"       kwitness log append DIR --key KEY [--record] FILE...\n"
+		"       kwitness log append DIR --key KEY --lines FILE\n"
+		"       kwitness log sign DIR --key KEY --signing-key KEY [--witness-at W]...\n"
+		"                         [--witness-policy POLICY] --out RECORD UNSIGNED\n"
+		"       kwitness log checkpoint DIR\n"
+		"       kwitness log proof DIR INDEX [--anchor-v1]\n"
+		"       kwitness log request DIR [--old SIZE]\n"
+		"       kwitness log cosign DIR --key KEY [FILE]\n"
+		"       kwitness log check DIR [--vkey VKEY]\n"
+		"       kwitness log vkey --key KEY --name NAME [--witness]\n\n"
+		"A transparency log in C2SP tlog-tiles form: DIR/checkpoint (a signed note),\n"
+		"DIR/tile/<L>/<N> hash tiles and DIR/tile/entries/<N> entry bundles, all\n"
+		"static files any HTTP server can serve. Every file is written atomically and\n"
+		"the checkpoint last; a torn append is undone when the log is next opened.\n\n"
+		"  init        create DIR with an empty tree; ORIGIN (e.g. log.example.org/kwitness)\n"
+		"              names the log and its key; prints the log's vkey\n"
+		"  append      append each FILE (at most 65535 bytes) as an entry and publish a\n"
+		"              checkpoint; with --record each FILE is a signed TRACE record and the\n"
+		"              entry is its registry-anchor-v1 claim bytes; prints \"index N FILE\";\n"
+		"              with --lines each line of FILE is an entry, all in one append\n"
+		"  sign        sign the built record UNSIGNED once with its transparency URL,\n"
+		"              log it, have the witnesses (W: http://HOST:PORT[/PREFIX] or\n"
+		"              local:NAME:KEYFILE:STATEDIR) cosign, and write RECORD and\n"
+		"              RECORD.tlog-proof (exit 1, no URI, no proof when a step fails)\n"
+		"  checkpoint  print the current checkpoint\n"
+		"  proof       print the C2SP tlog-proof of entry INDEX against the current\n"
+		"              checkpoint, or with --anchor-v1 {\"audit_path\":[...],\"leaf_index\":N}\n"
+		"  request     print a C2SP tlog-witness add-checkpoint body for the current\n"
+		"              checkpoint, with the consistency proof from SIZE (default 0)\n"
+		"  cosign      add the cosignature lines a witness returned (FILE or stdin) to\n"
+		"              the current checkpoint\n"
+		"  check       audit DIR: rehash every entry, rebuild every tile, recompute the\n"
+		"              root; with --vkey also check the checkpoint's signature\n"
+		"  vkey        print the verifier key of KEY under NAME (type 0x01, or with\n"
+		"              --witness a cosignature key, type 0x04)\n\n"
+		"  --key KEY   the log's (or witness's) Ed25519 private key, PKCS#8 PEM\n"
+		"  --help      this text\n");
+}
+
+static int open_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		fprintf(stderr, "kwitness log: %s: %s\n", dir, strerror(errno));
+	return fd;
+}
+
+int cli_tlog_key(const char *cmd, const char *path, const char *name, uint8_t type,
+		 struct tlog_key *out)
+{
+	struct kw_key *k = NULL;
+
+	if (!path) {
+		fprintf(stderr, "kwitness %s: --key KEY is required\n", cmd);
+		return -EINVAL;
+	}
+	if (cli_load_signing_key(cmd, path, &k))
+		return -EINVAL;
+	if (tlog_key_from(name, type, k, out)) {
+		fprintf(stderr, "kwitness %s: '%s' is not a key name (no spaces or '+')\n", cmd, name);
+		kw_key_free(k);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The checkpoint of DIR; prints why not. */
+static int read_cp(int dirfd, const char *dir, struct kw_buf *buf, struct tlog_note *n,
+		   struct tlog_checkpoint *cp)
+{
+	int ret = tlog_read_checkpoint(dirfd, buf, n, cp);
+
+	if (ret)
+		fprintf(stderr, "kwitness log: %s/checkpoint: %s\n", dir,
+			ret == -EBADMSG ? "not a checkpoint" : strerror(-ret));
+	return ret;
+}
+
+static int open_log(const char *dir, const char *keypath, struct tlog_key *key,
+		    struct tlog_log **l)
+{
+	struct kw_buf b = { 0 };
+	struct tlog_note n;
+	struct tlog_checkpoint cp;
+	int fd = open_dir(dir), ret;
+
+	if (fd < 0)
+		return -1;
+	ret = read_cp(fd, dir, &b, &n, &cp);
+	close(fd);
+	kw_buf_free(&b);
+	if (ret || cli_tlog_key("log", keypath, cp.origin, TLOG_SIG_ED25519, key))
+		return -1;
+	ret = tlog_log_open(dir, key, l);
+	if (ret) {
+		fprintf(stderr, "kwitness log: %s: %s\n", dir,
+			ret == -EKEYREJECTED ? "the checkpoint is not signed by this key" :
+			ret == -EBADMSG ? "the tiles do not match the checkpoint (run kwitness log check)" :
+			strerror(-ret));
+		tlog_key_clear(key);
+		return -1;
+	}
+	return 0;
+}
+
+/* A signed record's registry-anchor-v1 claim bytes. */
+static int record_entry(const char *path, struct kw_buf *out)
+{
+	struct kw_buf text = { 0 };
+	json_t *rec = NULL;
+	int ret = cli_read("log", "record", path, CLI_RECORD_MAX, &text);
+
+	if (!ret) {
+		rec = jcs_parse(text.data, text.len, NULL);
+		if (!rec || !json_is_object(rec) || !json_object_get(rec, "signature")) {
+			fprintf(stderr, "kwitness log: %s is not a signed record\n", path);
+			ret = -EINVAL;
+		}
+	}
+	if (!ret && anchor_claim_bytes(rec, out)) {
+		fprintf(stderr, "kwitness log: %s: outside the anchor-v1 profile\n", path);
+		ret = -EINVAL;
+	}
+	json_decref(rec);
+	kw_buf_free(&text);
+	return ret;
+}
+
+static int do_append(const char *dir, const char *keypath, bool records, char **files, int n)
+{
+	struct tlog_key key;
+	struct tlog_log *l;
+	struct kw_buf *bufs = calloc((size_t)n, sizeof(*bufs));
+	const void **e = calloc((size_t)n, sizeof(*e));
+	size_t *lens = calloc((size_t)n, sizeof(*lens));
+	uint64_t first;
+	int status = 1, ret;
+
+	if (!bufs || !e || !lens) {
+		fprintf(stderr, "kwitness log: out of memory\n");
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		ret = records ? record_entry(files[i], &bufs[i]) :
+			cli_read("log", "entry", files[i], CLI_RECORD_MAX, &bufs[i]);
+		if (ret)
+			goto out;
+		if (bufs[i].len > TLOG_ENTRY_MAX) {
+			fprintf(stderr, "kwitness log: %s: an entry holds at most %d bytes\n", files[i],
+				TLOG_ENTRY_MAX);
+			goto out;
+		}
+		e[i] = bufs[i].data ? bufs[i].data : "";
+		lens[i] = bufs[i].len;
+	}
+	if (open_log(dir, keypath, &key, &l))
+		goto out;
+	ret = tlog_log_append(l, e, lens, (size_t)n, &first);
+	if (ret) {
+		fprintf(stderr, "kwitness log: append to %s: %s\n", dir, strerror(-ret));
+	} else {
+		for (int i = 0; i < n; i++)
+			printf("index %" PRIu64 " %s\n", first + (uint64_t)i, files[i]);
+		status = 0;
+	}
+	tlog_log_close(l);
+	tlog_key_clear(&key);
+out:
+	for (int i = 0; bufs && i < n; i++)
+		kw_buf_free(&bufs[i]);
+	free(bufs);
+	free(e);
+	free(lens);
+	return status;
+}
+
+/* Every line of FILE (without its newline) as an entry, in one append. */
+static int do_append_lines(const char *dir, const char *keypath, const char *file)
+{
+	struct kw_buf text = { 0 };
+	const void **e = NULL;
+	size_t *lens = NULL, n = 0, cap = 0;
+	struct tlog_key key;
+	struct tlog_log *l;
+	uint64_t first;
+	int status = 1, ret;
+
+	if (cli_read("log", "lines", file, (size_t)1 << 30, &text))
+		return 1;
+	for (size_t pos = 0; pos < text.len;) {
+		const char *nl = memchr(text.data + pos, '\n', text.len - pos);
+		size_t len = nl ? (size_t)(nl - (text.data + pos)) : text.len - pos;
+
+		if (len > TLOG_ENTRY_MAX) {
+			fprintf(stderr, "kwitness log: %s: line %zu is longer than %d bytes\n", file, n + 1,
+				TLOG_ENTRY_MAX);
+			goto out;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 1024;
+			e = realloc(e, cap * sizeof(*e));
+			lens = realloc(lens, cap * sizeof(*lens));
+			if (!e || !lens) {
+				fprintf(stderr, "kwitness log: out of memory\n");
+				goto out;
+			}
+		}
+		e[n] = text.data + pos;
+		lens[n++] = len;
+		pos += len + 1;
+	}
+	if (!n) {
+		fprintf(stderr, "kwitness log: %s has no lines\n", file);
+		goto out;
+	}
+	if (open_log(dir, keypath, &key, &l))
+		goto out;
+	ret = tlog_log_append(l, e, lens, n, &first);
+	if (ret)
+		fprintf(stderr, "kwitness log: append to %s: %s\n", dir, strerror(-ret));
+	else
+		printf("index %" PRIu64 "-%" PRIu64 " %s\n", first, first + n - 1, file), status = 0;
+	tlog_log_close(l);
+	tlog_key_clear(&key);
+out:
+	free(e);
+	free(lens);
+	kw_buf_free(&text);
+	return status;
+}
+
+static int do_proof(const char *dir, const char *index_s, bool anchor)
+{
+	struct kw_buf b = { 0 }, out = { 0 };
+	struct tlog_note n;
+	struct tlog_checkpoint cp;
+	struct tlog_proof p;
+	long long idx;
+	int fd, ret, status = 1;
+
+	if (cli_parse_int(index_s, 0, JCS_MAX_SAFE_INT, &idx)) {
+		fprintf(stderr, "kwitness log: INDEX must be a number\n");
+		return 2;
+	}
+	fd = open_dir(dir);
+	if (fd < 0)
+		return 1;
+	if (read_cp(fd, dir, &b, &n, &cp))
+		goto out;
+	ret = tlog_prove(fd, (uint64_t)idx, cp.size, &cp.root, b.data, b.len, &p);
+	if (ret) {
+		fprintf(stderr, "kwitness log: proof of %lld in %s: %s\n", idx, dir,
+			ret == -ERANGE ? "no such entry" :
+			ret == -EBADMSG ? "the tiles do not lead to the checkpoint's root" :
+			strerror(-ret));
+		goto out;
+	}
+	ret = anchor ? anchor_proof_json(p.index, p.path, p.count, &out) :
+		       tlog_proof_format(&p, &out);
+	if (!ret && anchor)
+		ret = kw_buf_putc(&out, '\n');
+	if (!ret) {
+		fwrite(out.data, 1, out.len, stdout);
+		status = 0;
+	}
+out:
+	close(fd);
+	kw_buf_free(&b);
+	kw_buf_free(&out);
+	return status;
+}
+
+static int do_request(const char *dir, long long old)
+{
+	struct kw_buf b = { 0 }, out = { 0 };
+	struct tlog_note n;
+	struct tlog_checkpoint cp;
+	struct tlog_hash proof[TLOG_PROOF_MAX];
+	struct tlog_tiles t;
+	size_t count = 0;
+	int fd = open_dir(dir), ret, status = 1;
+
+	if (fd < 0)
+		return 1;
+	if (read_cp(fd, dir, &b, &n, &cp))
+		goto out;
+	if ((uint64_t)old > cp.size) {
+		fprintf(stderr, "kwitness log: --old %lld is past the log's size %" PRIu64 "\n", old, cp.size);
+		goto out;
+	}
+	tlog_tiles_init(&t, fd, cp.size);
+	ret = tlog_consistency_proof(tlog_tiles_read_node, &t, (uint64_t)old, cp.size, proof, &count);
+	if (!ret)
+		ret = tlog_witness_request((uint64_t)old, proof, count, b.data, b.len, &out);
+	if (ret) {
+		fprintf(stderr, "kwitness log: consistency proof from %lld: %s\n", old, strerror(-ret));
+		goto out;
+	}
+	fwrite(out.data, 1, out.len, stdout);
+	status = 0;
+out:
+	close(fd);
+	kw_buf_free(&b);
+	kw_buf_free(&out);
+	return status;
+}
+
+static int do_cosign(const char *dir, const char *keypath, const char *file)
+{
+	struct tlog_key key;
+	struct tlog_log *l;
+	struct kw_buf lines = { 0 };
+	struct tlog_note n;
+	int status = 1, ret;
+
+	if (cli_read("log", "cosignatures", file ? file : "-", TLOG_NOTE_MAX, &lines))
+		return 1;
+	if (open_log(dir, keypath, &key, &l))
+		goto out;
+	ret = tlog_note_parse(tlog_log_checkpoint(l)->data, tlog_log_checkpoint(l)->len, &n);
+	if (!ret)
+		ret = tlog_log_add_signatures(l, n.text, n.text_len, lines.data ? lines.data : "",
+					      lines.len);
+	if (ret)
+		fprintf(stderr, "kwitness log: cosign: %s\n",
+			ret == -EINVAL ? "the input is not signature lines" : strerror(-ret));
+	else
+		status = 0;
+	tlog_log_close(l);
+	tlog_key_clear(&key);
+out:
+	kw_buf_free(&lines);
+	return status;
+}
+
+static int do_check(const char *dir, const char *vkey)
+{
+	struct kw_buf b = { 0 };
+	struct tlog_note n;
+	struct tlog_checkpoint cp;
+	struct tlog_key k = { 0 };
+	char why[400] = "";
+	int fd = open_dir(dir), ret, status = 1;
+
+	if (fd < 0)
+		return 1;
+	if (read_cp(fd, dir, &b, &n, &cp))
+		goto out;
+	if (vkey) {
+		if (tlog_key_parse_vkey(vkey, strlen(vkey), &k) || k.type != TLOG_SIG_ED25519) {
+			fprintf(stderr, "kwitness log: --vkey is not a log verifier key\n");
+			status = 2;
+			goto out;
+		}
+		if (strcmp(k.name, cp.origin) || tlog_note_verify(&n, &k, NULL)) {
+			printf("invalid: the checkpoint is not signed by %s\n", k.name);
+			goto out;
+		}
+	}
+	ret = tlog_audit(fd, cp.size, &cp.root, why, sizeof(why));
+	if (ret) {
+		printf("invalid: %s\n", ret == -EBADMSG ? why : strerror(-ret));
+		goto out;
+	}
+	printf("valid: %s, %" PRIu64 " entries, every tile and the root recomputed\n", cp.origin, cp.size);
+	status = 0;
+out:
+	tlog_key_clear(&k);
+	close(fd);
+	kw_buf_free(&b);
+	return status;
+}
+
+int cmd_log(int argc, char **argv)
+{
+	enum { O_KEY = 1, O_ORIGIN, O_RECORD, O_ANCHOR, O_OLD, O_VKEY, O_NAME, O_WITNESS, O_LINES,
+	       O_SIGNING_KEY, O_WITNESS_AT, O_WPOLICY, O_OUT, O_HELP };
+	static const struct option opts[] = {
+		{ "key", required_argument, NULL, O_KEY },
+		{ "origin", required_argument, NULL, O_ORIGIN },
+		{ "record", no_argument, NULL, O_RECORD },
+		{ "anchor-v1", no_argument, NULL, O_ANCHOR },
+		{ "old", required_argument, NULL, O_OLD },
+		{ "vkey", required_argument, NULL, O_VKEY },
+		{ "name", required_argument, NULL, O_NAME },
+		{ "witness", no_argument, NULL, O_WITNESS },
+		{ "lines", required_argument, NULL, O_LINES },
+		{ "signing-key", required_argument, NULL, O_SIGNING_KEY },
+		{ "witness-at", required_argument, NULL, O_WITNESS_AT },
+		{ "witness-policy", required_argument, NULL, O_WPOLICY },
+		{ "out", required_argument, NULL, O_OUT },
+		{ "help", no_argument, NULL, O_HELP },
+		{ 0 },
+	};
+	const char *keypath = NULL, *origin = NULL, *vkey = NULL, *name = NULL, *lines = NULL, *sub;
+	const char *signkey = NULL, *wpolicy = NULL, *out = NULL;
+	char *witness_at[16];
+	size_t nwitness = 0;
+	bool records = false, anchor = false, witness = false;
+	long long old = 0;
+	int c, nargs;
+	char **args;
+
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		log_usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	sub = argv[1];
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc - 1, argv + 1, "", opts, NULL)) != -1) {
+		switch (c) {
+		case O_KEY: keypath = optarg; break;
+		case O_ORIGIN: origin = optarg; break;
+		case O_RECORD: records = true; break;
+		case O_ANCHOR: anchor = true; break;
+		case O_VKEY: vkey = optarg; break;
+		case O_NAME: name = optarg; break;
+		case O_WITNESS: witness = true; break;
+		case O_LINES: lines = optarg; break;
+		case O_SIGNING_KEY: signkey = optarg; break;
+		case O_WPOLICY: wpolicy = optarg; break;
+		case O_OUT: out = optarg; break;
+		case O_WITNESS_AT:
+			if (nwitness == sizeof(witness_at) / sizeof(witness_at[0])) {
+				fprintf(stderr, "kwitness log: at most 16 --witness-at\n");
+				return 2;
+			}
+			witness_at[nwitness++] = optarg;
+			break;
+		case O_OLD:
+			if (cli_parse_int(optarg, 0, JCS_MAX_SAFE_INT, &old)) {
+				fprintf(stderr, "kwitness log: --old needs a tree size\n");
+				return 2;
+			}
+			break;
+		case O_HELP:
+			log_usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "kwitness log: unknown or incomplete option '%s'\n", argv[optind]);
+			return 2;
+		}
+	}
+	args = argv + 1 + optind;
+	nargs = argc - 1 - optind;
+	if (!strcmp(sub, "vkey")) {
+		struct tlog_key k;
+		char vk[TLOG_VKEY_MAX];
+
+		if (nargs || !name) {
+			fprintf(stderr, "kwitness log vkey: needs --key KEY --name NAME\n");
+			return 2;
+		}
+		if (cli_tlog_key("log", keypath, name, witness ? TLOG_SIG_COSIGNATURE : TLOG_SIG_ED25519, &k))
+			return 1;
+		tlog_key_vkey(&k, vk);
+		printf("%s\n", vk);
+		tlog_key_clear(&k);
+		return 0;
+	}
+	if (nargs < 1) {
+		fprintf(stderr, "kwitness log %s: needs DIR\n", sub);
+		return 2;
+	}
+	if (!strcmp(sub, "init")) {
+		struct tlog_key k;
+		char vk[TLOG_VKEY_MAX];
+		int ret;
+
+		if (nargs != 1 || !origin) {
+			fprintf(stderr, "kwitness log init: needs DIR --origin ORIGIN --key KEY\n");
+			return 2;
+		}
+		if (cli_tlog_key("log", keypath, origin, TLOG_SIG_ED25519, &k))
+			return 1;
+		ret = tlog_log_create(args[0], &k);
+		if (ret)
+			fprintf(stderr, "kwitness log init: %s: %s\n", args[0],
+				ret == -EEXIST ? "already holds a log" : strerror(-ret));
+		else
+			tlog_key_vkey(&k, vk), printf("%s\n", vk);
+		tlog_key_clear(&k);
+		return ret ? 1 : 0;
+	}
+	if (!strcmp(sub, "sign")) {
+		if (nargs != 2 || !out) {
+			cli_log_sign_usage(stderr);
+			return 2;
+		}
+		return cli_log_sign(args[0], keypath, signkey, witness_at, nwitness, wpolicy, out,
+				    args[1]);
+	}
+	if (!strcmp(sub, "append")) {
+		if (lines && nargs == 1 && !records)
+			return do_append_lines(args[0], keypath, lines);
+		if (nargs < 2 || lines) {
+			fprintf(stderr, "kwitness log append: needs DIR --key KEY FILE...\n");
+			return 2;
+		}
+		return do_append(args[0], keypath, records, args + 1, nargs - 1);
+	}
+	if (!strcmp(sub, "checkpoint") && nargs == 1) {
+		struct kw_buf b = { 0 };
+		struct tlog_note n;
+		struct tlog_checkpoint cp;
+		int fd = open_dir(args[0]), ret = 1;
+
+		if (fd >= 0 && !read_cp(fd, args[0], &b, &n, &cp)) {
+			fwrite(b.data, 1, b.len, stdout);
+			ret = 0;
+		}
+		if (fd >= 0)
+			close(fd);
+		kw_buf_free(&b);
+		return ret;
+	}
+	if (!strcmp(sub, "proof") && nargs == 2)
+		return do_proof(args[0], args[1], anchor);
+	if (!strcmp(sub, "request") && nargs == 1)
+		return do_request(args[0], old);
+	if (!strcmp(sub, "cosign") && nargs <= 2)
+		return do_cosign(args[0], keypath, nargs == 2 ? args[1] : NULL);
+	if (!strcmp(sub, "check") && nargs == 1)
+		return do_check(args[0], vkey);
+	fprintf(stderr, "kwitness log: unknown subcommand or wrong arguments: %s\n", sub);
+	log_usage(stderr);
+	return 2;
+}

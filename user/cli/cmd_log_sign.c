@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kwitness log sign: sign a built record once and log it (the sign-once
+ * order of collector/publish.c), as kwitnessd does with `log = DIR`. */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kwitness/buf.h"
+#include "kwitness/jcs.h"
+#include "collector/publish.h"
+#include "cli_key.h"
+#include "cli_record.h"
+#include "cli_tlog.h"
+#include "tlog/log.h"
+#include "tlog/witness_client.h"
+
+#define WITNESSES_MAX 16
+
+void cli_log_sign_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: kwitness log sign DIR --key LOGKEY --signing-key KEY [--witness-at W]...\n"
+		"                         [--witness-policy POLICY] --out RECORD UNSIGNED\n\n"
+		"Signs the unsigned record UNSIGNED (kwitness record build) once, with its\n"
+		"transparency URL set, appends it to the log in DIR, has the witnesses cosign\n"
+		"the new checkpoint, and writes RECORD and RECORD.tlog-proof. When a step\n"
+		"fails the record is written without transparency (re-signed), no proof is\n"
+		"written, and the exit status is 1.\n\n"
+		"  --key LOGKEY           the log's private key (its name: the log's origin)\n"
+		"  --signing-key KEY      the record's signing key (TRACE_PRIVATE_KEY_PEM if absent)\n"
+		"  --witness-at W         http://HOST:PORT[/PREFIX] or local:NAME:KEYFILE:STATEDIR\n"
+		"  --witness-policy FILE  a tlog-policy the cosigned checkpoint must meet\n"
+		"  --out RECORD           where to write the signed record\n");
+}
+
+static int write_out(const char *path, const struct kw_buf *b)
+{
+	int ret = kw_write_file_atomic(path, b->data, b->len, 0644);
+
+	if (ret)
+		fprintf(stderr, "kwitness log sign: %s: %s\n", path, strerror(-ret));
+	return ret;
+}
+
+int cli_log_sign(const char *dir, const char *logkey, const char *signkey, char **witnesses,
+		 size_t nw, const char *policy_path, const char *out, const char *unsigned_path)
+{
+	struct tlog_key lk = { 0 };
+	struct kw_key *key = NULL;
+	struct tlog_witness_client wc[WITNESSES_MAX];
+	struct kw_publish_witness pw[WITNESSES_MAX];
+	struct tlog_policy *pol = NULL;
+	struct kw_publish pub = { .log_dir = dir };
+	struct kw_buf text = { 0 }, proof = { 0 }, rec_text = { 0 };
+	struct kw_buf cp = { 0 };
+	struct tlog_note n;
+	struct tlog_checkpoint c;
+	char why[600], path[4096];
+	size_t opened = 0;
+	json_t *rec = NULL;
+	int status = 2, ret, fd;
+
+	if (nw > WITNESSES_MAX) {
+		fprintf(stderr, "kwitness log sign: at most %d witnesses\n", WITNESSES_MAX);
+		return 2;
+	}
+	/* The log's origin names its key. */
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || tlog_read_checkpoint(fd, &cp, &n, &c)) {
+		fprintf(stderr, "kwitness log sign: %s holds no log\n", dir);
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	close(fd);
+	if (cli_tlog_key("log", logkey, c.origin, TLOG_SIG_ED25519, &lk) ||
+	    cli_load_signing_key("log", signkey, &key))
+		goto out;
+	for (; opened < nw; opened++) {
+		char err[300];
+
+		if (tlog_witness_client_open(witnesses[opened], &lk, &wc[opened], err, sizeof(err))) {
+			fprintf(stderr, "kwitness log sign: %s\n", err);
+			goto out;
+		}
+		pw[opened] = (struct kw_publish_witness){ tlog_witness_client_submit, &wc[opened] };
+	}
+	if (policy_path) {
+		struct kw_buf pb = { 0 };
+		char err[300];
+
+		pol = calloc(1, sizeof(*pol));
+		if (!pol || cli_read("log", "witness policy", policy_path, TLOG_POLICY_FILE_MAX, &pb)) {
+			kw_buf_free(&pb);
+			goto out;
+		}
+		ret = tlog_policy_parse(pb.data ? pb.data : "", pb.len, pol, err, sizeof(err));
+		kw_buf_free(&pb);
+		if (ret) {
+			fprintf(stderr, "kwitness log sign: %s: %s\n", policy_path, err);
+			free(pol);
+			pol = NULL;
+			goto out;
+		}
+	}
+	if (cli_read("log", "record", unsigned_path, CLI_RECORD_MAX, &text))
+		goto out;
+	rec = jcs_parse(text.data ? text.data : "", text.len, NULL);
+	if (!rec || !json_is_object(rec)) {
+		fprintf(stderr, "kwitness log sign: %s is not a JSON object\n", unsigned_path);
+		goto out;
+	}
+	json_object_del(rec, "signature");
+	json_object_del(rec, "transparency");
+	pub.log_key = &lk;
+	pub.witnesses = pw;
+	pub.nwitnesses = nw;
+	pub.policy = pol;
+	ret = kw_publish_record(rec, key, &pub, &proof, why, sizeof(why));
+	status = 1;
+	if (ret == -EKEYREJECTED) {
+		fprintf(stderr, "kwitness log sign: %s; the record could not be re-signed\n", why);
+		goto out;
+	}
+	if (jcs_dump(rec, &rec_text) || kw_buf_putc(&rec_text, '\n') || write_out(out, &rec_text))
+		goto out;
+	snprintf(path, sizeof(path), "%s.tlog-proof", out);
+	if (ret) {
+		remove(path);
+		fprintf(stderr, "kwitness log sign: not logged: %s; %s written without transparency\n",
+			why, out);
+		goto out;
+	}
+	if (write_out(path, &proof))
+		goto out;
+	printf("logged: %s, proof %s\n", json_string_value(json_object_get(rec, "transparency")), path);
+	status = 0;
+out:
+	for (size_t i = 0; i < opened; i++)
+		tlog_witness_client_close(&wc[i]);
+	if (pol)
+		tlog_policy_free(pol);
+	free(pol);
+	tlog_key_clear(&lk);
+	kw_key_free(key);
+	json_decref(rec);
+	kw_buf_free(&text);
+	kw_buf_free(&proof);
+	kw_buf_free(&rec_text);
+	kw_buf_free(&cp);
+	return status;
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kwitness witness: a minimal C2SP witness. add-checkpoint handles one
+ * tlog-witness request from a file or stdin (the HTTP status it calls for is
+ * printed when it is not 200). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kwitness/buf.h"
+#include "cli_record.h"
+#include "cli_tlog.h"
+#include "commands.h"
+#include "tlog/witness.h"
+
+static void witness_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: kwitness witness add-checkpoint --key KEY --name NAME --state DIR\n"
+		"                                       --log VKEY [--log VKEY...] [REQUEST]\n\n"
+		"A minimal witness (C2SP tlog-witness, tlog-cosignature). It trusts the logs\n"
+		"given by their verifier keys, keeps the latest checkpoint it cosigned for\n"
+		"each in DIR, and cosigns a new checkpoint only when it is signed by its log\n"
+		"and a consistency proof links it to the one before: never a fork (another\n"
+		"root for a size it cosigned), never a rollback.\n\n"
+		"  add-checkpoint  read one add-checkpoint request body (REQUEST or stdin;\n"
+		"                  make one with kwitness log request) and print the\n"
+		"                  cosignature line; otherwise print the HTTP status the\n"
+		"                  protocol calls for (400, 403, 404, 409 with the witness's\n"
+		"                  size, 422) and exit 1\n\n"
+		"  --key KEY       the witness's Ed25519 private key, PKCS#8 PEM\n"
+		"  --name NAME     the witness's name (its vkey: kwitness log vkey --witness)\n"
+		"  --state DIR     where the witness keeps its state (created, mode 0700)\n"
+		"  --log VKEY      a log the witness trusts (repeat for more)\n"
+		"  --help          this text\n");
+}
+
+static const char *status_text(int s)
+{
+	switch (s) {
+	case 400: return "Bad Request";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 409: return "Conflict";
+	case 422: return "Unprocessable Entity";
+	default: return "Internal Server Error";
+	}
+}
+
+int cmd_witness(int argc, char **argv)
+{
+	enum { O_KEY = 1, O_NAME, O_STATE, O_LOG, O_HELP };
+	static const struct option opts[] = {
+		{ "key", required_argument, NULL, O_KEY },
+		{ "name", required_argument, NULL, O_NAME },
+		{ "state", required_argument, NULL, O_STATE },
+		{ "log", required_argument, NULL, O_LOG },
+		{ "help", no_argument, NULL, O_HELP },
+		{ 0 },
+	};
+	static struct tlog_key logs[TLOG_WITNESS_LOGS_MAX];
+	const char *keypath = NULL, *name = NULL, *state = NULL;
+	size_t nlogs = 0;
+	struct tlog_witness w = { .statefd = -1 };
+	struct kw_buf req = { 0 }, resp = { 0 };
+	int c, status = 1, s;
+
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		witness_usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc - 1, argv + 1, "", opts, NULL)) != -1) {
+		switch (c) {
+		case O_KEY: keypath = optarg; break;
+		case O_NAME: name = optarg; break;
+		case O_STATE: state = optarg; break;
+		case O_LOG:
+			if (nlogs == TLOG_WITNESS_LOGS_MAX ||
+			    tlog_key_parse_vkey(optarg, strlen(optarg), &logs[nlogs]) ||
+			    logs[nlogs].type != TLOG_SIG_ED25519) {
+				fprintf(stderr, "kwitness witness: --log %s is not a log verifier key\n", optarg);
+				status = 2;
+				goto out;
+			}
+			nlogs++;
+			break;
+		case O_HELP:
+			witness_usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "kwitness witness: unknown or incomplete option '%s'\n", argv[optind]);
+			status = 2;
+			goto out;
+		}
+	}
+	if (strcmp(argv[1], "add-checkpoint") || argc - 1 - optind > 1 || !name || !state || !nlogs) {
+		fprintf(stderr, "kwitness witness: needs add-checkpoint --key KEY --name NAME --state DIR --log VKEY\n");
+		status = 2;
+		goto out;
+	}
+	if (cli_tlog_key("witness", keypath, name, TLOG_SIG_COSIGNATURE, &w.key))
+		goto out;
+	if (mkdir(state, 0700) < 0 && errno != EEXIST) {
+		fprintf(stderr, "kwitness witness: %s: %s\n", state, strerror(errno));
+		goto out;
+	}
+	w.statefd = open(state, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (w.statefd < 0) {
+		fprintf(stderr, "kwitness witness: %s: %s\n", state, strerror(errno));
+		goto out;
+	}
+	w.logs = logs;
+	w.nlogs = nlogs;
+	if (cli_read("witness", "request", argc - 1 - optind ? argv[1 + optind] : "-",
+		     TLOG_WITNESS_REQUEST_MAX, &req))
+		goto out;
+	s = tlog_witness_add_checkpoint(&w, req.data ? req.data : "", req.len, (uint64_t)time(NULL),
+					&resp);
+	if (s == 200) {
+		fwrite(resp.data, 1, resp.len, stdout);
+		status = 0;
+	} else {
+		printf("%d %s\n", s, status_text(s));
+		if (resp.len)
+			fwrite(resp.data, 1, resp.len, stdout);
+	}
+out:
+	if (w.statefd >= 0)
+		close(w.statefd);
+	tlog_key_clear(&w.key);
+	for (size_t i = 0; i < nlogs; i++)
+		tlog_key_clear(&logs[i]);
+	kw_buf_free(&req);
+	kw_buf_free(&resp);
+	return status;
+}
