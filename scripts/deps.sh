@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Installs every Debian package kwitness needs to build, test, benchmark and
-# run its VM tests, and the npm package the tests use as an independent RFC
+# run its VM tests (Go and golang.org/x/mod only for the tests: the independent
+# transparency-log checker tests/go/tlogcheck.go), and the npm package the tests use as an independent RFC
 # 8785 implementation (into build/npm, never system-wide). Idempotent. With
 # --if-missing it does nothing when everything is already there (so `make
 # check` stays fast).
@@ -16,6 +17,7 @@ PACKAGES=(
 	iproute2 util-linux procps jq openssl locales libcap2-bin
 	qemu-system-x86 busybox-static cpio
 	nodejs
+	golang-go golang-golang-x-mod-dev
 )
 # The canonicalize package (Apache-2.0), the test oracle for canonical JSON.
 NPM_DIR=build/npm
