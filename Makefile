@@ -210,10 +210,12 @@ bench: all $(BENCH_BIN)
 	$(Q)bench/run.sh
 
 # Long campaigns: what `make check` runs in a short form, at full size: a
-# 20 GB decision log through verify, then every fuzz target for SOAK_SECONDS
-# (3600) from its corpus, one at a time, niced.
+# 20 GB decision log through verify, the kill -9 loop with KT_KILLS (50)
+# SIGKILLs of kwitnessd (make check: 8), then every fuzz target for
+# SOAK_SECONDS (3600) from its corpus, one at a time, niced.
 soak: test-bins
 	$(Q)KW_BIG_LOG_BYTES=20000000000 bash tests/cli/test_verify_scale.sh
+	$(Q)KT_KILLS=$${KT_KILLS:-50} bash tests/kernel/test_kwitnessd_resume.sh
 	$(Q)FUZZ_SECONDS=$${SOAK_SECONDS:-3600} FUZZ_NICE=19 tests/fuzz/run.sh
 
 PREFIX ?= /usr/local

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 rc=0
 benches=("$@")
 if [ ${#benches[@]} -eq 0 ]; then
-	for b in build/bench/bench_*; do
+	for b in build/bench/bench_* bench/bench_*.sh; do
 		[ -x "$b" ] && benches+=("$(basename "$b")")
 	done
 fi
@@ -18,7 +18,9 @@ if [ ${#benches[@]} -eq 0 ]; then
 fi
 for name in "${benches[@]}"; do
 	echo "### $name"
-	if ! "build/bench/$name"; then
+	exe=build/bench/$name
+	[ "${name%.sh}" != "$name" ] && exe=bench/$name
+	if ! "$exe"; then
 		echo "### $name failed" >&2
 		rc=1
 	fi

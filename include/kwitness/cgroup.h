@@ -21,6 +21,8 @@ int kw_cgroup_id(int fd, uint64_t *id);
 int kw_cgroup_make(const char *path, int exist_ok);
 /* Writes pid to <path>/cgroup.procs. */
 int kw_cgroup_join(const char *path, pid_t pid);
+/* Freezes the cgroup tree (cgroup.freeze = 1). 0 or -errno. */
+int kw_cgroup_freeze(const char *path);
 /* Kills what is still inside (cgroup.kill, else SIGKILL per pid), waits for it
  * to empty (bounded) and removes the folder. */
 int kw_cgroup_remove(const char *path);

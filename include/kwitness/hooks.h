@@ -12,7 +12,11 @@
 #include "kwitness/abi/event.h"
 #include "kwitness/policy.h"
 
+#include <stdbool.h>
+
 struct kw_hooks; /* opaque: skeleton, links, per-slot ring buffers */
+struct bpf_program;
+struct bpf_link;
 
 struct kw_hooks_opts {
 	size_t ringbuf_size;   /* bytes per session ring buffer, power of two >= 4096 */
@@ -52,5 +56,35 @@ int kw_hooks_session_untag(struct kw_hooks *h, uint32_t slot);
 int kw_hooks_session_counters(struct kw_hooks *h, uint32_t slot, struct kw_session *out);
 /* Removes rules and the ring buffer; the slot can be reused. */
 int kw_hooks_session_free(struct kw_hooks *h, uint32_t slot);
+
+/* Sessions that outlive the collector (pin_dir set). A session's cgroup links
+ * are pinned under <pin_dir>/sessions/<slot>/ and the global links under
+ * <pin_dir>/links/: when the collector dies the kernel goes on enforcing and
+ * numbering; events wait in the ring buffer (kw_ringbufs holds it); when it
+ * is full the decision is counted as dropped (and refused under
+ * on_record_failure deny). kw_hooks_close keeps every pin. */
+
+/* Marks the slots that have pinned session links or a ring buffer. Returns how many. */
+int kw_hooks_pinned_slots(struct kw_hooks *h, bool pinned[KW_MAX_SESSIONS]);
+/* Takes over a pinned session: its links (moved to this instance's programs
+ * when the kernel allows), its ring buffer (*ringbuf_fd, owned by h, and its
+ * size), and *conf = kw_sessions[slot]. Without need_links a slot whose links
+ * are gone (a close had untagged it) is taken too. 0 or -errno with err; on failure the
+ * pins are left for kw_hooks_session_discard. */
+int kw_hooks_session_adopt(struct kw_hooks *h, uint32_t slot, bool need_links,
+			   struct kw_session *conf, int *ringbuf_fd, size_t *ringbuf_size, char *err,
+			   size_t errlen);
+/* Ends what is left of a pinned session nobody adopts: links, pins,
+ * membership, rules, ring buffer. */
+int kw_hooks_session_discard(struct kw_hooks *h, uint32_t slot);
+/* After untag: waits until no program that found a session before the untag
+ * can still run (an RCU grace period). 0 or -errno (nohz_full kernels refuse). */
+int kw_hooks_quiesce(void);
+/* With no session pinned any more, unpins the global links too (they are
+ * detached when the collector exits). 1 when it did. */
+int kw_hooks_unpin_idle(struct kw_hooks *h);
+/* Attaches a global program, pinned under <pin_dir>/links/ when pin_dir is
+ * set; with reuse, an existing pin is kept instead (sessions still use it). */
+struct bpf_link *kw_hooks_global_link(struct bpf_program *prog, const char *pin_dir, bool reuse);
 
 #endif

@@ -7,6 +7,7 @@
 #ifndef KWITNESS_PROTOCOL_H
 #define KWITNESS_PROTOCOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
 
@@ -58,6 +59,11 @@
 #define KW_F_UNRECORDED "unrecorded"
 #define KW_F_UNTRACKED_CGROUPS "untracked_cgroups"
 #define KW_F_COMPLETE "complete"
+/* close request: kill what is left in the cgroup first (boolean) */
+#define KW_F_KILL "kill"
+/* close reply: processes killed at close, and left running by a close without kill */
+#define KW_F_KILLED "killed"
+#define KW_F_STILL_RUNNING "still_running"
 /* status and list replies */
 #define KW_F_SESSIONS "sessions"
 #define KW_F_HOOKS_AVAILABLE "hooks_available"
@@ -129,6 +135,7 @@ struct kw_request {
 	const char *data_class;
 	/* close */
 	const char *session;
+	bool kill; /* "kill": true: kill what is left in the cgroup first */
 };
 
 struct kw_request_error {

@@ -10,6 +10,7 @@ KT_CG=
 KT_DPID=
 KT_LPID=
 KT_SOCK=
+KT_PIN=
 
 # Skips the whole file (one skip line, exit 0) with a reason.
 kt_skip_all() {
@@ -44,7 +45,12 @@ kwd_cleanup() {
 			rmdir "$d" 2>/dev/null
 		done
 	fi
-	[ -n "$KT_TMP" ] && rm -rf "$KT_TMP"
+	# pinned sessions: their links go with the pins
+	[ -n "$KT_PIN" ] && [ -d "$KT_PIN" ] && rm -rf "$KT_PIN"
+	if [ -n "$KT_TMP" ]; then
+		mountpoint -q "$KT_TMP/state" 2>/dev/null && umount -l "$KT_TMP/state"
+		rm -rf "$KT_TMP"
+	fi
 }
 
 # Checks root, cgroup2 and the binaries; sets KT_TMP, KT_CG.

@@ -130,6 +130,8 @@ if kwd_has_hook net.connect; then
 	printf '{"cgroup":1,"comm":"torn' >>"$LOG" # a write cut by the crash
 	rm -f "$KT_SOCK"
 	kwd_start
+	# requests are served once the start's resume and seal are done
+	quiet "$KW" status --socket "$KT_SOCK"
 	check "restarted collector: the unclosed session has a record" test -s "$REC"
 	t=$(tail -1 "$LOG")
 	expect_eq "sealed trailer: kwitness.close, complete false, 2 decisions, 1 denial" \

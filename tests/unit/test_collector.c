@@ -3,7 +3,8 @@
  * order, held events, given-up gaps, growth, duplicates, late arrivals) and the
  * decision log writer (lines on disk, streaming transcript hash against the
  * known answers in tests/vectors/trace-spec/PROVENANCE, and against coreutils'
- * sha256sum over "[" + the file's lines joined by "," + "]"). */
+ * sha256sum over "[" + the file's lines joined by "," + "]"), and reopening a
+ * log a killed collector left (torn last line). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -196,6 +197,51 @@ static void transcript_by_sha256sum(const char *path, char out[KW_DIGEST_STR_MAX
 	snprintf(out, KW_DIGEST_STR_MAX, "sha256:%.64s", hex);
 }
 
+static int count_line(void *ctx, const char *line, size_t len)
+{
+	(void)line;
+	(void)len;
+	++*(int *)ctx;
+	return 0;
+}
+
+/* A collector killed mid-write left a torn last line: reopening cuts it, the
+ * streaming hash is rebuilt from the whole lines, and what is appended after
+ * gives the same known answer as a log written in one go. */
+static void test_log_reopen(void **state)
+{
+	char path[] = "/tmp/kwitness-test-log.XXXXXX", link[64];
+	char hash[KW_DIGEST_STR_MAX], why[256];
+	const char *torn = C1 "\n{\"decision\":\"de";
+	struct kw_buf file = { 0 };
+	struct kw_logwriter log;
+	uint64_t count = 0;
+	int fd = mkstemp(path), lines = 0;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, torn, strlen(torn)), (ssize_t)strlen(torn));
+	close(fd);
+	assert_int_equal(kw_logwriter_reopen(&log, path, count_line, &lines, why, sizeof(why)), 0);
+	assert_int_equal(lines, 1);
+	assert_int_equal(log.entries, 1);
+	assert_int_equal(log.bytes, strlen(C1) + 1);
+	assert_int_equal(kw_logwriter_append(&log, C2, strlen(C2)), 0);
+	finish_log(&log, path, hash, &count, &file);
+	assert_string_equal(hash, KA_TRANSCRIPT);
+	assert_int_equal(count, 2);
+	assert_string_equal(file.data, C1 "\n" C2 "\n");
+	kw_buf_free(&file);
+
+	/* never through a symlink */
+	snprintf(link, sizeof(link), "%s.lnk", path);
+	assert_int_equal(symlink(path, link), 0);
+	assert_int_equal(kw_logwriter_reopen(&log, link, NULL, NULL, why, sizeof(why)), -ELOOP);
+	assert_int_equal(log.fd, -1);
+	unlink(link);
+	unlink(path);
+}
+
 static void fill_event(struct kw_ev_net *e, uint64_t seq)
 {
 	memset(e, 0, sizeof(*e));
@@ -256,6 +302,7 @@ int main(void)
 		cmocka_unit_test(test_gap_skip_and_flush),
 		cmocka_unit_test(test_growth_duplicates_and_limit),
 		cmocka_unit_test(test_log_known_answer),
+		cmocka_unit_test(test_log_reopen),
 		cmocka_unit_test(test_log_events_large),
 	};
 

@@ -57,6 +57,8 @@ static void test_other_ops(void **state)
 		{ "{\"op\":\"list\"}", KW_REQ_LIST },
 		{ " {\"op\":\"ping\"} ", KW_REQ_PING },
 		{ "{\"op\":\"close\",\"session\":\"abc\"}", KW_REQ_CLOSE },
+		{ "{\"op\":\"close\",\"session\":\"abc\",\"kill\":true}", KW_REQ_CLOSE },
+		{ "{\"op\":\"close\",\"session\":\"abc\",\"kill\":false}", KW_REQ_CLOSE },
 	};
 	struct kw_request_error err;
 	struct kw_request req;
@@ -65,8 +67,11 @@ static void test_other_ops(void **state)
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		assert_int_equal(kw_request_parse(ok[i].line, strlen(ok[i].line), &req, &err), 0);
 		assert_int_equal(req.op, ok[i].op);
-		if (req.op == KW_REQ_CLOSE)
+		if (req.op == KW_REQ_CLOSE) {
 			assert_string_equal(req.session, "abc");
+			/* kill only when the line says "kill":true */
+			assert_int_equal(req.kill, strstr(ok[i].line, "true") != NULL);
+		}
 		kw_request_free(&req);
 	}
 }
@@ -86,6 +91,8 @@ static void test_refusals(void **state)
 	refused("{\"op\":\"close\",\"session\":\"\"}", "invalid_field");
 	refused("{\"op\":\"close\",\"session\":\"a\\u0000b\"}", "invalid_field");
 	refused("{\"op\":\"close\",\"session\":1}", "invalid_field");
+	refused("{\"op\":\"close\",\"session\":\"abc\",\"kill\":1}", "invalid_field");
+	refused("{\"op\":\"close\",\"session\":\"abc\",\"kill\":\"true\"}", "invalid_field");
 	refused("{\"op\":\"open\"}", "missing_field");
 	refused("{\"op\":\"open\",\"cgroup\":\"/x\",\"sandbox_id\":\"https://x\",\"image_digest\":\""
 		DIGEST "\",\"policy\":\"{}\"}", "invalid_field");

@@ -13,6 +13,8 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <linux/membarrier.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -48,6 +50,7 @@ struct kw_slot_state {
 	bool used;
 	bool tagged;
 	int ringbuf_fd;
+	size_t ringbuf_size;
 	struct bpf_link *links[KW_N_CG_PROGS];
 };
 
@@ -58,6 +61,7 @@ struct kw_hooks {
 	struct bpf_link *tp_mkdir, *tp_rmdir;
 	size_t ringbuf_size;
 	uint32_t wakeup_bytes;
+	char *pin_dir; /* NULL: nothing is pinned, sessions end with the process */
 	struct kw_slot_state slots[KW_MAX_SESSIONS];
 };
 
@@ -109,6 +113,20 @@ static int mkdir_p(const char *path)
 		}
 	}
 	return 0;
+}
+
+/* Pins: <pin_dir>/links/<program> for the global links, and
+ * <pin_dir>/sessions/<slot>/<program> for a session's cgroup links. A pinned
+ * link stays attached when the collector dies: the kernel goes on enforcing
+ * and numbering decisions, and the next collector adopts it. */
+static int pin_path(char *out, size_t cap, const char *pin_dir, int slot, const char *name)
+{
+	int n = slot < 0 ? snprintf(out, cap, "%s/links%s%s", pin_dir, name ? "/" : "",
+				    name ? name : "") :
+			   snprintf(out, cap, "%s/sessions/%d%s%s", pin_dir, slot, name ? "/" : "",
+				    name ? name : "");
+
+	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
 /* bpffs must be mounted at /sys/fs/bpf for pinning (not mounted on every host). */
@@ -179,9 +197,58 @@ static void probe_cg_progs(struct kw_hooks *h)
 	 * supported"): the load itself tells */
 }
 
+/* True when some session of an earlier collector is still pinned. */
+static bool sessions_pinned(const char *pin_dir)
+{
+	char path[512];
+	struct dirent *de;
+	bool any = false;
+	DIR *d;
+
+	if (!pin_dir || snprintf(path, sizeof(path), "%s/sessions", pin_dir) >= (int)sizeof(path))
+		return false;
+	d = opendir(path);
+	if (!d)
+		return false;
+	while (!any && (de = readdir(d)))
+		any = de->d_name[0] >= '0' && de->d_name[0] <= '9';
+	closedir(d);
+	return any;
+}
+
+struct bpf_link *kw_hooks_global_link(struct bpf_program *prog, const char *pin_dir, bool reuse)
+{
+	struct bpf_link *l;
+	char path[512];
+	int e;
+
+	if (!pin_dir)
+		return bpf_program__attach(prog);
+	if (pin_path(path, sizeof(path), pin_dir, -1, bpf_program__name(prog))) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	/* Sessions of an earlier collector are still enforced by its programs:
+	 * keep them (same maps), never a moment with none or with two. */
+	if (reuse && !access(path, F_OK) && (l = bpf_link__open(path)))
+		return l;
+	l = bpf_program__attach(prog);
+	if (!l)
+		return NULL;
+	unlink(path); /* an older link detaches as its pin goes */
+	e = bpf_link__pin(l, path);
+	if (e) {
+		bpf_link__destroy(l);
+		errno = -e;
+		return NULL;
+	}
+	return l;
+}
+
 int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char *err,
 		  size_t errlen)
 {
+	bool reuse;
 	char lsm_why[160] = "";
 	struct kw_hooks *h;
 	uint32_t lsm_classes;
@@ -218,12 +285,23 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 		set_why(h, KW_CLASS_LSM_MASK & ~lsm_classes, "%s", lsm_why);
 
 	if (opts->pin_dir) {
+		char links[512];
+
 		ret = ensure_bpffs(opts->pin_dir, err, errlen);
 		if (!ret)
 			ret = pin_maps(h, opts->pin_dir, err, errlen);
-		if (ret)
+		if (!ret && !(h->pin_dir = strdup(opts->pin_dir)))
+			ret = -ENOMEM;
+		if (!ret && !(ret = pin_path(links, sizeof(links), opts->pin_dir, -1, NULL)))
+			ret = mkdir_p(links);
+		if (ret) {
+			if (!err[0])
+				snprintf(err, errlen, "pin directory %s: %s", opts->pin_dir,
+					 strerror(-ret));
 			goto fail;
+		}
 	}
+	reuse = sessions_pinned(h->pin_dir);
 
 	ret = kwitness_bpf__load(h->skel);
 	if (ret) {
@@ -232,8 +310,8 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 	}
 
 	if (bpf_program__fd(h->skel->progs.kw_cgroup_mkdir) >= 0) {
-		h->tp_mkdir = bpf_program__attach(h->skel->progs.kw_cgroup_mkdir);
-		h->tp_rmdir = bpf_program__attach(h->skel->progs.kw_cgroup_rmdir);
+		h->tp_mkdir = kw_hooks_global_link(h->skel->progs.kw_cgroup_mkdir, h->pin_dir, reuse);
+		h->tp_rmdir = kw_hooks_global_link(h->skel->progs.kw_cgroup_rmdir, h->pin_dir, reuse);
 		if (!h->tp_mkdir || !h->tp_rmdir) {
 			ret = -errno ?: -EINVAL;
 			snprintf(err, errlen, "attaching tp_btf/cgroup_mkdir/rmdir failed: %s",
@@ -257,7 +335,7 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 	}
 
 	if (lsm_classes) {
-		ret = kw_lsm_attach(h->skel);
+		ret = kw_lsm_attach(h->skel, h->pin_dir, reuse);
 		if (ret)
 			set_why(h, lsm_classes, "attaching the BPF-LSM programs failed: %s",
 				strerror(-ret));
@@ -286,7 +364,27 @@ void kw_hooks_close(struct kw_hooks *h)
 	bpf_link__destroy(h->tp_mkdir);
 	bpf_link__destroy(h->tp_rmdir);
 	kwitness_bpf__destroy(h->skel);
+	free(h->pin_dir);
 	free(h);
+}
+
+int kw_hooks_unpin_idle(struct kw_hooks *h)
+{
+	char path[512];
+	struct dirent *de;
+	DIR *d;
+
+	if (!h->pin_dir || sessions_pinned(h->pin_dir) ||
+	    pin_path(path, sizeof(path), h->pin_dir, -1, NULL))
+		return 0;
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			unlinkat(dirfd(d), de->d_name, 0);
+	closedir(d);
+	return 1;
 }
 
 uint32_t kw_hooks_available(const struct kw_hooks *h)
@@ -410,14 +508,21 @@ static int untag_members(struct kw_hooks *h, uint32_t slot)
 	return n < 0 ? n : 0;
 }
 
-static void detach_links(struct kw_slot_state *st)
+/* Detaches the session's cgroup links, pins included. */
+static void detach_links(struct kw_hooks *h, uint32_t slot)
 {
+	struct kw_slot_state *st = &h->slots[slot];
+	char dir[512];
 	size_t i;
 
 	for (i = 0; i < KW_N_CG_PROGS; i++) {
+		if (st->links[i] && h->pin_dir)
+			bpf_link__unpin(st->links[i]);
 		bpf_link__destroy(st->links[i]);
 		st->links[i] = NULL;
 	}
+	if (h->pin_dir && !pin_path(dir, sizeof(dir), h->pin_dir, (int)slot, NULL))
+		rmdir(dir);
 }
 
 static int delete_rules(struct kw_hooks *h, uint32_t slot)
@@ -605,6 +710,7 @@ static int create_ringbuf(struct kw_hooks *h, uint32_t slot, char *err, size_t e
 		return ret;
 	}
 	h->slots[slot].ringbuf_fd = fd;
+	h->slots[slot].ringbuf_size = h->ringbuf_size;
 	return 0;
 }
 
@@ -622,8 +728,19 @@ static int attach_links(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint32
 			char *err, size_t errlen)
 {
 	struct kw_slot_state *st = &h->slots[slot];
+	char path[512];
 	size_t i;
 
+	if (h->pin_dir) {
+		int ret = pin_path(path, sizeof(path), h->pin_dir, (int)slot, NULL);
+
+		if (!ret)
+			ret = mkdir_p(path);
+		if (ret) {
+			snprintf(err, errlen, "pin directory %s: %s", path, strerror(-ret));
+			return ret;
+		}
+	}
 	for (i = 0; i < KW_N_CG_PROGS; i++) {
 		const struct kw_cg_prog *p = &kw_cg_progs[i];
 		int ret;
@@ -637,6 +754,17 @@ static int attach_links(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint32
 			snprintf(err, errlen, "attaching %s to the cgroup failed: %s", p->section,
 				 strerror(-ret));
 			return ret;
+		}
+		if (h->pin_dir) {
+			pin_path(path, sizeof(path), h->pin_dir, (int)slot,
+				 bpf_program__name(cg_prog(h, p)));
+			unlink(path); /* a stale pin of a slot nobody adopted */
+			ret = bpf_link__pin(st->links[i], path);
+			if (ret) {
+				snprintf(err, errlen, "pinning %s at %s failed: %s", p->section,
+					 path, strerror(-ret));
+				return ret;
+			}
 		}
 	}
 	return 0;
@@ -729,7 +857,7 @@ int kw_hooks_session_untag(struct kw_hooks *h, uint32_t slot)
 	st = &h->slots[slot];
 	if (!st->used)
 		return -ENOENT;
-	detach_links(st);
+	detach_links(h, slot);
 	ret = untag_members(h, slot);
 	st->tagged = false;
 	return ret;
@@ -762,4 +890,155 @@ int kw_hooks_session_free(struct kw_hooks *h, uint32_t slot)
 	r2 = kw_lsm_session_remove(h->skel, slot);
 	st->used = false;
 	return ret ? ret : r2;
+}
+
+/* ---- sessions that outlive the collector ---- */
+
+int kw_hooks_pinned_slots(struct kw_hooks *h, bool pinned[KW_MAX_SESSIONS])
+{
+	char path[512];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	memset(pinned, 0, KW_MAX_SESSIONS * sizeof(bool));
+	if (!h->pin_dir ||
+	    snprintf(path, sizeof(path), "%s/sessions", h->pin_dir) >= (int)sizeof(path))
+		return 0;
+	/* a session whose close had untagged it has no links, only its ring buffer */
+	for (uint32_t slot = 0; slot < KW_MAX_SESSIONS; slot++) {
+		__u32 id;
+
+		if (!h->slots[slot].used &&
+		    bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.kw_ringbufs), &slot, &id) == 0) {
+			pinned[slot] = true;
+			n++;
+		}
+	}
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char *end;
+		unsigned long slot = strtoul(de->d_name, &end, 10);
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9' || *end || slot >= KW_MAX_SESSIONS ||
+		    pinned[slot])
+			continue;
+		pinned[slot] = true;
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Opens the slot's pinned links and its ring buffer (kept alive by
+ * kw_ringbufs). Links are moved to this instance's programs when the kernel
+ * allows it (same maps either way). */
+static int open_pinned(struct kw_hooks *h, uint32_t slot, bool need_links, char *err,
+		       size_t errlen)
+{
+	struct kw_slot_state *st = &h->slots[slot];
+	int outer = bpf_map__fd(h->skel->maps.kw_ringbufs), n = 0;
+	struct bpf_map_info info;
+	__u32 len = sizeof(info), id = 0;
+	char path[512];
+	size_t i;
+
+	for (i = 0; i < KW_N_CG_PROGS; i++) {
+		struct bpf_program *prog = cg_prog(h, &kw_cg_progs[i]);
+
+		if (pin_path(path, sizeof(path), h->pin_dir, (int)slot, bpf_program__name(prog)) ||
+		    access(path, F_OK))
+			continue;
+		st->links[i] = bpf_link__open(path);
+		if (!st->links[i])
+			continue;
+		n++;
+		if (bpf_program__fd(prog) >= 0)
+			bpf_link__update_program(st->links[i], prog);
+	}
+	if (bpf_map_lookup_elem(outer, &slot, &id) == 0 && id)
+		st->ringbuf_fd = bpf_map_get_fd_by_id(id);
+	if (st->ringbuf_fd >= 0) {
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(st->ringbuf_fd, &info, &len) == 0)
+			st->ringbuf_size = info.max_entries;
+	}
+	if (!n && need_links) {
+		snprintf(err, errlen, "slot %u: no pinned links under %s/sessions/%u", slot,
+			 h->pin_dir, slot);
+		return -ENOENT;
+	}
+	if (st->ringbuf_fd < 0 || !st->ringbuf_size) {
+		snprintf(err, errlen, "slot %u: the ring buffer is gone", slot);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+int kw_hooks_session_adopt(struct kw_hooks *h, uint32_t slot, bool need_links,
+			   struct kw_session *conf, int *ringbuf_fd, size_t *ringbuf_size, char *err,
+			   size_t errlen)
+{
+	struct kw_slot_state *st;
+	int ret;
+
+	*ringbuf_fd = -1;
+	if (slot >= KW_MAX_SESSIONS || !h->pin_dir) {
+		snprintf(err, errlen, "slot %u: nothing is pinned", slot);
+		return -EINVAL;
+	}
+	st = &h->slots[slot];
+	if (st->used) {
+		snprintf(err, errlen, "slot %u is in use", slot);
+		return -EBUSY;
+	}
+	st->used = st->tagged = true;
+	ret = open_pinned(h, slot, need_links, err, errlen);
+	if (!ret && kw_hooks_session_counters(h, slot, conf)) {
+		ret = -errno;
+		snprintf(err, errlen, "slot %u: reading the session: %s", slot, strerror(errno));
+	}
+	if (ret) {
+		/* keep the pins: kw_hooks_session_discard decides */
+		for (size_t i = 0; i < KW_N_CG_PROGS; i++) {
+			bpf_link__destroy(st->links[i]);
+			st->links[i] = NULL;
+		}
+		if (st->ringbuf_fd >= 0)
+			close(st->ringbuf_fd);
+		st->ringbuf_fd = -1;
+		st->used = st->tagged = false;
+		return ret;
+	}
+	*ringbuf_fd = st->ringbuf_fd;
+	*ringbuf_size = st->ringbuf_size;
+	return 0;
+}
+
+int kw_hooks_session_discard(struct kw_hooks *h, uint32_t slot)
+{
+	char err[256];
+	struct kw_slot_state *st;
+
+	if (slot >= KW_MAX_SESSIONS)
+		return -EINVAL;
+	st = &h->slots[slot];
+	if (st->used)
+		return -EBUSY;
+	st->used = st->tagged = true;
+	if (h->pin_dir)
+		open_pinned(h, slot, false, err, sizeof(err)); /* whatever is left of it */
+	return kw_hooks_session_free(h, slot);
+}
+
+int kw_hooks_quiesce(void)
+{
+	/* MEMBARRIER_CMD_GLOBAL is synchronize_rcu(): every BPF program that
+	 * started before it (they all run under rcu_read_lock; none of ours is
+	 * sleepable) has returned when it does. */
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+		return 0;
+	return -errno;
 }

@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 
 #include "kwitness/abi/lsm_map.h"
+#include "kwitness/hooks.h"
 #include "kwitness/policy.h"
 #include "kwitness/probe.h"
 #include "kwitness.skel.h"
@@ -91,7 +92,7 @@ uint32_t kw_lsm_prepare(struct kwitness_bpf *skel, char *why, size_t whylen)
 	return provide;
 }
 
-int kw_lsm_attach(struct kwitness_bpf *skel)
+int kw_lsm_attach(struct kwitness_bpf *skel, const char *pin_dir, bool reuse)
 {
 	struct bpf_link *link;
 	size_t i;
@@ -102,7 +103,7 @@ int kw_lsm_attach(struct kwitness_bpf *skel)
 
 		if (!bpf_program__autoload(prog) || *lsm_link(skel, &kw_lsm_progs[i]))
 			continue;
-		link = bpf_program__attach_lsm(prog);
+		link = kw_hooks_global_link(prog, pin_dir, reuse);
 		if (!link) {
 			err = -errno ?: -EINVAL;
 			goto fail;
@@ -112,6 +113,8 @@ int kw_lsm_attach(struct kwitness_bpf *skel)
 	return 0;
 fail:
 	for (i = 0; i < KW_N_LSM_PROGS; i++) {
+		if (pin_dir && !reuse && *lsm_link(skel, &kw_lsm_progs[i]))
+			bpf_link__unpin(*lsm_link(skel, &kw_lsm_progs[i]));
 		bpf_link__destroy(*lsm_link(skel, &kw_lsm_progs[i]));
 		*lsm_link(skel, &kw_lsm_progs[i]) = NULL;
 	}

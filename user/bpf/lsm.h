@@ -3,6 +3,7 @@
 #ifndef KWITNESS_USER_BPF_LSM_H
 #define KWITNESS_USER_BPF_LSM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "kwitness/policy.h"
 
@@ -11,8 +12,9 @@ struct kwitness_bpf; /* the generated skeleton */
 /* Before load: turn autoload off for LSM programs that cannot work here and
  * record why. Returns the KW_CLASS_* bits that LSM will provide. */
 uint32_t kw_lsm_prepare(struct kwitness_bpf *skel, char *why, size_t whylen);
-/* After load: attach the LSM programs. 0 or -errno. */
-int kw_lsm_attach(struct kwitness_bpf *skel);
+/* After load: attach the LSM programs (pinned under pin_dir/links when set;
+ * reuse keeps existing pins, see kw_hooks_global_link). 0 or -errno. */
+int kw_lsm_attach(struct kwitness_bpf *skel, const char *pin_dir, bool reuse);
 /* Write/remove the session's path rules and LSM settings. 0 or -errno. */
 int kw_lsm_session_add(struct kwitness_bpf *skel, uint32_t slot, const struct kw_policy *pol);
 int kw_lsm_session_remove(struct kwitness_bpf *skel, uint32_t slot);

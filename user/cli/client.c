@@ -185,19 +185,31 @@ json_t *kw_session_open_request(const char *cgroup, const struct kw_open_options
 
 void kw_print_close_summary(FILE *f, const json_t *reply)
 {
-	json_t *dropped = json_object_get(reply, KW_F_DROPPED);
+	json_int_t dropped = json_integer_value(json_object_get(reply, KW_F_DROPPED));
 	json_int_t untracked = json_integer_value(json_object_get(reply, KW_F_UNTRACKED_CGROUPS));
+	json_int_t killed = json_integer_value(json_object_get(reply, KW_F_KILLED));
+	json_int_t running = json_integer_value(json_object_get(reply, KW_F_STILL_RUNNING));
 
 	fprintf(f, "record:    %s\n", json_string_value(json_object_get(reply, KW_F_RECORD_PATH)));
 	fprintf(f, "log:       %s\n", json_string_value(json_object_get(reply, KW_F_LOG_PATH)));
 	fprintf(f, "policy:    %s\n", json_string_value(json_object_get(reply, KW_F_POLICY_PATH)));
-	fprintf(f, "decisions: %lld, denials: %lld, dropped: %lld%s\n",
+	fprintf(f, "decisions: %lld, denials: %lld, dropped: %lld\n",
 		(long long)json_integer_value(json_object_get(reply, KW_F_DECISIONS)),
 		(long long)json_integer_value(json_object_get(reply, KW_F_DENIALS)),
-		(long long)json_integer_value(dropped),
-		json_integer_value(dropped) || untracked ?
-			" (INCOMPLETE: see the log's kwitness.close entry)" : " (complete)");
+		(long long)dropped);
+	if (json_is_true(json_object_get(reply, KW_F_COMPLETE)))
+		fprintf(f, "complete:  yes (every decision is in the log)\n");
+	else
+		fprintf(f, "complete:  NO (INCOMPLETE: %lld decision(s) dropped, %lld cgroup(s) "
+			"untracked: see the log's kwitness.close entry)\n",
+			(long long)dropped, (long long)untracked);
 	if (untracked)
 		fprintf(f, "untracked: %lld cgroup(s) made in the session could not be tracked\n",
 			(long long)untracked);
+	if (killed)
+		fprintf(f, "killed:    %lld process(es) still in the cgroup at close\n",
+			(long long)killed);
+	if (running)
+		fprintf(f, "WARNING:   %lld process(es) still run in the cgroup, no longer watched\n",
+			(long long)running);
 }

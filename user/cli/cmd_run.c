@@ -27,18 +27,25 @@
 #include "collector/transcript.h"
 
 #define KW_LOG_MAX (1024u * 1024 * 1024)
+/* How long kwitness run waits for a kwitnessd that is down when CMD exits. */
+#define KW_RUN_CLOSE_WAIT 300
 
 static void run_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: kwitness run --policy FILE [--sandbox-id ID] [--image-digest D]\n"
 		"                    [--key-jwk FILE] [--model-provider P] [--model-id M]\n"
-		"                    [--data-class C] [--json] [--socket PATH] -- CMD [ARGS]\n\n"
-		"Runs CMD in a new cgroup under a kwitnessd session, closes the session when\n"
-		"CMD exits, and verifies the signed record (with --key-jwk, else with the\n"
-		"record's own embedded key). A summary goes to stderr (--json: the close reply\n"
-		"to stdout). Defaults: sandbox id spiffe://kwitness.local/run/<pid>, image\n"
-		"digest the sha256 of CMD's executable. Exit status: CMD's.\n");
+		"                    [--data-class C] [--close-wait SECONDS] [--json]\n"
+		"                    [--socket PATH] -- CMD [ARGS]\n\n"
+		"Runs CMD in a new cgroup under a kwitnessd session. When CMD exits the cgroup\n"
+		"is frozen, what is left in it is killed (counted in the trailer), the session\n"
+		"is closed and the signed record verified (with --key-jwk, else with the\n"
+		"record's own embedded key). A summary, completeness included, goes to stderr\n"
+		"(--json: the close reply to stdout). When kwitnessd is not answering at that\n"
+		"moment, kwitness run waits for it up to --close-wait seconds (default %d;\n"
+		"the kernel keeps enforcing meanwhile). Defaults: sandbox id\n"
+		"spiffe://kwitness.local/run/<pid>, image digest the sha256 of CMD's\n"
+		"executable. Exit status: CMD's.\n", KW_RUN_CLOSE_WAIT);
 }
 
 /* The executable execvp would run, for the default image digest. */
@@ -175,6 +182,46 @@ out:
 	return rc;
 }
 
+/* Closes the session, killing what is left in its cgroup first. A kwitnessd
+ * that is not answering (restarting, upgraded) is waited for, up to wait_s:
+ * the session stays enforced in the kernel meanwhile, and leaving it open
+ * would leave it unclosed. Returns kw_client_call's result. */
+static int close_session(const char *sock, const char *session, int wait_s, json_t **reply,
+			 char *err, size_t errlen)
+{
+	struct timespec nap = { 0, 200 * 1000 * 1000 };
+	time_t until = time(NULL) + wait_s;
+	bool said = false, retried = false;
+	int e;
+
+	for (;;) {
+		json_t *req = json_pack("{s:s, s:s, s:b}", KW_F_OP, KW_OP_CLOSE, KW_F_SESSION,
+					session, KW_F_KILL, 1);
+
+		e = kw_client_call(sock, req, reply, err, errlen);
+		json_decref(req);
+		if (!e && retried && json_is_false(json_object_get(*reply, KW_F_OK)) &&
+		    !strcmp(json_string_value(json_object_get(*reply, KW_F_ERROR)) ?: "",
+			    KW_ERR_UNKNOWN_SESSION)) {
+			/* the collector that died during our close finished it at
+			 * its restart */
+			snprintf(err, errlen, "kwitnessd restarted during the close and closed the "
+				 "session itself: see its records folder");
+			json_decref(*reply);
+			*reply = NULL;
+			return -EAGAIN;
+		}
+		if (!e || time(NULL) >= until)
+			return e;
+		if (!said)
+			fprintf(stderr, "kwitness run: kwitnessd is not answering (%s); waiting up to "
+				"%d s to close session %s (its cgroup is frozen and still enforced)\n",
+				err, wait_s, session);
+		said = retried = true;
+		nanosleep(&nap, NULL);
+	}
+}
+
 static volatile sig_atomic_t child_pid;
 
 static void forward_signal(int sig)
@@ -188,10 +235,12 @@ int cmd_run(int argc, char **argv)
 	static const struct option opts[] = {
 		KW_OPEN_LONG_OPTIONS,
 		{ "key-jwk", required_argument, NULL, 'k' },
+		{ "close-wait", required_argument, NULL, 'w' },
 		{ 0 },
 	};
 	struct kw_open_options o = { 0 };
 	const char *key_jwk = NULL;
+	int close_wait = KW_RUN_CLOSE_WAIT;
 	char sid_buf[128], digest_buf[KW_DIGEST_STR_MAX], mount[4000], cg[4200], base[4100];
 	char err[512], how[600];
 	json_t *req, *reply = NULL;
@@ -206,6 +255,17 @@ int cmd_run(int argc, char **argv)
 			continue;
 		switch (opt) {
 		case 'k': key_jwk = optarg; break;
+		case 'w': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || end == optarg || v < 0 || v > 86400) {
+				fprintf(stderr, "kwitness run: --close-wait: seconds from 0 to 86400\n");
+				return 2;
+			}
+			close_wait = (int)v;
+			break;
+		}
 		case 'h': run_usage(stdout); return 0;
 		default: run_usage(stderr); return 2;
 		}
@@ -321,10 +381,16 @@ int cmd_run(int argc, char **argv)
 	sigaction(SIGHUP, &old_hup, NULL);
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 
+	/* CMD is gone; what it left behind stops here, still recorded, and is
+	 * killed by the close (kwitnessd counts it in the trailer). */
+	e = kw_cgroup_freeze(cg);
+	if (e && e != -ENOENT)
+		fprintf(stderr, "kwitness run: freezing %s: %s (killed at close all the same)\n",
+			cg, strerror(-e));
+
 out_close:
-	req = json_pack("{s:s, s:s}", KW_F_OP, KW_OP_CLOSE, KW_F_SESSION, session);
-	e = kw_client_call(kw_client_socket(o.socket), req, &reply, err, sizeof(err));
-	json_decref(req);
+	e = close_session(kw_client_socket(o.socket), session, close_wait, &reply, err,
+			  sizeof(err));
 	if (e) {
 		fprintf(stderr, "kwitness run: closing session %s: %s\n", session, err);
 		if (rc == 0)

@@ -18,10 +18,13 @@ static void session_usage(FILE *f)
 		"usage: kwitness session open --cgroup PATH --sandbox-id ID --policy FILE\n"
 		"                             --image-digest DIGEST [--model-provider P]\n"
 		"                             [--model-id M] [--data-class C] [--socket PATH]\n"
-		"       kwitness session close ID [--json] [--socket PATH]\n"
+		"       kwitness session close ID|--all [--kill] [--json] [--socket PATH]\n"
 		"       kwitness session list [--json] [--socket PATH]\n\n"
 		"open prints the session id; close prints the record path and a summary\n"
-		"(--json: kwitnessd's whole reply, record included).\n"
+		"(--json: kwitnessd's whole reply, record included). --all closes every open\n"
+		"session (stopping kwitnessd does not: sessions stay pinned and enforced);\n"
+		"--kill first kills what is still running in the session's cgroup, counted in\n"
+		"the trailer.\n"
 		"The socket is --socket, else $KWITNESS_SOCKET, else " KW_DEFAULT_SOCKET ".\n");
 }
 
@@ -44,12 +47,6 @@ static int request(const char *cmd, const char *sock, json_t *req, bool json,
 	}
 	json_decref(reply);
 	return rc;
-}
-
-static void session_usage_for(FILE *f, const char *cmd)
-{
-	(void)cmd;
-	session_usage(f);
 }
 
 static void simple_usage(FILE *f, const char *cmd)
@@ -126,20 +123,78 @@ static void print_close(const json_t *reply)
 	kw_print_close_summary(stdout, reply);
 }
 
+static json_t *close_request(const char *id, bool kill_left)
+{
+	json_t *req = json_pack("{s:s, s:s}", KW_F_OP, KW_OP_CLOSE, KW_F_SESSION, id);
+
+	if (req && kill_left)
+		json_object_set_new(req, KW_F_KILL, json_true());
+	return req;
+}
+
+/* --all: every session the list names, one close each; the exit status is 1
+ * when any failed. */
+static int close_all(const char *sock, bool json, bool kill_left)
+{
+	json_t *reply, *sessions, *s;
+	size_t i;
+	int rc = 0;
+
+	if (kw_client_request("session close", sock, json_pack("{s:s}", KW_F_OP, KW_OP_LIST), &reply))
+		return 1;
+	if (!kw_client_reply_ok("session close", reply)) {
+		json_decref(reply);
+		return 1;
+	}
+	sessions = json_object_get(reply, KW_F_SESSIONS);
+	json_array_foreach(sessions, i, s) {
+		const char *id = json_string_value(json_object_get(s, KW_F_SESSION));
+
+		if (!id || strcmp(json_string_value(json_object_get(s, KW_F_STATE)) ?: "", "open"))
+			continue;
+		if (!json)
+			printf("session:   %s\n", id);
+		if (request("session close", sock, close_request(id, kill_left), json, print_close))
+			rc = 1;
+	}
+	if (!json && !json_array_size(sessions))
+		printf("no open session\n");
+	json_decref(reply);
+	return rc;
+}
+
 static int session_close(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "kill", no_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
 	const char *sock = NULL;
-	bool json = false;
-	int rc = socket_json_options("session close", argc, argv, session_usage_for, &sock, &json);
+	bool json = false, all = false, kill_left = false;
+	int opt;
 
-	if (rc >= 0)
-		return rc;
-	if (optind != argc - 1) {
-		fprintf(stderr, "kwitness session close: one session id is required\n");
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 's': sock = optarg; break;
+		case 'j': json = true; break;
+		case 'a': all = true; break;
+		case 'k': kill_left = true; break;
+		case 'h': session_usage(stdout); return 0;
+		default: session_usage(stderr); return 2;
+		}
+	}
+	if (all ? optind != argc : optind != argc - 1) {
+		fprintf(stderr, "kwitness session close: one session id, or --all, is required\n");
 		return 2;
 	}
-	return request("session close", sock,
-		       json_pack("{s:s, s:s}", KW_F_OP, KW_OP_CLOSE, KW_F_SESSION, argv[optind]), json,
+	if (all)
+		return close_all(sock, json, kill_left);
+	return request("session close", sock, close_request(argv[optind], kill_left), json,
 		       print_close);
 }
 

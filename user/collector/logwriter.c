@@ -2,6 +2,8 @@
 /* Decision log writer, see logwriter.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -28,6 +30,83 @@ int kw_logwriter_open(struct kw_logwriter *log, const char *path)
 		kw_logwriter_abort(log);
 		return -ENOMEM;
 	}
+	return 0;
+}
+
+/* A log line longer than this is not one kwitnessd wrote. */
+#define KW_LOGWRITER_LINE_MAX (1024 * 1024)
+
+static int reopen_fail(struct kw_logwriter *log, int e, char *why, size_t whylen, const char *path,
+		       const char *what)
+{
+	snprintf(why, whylen, "%.200s: %s%s%s", path, what, what[0] ? ": " : "", strerror(-e));
+	kw_logwriter_abort(log);
+	return e;
+}
+
+int kw_logwriter_reopen(struct kw_logwriter *log, const char *path, kw_logwriter_line_fn line_fn, void *ctx,
+		   char *why, size_t whylen)
+{
+	char buf[65536];
+	struct kw_buf line = { 0 };
+	struct stat st;
+	off_t good = 0, pos = 0;
+	ssize_t n;
+	int e;
+
+	memset(log, 0, sizeof(*log));
+	log->fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (log->fd < 0)
+		return reopen_fail(log, -errno, why, whylen, path, "");
+	if (fstat(log->fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return reopen_fail(log, -EINVAL, why, whylen, path, "not a regular file");
+	e = kw_transcript_init(&log->tr);
+	if (e)
+		return reopen_fail(log, e, why, whylen, path, "");
+	log->tr_live = 1;
+	while ((n = read(log->fd, buf, sizeof(buf))) != 0) {
+		const char *p = buf, *end;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			e = -errno;
+			kw_buf_free(&line);
+			return reopen_fail(log, e, why, whylen, path, "reading");
+		}
+		pos += n;
+		while (p < buf + n) {
+			end = memchr(p, '\n', (size_t)(buf + n - p));
+			if (kw_buf_append(&line, p, end ? (size_t)(end - p) : (size_t)(buf + n - p)) ||
+			    line.len > KW_LOGWRITER_LINE_MAX) {
+				kw_buf_free(&line);
+				return reopen_fail(log, -E2BIG, why, whylen, path, "a line too long");
+			}
+			if (!end)
+				break;
+			good += (off_t)line.len + 1;
+			e = kw_transcript_append(&log->tr, line.data ? line.data : "", line.len);
+			if (!e && line_fn)
+				e = line_fn(ctx, line.data ? line.data : "", line.len);
+			if (e) {
+				kw_buf_free(&line);
+				return reopen_fail(log, e < 0 ? e : -EINVAL, why, whylen, path,
+						   "a line was refused");
+			}
+			log->entries++;
+			kw_buf_reset(&line);
+			p = end + 1;
+		}
+	}
+	kw_buf_free(&line);
+	/* a line the previous collector did not finish is not an entry */
+	if (pos > good && ftruncate(log->fd, good) < 0)
+		return reopen_fail(log, -errno, why, whylen, path, "cutting a torn last line");
+	if (lseek(log->fd, good, SEEK_SET) < 0)
+		return reopen_fail(log, -errno, why, whylen, path, "");
+	log->bytes = (uint64_t)good;
+	if (kw_buf_reserve(&log->entry, 512))
+		return reopen_fail(log, -ENOMEM, why, whylen, path, "");
 	return 0;
 }
 

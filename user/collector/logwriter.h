@@ -32,6 +32,13 @@ struct kw_logwriter {
 
 /* Creates path (must not exist, mode 0640). 0 or -errno. */
 int kw_logwriter_open(struct kw_logwriter *log, const char *path);
+/* Sees one whole line of a log being reopened (no newline). Nonzero stops. */
+typedef int (*kw_logwriter_line_fn)(void *ctx, const char *line, size_t len);
+/* Reopens an existing log to continue it (O_NOFOLLOW, a regular file): a
+ * torn last line is cut off, the streaming transcript hash is rebuilt from
+ * the lines, and line_fn sees each of them. 0 or -errno with why. */
+int kw_logwriter_reopen(struct kw_logwriter *log, const char *path, kw_logwriter_line_fn line_fn, void *ctx,
+		   char *why, size_t whylen);
 /* Appends one canonical entry (no newline). */
 int kw_logwriter_append(struct kw_logwriter *log, const char *entry, size_t len);
 /* Appends the entry for one ring buffer record. -EINVAL: undecodable record. */

@@ -18,6 +18,7 @@
 #include "collector/logwriter.h"
 #include "collector/reorder.h"
 #include "collector/seal.h"
+#include "ring.h"
 
 #define KWD_DEFAULT_CONFIG "/etc/kwitness/kwitnessd.conf"
 #define KWD_DEFAULT_PIN_DIR "/sys/fs/bpf/kwitness"
@@ -38,6 +39,10 @@
 #define KWD_WAKEUP_MIN_RINGBUF (64 * 1024)
 #define KWD_POLL_MS 2
 #define KWD_HOT_MS 50
+/* A full disk: a log chunk is tried again this often. */
+#define KWD_DISK_RETRY_MS 200
+/* Close with kill: how long the cgroup may take to empty. */
+#define KWD_KILL_TIMEOUT_MS 2000
 /* Control clients are bounded (docs/security.md, "Bounds"): connections
  * served at once (more get one "busy" line); replies queued for one client
  * (a client that does not read them is disconnected once this much waits
@@ -68,6 +73,7 @@ struct kwd_config {
 	char *model_id;
 	char *data_class;
 	bool foreground;
+	bool close_on_exit;        /* --close-sessions-on-exit */
 	int verbose;
 	char *tpm;            /* TCTI; NULL: records are software-only */
 	char *tpm_pcrs;       /* NULL: KW_TPM_DEFAULT_PCRS */
@@ -138,7 +144,11 @@ struct kwd_client {
 	struct kwd_client *next;
 };
 
-enum kwd_session_state { KWD_S_OPEN, KWD_S_CLOSING };
+/* CLOSING: untagged, draining. FINISHING: trailer handed to the I/O thread;
+ * the kernel slot (counters, ring buffer) is kept until the record is
+ * written, so a collector that dies meanwhile leaves a close the next one
+ * can finish. */
+enum kwd_session_state { KWD_S_OPEN, KWD_S_CLOSING, KWD_S_FINISHING };
 
 /* Work for the I/O thread, in order: a session's bundle file (at open), log
  * chunks, then the session's seal. */
@@ -154,6 +164,10 @@ struct kwd_job {
 	 * came back */
 	char *path;              /* owned */
 	int *result;
+	/* WRITE, SEAL: once data is in the file, the session's ring buffer
+	 * consumer position moves to release (NULL cons: nothing to release) */
+	unsigned long *cons;
+	uint64_t release;
 	/* SEAL: the record to seal once the log is on disk. The strings belong
 	 * to the session, which is handed over until the job comes back. */
 	void *owner;
@@ -191,9 +205,11 @@ struct kwd_session {
 	char *log_path;
 	char *policy_path;
 	char *record_path;
-	struct ring_buffer *rb;
-	const volatile unsigned long *ring_cons; /* mapped positions, for status */
-	const volatile unsigned long *ring_prod;
+	int ring_fd;          /* owned by the hooks handle */
+	struct kwd_ring ring;
+	uint64_t emitted_below; /* every seq below it is in the log buffer or given up */
+	uint64_t resume_floor;  /* seqs below it are already in the log (resumed) */
+	uint64_t duplicates;    /* events read again after a resume, already logged */
 	struct kw_reorder ro;
 	struct kw_logwriter log;
 	struct kwd_job seal;  /* the close's last job: no allocation at close */
@@ -212,6 +228,10 @@ struct kwd_session {
 	int64_t opened_us;
 	struct kwd_runtime runtime; /* the binding at close */
 	struct kw_record_runtime record_runtime; /* points into runtime */
+	uint32_t generation;  /* kw_sessions[slot].generation at open */
+	bool close_kill;      /* close: kill what is left in the cgroup first */
+	int64_t killed;       /* close: processes killed (-1: not asked) */
+	int64_t still_running; /* close: processes left running untagged */
 };
 
 struct kwd_worker;
@@ -253,8 +273,9 @@ struct kwd {
 int kwd_worker_start(struct kwd *d, char *err, size_t errlen);
 /* Queues a job (takes it; a SEAL job comes back through kwd_worker_done). */
 void kwd_worker_submit(struct kwd *d, struct kwd_job *job);
-/* kw_logwriter_submit_fn for session logs. */
-int kwd_worker_write(void *ctx, int fd, char *data, size_t len);
+/* Queues a log chunk; once written, *cons moves to release (cons may be NULL). */
+int kwd_worker_write(struct kwd *d, int fd, char *data, size_t len, unsigned long *cons,
+		     uint64_t release);
 /* Main thread: the next SEAL job the worker has finished, oldest first, or
  * NULL. The loop drains these when the worker's eventfd is readable. */
 struct kwd_job *kwd_worker_done(struct kwd *d);
@@ -276,8 +297,27 @@ void kwd_wipe_env_key(void);
  * folders are fine); else -errno with a one-line err naming what is wrong. */
 int kwd_check_dir(const char *what, const char *path, char *err, size_t errlen);
 
-/* recover.c: at start, seals the logs of sessions no collector closed. */
+/* recover.c: at start, seals the logs of sessions no collector closed and
+ * no collector can resume; seal_one with a reason for one of them. */
 void kwd_seal_unclosed(struct kwd *d);
+int kwd_seal_one(struct kwd *d, const char *id, const char *reason, char *why, size_t whylen);
+
+/* journal.c: <state>/sessions/<id>.json, what a restarted collector needs to
+ * find a pinned session again (slot, generation). Written atomically. */
+/* closing: 0 open, 1 close asked, 2 close with kill asked. */
+int kwd_journal_write(struct kwd *d, const char *id, uint32_t slot, uint32_t generation,
+		      int closing);
+void kwd_journal_remove(struct kwd *d, const char *id);
+
+/* resume.c: at start, adopts every pinned session (journal + pins + log),
+ * seals what cannot be resumed, ends pinned slots nobody claims. */
+void kwd_resume_sessions(struct kwd *d);
+
+/* cgroup_kill.c: freezes the cgroup tree, kills every process in it and waits
+ * (bounded) for it to empty. Returns the processes found, or -errno. */
+int kwd_cgroup_kill(int cgroup_fd, int timeout_ms);
+/* Processes in the cgroup tree. */
+int kwd_cgroup_count(int cgroup_fd);
 
 /* util.c: the leaf every other file may call. */
 void kwd_log(struct kwd *d, int level, const char *fmt, ...)
@@ -324,8 +364,21 @@ static inline size_t kwd_wakeup_bytes(size_t ringbuf_size)
 {
 	return ringbuf_size >= KWD_WAKEUP_MIN_RINGBUF ? ringbuf_size / KWD_WAKEUP_FRACTION : 0;
 }
-/* Closes every session now (shutdown): untag, bounded drain, records. */
-void kwd_sessions_close_all(struct kwd *d);
+/* Closes every session now (shutdown): untag, bounded drain, records.
+ * closing_only: only finish the closes already asked for (pinned sessions
+ * stay enforced for the next collector). */
+void kwd_sessions_close_all(struct kwd *d, bool closing_only);
+/* Shutdown without close: reads what waits, queues it for the log. */
+void kwd_sessions_flush_all(struct kwd *d);
+/* Frees the in-memory sessions after the worker stopped (pins stay). */
+void kwd_sessions_release(struct kwd *d);
+/* session.c, for resume.c: the parts of a session open and resume share. */
+struct kwd_session *kwd_session_new(struct kwd *d);
+void kwd_session_free(struct kwd_session *s);
+int kwd_session_attach_ring(struct kwd_session *s, int ringbuf_fd, size_t size, char *err,
+			    size_t errlen);
+/* A resumed session whose close a crash cut short: close it again now. */
+void kwd_session_close_resumed(struct kwd_session *s, bool kill_left);
 /* Main thread: a session's SEAL job came back from the worker. Frees the
  * session and returns the close reply, with *client the id of the client that
  * asked for the close (0: nobody waits for it). */

@@ -69,7 +69,12 @@ static void usage(FILE *f)
 		"  --config PATH       key = value settings (default " KWD_DEFAULT_CONFIG ")\n"
 		"  --ringbuf-size N    bytes per session ring buffer, power of two >= 4096\n"
 		"  --pin-dir DIR       bpffs folder for pins (default " KWD_DEFAULT_PIN_DIR
-		"; 'none')\n"
+		"; 'none').\n"
+		"                      Sessions are pinned there: they stay enforced when\n"
+		"                      kwitnessd stops or dies, and the next start resumes them\n"
+		"  --close-sessions-on-exit\n"
+		"                      SIGTERM/SIGINT close every session (trailer, record)\n"
+		"                      instead of leaving them pinned for the next start\n"
 		"  --tpm TCTI          bind the signing key to a TPM 2.0 quote (device:/dev/tpmrm0\n"
 		"                      or swtpm:host=H,port=P); records say runtime.platform tpm2\n"
 		"  --tpm-pcrs SEL      PCRs to quote (default " KW_TPM_DEFAULT_PCRS ")\n"
@@ -96,7 +101,8 @@ static int make_dir(const char *base, const char *sub, mode_t mode)
  * by path). */
 static int setup_state_dir(const char *dir, char *err, size_t errlen)
 {
-	static const char *const subs[] = { NULL, "records", "logs", "policies", "evidence" };
+	static const char *const subs[] = { NULL, "records", "logs", "policies", "evidence",
+					    "sessions" };
 
 	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
 		char path[4096];
@@ -219,8 +225,10 @@ static void on_signal(struct kwd *d)
 	while (read(d->signal_fd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGHUP)
 			continue; /* nothing to reload: settings are read at start */
-		kwd_log(d, LOG_NOTICE, "signal %u: closing %u session(s) and stopping",
-			si.ssi_signo, d->n_sessions);
+		kwd_log(d, LOG_NOTICE, "signal %u: stopping; %u session(s) %s", si.ssi_signo,
+			d->n_sessions,
+			d->cfg.close_on_exit || !d->cfg.pin_dir ? "will be closed" :
+			"stay pinned and enforced for the next start");
 		d->stopping = true;
 	}
 }
@@ -234,7 +242,7 @@ static int run_loop(struct kwd *d)
 		/* Batched wakeups: events below the wakeup mark signal nothing,
 		 * so busy sessions are consumed every KWD_POLL_MS (the others
 		 * on the tick). */
-		bool polling = d->wakeup_bytes && kwd_now_ms() < d->poll_until_ms;
+		bool polling = kwd_now_ms() < d->poll_until_ms;
 		int n = epoll_wait(d->epfd, evs, 64,
 				   d->n_backlog ? 0 : polling ? KWD_POLL_MS : KWD_TICK_MS);
 		int64_t now;
@@ -338,6 +346,7 @@ int main(int argc, char **argv)
 		{ "tpm", required_argument, NULL, 'T' },
 		{ "tpm-pcrs", required_argument, NULL, 'P' },
 		{ "tpm-enrollment", required_argument, NULL, 'E' },
+		{ "close-sessions-on-exit", no_argument, NULL, 'C' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -375,6 +384,7 @@ int main(int argc, char **argv)
 		case 'P': free(d->cfg.tpm_pcrs); d->cfg.tpm_pcrs = strdup(optarg); break;
 		case 'E': free(d->cfg.tpm_enrollment); d->cfg.tpm_enrollment = strdup(optarg); break;
 		case 'f': d->cfg.foreground = true; break;
+		case 'C': d->cfg.close_on_exit = true; break;
 		case 'v': d->cfg.verbose++; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -431,8 +441,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kwitnessd: --tpm %s: %s\n", d->cfg.tpm, err);
 		return 1;
 	}
-	/* Sessions a previous collector left open get their seal and record. */
-	kwd_seal_unclosed(d);
 	kwd_hostinfo_read(&d->host);
 	kwd_refresh_clock(d);
 	/* A pin folder others can write to could hand us their maps. */
@@ -481,16 +489,32 @@ int main(int argc, char **argv)
 		kw_hooks_close(d->hooks);
 		return 1;
 	}
-	kwd_log(d, LOG_NOTICE, "ready on %s (state %s, ring buffers %zu bytes, wakeup at %zu bytes)",
-		d->cfg.socket_path, d->cfg.state_dir, d->cfg.ringbuf_size, d->wakeup_bytes);
+	/* Pinned sessions of the previous collector go on in their logs; the
+	 * logs of sessions that cannot get their seal and record. */
+	kwd_resume_sessions(d);
+	kwd_seal_unclosed(d);
+	kwd_log(d, LOG_NOTICE, "ready on %s (state %s, ring buffers %zu bytes, wakeup at %zu bytes, "
+		"%u session(s) resumed)", d->cfg.socket_path, d->cfg.state_dir,
+		d->cfg.ringbuf_size, d->wakeup_bytes, d->n_sessions);
 
 	e = run_loop(d);
-	/* SIGTERM/SIGINT: every open session ends with its trailer and record. */
 	d->stopping = true;
-	kwd_sessions_close_all(d);
+	if (d->cfg.close_on_exit || !d->cfg.pin_dir) {
+		/* every open session ends with its trailer and record */
+		kwd_sessions_close_all(d, false);
+	} else {
+		/* stop is not close: closes already asked for finish, the rest
+		 * stay pinned and enforced; what was read goes to the log, what
+		 * was not waits in the ring buffers for the next start */
+		kwd_sessions_close_all(d, true);
+		kwd_sessions_flush_all(d);
+	}
 	kwd_worker_stop(d); /* every record written */
 	reply_sealed(d);
 	kwd_worker_free(d);
+	kwd_sessions_release(d);
+	if (kw_hooks_unpin_idle(d->hooks))
+		kwd_log(d, LOG_INFO, "no session left: global programs unpinned");
 	kwd_control_shutdown(d);
 	kw_hooks_close(d->hooks);
 	kwd_attest_stop(d);

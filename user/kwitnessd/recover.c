@@ -6,7 +6,9 @@
  * false, and why), and a record is signed over exactly what the log holds —
  * so the gap is in the signed transcript instead of being silent. The open
  * entry carries everything the record needs (subject, image digest, bundle
- * hash, mode, model, data class); the bundle is in policies/. */
+ * hash, mode, model, data class); the bundle is in policies/. Sessions that
+ * a restarted collector resumed (resume.c) are still open and left alone;
+ * one that could not be resumed is sealed with the reason. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -43,7 +45,8 @@ static const char *member(json_t *o, const char *key)
 }
 
 /* Appends the trailer of a session that was never closed. */
-static int append_seal(int fd, const char *id, uint64_t decisions, uint64_t denials)
+static int append_seal(int fd, const char *id, uint64_t decisions, uint64_t denials,
+		       const char *reason)
 {
 	struct kw_buf line = { 0 };
 	struct jcs_obj o;
@@ -53,9 +56,7 @@ static int append_seal(int fd, const char *id, uint64_t decisions, uint64_t deni
 	e = e ?: jcs_obj_bool(&o, "complete", false);
 	e = e ?: jcs_obj_int(&o, "decisions", (int64_t)decisions);
 	e = e ?: jcs_obj_int(&o, "denials", (int64_t)denials);
-	e = e ?: jcs_obj_str(&o, "sealed",
-			     "the collector stopped before this session was closed: decisions after "
-			     "the last entry and the kernel's counters are unknown");
+	e = e ?: jcs_obj_str(&o, "sealed", reason);
 	e = e ?: jcs_obj_str(&o, "session", id);
 	e = e ?: jcs_obj_str(&o, "tool", "kwitness.close");
 	e = e ?: jcs_obj_int(&o, "ts", kwd_now_us());
@@ -118,8 +119,11 @@ static int open_log_for_seal(const char *path, size_t keep, size_t len, char *wh
 	return fd;
 }
 
+#define KWD_SEAL_REASON "the collector stopped before this session was closed: decisions after " \
+	"the last entry and the kernel's counters are unknown"
+
 /* Seals one log. Returns 0, or -errno with why. */
-static int seal_one(struct kwd *d, const char *id, char *why, size_t whylen)
+int kwd_seal_one(struct kwd *d, const char *id, const char *reason, char *why, size_t whylen)
 {
 	char log_path[4200], rec_path[4200], pol_path[4200], hash[KW_DIGEST_STR_MAX];
 	char got[KW_DIGEST_STR_MAX];
@@ -191,7 +195,7 @@ static int seal_one(struct kwd *d, const char *id, char *why, size_t whylen)
 		goto out;
 	}
 	if (!closed) {
-		e = append_seal(fd, id, decisions, denials);
+		e = append_seal(fd, id, decisions, denials, reason ? reason : KWD_SEAL_REASON);
 		if (e) {
 			snprintf(why, whylen, "%.200s: writing the seal: %s", log_path, strerror(-e));
 			goto out;
@@ -222,6 +226,14 @@ out:
 	return e;
 }
 
+static bool kwd_seal_adopted(struct kwd *d, const char *id)
+{
+	for (unsigned i = 0; i < KW_MAX_SESSIONS; i++)
+		if (d->slots[i] && !strcmp(d->slots[i]->id, id))
+			return true;
+	return false;
+}
+
 void kwd_seal_unclosed(struct kwd *d)
 {
 	char dir[4200];
@@ -244,7 +256,9 @@ void kwd_seal_unclosed(struct kwd *d)
 		snprintf(rec, sizeof(rec), "%s/records/%s.json", d->cfg.state_dir, id);
 		if (stat(rec, &st) == 0)
 			continue;
-		if (seal_one(d, id, why, sizeof(why)))
+		if (kwd_seal_adopted(d, id))
+			continue; /* resumed: still open */
+		if (kwd_seal_one(d, id, NULL, why, sizeof(why)))
 			kwd_log(d, LOG_ERR, "session %s was not closed and cannot be sealed: %s", id,
 				why);
 	}

@@ -38,45 +38,13 @@ static char *xasprintf(const char *fmt, const char *a, const char *b)
 	return s;
 }
 
-/* The ring buffer's consumer and producer positions, mapped read-only, so
- * status can say how full it is (libbpf 1.1 has no accessor for this). */
-static void map_ring_positions(struct kwd_session *s, int ringbuf_fd)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	void *c = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, ringbuf_fd, 0);
-	void *p = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, ringbuf_fd, page);
-
-	if (c == MAP_FAILED || p == MAP_FAILED) {
-		if (c != MAP_FAILED)
-			munmap(c, (size_t)page);
-		if (p != MAP_FAILED)
-			munmap(p, (size_t)page);
-		return;
-	}
-	s->ring_cons = c;
-	s->ring_prod = p;
-}
-
-static int64_t ring_used(const struct kwd_session *s)
-{
-	if (!s->ring_cons || !s->ring_prod)
-		return -1;
-	return (int64_t)(__atomic_load_n(s->ring_prod, __ATOMIC_ACQUIRE) -
-			 __atomic_load_n(s->ring_cons, __ATOMIC_ACQUIRE));
-}
-
-static void session_free(struct kwd_session *s)
+void kwd_session_free(struct kwd_session *s)
 {
 	if (!s)
 		return;
-	if (s->ring_cons)
-		munmap((void *)s->ring_cons, (size_t)sysconf(_SC_PAGESIZE));
-	if (s->ring_prod)
-		munmap((void *)s->ring_prod, (size_t)sysconf(_SC_PAGESIZE));
-	if (s->rb) {
-		epoll_ctl(s->d->epfd, EPOLL_CTL_DEL, ring_buffer__epoll_fd(s->rb), NULL);
-		ring_buffer__free(s->rb);
-	}
+	if (s->ring_fd >= 0)
+		epoll_ctl(s->d->epfd, EPOLL_CTL_DEL, s->ring_fd, NULL);
+	kwd_ring_unmap(&s->ring);
 	kw_reorder_free(&s->ro);
 	kw_logwriter_abort(&s->log);
 	if (s->cgroup_fd >= 0)
@@ -99,6 +67,7 @@ static void session_free(struct kwd_session *s)
 /* ---- consuming decisions ---------------------------------------------- */
 
 static void maybe_skip_gap(struct kwd_session *s, int64_t now);
+static void session_release(struct kwd_session *s);
 
 /* Reorder window output: one event in sequence order, into the log. */
 static int emit_event(void *ctx, const void *data, size_t len)
@@ -107,6 +76,10 @@ static int emit_event(void *ctx, const void *data, size_t len)
 	const struct kw_event_hdr *h = data;
 	int e;
 
+	/* its line goes into the log buffer now: once that is written, the
+	 * ring buffer may let go of every record numbered below */
+	if (h->seq + 1 > s->emitted_below)
+		s->emitted_below = h->seq + 1;
 	e = kw_logwriter_event(&s->log, data, len, s->d->boot_to_realtime_ns);
 	if (e == -EINVAL) {
 		s->bad_events++;
@@ -120,7 +93,7 @@ static int emit_event(void *ctx, const void *data, size_t len)
 	return 0;
 }
 
-static int ring_sample(void *ctx, void *data, size_t size)
+static void ring_sample(void *ctx, const void *data, size_t size)
 {
 	struct kwd_session *s = ctx;
 	uint64_t seq;
@@ -130,7 +103,12 @@ static int ring_sample(void *ctx, void *data, size_t size)
 		/* Its number never arrives: the trailer counts it as a gap. */
 		kwd_log(s->d, LOG_ERR, "session %s: a ring buffer record of %zu bytes has no header",
 			s->id, size);
-		return 0;
+		return;
+	}
+	if (seq < s->resume_floor) {
+		/* read again after a restart: its line is already in the log */
+		s->duplicates++;
+		return;
 	}
 	e = kw_reorder_push(&s->ro, seq, data, size);
 	if (e == -ENOSPC) {
@@ -144,14 +122,41 @@ static int ring_sample(void *ctx, void *data, size_t size)
 		kwd_log(s->d, LOG_ERR, "session %s: event %llu lost in the collector: %s", s->id,
 			(unsigned long long)seq, strerror(-e));
 	}
-	return 0;
+}
+
+/* kw_logwriter_submit_fn: a chunk of whole lines goes to the I/O thread with
+ * the ring buffer position it frees once written. */
+static int session_submit(void *ctx, int fd, char *data, size_t len)
+{
+	struct kwd_session *s = ctx;
+	uint64_t rel = kwd_ring_releasable(&s->ring, s->emitted_below);
+
+	return kwd_worker_write(s->d, fd, data, len, s->ring.cons, rel);
+}
+
+/* Queues the buffered lines, or (nothing buffered) just the release of
+ * records already written or read twice. */
+static void session_flush(struct kwd_session *s)
+{
+	uint64_t before = s->ring.release_pos;
+
+	if (s->log.out.len) {
+		kw_logwriter_flush(&s->log);
+		return;
+	}
+	if (s->log.submit && kwd_ring_releasable(&s->ring, s->emitted_below) > before)
+		kwd_worker_write(s->d, s->log.fd, NULL, 0, s->ring.cons, s->ring.release_pos);
 }
 
 void kwd_session_ring_ready(struct kwd_session *s)
 {
-	int n = ring_buffer__consume(s->rb);
+	int n = kwd_ring_read(&s->ring, ring_sample, s);
 
-	if (n > 0 && s->d->wakeup_bytes) {
+	/* The kernel frees ring buffer space only once lines are written:
+	 * hand them over before a quarter of it is held. */
+	if (kwd_ring_used(&s->ring) > s->ring.size / 4)
+		session_flush(s);
+	if (n > 0) {
 		/* Busy: its tail below the wakeup mark is fetched every
 		 * KWD_POLL_MS for a while. */
 		s->hot_until_ms = kwd_now_ms() + KWD_HOT_MS;
@@ -160,9 +165,48 @@ void kwd_session_ring_ready(struct kwd_session *s)
 	}
 	if (s->ro.pending)
 		maybe_skip_gap(s, kwd_now_ms());
+}
 
-	if (n < 0)
-		kwd_log(s->d, LOG_ERR, "session %s: ring buffer: %s", s->id, strerror(-n));
+struct kwd_session *kwd_session_new(struct kwd *d)
+{
+	struct kwd_session *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->d = d;
+	s->cgroup_fd = -1;
+	s->ring_fd = -1;
+	s->log.fd = -1;
+	s->killed = -1;
+	s->w.kind = KWD_W_RING;
+	s->w.ptr = s;
+	kw_reorder_init(&s->ro, emit_event, s);
+	return s;
+}
+
+/* Maps the ring buffer and watches it (edge-triggered: records read but not
+ * yet released keep it readable). From here on log chunks go to the I/O
+ * thread. */
+int kwd_session_attach_ring(struct kwd_session *s, int ringbuf_fd, size_t size, char *err,
+			    size_t errlen)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.ptr = &s->w };
+	int e = kwd_ring_map(&s->ring, ringbuf_fd, size);
+
+	if (e) {
+		snprintf(err, errlen, "mapping the ring buffer: %s", strerror(-e));
+		return e;
+	}
+	if (epoll_ctl(s->d->epfd, EPOLL_CTL_ADD, ringbuf_fd, &ev) < 0) {
+		e = -errno;
+		snprintf(err, errlen, "epoll: %s", strerror(errno));
+		kwd_ring_unmap(&s->ring);
+		return e;
+	}
+	s->ring_fd = ringbuf_fd;
+	s->log.submit = session_submit;
+	s->log.submit_ctx = s;
+	return 0;
 }
 
 /* ---- open ----------------------------------------------------------------- */
@@ -412,15 +456,9 @@ json_t *kwd_session_open(struct kwd *d, const struct kw_request *req)
 
 	if (d->stopping)
 		return kwd_error(KW_ERR_STOPPING, "kwitnessd is shutting down");
-	s = calloc(1, sizeof(*s));
+	s = kwd_session_new(d);
 	if (!s)
 		return kwd_error(KW_ERR_INTERNAL, "out of memory");
-	s->d = d;
-	s->cgroup_fd = -1;
-	s->log.fd = -1;
-	s->w.kind = KWD_W_RING;
-	s->w.ptr = s;
-	kw_reorder_init(&s->ro, emit_event, s);
 
 	s->bundle_len = req->policy_len;
 	s->bundle = malloc(s->bundle_len + 1);
@@ -486,34 +524,38 @@ json_t *kwd_session_open(struct kwd *d, const struct kw_request *req)
 				msg[0] ? msg : strerror(-e));
 		goto fail_log;
 	}
-	e = write_open_entry(d, s);
-	if (e) {
-		err = kwd_error(KW_ERR_STORAGE, "writing the open entry: %s", strerror(-e));
-		goto fail_hooks;
-	}
-	s->rb = ring_buffer__new(ringbuf_fd, ring_sample, s, NULL);
-	map_ring_positions(s, ringbuf_fd);
-	if (!s->rb) {
-		err = kwd_error(KW_ERR_HOOKS_FAILED, "ring buffer: %s", strerror(errno));
-		goto fail_hooks;
-	}
 	{
-		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &s->w };
+		struct kw_session c = { 0 };
 
-		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev) < 0) {
-			err = kwd_error(KW_ERR_INTERNAL, "epoll: %s", strerror(errno));
+		kw_hooks_session_counters(d->hooks, slot, &c);
+		s->generation = c.generation;
+	}
+	/* A collector started after a crash finds the session through this. */
+	if (d->cfg.pin_dir) {
+		e = kwd_journal_write(d, s->id, slot, s->generation, 0);
+		if (e) {
+			err = kwd_error(KW_ERR_STORAGE, "session journal: %s", strerror(-e));
 			goto fail_hooks;
 		}
 	}
+	e = write_open_entry(d, s);
+	if (e) {
+		err = kwd_error(KW_ERR_STORAGE, "writing the open entry: %s", strerror(-e));
+		goto fail_journal;
+	}
 	/* From here on chunks are written by the I/O worker, in order (the open
 	 * entry was written here, so an error path above never races it). */
+	if (kwd_session_attach_ring(s, ringbuf_fd, d->cfg.ringbuf_size, msg, sizeof(msg))) {
+		err = kwd_error(KW_ERR_HOOKS_FAILED, "ring buffer: %s", msg);
+		goto fail_journal;
+	}
+	/* Last: once the bundle's job is queued the session must live on (the
+	 * job reports into it). */
 	e = store_policy(d, s);
 	if (e) {
 		err = kwd_error(KW_ERR_INTERNAL, "storing the bundle: %s", strerror(-e));
-		goto fail_hooks;
+		goto fail_ring;
 	}
-	s->log.submit = kwd_worker_write;
-	s->log.submit_ctx = d;
 	d->slots[slot] = s;
 	d->n_sessions++;
 	kwd_log(d, LOG_INFO, "session %s opened: %s, cgroup %s, slot %u, %s", s->id, s->sandbox_id,
@@ -521,6 +563,12 @@ json_t *kwd_session_open(struct kwd *d, const struct kw_request *req)
 	return json_pack("{s:b, s:s, s:s, s:s, s:s}", KW_F_OK, 1, KW_F_SESSION, s->id, KW_F_LOG_PATH,
 			 s->log_path, KW_F_POLICY_PATH, s->policy_path, KW_F_BUNDLE_HASH, s->bundle_hash);
 
+fail_ring:
+	epoll_ctl(d->epfd, EPOLL_CTL_DEL, s->ring_fd, NULL);
+	kwd_ring_unmap(&s->ring);
+	s->ring_fd = -1; /* closed with the slot */
+fail_journal:
+	kwd_journal_remove(d, s->id);
 fail_hooks:
 	kw_hooks_session_untag(d->hooks, slot);
 	kw_hooks_session_free(d->hooks, slot);
@@ -531,7 +579,7 @@ fail_log:
 oom:
 	err = kwd_error(KW_ERR_INTERNAL, "out of memory");
 fail:
-	session_free(s);
+	kwd_session_free(s);
 	return err;
 }
 
@@ -545,16 +593,58 @@ static struct kwd_session *find_session(struct kwd *d, const char *id)
 	return NULL;
 }
 
+/* Waits until no program that found a session before its untag can still
+ * take a sequence number: after this next_seq is final. */
+static void quiesce(struct kwd *d)
+{
+	int e = kw_hooks_quiesce();
+
+	if (e) {
+		/* nohz_full kernels refuse MEMBARRIER_CMD_GLOBAL: programs run
+		 * for microseconds, give them far longer */
+		kwd_log(d, LOG_WARNING, "no RCU grace period from membarrier (%s): waiting 50 ms",
+			strerror(-e));
+		usleep(50 * 1000);
+	}
+}
+
+/* Close, first half: what is left in the cgroup is killed (when asked) while
+ * it is still governed and recorded, then the cgroup is untagged. The grace
+ * period (quiesce) comes after, once for every session closing together. */
 static void begin_close(struct kwd_session *s, uint64_t client_id)
 {
-	int e = kw_hooks_session_untag(s->d->hooks, s->slot);
+	int e;
 
+	/* a collector that dies from here on: the next one finishes the close */
+	if (s->d->cfg.pin_dir &&
+	    (e = kwd_journal_write(s->d, s->id, s->slot, s->generation, s->close_kill ? 2 : 1)))
+		kwd_log(s->d, LOG_ERR, "session %s: journal: %s", s->id, strerror(-e));
+	if (s->cgroup_fd >= 0) {
+		if (s->close_kill) {
+			e = kwd_cgroup_kill(s->cgroup_fd, KWD_KILL_TIMEOUT_MS);
+			if (e < 0)
+				kwd_log(s->d, LOG_ERR, "session %s: killing what is left: %s", s->id,
+					strerror(-e));
+			s->killed = e < 0 ? 0 : e;
+		} else {
+			e = kwd_cgroup_count(s->cgroup_fd);
+			s->still_running = e < 0 ? 0 : e;
+		}
+	}
+	e = kw_hooks_session_untag(s->d->hooks, s->slot);
 	if (e)
 		kwd_log(s->d, LOG_ERR, "session %s: untag: %s", s->id, strerror(-e));
 	s->state = KWD_S_CLOSING;
 	s->d->n_closing++;
 	s->close_client = client_id;
 	s->close_deadline_ms = kwd_now_ms() + KWD_DRAIN_TIMEOUT_MS;
+}
+
+void kwd_session_close_resumed(struct kwd_session *s, bool kill_left)
+{
+	s->close_kill = kill_left;
+	begin_close(s, 0);
+	quiesce(s->d);
 }
 
 json_t *kwd_session_close_req(struct kwd *d, const struct kw_request *req, uint64_t client_id)
@@ -567,7 +657,9 @@ json_t *kwd_session_close_req(struct kwd *d, const struct kw_request *req, uint6
 		return kwd_error(KW_ERR_UNKNOWN_SESSION, "no open session '%.64s'", id);
 	if (s->state != KWD_S_OPEN)
 		return kwd_error(KW_ERR_SESSION_CLOSING, "session %s is already closing", s->id);
+	s->close_kill = req->kill;
 	begin_close(s, client_id);
+	quiesce(d);
 	return NULL; /* replied when drained, from kwd_sessions_tick */
 }
 
@@ -596,9 +688,11 @@ static int write_close_entry(struct kwd_session *s, const struct kw_session *c, 
 	/* The binding the record is signed under (new if the PCRs moved). */
 	if (s->runtime.bound)
 		e = e ?: jcs_obj_str(&o, "evidence", s->runtime.evidence);
+	e = e ?: jcs_obj_int(&o, "killed", s->killed < 0 ? 0 : s->killed);
 	e = e ?: jcs_obj_int(&o, "next_seq", (int64_t)c->next_seq);
 	e = e ?: jcs_obj_int(&o, "seq_gaps", (int64_t)gaps);
 	e = e ?: jcs_obj_str(&o, "session", s->id);
+	e = e ?: jcs_obj_int(&o, "still_running", s->still_running);
 	e = e ?: jcs_obj_str(&o, "tool", "kwitness.close");
 	e = e ?: jcs_obj_int(&o, "ts", kwd_now_us());
 	e = e ?: jcs_obj_int(&o, "unrecorded", (int64_t)c->unrecorded);
@@ -620,7 +714,7 @@ static void end_session(struct kwd_session *s)
 	uint64_t gaps;
 	int e;
 
-	ring_buffer__consume(s->rb);
+	kwd_ring_read(&s->ring, ring_sample, s);
 	s->skipped += kw_reorder_flush(&s->ro);
 	kw_hooks_session_counters(d->hooks, s->slot, &c);
 	/* gaps: numbers below next_seq that never arrived. dropped: decisions
@@ -634,15 +728,13 @@ static void end_session(struct kwd_session *s)
 	kwd_attest_current(d, &s->runtime);
 	e = write_close_entry(s, &c, s->dropped, gaps);
 
-	d->slots[s->slot] = NULL;
-	d->n_sessions--;
+	/* The slot (counters, ring buffer) stays until the record is written:
+	 * a collector that dies meanwhile leaves a close the next one finishes.
+	 * The ring buffer mapping stays too: queued chunks release into it. */
+	s->state = KWD_S_FINISHING;
 	d->n_closing--;
-	if (s->rb) {
-		epoll_ctl(d->epfd, EPOLL_CTL_DEL, ring_buffer__epoll_fd(s->rb), NULL);
-		ring_buffer__free(s->rb);
-		s->rb = NULL;
-	}
-	kw_hooks_session_free(d->hooks, s->slot);
+	if (s->ring_fd >= 0)
+		epoll_ctl(d->epfd, EPOLL_CTL_DEL, s->ring_fd, NULL);
 
 	job->kind = KWD_JOB_SEAL;
 	job->owner = s;
@@ -673,6 +765,19 @@ static void end_session(struct kwd_session *s)
 	kwd_worker_submit(d, job);
 }
 
+/* Main thread, the close is over (record written or not): the kernel slot
+ * goes, then the session. */
+static void session_release(struct kwd_session *s)
+{
+	struct kwd *d = s->d;
+
+	d->slots[s->slot] = NULL;
+	d->n_sessions--;
+	s->ring_fd = -1; /* closed with the slot; the mapping goes with s */
+	kw_hooks_session_free(d->hooks, s->slot);
+	kwd_session_free(s);
+}
+
 /* Main thread: the worker has written the log and sealed the record (or
  * failed to). The close reply says what happened. */
 json_t *kwd_session_sealed(struct kwd *d, struct kwd_job *job, uint64_t *client)
@@ -701,6 +806,11 @@ json_t *kwd_session_sealed(struct kwd *d, struct kwd_job *job, uint64_t *client)
 				  (json_int_t)s->unrecorded, KW_F_UNTRACKED_CGROUPS,
 				  (json_int_t)s->untracked, KW_F_COMPLETE,
 				  s->dropped == 0 && s->untracked == 0);
+	if (!job->err && !s->policy_err) {
+		json_object_set_new(reply, KW_F_KILLED, json_integer(s->killed < 0 ? 0 : s->killed));
+		json_object_set_new(reply, KW_F_STILL_RUNNING, json_integer(s->still_running));
+		kwd_journal_remove(d, s->id);
+	}
 	if (job->err || s->policy_err)
 		kwd_log(d, LOG_ERR, "session %s: %s", s->id,
 			json_string_value(json_object_get(reply, KW_F_MESSAGE)));
@@ -710,7 +820,7 @@ json_t *kwd_session_sealed(struct kwd *d, struct kwd_job *job, uint64_t *client)
 			(unsigned long long)s->decisions, (unsigned long long)s->denials,
 			(unsigned long long)s->dropped, s->record_path);
 	*client = s->close_client;
-	session_free(s);
+	session_release(s);
 	return reply;
 }
 
@@ -750,7 +860,7 @@ void kwd_sessions_after_batch(struct kwd *d)
 
 		if (!s || s->state != KWD_S_CLOSING)
 			continue;
-		ring_buffer__consume(s->rb);
+		kwd_ring_read(&s->ring, ring_sample, s);
 		if (drained(s, &c) || now >= s->close_deadline_ms)
 			end_session(s);
 	}
@@ -767,12 +877,12 @@ void kwd_sessions_tick(struct kwd *d)
 
 		if (!s || s->state != KWD_S_OPEN)
 			continue;
-		/* Batched wakeups: what waits below the mark, before the flush. */
-		if (d->wakeup_bytes && ring_used(s))
+		/* What waits below the wakeup mark (and records the kernel
+		 * did not wake for while earlier ones were not released). */
+		if (kwd_ring_unread(&s->ring))
 			kwd_session_ring_ready(s);
 		maybe_skip_gap(s, now);
-		if (s->log.out.len)
-			kw_logwriter_flush(&s->log);
+		session_flush(s);
 	}
 }
 
@@ -784,33 +894,67 @@ void kwd_sessions_poll(struct kwd *d)
 		struct kwd_session *s = d->slots[i];
 
 		/* An empty ring buffer costs two loads, not a consume call. */
-		if (!s || s->state != KWD_S_OPEN || s->hot_until_ms <= now || !ring_used(s))
+		if (!s || s->state != KWD_S_OPEN || s->hot_until_ms <= now ||
+		    !kwd_ring_unread(&s->ring))
 			continue;
 		kwd_session_ring_ready(s);
 	}
 }
 
-void kwd_sessions_close_all(struct kwd *d)
+void kwd_sessions_close_all(struct kwd *d, bool closing_only)
 {
 	int64_t deadline = kwd_now_ms() + KWD_DRAIN_TIMEOUT_MS;
+	unsigned started = 0;
 
-	for (unsigned i = 0; i < KW_MAX_SESSIONS; i++)
-		if (d->slots[i] && d->slots[i]->state == KWD_S_OPEN)
+	for (unsigned i = 0; i < KW_MAX_SESSIONS && !closing_only; i++)
+		if (d->slots[i] && d->slots[i]->state == KWD_S_OPEN) {
 			begin_close(d->slots[i], 0);
-	while (d->n_sessions) {
+			started++;
+		}
+	if (started)
+		quiesce(d);
+	while (d->n_closing) {
 		kwd_refresh_clock(d);
 		for (unsigned i = 0; i < KW_MAX_SESSIONS; i++) {
 			struct kwd_session *s = d->slots[i];
 			struct kw_session c;
 
-			if (!s)
+			if (!s || s->state != KWD_S_CLOSING)
 				continue;
-			ring_buffer__consume(s->rb);
+			kwd_ring_read(&s->ring, ring_sample, s);
 			if (drained(s, &c) || kwd_now_ms() >= deadline)
 				end_session(s);
 		}
-		if (d->n_sessions)
+		if (d->n_closing)
 			usleep(5000);
+	}
+}
+
+void kwd_sessions_flush_all(struct kwd *d)
+{
+	for (unsigned i = 0; i < KW_MAX_SESSIONS; i++) {
+		struct kwd_session *s = d->slots[i];
+
+		if (!s || s->state != KWD_S_OPEN)
+			continue;
+		kwd_ring_read(&s->ring, ring_sample, s);
+		/* events held for a gap stay unreleased in the ring buffer */
+		session_flush(s);
+	}
+}
+
+void kwd_sessions_release(struct kwd *d)
+{
+	for (unsigned i = 0; i < KW_MAX_SESSIONS; i++) {
+		struct kwd_session *s = d->slots[i];
+
+		if (!s)
+			continue;
+		d->slots[i] = NULL;
+		d->n_sessions--;
+		/* the pinned links and the ring buffer stay: the kernel goes on */
+		s->ring_fd = -1;
+		kwd_session_free(s);
 	}
 }
 
@@ -844,9 +988,10 @@ json_t *kwd_status(struct kwd *d, bool sessions_only)
 				  (json_int_t)c.unrecorded, KW_F_NEXT_SEQ, (json_int_t)c.next_seq,
 				  KW_F_PENDING, (json_int_t)s->ro.pending, KW_F_LOG_BYTES,
 				  (json_int_t)(s->log.bytes + s->log.out.len), KW_F_RINGBUF_SIZE,
-				  (json_int_t)d->cfg.ringbuf_size));
+				  (json_int_t)s->ring.size));
 		json_object_set_new(json_array_get(list, json_array_size(list) - 1),
-				    KW_F_RINGBUF_USED, json_integer(ring_used(s)));
+				    KW_F_RINGBUF_USED,
+				    json_integer((json_int_t)kwd_ring_used(&s->ring)));
 		kw_buf_free(&hooks);
 	}
 	if (sessions_only)

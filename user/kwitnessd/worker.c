@@ -52,6 +52,11 @@ static void note_error(struct kwd_worker *w, int fd, int err)
 		w->fd_err[fd] = err;
 }
 
+static int peek_error(struct kwd_worker *w, int fd)
+{
+	return fd >= 0 && (size_t)fd < w->fd_err_cap ? w->fd_err[fd] : 0;
+}
+
 static int take_error(struct kwd_worker *w, int fd)
 {
 	int e = 0;
@@ -61,6 +66,69 @@ static int take_error(struct kwd_worker *w, int fd)
 		w->fd_err[fd] = 0;
 	}
 	return e;
+}
+
+static bool stopping(struct kwd_worker *w)
+{
+	bool stop;
+
+	pthread_mutex_lock(&w->lock);
+	stop = w->stop;
+	pthread_mutex_unlock(&w->lock);
+	return stop;
+}
+
+/* Writes a chunk of whole lines, or nothing: a failed write is cut back to
+ * where the chunk began, so the log never holds a torn line. A full disk
+ * (ENOSPC, EDQUOT) is waited out: the chunk is tried again every
+ * KWD_DISK_RETRY_MS while the events behind it wait in the kernel's ring
+ * buffer (not released), then fail closed when it is full. At stop the
+ * chunk is given up unwritten and unreleased: the next collector reads
+ * those events again. Returns 0 when written. */
+static int write_chunk(struct kwd_worker *w, int fd, const char *data, size_t len)
+{
+	off_t start = lseek(fd, 0, SEEK_CUR);
+	bool said = false;
+
+	for (;;) {
+		const char *p = data;
+		size_t n = len;
+		int e = 0;
+
+		while (n) {
+			ssize_t r = write(fd, p, n);
+
+			if (r < 0) {
+				if (errno == EINTR)
+					continue;
+				e = -errno;
+				break;
+			}
+			p += r;
+			n -= (size_t)r;
+		}
+		if (!e) {
+			if (said)
+				kwd_log(NULL, LOG_NOTICE, "decision log writable again: %zu bytes written",
+					len);
+			return 0;
+		}
+		if (start >= 0 && (ftruncate(fd, start) < 0 || lseek(fd, start, SEEK_SET) < 0))
+			start = -1;
+		if ((e != -ENOSPC && e != -EDQUOT) || start < 0) {
+			note_error(w, fd, e);
+			return e;
+		}
+		if (!said)
+			kwd_log(NULL, LOG_ERR, "decision log: %s: events wait in the kernel's ring "
+				"buffer (then fail closed) until space returns", strerror(-e));
+		said = true;
+		if (stopping(w)) {
+			note_error(w, fd, e);
+			return e;
+		}
+		usleep(KWD_DISK_RETRY_MS * 1000);
+	}
 }
 
 static void run_job(struct kwd_worker *w, struct kwd_job *job)
@@ -79,8 +147,11 @@ static void run_job(struct kwd_worker *w, struct kwd_job *job)
 		job->path = job->data = NULL;
 		return;
 	}
-	if (job->data && job->fd >= 0)
-		note_error(w, job->fd, kw_write_all(job->fd, job->data, job->len));
+	/* The ring buffer lets go of the events only once their lines are
+	 * in the file, and never past a chunk that could not be written. */
+	if (job->fd >= 0 && !peek_error(w, job->fd) &&
+	    (!job->len || write_chunk(w, job->fd, job->data, job->len) == 0) && job->cons)
+		kwd_ring_release(job->cons, job->release);
 	free(job->data);
 	job->data = NULL;
 	if (job->kind != KWD_JOB_SEAL)
@@ -204,9 +275,9 @@ void kwd_worker_submit(struct kwd *d, struct kwd_job *job)
 	pthread_mutex_unlock(&w->lock);
 }
 
-int kwd_worker_write(void *ctx, int fd, char *data, size_t len)
+int kwd_worker_write(struct kwd *d, int fd, char *data, size_t len, unsigned long *cons,
+		     uint64_t release)
 {
-	struct kwd *d = ctx;
 	struct kwd_job *job = calloc(1, sizeof(*job));
 
 	if (!job) {
@@ -217,6 +288,8 @@ int kwd_worker_write(void *ctx, int fd, char *data, size_t len)
 	job->fd = fd;
 	job->data = data;
 	job->len = len;
+	job->cons = cons;
+	job->release = release;
 	kwd_worker_submit(d, job);
 	return 0;
 }

@@ -121,6 +121,11 @@ static int write_file(const char *dir, const char *name, const char *text)
 	return e;
 }
 
+int kw_cgroup_freeze(const char *path)
+{
+	return write_file(path, "cgroup.freeze", "1");
+}
+
 int kw_cgroup_join(const char *path, pid_t pid)
 {
 	char num[32];

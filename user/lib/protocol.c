@@ -118,8 +118,13 @@ int kw_request_parse(const char *line, size_t len, struct kw_request *req,
 		req->op = KW_REQ_OPEN;
 		e = parse_open(doc, req, err);
 	} else if (!strcmp(op, KW_OP_CLOSE)) {
+		json_t *kill = json_object_get(doc, KW_F_KILL);
+
 		req->op = KW_REQ_CLOSE;
 		e = get_str(doc, KW_F_SESSION, true, &req->session, err);
+		if (!e && kill && !json_is_boolean(kill))
+			e = fail(err, KW_ERR_INVALID_FIELD, "kill: true or false");
+		req->kill = json_is_true(kill);
 	} else if (!strcmp(op, KW_OP_STATUS))
 		req->op = KW_REQ_STATUS;
 	else if (!strcmp(op, KW_OP_LIST))

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The session journal: <state>/sessions/<id>.json, one canonical line
+ * {"generation":G,"session":ID,"slot":N} per open session; "closing" ("close"
+ * or "kill") once a close began, so a close cut short by a crash is finished
+ * by the next collector. With the pinned
+ * links (<pin_dir>/sessions/<slot>/) and the log's open entry it is all a
+ * restarted collector needs to continue a session. Written like a record
+ * (temporary file, fsync, rename, directory fsync), removed once the
+ * session's record is written. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kwitness/buf.h"
+#include "kwitness/jcs.h"
+#include "kwitnessd.h"
+
+static int journal_path(struct kwd *d, const char *id, char *out, size_t cap)
+{
+	int n = snprintf(out, cap, "%s/sessions/%s.json", d->cfg.state_dir, id);
+
+	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+int kwd_journal_write(struct kwd *d, const char *id, uint32_t slot, uint32_t generation,
+		      int closing)
+{
+	char path[4200];
+	struct kw_buf line = { 0 };
+	struct jcs_obj o;
+	int e;
+
+	e = journal_path(d, id, path, sizeof(path));
+	e = e ?: jcs_obj_begin(&o, &line);
+	if (closing)
+		e = e ?: jcs_obj_str(&o, "closing", closing > 1 ? "kill" : "close");
+	e = e ?: jcs_obj_int(&o, "generation", generation);
+	e = e ?: jcs_obj_str(&o, "session", id);
+	e = e ?: jcs_obj_int(&o, "slot", slot);
+	e = e ?: jcs_obj_end(&o);
+	e = e ?: kw_buf_putc(&line, '\n');
+	e = e ?: kw_write_file_atomic(path, line.data, line.len, 0640);
+	kw_buf_free(&line);
+	return e;
+}
+
+void kwd_journal_remove(struct kwd *d, const char *id)
+{
+	char path[4200];
+
+	if (!journal_path(d, id, path, sizeof(path)))
+		unlink(path);
+}
