@@ -44,4 +44,13 @@ int kw_write_all(int fd, const void *data, size_t len);
  * Returns 0 or -errno. */
 int kw_write_file_atomic(const char *path, const void *data, size_t len, unsigned mode);
 
+/* As kw_write_file_atomic without the fsyncs: whole or absent if this process
+ * dies (the page cache outlives it), not across a power loss. For files that
+ * must exist as soon as a request is answered, without a disk wait on the
+ * caller's thread (kw_sync_file can follow elsewhere). */
+int kw_write_file_replace(const char *path, const void *data, size_t len, unsigned mode);
+
+/* fsyncs path (not through a symlink) and its folder. Returns 0 or -errno. */
+int kw_sync_file(const char *path);
+
 #endif

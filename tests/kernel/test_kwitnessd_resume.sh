@@ -347,7 +347,7 @@ else
 	kwd_stop
 	rm -rf "$KT_TMP/state"
 	mkdir -p "$KT_TMP/state"
-	if mount -t tmpfs -o size=4m tmpfs "$KT_TMP/state" 2>/dev/null && start_pinned --ringbuf-size 65536 &&
+	if mount -t tmpfs -o size=4m,mode=0750 tmpfs "$KT_TMP/state" 2>/dev/null && start_pinned --ringbuf-size 65536 &&
 		policy_session diskfull enforce deny "\"net\":{\"send\":[\"127.0.0.1/32:$BPORT_B\"]}"; then
 		np_in "$cg" flood sendto 127.0.0.1 "$BPORT_B" 200 >/dev/null
 		sleep 0.3

@@ -82,6 +82,30 @@ static void test_buf_and_files(void **state)
 	closedir(d);
 	assert_int_equal(n, 1);
 	assert_int_equal(kw_write_file_atomic("/nonexistent-dir/x", "a", 1, 0600), -ENOENT);
+	/* Without the fsyncs: the same file, whole, with its mode; then synced. */
+	assert_int_equal(kw_write_file_replace(path, "replaced", 8, 0640), 0);
+	assert_int_equal(kw_read_file(path, 100, &b), 0);
+	assert_string_equal(b.data, "replaced");
+	kw_buf_reset(&b);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0640);
+	assert_int_equal(kw_sync_file(path), 0);
+	assert_int_equal(kw_sync_file("/nonexistent-dir/x"), -ENOENT);
+	{
+		char link[160];
+
+		snprintf(link, sizeof(link), "%s/link", dir);
+		assert_int_equal(symlink(path, link), 0);
+		assert_int_equal(kw_sync_file(link), -ELOOP);
+		unlink(link);
+	}
+	d = opendir(dir);
+	n = 0;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	assert_int_equal(n, 1);
 	unlink(path);
 	rmdir(dir);
 	kw_buf_free(&b);

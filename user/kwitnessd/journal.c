@@ -4,9 +4,11 @@
  * or "kill") once a close began, so a close cut short by a crash is finished
  * by the next collector. With the pinned
  * links (<pin_dir>/sessions/<slot>/) and the log's open entry it is all a
- * restarted collector needs to continue a session. Written like a record
- * (temporary file, fsync, rename, directory fsync), removed once the
- * session's record is written. */
+ * restarted collector needs to continue a session. Written whole (temporary
+ * file, rename) but not synced: it matters only while the pins exist, and
+ * pins do not outlive a reboot (after one, recover.c seals the session from
+ * its log); so no fsync waits on the loop. Removed once the session's record
+ * is written. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -41,7 +43,7 @@ int kwd_journal_write(struct kwd *d, const char *id, uint32_t slot, uint32_t gen
 	e = e ?: jcs_obj_int(&o, "slot", slot);
 	e = e ?: jcs_obj_end(&o);
 	e = e ?: kw_buf_putc(&line, '\n');
-	e = e ?: kw_write_file_atomic(path, line.data, line.len, 0640);
+	e = e ?: kw_write_file_replace(path, line.data, line.len, 0640);
 	kw_buf_free(&line);
 	return e;
 }

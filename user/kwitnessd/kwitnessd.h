@@ -159,9 +159,9 @@ struct kwd_job {
 	int fd;                  /* closed (after fsync) by a SEAL job */
 	char *data;              /* owned */
 	size_t len;
-	/* FILE: data written to path atomically (synced); a failure's -errno
-	 * goes to *result, which the job's owner reads once a later SEAL job
-	 * came back */
+	/* FILE: data written to path atomically (synced), or without data
+	 * path synced; a failure's -errno goes to *result, which the job's
+	 * owner reads once a later SEAL job came back */
 	char *path;              /* owned */
 	int *result;
 	/* WRITE, SEAL: once data is in the file, the session's ring buffer

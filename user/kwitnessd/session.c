@@ -344,13 +344,16 @@ static json_t *check_hooks(struct kwd *d, const struct kw_policy *pol)
 }
 
 /* The bundle is stored by its hash: an existing file already holds these
- * bytes. Otherwise the I/O thread writes it (atomic write, fsync), ahead of
- * anything else of this session; a failure is the close's reply. Returns 0
- * or -ENOMEM. */
+ * bytes. Otherwise it is written here, whole but not synced (a collector
+ * killed right after the open reply must leave it for the next one to resume
+ * or seal the session), and the I/O thread syncs it, ahead of anything else
+ * of this session; a failure to sync is the close's reply. Returns 0 or
+ * -errno. */
 static int store_policy(struct kwd *d, struct kwd_session *s)
 {
 	struct kwd_job *job;
 	struct stat st;
+	int e;
 
 	if (lstat(s->policy_path, &st) == 0 && S_ISREG(st.st_mode) &&
 	    (size_t)st.st_size == s->bundle_len)
@@ -361,15 +364,16 @@ static int store_policy(struct kwd *d, struct kwd_session *s)
 	job->kind = KWD_JOB_FILE;
 	job->fd = -1;
 	job->path = strdup(s->policy_path);
-	job->data = malloc(s->bundle_len ? s->bundle_len : 1);
-	if (!job->path || !job->data) {
-		free(job->path);
-		free(job->data);
+	if (!job->path) {
 		free(job);
 		return -ENOMEM;
 	}
-	memcpy(job->data, s->bundle, s->bundle_len);
-	job->len = s->bundle_len;
+	e = kw_write_file_replace(s->policy_path, s->bundle, s->bundle_len, 0644);
+	if (e) {
+		free(job->path);
+		free(job);
+		return e;
+	}
 	job->result = &s->policy_err;
 	kwd_worker_submit(d, job);
 	return 0;
@@ -553,7 +557,8 @@ json_t *kwd_session_open(struct kwd *d, const struct kw_request *req)
 	 * job reports into it). */
 	e = store_policy(d, s);
 	if (e) {
-		err = kwd_error(KW_ERR_INTERNAL, "storing the bundle: %s", strerror(-e));
+		err = kwd_error(e == -ENOMEM ? KW_ERR_INTERNAL : KW_ERR_STORAGE,
+				"storing the bundle %s: %s", s->policy_path, strerror(-e));
 		goto fail_ring;
 	}
 	d->slots[slot] = s;

@@ -137,9 +137,10 @@ static void run_job(struct kwd_worker *w, struct kwd_job *job)
 	int e;
 
 	if (job->kind == KWD_JOB_FILE) {
-		/* The atomic write fsyncs the file and its folder: here, not
-		 * on the loop. */
-		e = kw_write_file_atomic(job->path, job->data, job->len, 0644);
+		/* The fsyncs of the file and its folder: here, not on the
+		 * loop (without data the loop wrote it already). */
+		e = job->data ? kw_write_file_atomic(job->path, job->data, job->len, 0644) :
+				kw_sync_file(job->path);
 		if (e && job->result)
 			*job->result = e;
 		free(job->path);

@@ -171,19 +171,43 @@ int kw_write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
-int kw_write_file_atomic(const char *path, const void *data, size_t len, unsigned mode)
+/* The folder of path, for its fsync. */
+static int parent_dir(const char *path, char dir[PATH_MAX])
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash) {
+		strcpy(dir, ".");
+		return 0;
+	}
+	size_t dl = slash == path ? 1 : (size_t)(slash - path);
+	if (dl >= PATH_MAX)
+		return -ENAMETOOLONG;
+	memcpy(dir, path, dl);
+	dir[dl] = '\0';
+	return 0;
+}
+
+static int sync_dir(const char *dir)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+
+	if (dfd < 0)
+		return -errno;
+	if (fsync(dfd) < 0)
+		rc = -errno;
+	close(dfd);
+	return rc;
+}
+
+static int write_file_replace(const char *path, const void *data, size_t len, unsigned mode,
+			      bool sync)
 {
 	char dir[PATH_MAX], tmp[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	if (slash) {
-		size_t dl = slash == path ? 1 : (size_t)(slash - path);
-		if (dl >= sizeof(dir))
-			return -ENAMETOOLONG;
-		memcpy(dir, path, dl);
-		dir[dl] = '\0';
-	} else {
-		strcpy(dir, ".");
-	}
+	int rc = parent_dir(path, dir);
+
+	if (rc)
+		return rc;
 	int n = snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path);
 	if (n < 0 || (size_t)n >= sizeof(tmp))
 		return -ENAMETOOLONG;
@@ -191,12 +215,11 @@ int kw_write_file_atomic(const char *path, const void *data, size_t len, unsigne
 	int fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	int rc = 0;
 	if (fchmod(fd, mode & 07777) < 0)
 		rc = -errno;
 	if (!rc)
 		rc = kw_write_all(fd, data, len);
-	if (!rc && fsync(fd) < 0)
+	if (!rc && sync && fsync(fd) < 0)
 		rc = -errno;
 	if (close(fd) < 0 && !rc)
 		rc = -errno;
@@ -207,11 +230,31 @@ int kw_write_file_atomic(const char *path, const void *data, size_t len, unsigne
 		return rc;
 	}
 	/* The rename is durable only once the directory itself is synced. */
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
+	return sync ? sync_dir(dir) : 0;
+}
+
+int kw_write_file_atomic(const char *path, const void *data, size_t len, unsigned mode)
+{
+	return write_file_replace(path, data, len, mode, true);
+}
+
+int kw_write_file_replace(const char *path, const void *data, size_t len, unsigned mode)
+{
+	return write_file_replace(path, data, len, mode, false);
+}
+
+int kw_sync_file(const char *path)
+{
+	char dir[PATH_MAX];
+	int fd, rc = parent_dir(path, dir);
+
+	if (rc)
+		return rc;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
-	if (fsync(dfd) < 0)
+	if (fsync(fd) < 0)
 		rc = -errno;
-	close(dfd);
-	return rc;
+	close(fd);
+	return rc ? rc : sync_dir(dir);
 }
