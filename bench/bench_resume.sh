@@ -6,8 +6,9 @@
 #   - the same flood while the collector is down (kill -9, restarted after):
 #     how many events the default ring buffer held, hence how many seconds
 #     of downtime it covers at a given decision rate;
-#   - resume time for a session whose log holds many decisions, and the
-#     whole restart (BPF load included) until the collector answers.
+#   - resume time for a session with a short log (its waiting events read)
+#     and for one whose log holds many decisions, and the whole restart (BPF
+#     load included) until the collector answers.
 # Env: BENCH_RATE (decisions/s, default 5000), BENCH_N (default 20000).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -43,6 +44,7 @@ start() { # sets MS: ms until the collector answers
 	MS=$(((t1 - t0) / 1000000))
 }
 kill9() { kill -KILL "$DPID"; wait "$DPID" 2>/dev/null; DPID=; }
+stop() { kill -TERM "$DPID"; wait "$DPID" 2>/dev/null; DPID=; }
 open() {
 	"$KW" session open --socket "$T/sock" --cgroup "$CG" --policy "$T/pol.json" \
 		--sandbox-id spiffe://bench/resume --image-digest sha256:$(printf 'a%.0s' $(seq 64))
@@ -64,9 +66,11 @@ sid=$(open)
 kill9
 out=$(flood "$N" "$RATE")
 start
+us=$(sed -n "s/.*session $sid: resumed in \([0-9]*\) us.*/\1/p" "$T/d.log" | tail -1)
 read -r dec drop <<<"$(close_counts "$sid")"
 echo "collector down:           $N sendto at $RATE/s -> $dec logged (held by the ring buffer), $drop dropped ($out)"
 echo "  events buffered while down: $dec; at $RATE decisions/s that is $(awk -v n="$dec" -v r="$RATE" 'BEGIN { printf "%.2f", n / r }') s of downtime, at 100/s $(awk -v n="$dec" 'BEGIN { printf "%.0f", n / 100 }') s"
+echo "  resume of that session (a 1-line log, the waiting events read): $us us; restart until the collector answers: $MS ms"
 
 sid=$(open)
 flood 200000 0 >/dev/null
@@ -76,3 +80,4 @@ lines=$(wc -l <"$T/state/logs/$sid.jsonl")
 us=$(sed -n "s/.*session $sid: resumed in \([0-9]*\) us.*/\1/p" "$T/d.log" | tail -1)
 echo "resume: a log of $lines lines resumed in $us us; restart until the collector answers: $MS ms (BPF load included)"
 close_counts "$sid" >/dev/null
+stop

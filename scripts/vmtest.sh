@@ -10,7 +10,8 @@
 # Env: KW_VM_TIMEOUT (seconds, default 1800: emulated, on a loaded host), KW_VM_TESTS (space-separated test
 # script paths to run instead of all), KW_VM_BENCH=0|1 (the LSM benchmark; by
 # default after a full run only), KW_VM_KLOG=N (console log level, default 1;
-# 4 shows kernel warnings and stack traces), KW_VM_KEEP=1 keeps the staging folder.
+# 4 shows kernel warnings and stack traces), KW_VM_KEEP=1 keeps the staging folder,
+# KT_VM_FULL=1 (suites that run a smaller form in the VM run every part).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -114,6 +115,7 @@ bench=${KW_VM_BENCH:-}
 [ -n "$bench" ] || { [ -z "${KW_VM_TESTS:-}" ] && bench=1 || bench=0; }
 echo "$bench" >"$STAGE/kw/vm-bench"
 echo "${KW_VM_KLOG:-1}" >"$STAGE/kw/vm-klog"
+echo "${KT_VM_FULL:-}" >"$STAGE/kw/vm-full"
 
 INITRD=$VMDIR/initrd.gz
 (cd "$STAGE" && find . -print0 | cpio --null -o -H newc --quiet | gzip -1) >"$INITRD" ||
