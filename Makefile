@@ -30,7 +30,7 @@ LIBS_TPM  := -ltss2-esys -ltss2-mu -ltss2-tctildr -ltss2-rc
 # The library: canonical JSON, digests, keys, records, policy (no libbpf).
 LIB_SRC   := $(sort $(wildcard user/lib/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
-LIB_A     := $(BUILD)/libkwitness.a
+LIB_A     := $(BUILD)/libkwitness-core.a
 # The collector pipeline: ring buffer event -> reorder -> canonical entry ->
 # decision log writer -> transcript hash -> seal (signed record).
 COLL_SRC  := $(sort $(wildcard user/collector/*.c))
@@ -48,10 +48,21 @@ KBPF_A    := $(BUILD)/libkwitness-bpf.a
 TPM_SRC   := $(sort $(wildcard user/tpm/*.c))
 TPM_OBJ   := $(TPM_SRC:%.c=$(BUILD)/%.o)
 TPM_A     := $(BUILD)/libkwitness-tpm.a
+# libkwitness, the client library runtimes link (include/kwitness/client.h):
+# its own code and the two library units it needs, built position-independent
+# with only the kwitness_* API visible, as build/lib/libkwitness.{so,a}.
+CLIENT_SRC := $(sort $(wildcard user/client/*.c))
+CLIENT_OBJ := $(CLIENT_SRC:%.c=$(BUILD)/%.o)
+CLIENT_PIC_SRC := $(CLIENT_SRC) user/lib/buf.c user/lib/cgroup.c
+CLIENT_PIC_OBJ := $(CLIENT_PIC_SRC:%.c=$(BUILD)/pic/%.o)
+CLIENT_SOVER := 1
+CLIENT_SO := $(BUILD)/lib/libkwitness.so.$(CLIENT_SOVER)
+CLIENT_A  := $(BUILD)/lib/libkwitness.a
+EXAMPLE_BIN := $(BUILD)/examples/kwitness-client-example
 CLI_SRC   := $(sort $(wildcard user/cli/*.c))
-CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/%.o) $(CLIENT_OBJ)
 # The CLI's control-socket client, for benchmarks.
-CLI_LIB_OBJ := $(BUILD)/user/cli/client.o
+CLI_LIB_OBJ := $(BUILD)/user/cli/client.o $(CLIENT_OBJ)
 D_SRC     := $(sort $(wildcard user/kwitnessd/*.c))
 D_OBJ     := $(D_SRC:%.c=$(BUILD)/%.o)
 
@@ -82,7 +93,7 @@ BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all deps check unit test-bins demo vmtest bench soak install clean fuzz fuzz-smoke
-all: $(BUILD)/kwitness $(BUILD)/kwitnessd $(HELP_BIN)
+all: $(BUILD)/kwitness $(BUILD)/kwitnessd $(HELP_BIN) $(CLIENT_SO) $(CLIENT_A) $(EXAMPLE_BIN)
 
 deps:
 	$(Q)scripts/deps.sh
@@ -111,6 +122,28 @@ $(KBPF_A): $(KBPF_OBJ)
 
 $(TPM_A): $(TPM_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC-PIC  $<")
+	$(Q)$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
+
+$(CLIENT_SO): $(CLIENT_PIC_OBJ)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) -shared -Wl,-soname,libkwitness.so.$(CLIENT_SOVER) -Wl,-z,defs \
+		-o $@ $^ -ljansson
+	$(Q)ln -sf libkwitness.so.$(CLIENT_SOVER) $(BUILD)/lib/libkwitness.so
+
+$(CLIENT_A): $(CLIENT_PIC_OBJ)
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# The runtime-side example, linked against the shared library as a runtime would.
+$(EXAMPLE_BIN): examples/client/open_close.c include/kwitness/client.h $(CLIENT_SO)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lkwitness -Wl,-rpath,'$$ORIGIN/../lib'
 
 $(VMLINUX):
 	@mkdir -p $(BUILD)
@@ -219,10 +252,26 @@ soak: test-bins
 	$(Q)FUZZ_SECONDS=$${SOAK_SECONDS:-3600} FUZZ_NICE=19 tests/fuzz/run.sh
 
 PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(LIBDIR)/pkgconfig \
+		$(DESTDIR)$(INCLUDEDIR)/kwitness
 	install -m 0755 $(BUILD)/kwitness $(DESTDIR)$(PREFIX)/bin/kwitness
 	install -m 0755 $(BUILD)/kwitnessd $(DESTDIR)$(PREFIX)/sbin/kwitnessd
+	install -m 0755 $(CLIENT_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libkwitness.so.$(CLIENT_SOVER) $(DESTDIR)$(LIBDIR)/libkwitness.so
+	install -m 0644 $(CLIENT_A) $(DESTDIR)$(LIBDIR)/
+	install -m 0644 include/kwitness/client.h $(DESTDIR)$(INCLUDEDIR)/kwitness/client.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(CLIENT_SOVER)|' user/client/kwitness.pc.in \
+		>$(DESTDIR)$(LIBDIR)/pkgconfig/kwitness.pc
+	for m in man/*.[1-8]; do \
+		[ -f "$$m" ] || continue; \
+		s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
+		install -m 0644 "$$m" $(DESTDIR)$(MANDIR)/man$$s/; \
+	done
 
 clean:
 	rm -rf $(BUILD)

@@ -11,8 +11,10 @@
 #include <stddef.h>
 #include <jansson.h>
 
+#include "kwitness/client.h"
+
 /* ---- default paths ---- */
-#define KW_DEFAULT_SOCKET "/run/kwitness/kwitnessd.sock"
+#define KW_DEFAULT_SOCKET KWITNESS_DEFAULT_SOCKET
 #define KW_DEFAULT_KEY "/etc/kwitness/signing-key.pem"
 #define KW_DEFAULT_STATE_DIR "/var/lib/kwitness"
 /* The client's socket when --socket is not given. */

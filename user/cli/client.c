@@ -9,96 +9,46 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "kwitness/client.h"
 #include "kwitness/buf.h"
 #include "kwitness/policy.h"
 
 
 const char *kw_client_socket(const char *given)
 {
-	const char *env = getenv(KW_SOCKET_ENV);
-
-	if (given)
-		return given;
-	return env && *env ? env : KW_DEFAULT_SOCKET;
+	return kwitness_socket_path(given);
 }
 
 int kw_client_call(const char *socket_path, json_t *req, json_t **reply, char *err,
 		   size_t errlen)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	struct kw_buf in = { 0 };
+	struct kwitness_error ke;
 	json_error_t jerr;
-	char *text = NULL;
-	char *nl = NULL;
-	int fd, e;
+	char *text, *line = NULL;
+	int e;
 
 	*reply = NULL;
-	if (strlen(socket_path) >= sizeof(a.sun_path)) {
-		snprintf(err, errlen, "socket path too long: %s", socket_path);
-		return -ENAMETOOLONG;
-	}
-	memcpy(a.sun_path, socket_path, strlen(socket_path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		e = -errno;
-		snprintf(err, errlen, "socket: %s", strerror(errno));
-		return e;
-	}
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		e = -errno;
-		snprintf(err, errlen, "cannot reach kwitnessd at %s: %s", socket_path,
-			 strerror(errno));
-		close(fd);
-		return e;
-	}
 	text = json_dumps(req, JSON_COMPACT);
 	if (!text) {
-		close(fd);
 		snprintf(err, errlen, "request: cannot encode");
 		return -EINVAL;
 	}
-	e = kw_write_all(fd, text, strlen(text));
-	if (!e)
-		e = kw_write_all(fd, "\n", 1);
+	/* libkwitness carries the line both ways */
+	e = kwitness_call(socket_path, text, &line, &ke);
 	free(text);
 	if (e) {
-		snprintf(err, errlen, "sending to kwitnessd: %s", strerror(-e));
-		close(fd);
-		return e;
+		snprintf(err, errlen, "%s", ke.message);
+		return ke.sys_errno ? -ke.sys_errno : -EPROTO;
 	}
-	while (!nl) {
-		ssize_t n;
-
-		if (in.len > KW_PROTO_MAX_REPLY || kw_buf_reserve(&in, 65536)) {
-			e = -EFBIG;
-			snprintf(err, errlen, "reply from kwitnessd too large");
-			goto out;
-		}
-		n = recv(fd, in.data + in.len, 65536, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			e = n < 0 ? -errno : -ECONNRESET;
-			snprintf(err, errlen, "kwitnessd closed the connection without a reply%s%s",
-				 n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
-			goto out;
-		}
-		nl = memchr(in.data + in.len, '\n', (size_t)n);
-		in.len += (size_t)n;
-	}
-	*reply = json_loadb(in.data, (size_t)(nl - in.data), 0, &jerr);
+	*reply = json_loads(line, 0, &jerr);
+	free(line);
 	if (!*reply || !json_is_object(*reply)) {
 		json_decref(*reply);
 		*reply = NULL;
-		e = -EPROTO;
 		snprintf(err, errlen, "kwitnessd sent a reply that is not a JSON object");
-		goto out;
+		return -EPROTO;
 	}
-	e = 0;
-out:
-	kw_buf_free(&in);
-	close(fd);
-	return e;
+	return 0;
 }
 
 int kw_client_request(const char *cmd, const char *socket_given, json_t *req, json_t **reply)
