@@ -18,6 +18,7 @@ PACKAGES=(
 	qemu-system-x86 busybox-static cpio
 	nodejs
 	golang-go golang-golang-x-mod-dev
+	runc crun bubblewrap python3 man-db systemd
 )
 # The canonicalize package (Apache-2.0), the test oracle for canonical JSON.
 NPM_DIR=build/npm

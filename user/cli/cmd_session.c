@@ -2,6 +2,7 @@
 /* kwitness session open|close|list and kwitness status: a runtime's view of
  * kwitnessd through its control socket. */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,18 +10,20 @@
 
 #include "client.h"
 #include "commands.h"
+#include "kwitness/client.h"
 #include "kwitness/buf.h"
 #include "kwitness/policy.h"
 
 static void session_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: kwitness session open --cgroup PATH --sandbox-id ID --policy FILE\n"
+		"usage: kwitness session open (--cgroup PATH | --pid PID) --sandbox-id ID --policy FILE\n"
 		"                             --image-digest DIGEST [--model-provider P]\n"
 		"                             [--model-id M] [--data-class C] [--socket PATH]\n"
 		"       kwitness session close ID|--all [--kill] [--json] [--socket PATH]\n"
 		"       kwitness session list [--json] [--socket PATH]\n\n"
-		"open prints the session id; close prints the record path and a summary\n"
+		"open prints the session id (--pid: the session is for that process's cgroup2\n"
+		"cgroup, read from /proc/PID/cgroup); close prints the record path and a summary\n"
 		"(--json: kwitnessd's whole reply, record included). --all closes every open\n"
 		"session (stopping kwitnessd does not: sessions stay pinned and enforced);\n"
 		"--kill first kills what is still running in the session's cgroup, counted in\n"
@@ -89,11 +92,13 @@ static int session_open(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "cgroup", required_argument, NULL, 'c' },
+		{ "pid", required_argument, NULL, 'I' },
 		KW_OPEN_LONG_OPTIONS,
 		{ 0 },
 	};
 	struct kw_open_options o = { 0 };
-	const char *cgroup = NULL;
+	const char *cgroup = NULL, *pid = NULL;
+	char cgbuf[4200];
 	json_t *req;
 	int opt;
 
@@ -103,14 +108,30 @@ static int session_open(int argc, char **argv)
 			continue;
 		switch (opt) {
 		case 'c': cgroup = optarg; break;
+		case 'I': pid = optarg; break;
 		case 'h': session_usage(stdout); return 0;
 		default: session_usage(stderr); return 2;
 		}
 	}
-	if (!cgroup || !o.sandbox_id || !o.policy || !o.image_digest || optind != argc) {
-		fprintf(stderr, "kwitness session open: --cgroup, --sandbox-id, --policy and "
-				"--image-digest are required\n");
+	if (!cgroup == !pid || !o.sandbox_id || !o.policy || !o.image_digest || optind != argc) {
+		fprintf(stderr, "kwitness session open: --cgroup or --pid, --sandbox-id, --policy "
+				"and --image-digest are required\n");
 		return 2;
+	}
+	if (pid) {
+		struct kwitness_error ke;
+		char *end;
+		long n = strtol(pid, &end, 10);
+
+		if (*end || end == pid || n <= 0 || n > INT_MAX) {
+			fprintf(stderr, "kwitness session open: --pid %s: not a process id\n", pid);
+			return 2;
+		}
+		if (kwitness_pid_cgroup((pid_t)n, cgbuf, sizeof(cgbuf), &ke)) {
+			fprintf(stderr, "kwitness session open: %s\n", ke.message);
+			return 1;
+		}
+		cgroup = cgbuf;
 	}
 	req = kw_session_open_request(cgroup, &o);
 	if (!req)

@@ -13,6 +13,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "run", cmd_run, "run a command in a recorded sandbox session" },
+	{ "oci-hook", cmd_oci_hook, "OCI runtime hook: record a runc/crun/podman container" },
 	{ "session", cmd_session, "open, close and list sessions of a running kwitnessd" },
 	{ "status", cmd_status, "show kwitnessd's sessions, counters and hooks" },
 	{ "verify", cmd_verify, "verify a TRACE v0.2 record offline" },
@@ -33,7 +34,7 @@ static void usage(FILE *f)
 		   "kwitness makes the kernel the witness of what a sandbox was allowed to do.\n\n"
 		   "Commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nRun 'kwitness COMMAND --help' for a command's options.\n");
 }
 

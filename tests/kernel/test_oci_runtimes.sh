@@ -1,0 +1,293 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# `kwitness oci-hook` with the real runtimes, Debian's runc and crun: a
+# busybox-static rootfs, config.json from `runc spec` plus the hooks and the
+# io.kwitness.* annotations, a container that connects to an allowed port and
+# a denied one. Checked: what the process inside saw (EPERM on the denied
+# port), that the record verifies with --log --policy, that a container whose
+# policy file is missing does not start, that on-error allow lets it run
+# unrecorded, that a container without the policy annotation is left alone,
+# and that a cgroup the container shares with another process is never tagged
+# (the hook makes a dedicated child cgroup).
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/kwd_lib.sh"
+
+kwd_require
+BUSYBOX=$(command -v busybox || true)
+[ -n "$BUSYBOX" ] && file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' ||
+	BUSYBOX=/bin/busybox
+[ -x "$BUSYBOX" ] || kt_fail_all "busybox (busybox-static) is not installed (scripts/deps.sh)"
+command -v jq >/dev/null || kt_fail_all "jq is not installed (scripts/deps.sh)"
+
+OCI_IDS=() V1_MOUNTS=()
+oci_cleanup() {
+	local id rt
+	for id in "${OCI_IDS[@]}"; do
+		rt=${id##*-}
+		"$rt" --root "$KT_TMP/$rt-root" delete -f "$id" >/dev/null 2>&1
+	done
+	for m in "${V1_MOUNTS[@]}"; do umount "$m" 2>/dev/null; done
+	kwd_cleanup
+}
+trap oci_cleanup EXIT
+
+kwd_start
+listeners_start
+STATE=$KT_TMP/state
+HOOKSTATE=$KT_TMP/oci-state
+POLICY=$(policy_file oci "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"all\",\"on_record_failure\":\"deny\",\"net\":{\"connect\":[\"127.0.0.1/32:$LPORT_A\"]}}")
+# What the container runs: both connections, each followed by its exit status.
+PROBE="nc 127.0.0.1 $LPORT_A </dev/null; echo allowed=\$?; nc 127.0.0.1 $LPORT_B </dev/null; echo denied=\$?"
+
+# make_bundle RUNTIME NAME [JQ-FILTER]: a bundle with a busybox rootfs and a
+# config.json from `runc spec`, the host network (to reach the listeners), the
+# hooks (with the stage argument, or without it when STAGE_ARG=false: then the
+# hook takes the stage from the state's status, as podman's oci-hooks.d entry
+# examples/oci/kwitness.json has it) and the policy annotation (and crun's run.oci.hooks.stderr, since crun
+# does not show a hook's stderr otherwise); the filter edits it further.
+# Prints its path.
+make_bundle() {
+	local rt=$1 name=$2 filter=${3:-.} b=$KT_TMP/$2
+	mkdir -p "$b/rootfs/bin" "$b/rootfs/tmp"
+	cp "$BUSYBOX" "$b/rootfs/bin/busybox"
+	for c in sh nc echo cat sleep; do ln -sf busybox "$b/rootfs/bin/$c"; done
+	(cd "$b" && runc spec) || return 1
+	jq --arg kw "$KW" --arg sock "$KT_SOCK" --arg hs "$HOOKSTATE" --arg pol "$POLICY" \
+		--argjson stage "${STAGE_ARG:-true}" \
+		--arg sid "spiffe://test.kwitness.local/oci/$name" --arg probe "$PROBE" '
+		.process.terminal = false | .process.args = ["sh", "-c", $probe] |
+		.linux.namespaces |= map(select(.type != "network")) |
+		.hooks.createRuntime = [{path: $kw, args: (["kwitness", "oci-hook", "--socket", $sock,
+			"--state-dir", $hs] + if $stage then ["createRuntime"] else [] end)}] |
+		.hooks.poststop = [{path: $kw, args: (["kwitness", "oci-hook", "--socket", $sock,
+			"--state-dir", $hs] + if $stage then ["poststop"] else [] end)}] |
+		.annotations["io.kwitness.policy"] = $pol |
+		.annotations["io.kwitness.sandbox-id"] = $sid |
+		.annotations["run.oci.hooks.stderr"] = ($b + "/hooks.err")' --arg b "$b" "$b/config.json" |
+		jq "$filter" >"$b/config.json.new" && mv "$b/config.json.new" "$b/config.json" || return 1
+	echo "$b"
+}
+
+# run_container RUNTIME NAME BUNDLE: runs it to the end; sets OUT (stdout and
+# stderr of the runtime and the container) and RC.
+run_container() {
+	local rt=$1 id="kwt$$-$2-$1"
+	OCI_IDS+=("$id")
+	OUT=$(cd "$3" && timeout 120 "$rt" --root "$KT_TMP/$rt-root" run "$id" 2>&1)
+	RC=$?
+	# crun writes a hook's stderr where run.oci.hooks.stderr says, not its own
+	[ -f "$3/hooks.err" ] && OUT+=$'\n'$(cat "$3/hooks.err")
+	"$rt" --root "$KT_TMP/$rt-root" delete -f "$id" >/dev/null 2>&1
+}
+
+# The record, log and bundle kwitnessd wrote for sandbox SID: REC, LOG, POL.
+find_record() {
+	local r h
+	REC= LOG= POL=
+	for r in "$STATE"/records/*.json; do
+		[ -f "$r" ] && [ "$(jq -r .subject "$r")" = "$1" ] && REC=$r
+	done
+	[ -n "$REC" ] || return 1
+	LOG=$STATE/logs/$(basename "$REC" .json).jsonl
+	h=$(jq -r .policy.bundle_hash "$REC")
+	POL=$STATE/policies/${h#sha256:}
+	[ -f "$LOG" ] && [ -f "$POL" ]
+}
+
+# The documented rootfs listing digest (docs/oci.md), computed in Python.
+rootfs_listing_digest() {
+	python3 - "$1" <<'PY'
+import hashlib, os, stat, sys
+root = sys.argv[1]
+def esc(b):
+    return "".join(chr(c) if 0x20 < c < 0x7f and c != 0x25 else "%%%02X" % c for c in b)
+lines = []
+for d, dirs, files in os.walk(root.encode()):
+    for n in dirs + files:
+        p = os.path.join(d, n)
+        st = os.lstat(p)
+        m = st.st_mode
+        t = "d" if stat.S_ISDIR(m) else "f" if stat.S_ISREG(m) else "l" if stat.S_ISLNK(m) else \
+            "c" if stat.S_ISCHR(m) else "b" if stat.S_ISBLK(m) else "p" if stat.S_ISFIFO(m) else "s"
+        size = st.st_size if t in "fl" else 0
+        line = "%s %04o %d:%d %d %s" % (t, stat.S_IMODE(m), st.st_uid, st.st_gid, size,
+                                        esc(os.path.relpath(p, root.encode())))
+        if t == "l":
+            line += " -> " + esc(os.readlink(p))
+        lines.append((line + "\n").encode())
+h = hashlib.sha256(b"kwitness-rootfs-listing v1\n")
+for l in sorted(lines):
+    h.update(l)
+print("sha256:" + h.hexdigest())
+PY
+}
+
+records_count() { ls "$STATE/records" 2>/dev/null | grep -c '\.json$'; }
+
+# The governed container, its record and the hook's bookkeeping, for one runtime.
+governed() {
+	local rt=$1 name="gov-$1" b sid="spiffe://test.kwitness.local/oci/gov-$1"
+	b=$(make_bundle "$rt" "$name") || { not_ok "$rt: bundle"; return; }
+	run_container "$rt" "$name" "$b"
+	if [ $RC -eq 0 ] && grep -qx 'allowed=0' <<<"$OUT"; then
+		ok "$rt: the allowed connection succeeded inside the container"
+	else
+		not_ok "$rt: the allowed connection (rc $RC)"
+		sed 's/^/#   /' <<<"$OUT" | head -20
+	fi
+	if grep -q "can't connect to remote host.*Operation not permitted" <<<"$OUT" &&
+		grep -qx 'denied=1' <<<"$OUT"; then
+		ok "$rt: the denied connection failed with EPERM inside the container"
+	else
+		not_ok "$rt: the denied connection did not fail with EPERM"
+		sed 's/^/#   /' <<<"$OUT" | head -20
+	fi
+	if ! find_record "$sid"; then
+		not_ok "$rt: no record for $sid"
+		return
+	fi
+	if verify_record; then
+		ok "$rt: the record verifies with --log and --policy"
+	else
+		not_ok "$rt: the record does not verify"
+		"$KW" verify --key "$KT_TMP/signer.jwk" --log "$LOG" --policy "$POL" "$REC" | sed 's/^/#   /'
+	fi
+	local deny allow
+	deny=$(decisions "$LOG" | grep "\"port\":$LPORT_B" | head -1)
+	allow=$(decisions "$LOG" | grep "\"port\":$LPORT_A" | head -1)
+	if [ "$(jfield "$deny" decision)" = deny ] && [ "$(jfield "$deny" enforced)" = true ] &&
+		[ "$(jfield "$allow" decision)" = permit ] && [ "$(jfield "$deny" comm)" = nc ]; then
+		ok "$rt: the log holds the kernel's allow and its enforced deny, from nc"
+	else
+		not_ok "$rt: the log's decisions"
+		sed 's/^/#   /' "$LOG" | head -10
+	fi
+	# the default image digest, re-derived by an independent walk of the rootfs
+	expect_eq "$rt: the default image digest is the rootfs listing's digest" \
+		"$(rootfs_listing_digest "$b/rootfs")" "$(jq -r .image_digest <(head -1 "$LOG"))"
+	expect_eq "$rt: poststop removed the hook's state" "" "$(ls "$HOOKSTATE" 2>/dev/null)"
+	expect_eq "$rt: no session is left open" "no open sessions" \
+		"$("$KW" session list --socket "$KT_SOCK")"
+}
+
+# A missing policy file: the hook fails, the container never runs.
+missing_policy() {
+	local rt=$1 b n
+	n=$(records_count)
+	b=$(make_bundle "$rt" "nopol-$rt" '.annotations["io.kwitness.policy"] = "/nonexistent/kwitness-policy.json"') ||
+		{ not_ok "$rt: bundle"; return; }
+	run_container "$rt" "nopol-$rt" "$b"
+	if [ $RC -ne 0 ] && ! grep -q 'allowed=' <<<"$OUT" &&
+		grep -q "kwitness oci-hook: kwt$$-nopol-$rt-$rt: policy /nonexistent/kwitness-policy.json: No such file or directory" <<<"$OUT"; then
+		ok "$rt: a missing policy file stops the container, with the hook's reason"
+	else
+		not_ok "$rt: a missing policy file (rc $RC)"
+		sed 's/^/#   /' <<<"$OUT" | head -10
+	fi
+	expect_eq "$rt: ... and no record was made" "$n" "$(records_count)"
+}
+
+# io.kwitness.on-error: allow: the same failure lets it run, unrecorded.
+on_error_allow() {
+	local rt=$1 b n
+	n=$(records_count)
+	b=$(make_bundle "$rt" "allow-$rt" '.annotations["io.kwitness.policy"] = "/nonexistent/kwitness-policy.json" |
+		.annotations["io.kwitness.on-error"] = "allow"') || { not_ok "$rt: bundle"; return; }
+	run_container "$rt" "allow-$rt" "$b"
+	if [ $RC -eq 0 ] && grep -qx 'allowed=0' <<<"$OUT" && grep -qx 'denied=0' <<<"$OUT"; then
+		ok "$rt: on-error allow: the container ran, ungoverned"
+	else
+		not_ok "$rt: on-error allow (rc $RC)"
+		sed 's/^/#   /' <<<"$OUT" | head -10
+	fi
+	expect_eq "$rt: ... and unrecorded" "$n" "$(records_count)"
+}
+
+# No io.kwitness.policy: the hook is installed but does nothing.
+not_kwitness() {
+	local rt=$1 b n
+	n=$(records_count)
+	b=$(make_bundle "$rt" "plain-$rt" 'del(.annotations["io.kwitness.policy"])') ||
+		{ not_ok "$rt: bundle"; return; }
+	run_container "$rt" "plain-$rt" "$b"
+	if [ $RC -eq 0 ] && grep -qx 'denied=0' <<<"$OUT" && [ "$n" = "$(records_count)" ]; then
+		ok "$rt: without io.kwitness.policy the hook leaves the container alone"
+	else
+		not_ok "$rt: without io.kwitness.policy (rc $RC)"
+		sed 's/^/#   /' <<<"$OUT" | head -10
+	fi
+}
+
+# A bad annotation fails closed.
+bad_annotation() {
+	local rt=$1 b
+	b=$(make_bundle "$rt" "badann-$rt" '.annotations["io.kwitness.sandbox"] = "typo"') ||
+		{ not_ok "$rt: bundle"; return; }
+	run_container "$rt" "badann-$rt" "$b"
+	if [ $RC -ne 0 ] && ! grep -q 'allowed=' <<<"$OUT" &&
+		grep -q "kwitness oci-hook: .*: unknown annotation io.kwitness.sandbox" <<<"$OUT"; then
+		ok "$rt: an unknown io.kwitness annotation stops the container"
+	else
+		not_ok "$rt: an unknown io.kwitness annotation (rc $RC)"
+		sed 's/^/#   /' <<<"$OUT" | head -10
+	fi
+}
+
+# The container in a cgroup another process is in: the hook tags a child of
+# its own, never the shared cgroup; the other process stays ungoverned. The
+# hooks here take their stage from the state, as in examples/oci/kwitness.json.
+shared_cgroup() {
+	local rt=$1 b shared rel sid="spiffe://test.kwitness.local/oci/shared-$1" other
+	shared=$(cg_make "shared-$rt")
+	rel=${shared#"$(dirname "$KT_CG")"}
+	cg_run "$shared" sleep 300 &
+	other=$!
+	b=$(STAGE_ARG=false make_bundle "$rt" "shared-$rt" ".linux.cgroupsPath = \"$rel\" |
+		.annotations[\"io.kwitness.sandbox-id\"] = \"$sid\"") || { not_ok "$rt: bundle"; return; }
+	run_container "$rt" "shared-$rt" "$b"
+	kill "$other" 2>/dev/null
+	wait "$other" 2>/dev/null
+	if ! grep -qx 'denied=1' <<<"$OUT" || ! find_record "$sid"; then
+		not_ok "$rt: shared cgroup: the container was not governed (rc $RC)"
+		sed 's/^/#   /' <<<"$OUT" | head -10
+		return
+	fi
+	local want
+	want=$(head -1 "$LOG")
+	if grep -q "\"cgroup\":\"$shared/kwitness-kwt$$-shared-$rt-$rt\"" <<<"$want"; then
+		ok "$rt: shared cgroup: the session is on the hook's dedicated child cgroup"
+	else
+		not_ok "$rt: shared cgroup: the session's cgroup"
+		echo "#   $want"
+	fi
+	[ ! -d "$shared/kwitness-kwt$$-shared-$rt-$rt" ]
+	check "$rt: shared cgroup: poststop removed the dedicated cgroup" test $? -eq 0
+}
+
+for rt in runc crun; do
+	if ! command -v "$rt" >/dev/null; then
+		skip "$rt is not installed (scripts/deps.sh installs it)"
+		continue
+	fi
+	if [ "$rt" = crun ]; then
+		# crun refuses a hybrid host whose cgroup2 mount carries a controller
+		# ("cgroups in hybrid mode not supported, drop all controllers from
+		# cgroupv2"); mounting that controller's v1 hierarchy moves it off.
+		mnt2=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
+		if [ "$mnt2" != /sys/fs/cgroup ]; then
+			for c in $(cat "$mnt2/cgroup.controllers"); do
+				mkdir -p "$KT_TMP/v1-$c"
+				mount -t cgroup -o "$c" "kwitness-test-$c" "$KT_TMP/v1-$c" &&
+					V1_MOUNTS+=("$KT_TMP/v1-$c")
+				echo "# crun: mounted the v1 $c hierarchy so crun accepts this hybrid host"
+			done
+		fi
+	fi
+	governed "$rt"
+	missing_policy "$rt"
+	on_error_allow "$rt"
+	not_kwitness "$rt"
+	bad_annotation "$rt"
+	shared_cgroup "$rt"
+done
+finish
