@@ -17,10 +17,20 @@ free_ports
 POLICY=$(policy_file bwrap "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"all\",\"on_record_failure\":\"deny\",\"net\":{\"connect\":[\"127.0.0.1/32:$BPORT_A\"]}}")
 
 # The recipe as the README gives it, with the build folder visible inside.
+# /lib, /lib64 and /bin are symbolic links into /usr on a merged-/usr system
+# (the README's case) and folders in the test VM: either is carried as it is.
+ROOTDIRS=()
+for d in lib lib64 bin; do
+	if [ -L "/$d" ]; then
+		ROOTDIRS+=(--symlink "$(readlink "/$d")" "/$d")
+	elif [ -d "/$d" ]; then
+		ROOTDIRS+=(--ro-bind "/$d" "/$d")
+	fi
+done
 out=$("$KW" run --socket "$KT_SOCK" --policy "$POLICY" \
 	--sandbox-id "spiffe://test.kwitness.local/bwrap/$$" -- \
-	"$BWRAP" --unshare-all --die-with-parent --ro-bind /usr /usr --symlink usr/lib /lib \
-	--symlink usr/lib64 /lib64 --symlink usr/bin /bin --proc /proc --dev /dev \
+	"$BWRAP" --unshare-all --die-with-parent --ro-bind /usr /usr "${ROOTDIRS[@]}" \
+	--proc /proc --dev /dev \
 	--ro-bind "$KW_BUILD" "$KW_BUILD" \
 	sh -c "echo nspid=\$\$; grep '^0::' /proc/self/cgroup; $NP connect 127.0.0.1 $BPORT_A; $NP connect 127.0.0.1 $BPORT_B; exit 7" \
 	2>"$KT_TMP/run.err")
