@@ -20,10 +20,11 @@ else
 fi
 missing=
 for f in bin/kwitness sbin/kwitnessd lib/libkwitness.so.1 lib/libkwitness.so lib/libkwitness.a \
-	include/kwitness/client.h lib/pkgconfig/kwitness.pc; do
+	include/kwitness/client.h lib/pkgconfig/kwitness.pc share/man/man1/kwitness.1 \
+	share/man/man1/kwitness-oci-hook.1 share/man/man5/kwitness-policy.5 share/man/man8/kwitnessd.8; do
 	[ -e "$D/opt/kw/$f" ] || missing="$missing $f"
 done
-expect_eq "installed: binaries, libraries, header, .pc (under DESTDIR/PREFIX)" "" "$missing"
+expect_eq "installed: binaries, libraries, header, .pc, man pages (under DESTDIR/PREFIX)" "" "$missing"
 expect_eq "kwitness.pc names the PREFIX, not the DESTDIR" "-I/opt/kw/include" \
 	"$(PKG_CONFIG_PATH=$D/opt/kw/lib/pkgconfig pkg-config --cflags kwitness | xargs)"
 expect_eq "the shared library exports only kwitness_*" "" \
