@@ -70,6 +70,26 @@ const char *kwitness_strstatus(int status)
 	}
 }
 
+/* The line and its newline. MSG_NOSIGNAL: a library must not kill its
+ * caller with SIGPIPE when kwitnessd has closed the connection. */
+static int send_line(int fd, const char *line)
+{
+	size_t len = strlen(line), off = 0;
+
+	while (off <= len) {
+		const char *p = off < len ? line + off : "\n";
+		size_t n = off < len ? len - off : 1;
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		off += (size_t)w;
+	}
+	return 0;
+}
+
 /* Sends one line and reads one back; *reply is the line without its newline. */
 static int exchange(const char *socket_path, const char *line, struct kw_buf *reply,
 		    struct kwitness_error *err)
@@ -91,10 +111,10 @@ static int exchange(const char *socket_path, const char *line, struct kw_buf *re
 		return fail(err, KWITNESS_ECONNECT, e, NULL, "cannot reach kwitnessd at %s: %s",
 			    socket_path, strerror(e));
 	}
-	e = kw_write_all(fd, line, strlen(line));
-	if (!e)
-		e = kw_write_all(fd, "\n", 1);
-	if (e) {
+	e = send_line(fd, line);
+	/* a client refused at accept finds the socket closed with the one error
+	 * line still to read: read it rather than report the broken pipe */
+	if (e && e != -EPIPE && e != -ECONNRESET) {
 		close(fd);
 		return fail(err, KWITNESS_ECONNECT, -e, NULL, "sending to kwitnessd: %s",
 			    strerror(-e));
