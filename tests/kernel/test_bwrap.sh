@@ -13,7 +13,8 @@ source "$(dirname "$0")/kwd_lib.sh"
 kwd_require
 BWRAP=$(command -v bwrap) || { skip "bwrap is not installed (scripts/deps.sh installs bubblewrap)"; finish; }
 kwd_start
-free_ports
+# Ports inside bwrap's own network namespace: nothing else can hold them there.
+BPORT_A=5001 BPORT_B=5002
 POLICY=$(policy_file bwrap "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"all\",\"on_record_failure\":\"deny\",\"net\":{\"connect\":[\"127.0.0.1/32:$BPORT_A\"]}}")
 
 # The recipe as the README gives it, with the build folder visible inside.

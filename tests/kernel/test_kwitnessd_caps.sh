@@ -17,7 +17,11 @@ UNIT_CAPS=$(sed -n 's/^CapabilityBoundingSet=//p' "$UNIT")
 REAL_KWD=$KWD
 PIN=/sys/fs/bpf/kwitness-capstest-$$
 trap 'rm -rf "$PIN"; kwd_cleanup' EXIT
-free_ports
+listeners_start
+BPORT_A=$LPORT_A BPORT_B=$LPORT_B
+# by absolute path: the wrapper's /bin/sh may be busybox, whose setpriv applet
+# has no --bounding-set
+SETPRIV=$(command -v setpriv)
 POLICY=$(policy_file caps "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"all\",\"on_record_failure\":\"deny\",\"net\":{\"connect\":[\"127.0.0.1/32:$BPORT_A\"]}}")
 
 # with_caps "CAP_A CAP_B ...": KWD becomes kwitnessd under that bounding set
@@ -28,7 +32,7 @@ with_caps() {
 		c=${c#CAP_}
 		set="$set,+${c,,}"
 	done
-	printf '#!/bin/sh\nexec setpriv --bounding-set=%s --inh-caps=-all %s "$@"\n' "$set" "$REAL_KWD" \
+	printf '#!/bin/sh\nexec %s --bounding-set=%s --inh-caps=-all %s "$@"\n' "$SETPRIV" "$set" "$REAL_KWD" \
 		>"$KT_TMP/kwitnessd-caps"
 	chmod 0755 "$KT_TMP/kwitnessd-caps"
 	KWD=$KT_TMP/kwitnessd-caps
@@ -51,7 +55,7 @@ with_caps "$UNIT_CAPS"
 kwd_start --pin-dir "$PIN"
 eff=$(awk '/^CapEff/ { print $2 }' "/proc/$KT_DPID/status")
 expect_eq "kwitnessd runs with the unit's bounding set only ($UNIT_CAPS)" \
-	"$(setpriv --bounding-set=-all$(for c in $UNIT_CAPS; do c=${c#CAP_}; printf ',+%s' "${c,,}"; done) \
+	"$("$SETPRIV" --bounding-set=-all$(for c in $UNIT_CAPS; do c=${c#CAP_}; printf ',+%s' "${c,,}"; done) \
 		awk '/^CapEff/ { print $2 }' /proc/self/status)" "$eff"
 governed_connect full
 expect_eq "with the unit's capabilities: the denied connect gets EPERM" EPERM "$GOT"
