@@ -94,8 +94,8 @@ done
 ln -s /bin/busybox "$STAGE/usr/bin/env"
 # host tools the tests use that this busybox lacks or differs in (setpriv
 # --reuid, comm, mountpoint, pgrep, ...), and bpftool/jq for independent checks; first in PATH
-# and the container runtimes and bubblewrap the hook and recipe tests drive
-for t in bpftool jq setpriv comm mountpoint pgrep flock nohup stdbuf runc crun bwrap; do
+# and the container runtimes the OCI hook tests drive
+for t in bpftool jq setpriv comm mountpoint pgrep flock nohup stdbuf runc crun; do
 	p=$(command -v "$t") && copy_with_libs "$p" "/usr/local/bin/$t"
 done
 cp build/*.bpf.o "$STAGE/kw/build/" 2>/dev/null

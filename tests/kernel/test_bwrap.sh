@@ -37,6 +37,7 @@ out=$("$KW" run --socket "$KT_SOCK" --policy "$POLICY" \
 	2>"$KT_TMP/run.err")
 rc=$?
 expect_eq "kwitness run returns the sandboxed command's status through bwrap" 7 "$rc"
+[ "$rc" -eq 7 ] || { sed 's/^/#   /' "$KT_TMP/run.err" | head -10; sed 's/^/#   /' <<<"$out" | head -5; }
 inside=$(grep -E '^(ECONNREFUSED|EPERM|ok)' <<<"$out" | xargs)
 expect_eq "inside bwrap: the allowed port is permitted (ECONNREFUSED: bwrap's own netns), the denied one EPERM" \
 	"ECONNREFUSED EPERM" "$inside"
