@@ -6,6 +6,7 @@
 # folder, opens a session whose connect to a denied port gets EPERM and signs a
 # record that verifies. Without CAP_BPF, CAP_PERFMON or CAP_NET_ADMIN no
 # session can govern net.connect (kwitnessd does not start, or refuses it).
+# In the VM, where BPF-LSM works, the classes compared include the LSM ones.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/kwd_lib.sh"
 
@@ -51,8 +52,17 @@ governed_connect() {
 	session_close "$sid" >/dev/null
 }
 
+# the hook classes a kwitnessd with every capability attaches here
+kwd_start
+ALL_HOOKS=$(kwd_hooks | xargs)
+echo "# classes attached with every capability: $ALL_HOOKS"
+kwd_stop
+rm -f "$KT_SOCK"
+
 with_caps "$UNIT_CAPS"
 kwd_start --pin-dir "$PIN"
+expect_eq "with the unit's capabilities kwitnessd attaches every class it attaches as full root" \
+	"$ALL_HOOKS" "$(kwd_hooks | xargs)"
 eff=$(awk '/^CapEff/ { print $2 }' "/proc/$KT_DPID/status")
 expect_eq "kwitnessd runs with the unit's bounding set only ($UNIT_CAPS)" \
 	"$("$SETPRIV" --bounding-set=-all$(for c in $UNIT_CAPS; do c=${c#CAP_}; printf ',+%s' "${c,,}"; done) \
