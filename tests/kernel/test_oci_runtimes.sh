@@ -27,7 +27,15 @@ oci_cleanup() {
 		"$rt" --root "$KT_TMP/$rt-root" delete -f "$id" >/dev/null 2>&1
 	done
 	for m in "${V1_MOUNTS[@]}"; do umount "$m" 2>/dev/null; done
+	# the runtimes' killed processes may take a moment to leave the shared
+	# cgroups: remove what kwd_cleanup could not, once they have
+	local cg=$KT_CG
 	kwd_cleanup
+	for _ in $(seq 50); do
+		[ -d "$cg" ] || break
+		find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null
+		sleep 0.1
+	done
 }
 trap oci_cleanup EXIT
 
