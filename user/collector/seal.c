@@ -6,6 +6,7 @@
 
 #include "kwitness/buf.h"
 #include "kwitness/jcs.h"
+#include "collector/publish.h"
 #include "collector/seal.h"
 
 static int fail(enum kw_seal_stage *stage, enum kw_seal_stage what, int e)
@@ -18,7 +19,32 @@ int kw_seal_record(const struct kw_record_input *in, const struct kw_key *key,
 		   const char *record_path, json_t **record, enum kw_seal_stage *stage,
 		   char *why, size_t whylen)
 {
+	return kw_seal_record_logged(in, key, NULL, record_path, record, stage, why, whylen, NULL, 0);
+}
+
+/* RECORD.tlog-proof, written before the record so a record with a URI never
+ * appears without its proof. */
+static int write_proof(const char *record_path, const struct kw_buf *proof, char *why,
+		       size_t whylen)
+{
+	char path[4096];
+	int e;
+
+	if (snprintf(path, sizeof(path), "%s.tlog-proof", record_path) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	e = kw_write_file_atomic(path, proof->data, proof->len, 0644);
+	if (e)
+		snprintf(why, whylen, "%.300s: %s", path, strerror(-e));
+	return e;
+}
+
+int kw_seal_record_logged(const struct kw_record_input *in, const struct kw_key *key,
+			  const struct kw_publish *pub, const char *record_path, json_t **record,
+			  enum kw_seal_stage *stage, char *why, size_t whylen, char *log_why,
+			  size_t log_whylen)
+{
 	char msg[512] = "";
+	struct kw_buf proof = { 0 };
 	struct kw_verify_opts vo = { 0 };
 	struct kw_verify_result vr = { 0 };
 	struct kw_buf text = { 0 };
@@ -33,7 +59,19 @@ int kw_seal_record(const struct kw_record_input *in, const struct kw_key *key,
 		snprintf(why, whylen, "build: %s", msg);
 		return fail(stage, KW_SEAL_RECORD, -EINVAL);
 	}
-	e = kw_record_sign(rec, key, msg, sizeof(msg));
+	if (log_why && log_whylen)
+		log_why[0] = '\0';
+	if (pub) {
+		/* Signs once; on a logging failure the record is signed without a URI. */
+		e = kw_publish_record(rec, key, pub, &proof, msg, sizeof(msg));
+		if (e && log_why)
+			snprintf(log_why, log_whylen, "%s", msg);
+		e = e == -EKEYREJECTED ? e : 0;
+		if (e)
+			snprintf(msg, sizeof(msg), "the record could not be signed again without transparency");
+	} else {
+		e = kw_record_sign(rec, key, msg, sizeof(msg));
+	}
 	if (e) {
 		snprintf(why, whylen, "sign: %s", msg);
 		e = fail(stage, KW_SEAL_RECORD, e);
@@ -66,6 +104,13 @@ int kw_seal_record(const struct kw_record_input *in, const struct kw_key *key,
 		e = fail(stage, KW_SEAL_MEMORY, -ENOMEM);
 		goto out;
 	}
+	if (proof.len) {
+		e = write_proof(record_path, &proof, why, whylen);
+		if (e) {
+			e = fail(stage, KW_SEAL_WRITE, e);
+			goto out;
+		}
+	}
 	e = kw_write_file_atomic(record_path, text.data, text.len, 0644);
 	if (e) {
 		snprintf(why, whylen, "%.300s: %s", record_path, strerror(-e));
@@ -79,5 +124,6 @@ int kw_seal_record(const struct kw_record_input *in, const struct kw_key *key,
 out:
 	json_decref(rec);
 	kw_buf_free(&text);
+	kw_buf_free(&proof);
 	return e;
 }

@@ -30,4 +30,15 @@ int kw_seal_record(const struct kw_record_input *in, const struct kw_key *key,
 		   const char *record_path, json_t **record, enum kw_seal_stage *stage,
 		   char *why, size_t whylen);
 
+struct kw_publish;
+/* The same with a transparency log (pub non-NULL, collector/publish.c): the
+ * record is signed once with its transparency URL, logged and witnessed, and
+ * its tlog-proof written beside it (record_path + ".tlog-proof") before the
+ * record itself. Not being logged is not a sealing failure: the record then
+ * goes out without transparency, and log_why says why (empty when logged). */
+int kw_seal_record_logged(const struct kw_record_input *in, const struct kw_key *key,
+			  const struct kw_publish *pub, const char *record_path, json_t **record,
+			  enum kw_seal_stage *stage, char *why, size_t whylen, char *log_why,
+			  size_t log_whylen);
+
 #endif

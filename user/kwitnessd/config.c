@@ -149,6 +149,22 @@ int kwd_config_load(struct kwd_config *c, const char *path, bool must_exist, cha
 			/* The command line wins over the file. */
 			if (!*slot)
 				e = set_string(slot, val);
+		} else if (!strcmp(key, "log")) {
+			e = set_string(&c->log_dir, val);
+		} else if (!strcmp(key, "log_key")) {
+			e = set_string(&c->log_key, val);
+		} else if (!strcmp(key, "log_policy")) {
+			e = set_string(&c->log_policy, val);
+		} else if (!strcmp(key, "log_witness")) {
+			if (c->n_log_witness == KWD_LOG_WITNESSES_MAX) {
+				snprintf(err, errlen, "%s:%u: at most %d log_witness lines", path, lineno,
+					 KWD_LOG_WITNESSES_MAX);
+				e = -EINVAL;
+			} else {
+				e = set_string(&c->log_witness[c->n_log_witness], val);
+				if (!e)
+					c->n_log_witness++;
+			}
 		} else {
 			snprintf(err, errlen, "%s:%u: unknown key '%s'", path, lineno, key);
 			e = -EINVAL;
@@ -162,6 +178,11 @@ int kwd_config_load(struct kwd_config *c, const char *path, bool must_exist, cha
 
 void kwd_config_free(struct kwd_config *c)
 {
+	free(c->log_dir);
+	free(c->log_key);
+	free(c->log_policy);
+	for (size_t i = 0; i < c->n_log_witness; i++)
+		free(c->log_witness[i]);
 	free(c->verifier);
 	free(c->model_provider);
 	free(c->model_id);

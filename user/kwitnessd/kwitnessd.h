@@ -59,6 +59,8 @@
 #define KWD_RECV_CHUNK 16384
 #define KWD_CLIENT_KEEP ((size_t)64 * 1024)
 
+#define KWD_LOG_WITNESSES_MAX 8
+
 struct kwd_config {
 	const char *state_dir;
 	const char *socket_path;
@@ -78,6 +80,13 @@ struct kwd_config {
 	char *tpm;            /* TCTI; NULL: records are software-only */
 	char *tpm_pcrs;       /* NULL: KW_TPM_DEFAULT_PCRS */
 	char *tpm_enrollment; /* enrollment record carried in the evidence */
+	/* Level 2 (transparency.c): the log every record goes to, its key, the
+	 * witnesses that cosign, the tlog-policy the checkpoint must meet. */
+	char *log_dir;
+	char *log_key;
+	char *log_policy;
+	char *log_witness[KWD_LOG_WITNESSES_MAX];
+	size_t n_log_witness;
 	/* set by config.c so main() knows what came from the command line */
 	bool ringbuf_from_cli;
 };
@@ -174,6 +183,7 @@ struct kwd_job {
 	struct kw_record_input in;
 	const struct kw_key *key;
 	const char *record_path;
+	const struct kw_publish *publish; /* NULL: no transparency log */
 	char hash[KW_DIGEST_STR_MAX];
 	uint64_t count;
 	int err;                 /* an error seen before the worker ran (or by it) */
@@ -235,6 +245,8 @@ struct kwd_session {
 };
 
 struct kwd_worker;
+struct kwd_transparency;
+struct kw_publish;
 
 struct kwd {
 	struct kwd_config cfg;
@@ -244,6 +256,8 @@ struct kwd {
 	struct kw_hooks *hooks;
 	struct kw_key *key;
 	struct kwd_attest *attest; /* NULL without --tpm */
+	struct kwd_transparency *tlog; /* NULL without log = DIR */
+	const struct kw_publish *publish; /* into tlog */
 	int epfd;
 	struct kwd_watch listen_w, signal_w, timer_w;
 	int listen_fd;
@@ -267,6 +281,11 @@ struct kwd {
 	bool stopping;
 	char *programs; /* "name:tag,..." */
 };
+
+/* transparency.c: opens the log, its key, the witnesses and the policy of
+ * `log = DIR` (d->publish stays NULL without it); stop releases them. */
+int kwd_transparency_start(struct kwd *d, char *err, size_t errlen);
+void kwd_transparency_stop(struct kwd *d);
 
 /* worker.c: one thread for blocking file work (log writes, fsync, records),
  * so the loop keeps consuming ring buffers while a disk is slow. */

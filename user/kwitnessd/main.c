@@ -441,6 +441,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kwitnessd: --tpm %s: %s\n", d->cfg.tpm, err);
 		return 1;
 	}
+	if (kwd_transparency_start(d, err, sizeof(err))) {
+		fprintf(stderr, "kwitnessd: log = %s: %s\n", d->cfg.log_dir, err);
+		kwd_attest_stop(d);
+		return 1;
+	}
 	kwd_hostinfo_read(&d->host);
 	kwd_refresh_clock(d);
 	/* A pin folder others can write to could hand us their maps. */
@@ -518,6 +523,7 @@ int main(int argc, char **argv)
 	kwd_control_shutdown(d);
 	kw_hooks_close(d->hooks);
 	kwd_attest_stop(d);
+	kwd_transparency_stop(d);
 	kw_key_free(d->key);
 	free(d->programs);
 	kwd_config_free(&d->cfg);

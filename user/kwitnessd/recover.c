@@ -76,6 +76,8 @@ static int sign_and_write(struct kwd *d, json_t *open, const char *bundle, size_
 {
 	struct kw_record_input in = { 0 };
 	enum kw_seal_stage stage;
+	char log_why[256];
+	int e;
 
 	in.sandbox_id = member(open, "sandbox_id");
 	in.image_digest = member(open, "image_digest");
@@ -89,7 +91,12 @@ static int sign_and_write(struct kwd *d, json_t *open, const char *bundle, size_
 	in.data_class = member(open, "data_class") ?: d->cfg.data_class;
 	in.verifier = d->cfg.verifier;
 	in.iat = kwd_now_us() / 1000000;
-	return kw_seal_record(&in, d->key, record_path, NULL, &stage, why, whylen);
+	e = kw_seal_record_logged(&in, d->key, d->publish, record_path, NULL, &stage, why, whylen,
+				  log_why, sizeof(log_why));
+	if (log_why[0])
+		kwd_log(d, LOG_WARNING, "record %s not logged (no transparency): %s", record_path,
+			log_why);
+	return e;
 }
 
 /* Opens the log for the seal, cutting a torn last line (keep: bytes of whole

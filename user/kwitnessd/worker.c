@@ -134,6 +134,7 @@ static int write_chunk(struct kwd_worker *w, int fd, const char *data, size_t le
 static void run_job(struct kwd_worker *w, struct kwd_job *job)
 {
 	enum kw_seal_stage stage;
+	char log_why[256];
 	int e;
 
 	if (job->kind == KWD_JOB_FILE) {
@@ -176,9 +177,13 @@ static void run_job(struct kwd_worker *w, struct kwd_job *job)
 	job->in.transcript_hash = job->hash;
 	job->in.call_count = job->count;
 	job->in.iat = kwd_now_us() / 1000000;
-	job->err = kw_seal_record(&job->in, job->key, job->record_path, &job->record, &stage,
-				  job->why, sizeof(job->why));
+	job->err = kw_seal_record_logged(&job->in, job->key, job->publish, job->record_path,
+					 &job->record, &stage, job->why, sizeof(job->why), log_why,
+					 sizeof(log_why));
 	job->stage = (int)stage;
+	if (log_why[0])
+		kwd_log(NULL, LOG_WARNING, "record %s not logged (no transparency): %s",
+			job->record_path, log_why);
 }
 
 static void *worker_main(void *arg)
