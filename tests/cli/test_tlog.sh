@@ -341,6 +341,72 @@ check "and no proof is written" [ ! -e "$R/c.json.tlog-proof" ]
 out=$("${V[@]}" "${TPMTRUST[@]}" "$R/c.json")
 check "the record is re-signed and verifies at Level 1" grep -q '^level 1: ' <<<"$out"
 
+# --- over HTTP: a witness, the log read-only, a shared writer -------------
+bg_serve() { # OUTFILE CMD...: starts a server, waits for its address; sets SRV_PID, SRV_URL
+	local out=$1
+	shift
+	"$@" >"$out" 2>&1 &
+	SRV_PID=$!
+	SERVERS+=("$SRV_PID")
+	for _ in $(seq 100); do
+		SRV_URL=$(sed -n 's/^listening on //p' "$out")
+		[ -n "$SRV_URL" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+SERVERS=()
+trap 'for p in "${SERVERS[@]}"; do kill "$p" 2>/dev/null; done; swtpm_cleanup; rm -rf "$T"' EXIT
+H=$T/http HLOG=$T/http/log
+mkdir -p "$H"
+"$KW" log init "$HLOG" --origin http.example/log --key "$T/log.pem" >"$H/log.vkey"
+HVKEY=$(cat "$H/log.vkey")
+bg_serve "$H/w.out" "$KW" witness serve --listen 127.0.0.1:0 --key "$T/w1.pem" --name w1.example \
+	--state "$H/ws" --log "$HVKEY"
+WURL=$SRV_URL
+check "witness serve listens on a free port" [ -n "$WURL" ]
+printf 'log %s\nwitness W1 %s\nquorum W1\n' "$HVKEY" "$W1VKEY" >"$H/trust"
+head -c 24 /dev/urandom | base64 >"$H/token"
+bg_serve "$H/l.out" "$KW" log serve "$HLOG" --listen 127.0.0.1:0 --append-token "$H/token" \
+	--key "$T/log.pem" --witness-at "$WURL" --witness-policy "$H/trust"
+LURL=$SRV_URL
+check "log serve listens on a free port" [ -n "$LURL" ]
+build_record spiffe://l2.example/remote >"$R/r.unsigned"
+"$KW" log sign "$LURL" --log-vkey "$HVKEY" --token "$H/token" --signing-key "$R/signer.pem" \
+	--out "$H/r.json" "$R/r.unsigned" >/dev/null
+expect_eq "log sign to a shared writer over HTTP: logged, cosigned by the witness over HTTP" 0 $?
+out=$("${V[@]}" "${TPMTRUST[@]}" --transparency "$H/trust" "$H/r.json")
+check "the record from the shared writer verifies at Level 2" grep -q '^level 2: ' <<<"$out"
+curl_get() { # PATH: GET through bash's /dev/tcp, prints the status line and headers
+	local hp=${LURL#http://}
+	exec 3<>"/dev/tcp/${hp%:*}/${hp##*:}"
+	printf 'GET %s HTTP/1.1\r\nHost: x\r\n\r\n' "$1" >&3
+	cat <&3
+	exec 3<&-
+}
+curl_get /checkpoint >"$H/get"
+check "GET /checkpoint: 200, no-cache, the checkpoint" \
+	sh -c "grep -q '^HTTP/1.1 200' '$H/get' && grep -qi '^Cache-Control: no-cache' '$H/get' && grep -q '^http.example/log$' '$H/get'"
+curl_get /tile/entries/000.p/1 >"$H/get"
+check "GET a partial entry bundle: 200, immutable" \
+	sh -c "grep -q '^HTTP/1.1 200' '$H/get' && grep -qi 'immutable' '$H/get'"
+for p in /.kwitness/lock /../etc/passwd /tile/../checkpoint /etc/passwd //checkpoint; do
+	curl_get "$p" >"$H/get"
+	check "GET $p is refused (404)" grep -q '^HTTP/1.1 404' "$H/get"
+done
+"$KW" log sign "$LURL" --log-vkey "$HVKEY" --token <(echo wrong-token-wrong-token) \
+	--signing-key "$R/signer.pem" --out "$H/x.json" "$R/r.unsigned" >/dev/null 2>"$H/err"
+expect_eq "a wrong token: not logged (exit 1)" 1 $?
+check "the writer said 401" grep -q "answered 401" "$H/err"
+expect_eq "and the record has no transparency" null "$(jq .transparency "$H/x.json")"
+kill -9 "${SERVERS[0]}" 2>/dev/null; wait "${SERVERS[0]}" 2>/dev/null
+"$KW" log sign "$LURL" --log-vkey "$HVKEY" --token "$H/token" --signing-key "$R/signer.pem" \
+	--out "$H/y.json" "$R/r.unsigned" >/dev/null 2>"$H/err"
+expect_eq "the witness is down: not logged (exit 1), the writer says why" "1 yes" \
+	"$? $(grep -q 'witness policy not met' "$H/err" && echo yes)"
+out=$("$GO_CHECK" log "$HLOG" "$HVKEY")
+check "the shared writer's log passes the Go checker" [ "${out%% *}" = ok ]
+
 # --- usage ----------------------------------------------------------------
 "$KW" log --help >"$T/out"
 check "log --help" grep -q "tlog-tiles" "$T/out"

@@ -19,5 +19,7 @@ int cli_tlog_key(const char *cmd, const char *path, const char *name, uint8_t ty
 void cli_log_sign_usage(FILE *f);
 int cli_log_sign(const char *dir, const char *logkey, const char *signkey, char **witnesses,
 		 size_t nw, const char *policy_path, const char *out, const char *unsigned_path);
+int cli_log_sign_remote(const char *url, const char *log_vkey, const char *token_file,
+			const char *signkey, const char *out, const char *unsigned_path);
 
 #endif

@@ -17,6 +17,7 @@
 #include "cli_record.h"
 #include "cli_tlog.h"
 #include "commands.h"
+#include "serve.h"
 #include "tlog/anchor.h"
 #include "tlog/audit.h"
 #include "tlog/log.h"
@@ -32,6 +33,9 @@ static void log_usage(FILE *f)
 		"       kwitness log append DIR --key KEY --lines FILE\n"
 		"       kwitness log sign DIR --key KEY --signing-key KEY [--witness-at W]...\n"
 		"                         [--witness-policy POLICY] --out RECORD UNSIGNED\n"
+		"       kwitness log sign http://HOST:PORT --log-vkey VKEY --token FILE\n"
+		"                         --signing-key KEY --out RECORD UNSIGNED\n"
+		"       kwitness log serve DIR --listen ADDR:PORT [--append-token FILE --key KEY ...]\n"
 		"       kwitness log checkpoint DIR\n"
 		"       kwitness log proof DIR INDEX [--anchor-v1]\n"
 		"       kwitness log request DIR [--old SIZE]\n"
@@ -52,6 +56,9 @@ static void log_usage(FILE *f)
 		"              log it, have the witnesses (W: http://HOST:PORT[/PREFIX] or\n"
 		"              local:NAME:KEYFILE:STATEDIR) cosign, and write RECORD and\n"
 		"              RECORD.tlog-proof (exit 1, no URI, no proof when a step fails)\n"
+		"              To a shared writer (kwitness log serve --append-token): the log\n"
+		"              is given by its URL and --log-vkey, --token FILE holds the token\n"
+		"  serve       serve DIR over HTTP (kwitness log serve --help)\n"
 		"  checkpoint  print the current checkpoint\n"
 		"  proof       print the C2SP tlog-proof of entry INDEX against the current\n"
 		"              checkpoint, or with --anchor-v1 {\"audit_path\":[...],\"leaf_index\":N}\n"
@@ -405,7 +412,7 @@ out:
 int cmd_log(int argc, char **argv)
 {
 	enum { O_KEY = 1, O_ORIGIN, O_RECORD, O_ANCHOR, O_OLD, O_VKEY, O_NAME, O_WITNESS, O_LINES,
-	       O_SIGNING_KEY, O_WITNESS_AT, O_WPOLICY, O_OUT, O_HELP };
+	       O_SIGNING_KEY, O_WITNESS_AT, O_WPOLICY, O_OUT, O_LOG_VKEY, O_TOKEN, O_HELP };
 	static const struct option opts[] = {
 		{ "key", required_argument, NULL, O_KEY },
 		{ "origin", required_argument, NULL, O_ORIGIN },
@@ -420,11 +427,13 @@ int cmd_log(int argc, char **argv)
 		{ "witness-at", required_argument, NULL, O_WITNESS_AT },
 		{ "witness-policy", required_argument, NULL, O_WPOLICY },
 		{ "out", required_argument, NULL, O_OUT },
+		{ "log-vkey", required_argument, NULL, O_LOG_VKEY },
+		{ "token", required_argument, NULL, O_TOKEN },
 		{ "help", no_argument, NULL, O_HELP },
 		{ 0 },
 	};
 	const char *keypath = NULL, *origin = NULL, *vkey = NULL, *name = NULL, *lines = NULL, *sub;
-	const char *signkey = NULL, *wpolicy = NULL, *out = NULL;
+	const char *signkey = NULL, *wpolicy = NULL, *out = NULL, *log_vkey = NULL, *token = NULL;
 	char *witness_at[16];
 	size_t nwitness = 0;
 	bool records = false, anchor = false, witness = false;
@@ -437,6 +446,8 @@ int cmd_log(int argc, char **argv)
 		return argc < 2 ? 2 : 0;
 	}
 	sub = argv[1];
+	if (!strcmp(sub, "serve"))
+		return cli_log_serve(argc - 1, argv + 1);
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc - 1, argv + 1, "", opts, NULL)) != -1) {
@@ -452,6 +463,8 @@ int cmd_log(int argc, char **argv)
 		case O_SIGNING_KEY: signkey = optarg; break;
 		case O_WPOLICY: wpolicy = optarg; break;
 		case O_OUT: out = optarg; break;
+		case O_LOG_VKEY: log_vkey = optarg; break;
+		case O_TOKEN: token = optarg; break;
 		case O_WITNESS_AT:
 			if (nwitness == sizeof(witness_at) / sizeof(witness_at[0])) {
 				fprintf(stderr, "kwitness log: at most 16 --witness-at\n");
@@ -519,6 +532,8 @@ int cmd_log(int argc, char **argv)
 			cli_log_sign_usage(stderr);
 			return 2;
 		}
+		if (!strncmp(args[0], "http://", 7))
+			return cli_log_sign_remote(args[0], log_vkey, token, signkey, out, args[1]);
 		return cli_log_sign(args[0], keypath, signkey, witness_at, nwitness, wpolicy, out,
 				    args[1]);
 	}

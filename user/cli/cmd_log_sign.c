@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "kwitness/buf.h"
 #include "kwitness/jcs.h"
 #include "collector/publish.h"
@@ -46,6 +48,54 @@ static int write_out(const char *path, const struct kw_buf *b)
 	return ret;
 }
 
+/* Reads UNSIGNED, runs the sign-once order with pub, writes RECORD and (when
+ * logged) RECORD.tlog-proof. Exit status: 0 logged, 1 not logged or error. */
+static int sign_and_write(const struct kw_publish *pub, const struct kw_key *key, const char *out,
+			  const char *unsigned_path)
+{
+	struct kw_buf text = { 0 }, proof = { 0 }, rec_text = { 0 };
+	char why[600], path[4096];
+	json_t *rec = NULL;
+	int status = 1, ret;
+
+	if (cli_read("log", "record", unsigned_path, CLI_RECORD_MAX, &text))
+		goto out;
+	rec = jcs_parse(text.data ? text.data : "", text.len, NULL);
+	if (!rec || !json_is_object(rec)) {
+		fprintf(stderr, "kwitness log sign: %s is not a JSON object\n", unsigned_path);
+		goto out;
+	}
+	json_object_del(rec, "signature");
+	json_object_del(rec, "transparency");
+	ret = kw_publish_record(rec, key, pub, &proof, why, sizeof(why));
+	status = 1;
+	if (ret == -EKEYREJECTED) {
+		fprintf(stderr, "kwitness log sign: %s; the record could not be re-signed\n", why);
+		goto out;
+	}
+	/* The proof first: a record with a URI never appears without it. */
+	snprintf(path, sizeof(path), "%s.tlog-proof", out);
+	if (ret)
+		remove(path);
+	else if (write_out(path, &proof))
+		goto out;
+	if (jcs_dump(rec, &rec_text) || kw_buf_putc(&rec_text, '\n') || write_out(out, &rec_text))
+		goto out;
+	if (ret) {
+		fprintf(stderr, "kwitness log sign: not logged: %s; %s written without transparency\n",
+			why, out);
+		goto out;
+	}
+	printf("logged: %s, proof %s\n", json_string_value(json_object_get(rec, "transparency")), path);
+	status = 0;
+out:
+	json_decref(rec);
+	kw_buf_free(&text);
+	kw_buf_free(&proof);
+	kw_buf_free(&rec_text);
+	return status;
+}
+
 int cli_log_sign(const char *dir, const char *logkey, const char *signkey, char **witnesses,
 		 size_t nw, const char *policy_path, const char *out, const char *unsigned_path)
 {
@@ -55,13 +105,10 @@ int cli_log_sign(const char *dir, const char *logkey, const char *signkey, char 
 	struct kw_publish_witness pw[WITNESSES_MAX];
 	struct tlog_policy *pol = NULL;
 	struct kw_publish pub = { .log_dir = dir };
-	struct kw_buf text = { 0 }, proof = { 0 }, rec_text = { 0 };
 	struct kw_buf cp = { 0 };
 	struct tlog_note n;
 	struct tlog_checkpoint c;
-	char why[600], path[4096];
 	size_t opened = 0;
-	json_t *rec = NULL;
 	int status = 2, ret, fd;
 
 	if (nw > WITNESSES_MAX) {
@@ -107,38 +154,11 @@ int cli_log_sign(const char *dir, const char *logkey, const char *signkey, char 
 			goto out;
 		}
 	}
-	if (cli_read("log", "record", unsigned_path, CLI_RECORD_MAX, &text))
-		goto out;
-	rec = jcs_parse(text.data ? text.data : "", text.len, NULL);
-	if (!rec || !json_is_object(rec)) {
-		fprintf(stderr, "kwitness log sign: %s is not a JSON object\n", unsigned_path);
-		goto out;
-	}
-	json_object_del(rec, "signature");
-	json_object_del(rec, "transparency");
 	pub.log_key = &lk;
 	pub.witnesses = pw;
 	pub.nwitnesses = nw;
 	pub.policy = pol;
-	ret = kw_publish_record(rec, key, &pub, &proof, why, sizeof(why));
-	status = 1;
-	if (ret == -EKEYREJECTED) {
-		fprintf(stderr, "kwitness log sign: %s; the record could not be re-signed\n", why);
-		goto out;
-	}
-	if (jcs_dump(rec, &rec_text) || kw_buf_putc(&rec_text, '\n') || write_out(out, &rec_text))
-		goto out;
-	snprintf(path, sizeof(path), "%s.tlog-proof", out);
-	if (ret) {
-		remove(path);
-		fprintf(stderr, "kwitness log sign: not logged: %s; %s written without transparency\n",
-			why, out);
-		goto out;
-	}
-	if (write_out(path, &proof))
-		goto out;
-	printf("logged: %s, proof %s\n", json_string_value(json_object_get(rec, "transparency")), path);
-	status = 0;
+	status = sign_and_write(&pub, key, out, unsigned_path);
 out:
 	for (size_t i = 0; i < opened; i++)
 		tlog_witness_client_close(&wc[i]);
@@ -147,10 +167,40 @@ out:
 	free(pol);
 	tlog_key_clear(&lk);
 	kw_key_free(key);
-	json_decref(rec);
-	kw_buf_free(&text);
-	kw_buf_free(&proof);
-	kw_buf_free(&rec_text);
 	kw_buf_free(&cp);
+	return status;
+}
+
+int cli_log_sign_remote(const char *url, const char *log_vkey, const char *token_file,
+			const char *signkey, const char *out, const char *unsigned_path)
+{
+	struct kw_publish pub = { .remote = url };
+	struct tlog_key lk = { 0 };
+	struct kw_key *key = NULL;
+	struct kw_buf token = { 0 };
+	int status = 2;
+
+	if (!log_vkey || !token_file) {
+		fprintf(stderr, "kwitness log sign: a shared writer needs --log-vkey VKEY and --token FILE\n");
+		return 2;
+	}
+	if (tlog_key_parse_vkey(log_vkey, strlen(log_vkey), &lk) || lk.type != TLOG_SIG_ED25519) {
+		fprintf(stderr, "kwitness log sign: --log-vkey is not a log verifier key\n");
+		return 2;
+	}
+	status = 1;
+	if (cli_read("log", "token", token_file, 4096, &token) || cli_load_signing_key("log", signkey, &key))
+		goto out;
+	while (token.len && (token.data[token.len - 1] == '\n' || token.data[token.len - 1] == '\r'))
+		token.data[--token.len] = '\0';
+	pub.token = token.data ? token.data : "";
+	pub.log_key = &lk;
+	status = sign_and_write(&pub, key, out, unsigned_path);
+out:
+	tlog_key_clear(&lk);
+	kw_key_free(key);
+	if (token.data)
+		OPENSSL_cleanse(token.data, token.len);
+	kw_buf_free(&token);
 	return status;
 }

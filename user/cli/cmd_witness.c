@@ -3,6 +3,7 @@
  * tlog-witness request from a file or stdin (the HTTP status it calls for is
  * printed when it is not 200). */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -16,13 +17,16 @@
 #include "cli_record.h"
 #include "cli_tlog.h"
 #include "commands.h"
+#include "serve.h"
 #include "tlog/witness.h"
 
 static void witness_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: kwitness witness add-checkpoint --key KEY --name NAME --state DIR\n"
-		"                                       --log VKEY [--log VKEY...] [REQUEST]\n\n"
+		"                                       --log VKEY [--log VKEY...] [REQUEST]\n"
+		"       kwitness witness serve --listen ADDR:PORT --key KEY --name NAME --state DIR\n"
+		"                              --log VKEY [--log VKEY...]\n\n"
 		"A minimal witness (C2SP tlog-witness, tlog-cosignature). It trusts the logs\n"
 		"given by their verifier keys, keeps the latest checkpoint it cosigned for\n"
 		"each in DIR, and cosigns a new checkpoint only when it is signed by its log\n"
@@ -32,7 +36,10 @@ static void witness_usage(FILE *f)
 		"                  make one with kwitness log request) and print the\n"
 		"                  cosignature line; otherwise print the HTTP status the\n"
 		"                  protocol calls for (400, 403, 404, 409 with the witness's\n"
-		"                  size, 422) and exit 1\n\n"
+		"                  size, 422) and exit 1\n"
+		"  serve           answer POST /add-checkpoint over HTTP (tlog-witness), one\n"
+		"                  request at a time; prints \"listening on http://ADDR:PORT\"\n\n"
+		"  --listen ADDR:PORT  where to listen (port 0: any free port)\n"
 		"  --key KEY       the witness's Ed25519 private key, PKCS#8 PEM\n"
 		"  --name NAME     the witness's name (its vkey: kwitness log vkey --witness)\n"
 		"  --state DIR     where the witness keeps its state (created, mode 0700)\n"
@@ -40,31 +47,41 @@ static void witness_usage(FILE *f)
 		"  --help          this text\n");
 }
 
-static const char *status_text(int s)
+static void serve_witness(void *ctx, const struct http_request *req, int fd)
 {
-	switch (s) {
-	case 400: return "Bad Request";
-	case 403: return "Forbidden";
-	case 404: return "Not Found";
-	case 409: return "Conflict";
-	case 422: return "Unprocessable Entity";
-	default: return "Internal Server Error";
+	const struct tlog_witness *w = ctx;
+	struct kw_buf resp = { 0 };
+	int s;
+
+	if (strcmp(req->path, "/add-checkpoint")) {
+		http_respond(fd, 404, "text/plain", NULL, "not found\n", 10);
+		return;
 	}
+	if (strcmp(req->method, "POST")) {
+		http_respond(fd, 405, "text/plain", "Allow: POST\r\n", "POST only\n", 10);
+		return;
+	}
+	s = tlog_witness_add_checkpoint(w, req->body, req->body_len, (uint64_t)time(NULL), &resp);
+	http_respond(fd, s, s == 409 && resp.len ? "text/x.tlog.size" : "text/plain", NULL,
+		     resp.data, resp.len);
+	kw_buf_free(&resp);
 }
 
 int cmd_witness(int argc, char **argv)
 {
-	enum { O_KEY = 1, O_NAME, O_STATE, O_LOG, O_HELP };
+	enum { O_KEY = 1, O_NAME, O_STATE, O_LOG, O_LISTEN, O_HELP };
 	static const struct option opts[] = {
 		{ "key", required_argument, NULL, O_KEY },
 		{ "name", required_argument, NULL, O_NAME },
 		{ "state", required_argument, NULL, O_STATE },
 		{ "log", required_argument, NULL, O_LOG },
+		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "help", no_argument, NULL, O_HELP },
 		{ 0 },
 	};
 	static struct tlog_key logs[TLOG_WITNESS_LOGS_MAX];
-	const char *keypath = NULL, *name = NULL, *state = NULL;
+	const char *keypath = NULL, *name = NULL, *state = NULL, *listen_at = NULL;
+	bool serve;
 	size_t nlogs = 0;
 	struct tlog_witness w = { .statefd = -1 };
 	struct kw_buf req = { 0 }, resp = { 0 };
@@ -81,6 +98,7 @@ int cmd_witness(int argc, char **argv)
 		case O_KEY: keypath = optarg; break;
 		case O_NAME: name = optarg; break;
 		case O_STATE: state = optarg; break;
+		case O_LISTEN: listen_at = optarg; break;
 		case O_LOG:
 			if (nlogs == TLOG_WITNESS_LOGS_MAX ||
 			    tlog_key_parse_vkey(optarg, strlen(optarg), &logs[nlogs]) ||
@@ -100,8 +118,10 @@ int cmd_witness(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (strcmp(argv[1], "add-checkpoint") || argc - 1 - optind > 1 || !name || !state || !nlogs) {
-		fprintf(stderr, "kwitness witness: needs add-checkpoint --key KEY --name NAME --state DIR --log VKEY\n");
+	serve = !strcmp(argv[1], "serve");
+	if ((strcmp(argv[1], "add-checkpoint") && !serve) || argc - 1 - optind > (serve ? 0 : 1) ||
+	    !name || !state || !nlogs || (serve && !listen_at)) {
+		fprintf(stderr, "kwitness witness: needs add-checkpoint|serve --key KEY --name NAME --state DIR --log VKEY (serve: --listen ADDR:PORT)\n");
 		status = 2;
 		goto out;
 	}
@@ -118,6 +138,10 @@ int cmd_witness(int argc, char **argv)
 	}
 	w.logs = logs;
 	w.nlogs = nlogs;
+	if (serve) {
+		status = cli_serve("witness", listen_at, TLOG_WITNESS_REQUEST_MAX, serve_witness, &w);
+		goto out;
+	}
 	if (cli_read("witness", "request", argc - 1 - optind ? argv[1 + optind] : "-",
 		     TLOG_WITNESS_REQUEST_MAX, &req))
 		goto out;
@@ -127,7 +151,7 @@ int cmd_witness(int argc, char **argv)
 		fwrite(resp.data, 1, resp.len, stdout);
 		status = 0;
 	} else {
-		printf("%d %s\n", s, status_text(s));
+		printf("%d %s\n", s, http_status_text(s));
 		if (resp.len)
 			fwrite(resp.data, 1, resp.len, stdout);
 	}

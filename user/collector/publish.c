@@ -10,7 +10,10 @@
 
 #include "kwitness/record.h"
 #include "collector/publish.h"
+#include "kwitness/jcs.h"
 #include "tlog/anchor.h"
+#include "tlog/http.h"
+#include "tlog/witness.h"
 #include "tlog/log.h"
 #include "tlog/proof.h"
 #include "tlog/record_url.h"
@@ -43,8 +46,8 @@ static int publish_proof(int dirfd, const char *url, const struct kw_buf *proof)
 
 /* Steps 4 to 6 for the signed record; the log stays locked throughout so the
  * checkpoint proven is the one cosigned. */
-static int log_and_prove(const json_t *rec, const struct kw_publish *pub, const char *url,
-			 struct kw_buf *proof, char *why, size_t whylen)
+int kw_publish_logged(const json_t *rec, const struct kw_publish *pub, const char *url,
+		      struct kw_buf *proof, char *why, size_t whylen)
 {
 	struct kw_buf entry = { 0 };
 	struct tlog_log *l = NULL;
@@ -114,6 +117,59 @@ out:
 	return ret;
 }
 
+/* A shared writer logs the record and answers with its proof; the proof must
+ * hold for this record under the log's key before it is used. */
+static int remote_append(const json_t *rec, const struct kw_publish *pub, struct kw_buf *proof,
+			 char *why, size_t whylen)
+{
+	struct http_url u;
+	struct kw_buf body = { 0 }, entry = { 0 };
+	struct tlog_proof *p = calloc(1, sizeof(*p));
+	struct tlog_note n;
+	struct tlog_checkpoint cp;
+	struct tlog_hash leaf;
+	char auth[300];
+	int ret = -EPROTO, status;
+
+	if (!p)
+		return -ENOMEM;
+	if (http_url_parse(pub->remote, &u)) {
+		snprintf(why, whylen, "log: %s is not http://HOST:PORT", pub->remote);
+		ret = -EINVAL;
+		goto out;
+	}
+	snprintf(auth, sizeof(auth), "Bearer %s", pub->token ? pub->token : "");
+	if (jcs_dump(rec, &body) || anchor_claim_bytes(rec, &entry)) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	status = http_post_auth(&u, "/add", auth, body.data, body.len, TLOG_WITNESS_REQUEST_MAX, proof);
+	if (status != 200) {
+		snprintf(why, whylen, "log: the shared writer %s answered %d%s%.200s", pub->remote, status,
+			 proof->len ? ": " : "", proof->len ? proof->data : "");
+		ret = status < 0 ? status : -EPERM;
+		goto out;
+	}
+	tlog_leaf_hash(entry.data, entry.len, &leaf);
+	if (tlog_proof_parse(proof->data, proof->len, p) ||
+	    tlog_note_parse(p->checkpoint, p->checkpoint_len, &n) ||
+	    tlog_checkpoint_parse(n.text, n.text_len, &cp) || strcmp(cp.origin, pub->log_key->name) ||
+	    tlog_note_verify(&n, pub->log_key, NULL) ||
+	    !tlog_inclusion_verify(p->index, cp.size, &leaf, p->path, p->count, &cp.root)) {
+		snprintf(why, whylen, "log: the shared writer's proof does not hold for this record");
+		ret = -EBADMSG;
+		goto out;
+	}
+	ret = 0;
+out:
+	if (ret)
+		kw_buf_reset(proof);
+	free(p);
+	kw_buf_free(&body);
+	kw_buf_free(&entry);
+	return ret;
+}
+
 int kw_publish_record(json_t *rec, const struct kw_key *key, const struct kw_publish *pub,
 		      struct kw_buf *proof, char *why, size_t whylen)
 {
@@ -134,7 +190,8 @@ int kw_publish_record(json_t *rec, const struct kw_key *key, const struct kw_pub
 			snprintf(why, whylen, "sign: %s", msg);
 	}
 	if (!ret)
-		ret = log_and_prove(rec, pub, url, proof, why, whylen);
+		ret = pub->remote ? remote_append(rec, pub, proof, why, whylen) :
+				    kw_publish_logged(rec, pub, url, proof, why, whylen);
 	if (!ret)
 		return 0;
 	/* Never a URI without a proof: back to an unlogged record. */

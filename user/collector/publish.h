@@ -30,8 +30,14 @@ struct kw_publish_witness {
 };
 
 struct kw_publish {
+	/* A local log (log_dir, log_key with its private half) ... */
 	const char *log_dir;
 	const struct tlog_key *log_key;     /* its name is the log's origin */
+	/* ... or a shared writer reached over HTTP (kwitness log serve --append):
+	 * log_key is then the log's verifier key, and the writer logs, has the
+	 * witnesses cosign and answers with the proof, which is checked here. */
+	const char *remote;                 /* http://HOST:PORT[/PREFIX] */
+	const char *token;                  /* its bearer token */
 	const struct kw_publish_witness *witnesses;
 	size_t nwitnesses;
 	const struct tlog_policy *policy;   /* the quorum to meet; NULL: none */
@@ -42,6 +48,11 @@ struct kw_publish {
  * which step failed; rec is still signed (without `transparency`) unless the
  * re-signing failed too (-EKEYREJECTED: do not publish rec at all). */
 int kw_publish_record(json_t *rec, const struct kw_key *key, const struct kw_publish *pub,
+		      struct kw_buf *proof, char *why, size_t whylen);
+
+/* Steps 4 to 6 for a record already signed with its URL, on a local log (the
+ * shared writer's side of a remote append). 0 with proof, or -errno. */
+int kw_publish_logged(const json_t *rec, const struct kw_publish *pub, const char *url,
 		      struct kw_buf *proof, char *why, size_t whylen);
 
 #endif

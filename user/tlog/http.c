@@ -108,15 +108,24 @@ static int read_all(int fd, size_t max, struct kw_buf *out)
 int http_post(const struct http_url *url, const char *suffix, const char *body, size_t len,
 	      size_t max, struct kw_buf *resp)
 {
+	return http_post_auth(url, suffix, NULL, body, len, max, resp);
+}
+
+int http_post_auth(const struct http_url *url, const char *suffix, const char *authorization,
+		   const char *body, size_t len, size_t max, struct kw_buf *resp)
+{
 	struct kw_buf raw = { 0 };
 	char head[1024];
 	const char *end, *sp;
 	int fd, n, ret, status;
 
+	if (authorization && strpbrk(authorization, "\r\n"))
+		return -EINVAL;
 	n = snprintf(head, sizeof(head),
-		     "POST %s%s HTTP/1.1\r\nHost: %s:%s\r\nContent-Length: %zu\r\n"
+		     "POST %s%s HTTP/1.1\r\nHost: %s:%s\r\nContent-Length: %zu\r\n%s%s%s"
 		     "Content-Type: text/plain\r\nConnection: close\r\n\r\n",
-		     url->path, suffix, url->host, url->port, len);
+		     url->path, suffix, url->host, url->port, len, authorization ? "Authorization: " : "",
+		     authorization ? authorization : "", authorization ? "\r\n" : "");
 	if (n < 0 || (size_t)n >= sizeof(head))
 		return -ENAMETOOLONG;
 	fd = connect_to(url);

@@ -26,6 +26,9 @@ int http_url_parse(const char *url, struct http_url *out);
  * resp (at most max bytes), or -errno. */
 int http_post(const struct http_url *url, const char *suffix, const char *body, size_t len,
 	      size_t max, struct kw_buf *resp);
+/* The same with an Authorization header (NULL: none). */
+int http_post_auth(const struct http_url *url, const char *suffix, const char *authorization,
+		   const char *body, size_t len, size_t max, struct kw_buf *resp);
 
 struct http_request {
 	char method[8];
