@@ -8,9 +8,14 @@
 #     is refused by the kernel with EPERM
 #   the signed TRACE v0.2 record, verified with kwitness verify against the
 #   key's public JWK, the decision log and the policy bundle
-# With DEMO_TPM=1: a swtpm with an EK certificate from a CA made here, the AK
-# enrolled by credential activation, kwitnessd --tpm, and a Level 1
-# verification of the record against its TPM evidence.
+# Level 2: a local transparency log (C2SP tlog-tiles) and one local witness
+# (kwitness witness serve, over HTTP on a free port); kwitnessd signs the record
+# once with its transparency URL, logs it, has the witness cosign, and writes
+# RECORD.tlog-proof; kwitness verify --transparency checks it offline.
+# With DEMO_TPM=1 (the default when swtpm and tpm2-tools are installed): a
+# swtpm with an EK certificate from a CA made here, the AK enrolled by
+# credential activation, kwitnessd --tpm, and a verification of the record
+# against its TPM evidence (Level 1) and its log proof: Level 2.
 # Needs root (BPF programs, cgroups). Cleans up after itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,12 +34,17 @@ if [ ! -x "$B/kwitness" ] || [ ! -x "$B/kwitnessd" ] || [ ! -x "$B/tests/kw-netp
 fi
 
 TMP=$(mktemp -d /tmp/kwitness-demo.XXXXXX)
-DPID= LPID=
-DEMO_TPM=${DEMO_TPM:-0}
+DPID= LPID= WPID=
+DEMO_TPM=${DEMO_TPM:-auto}
 TPM_ARGS=()
 . "$ROOT/tests/kernel/tpm_lib.sh"
+if [ "$DEMO_TPM" = auto ]; then
+	DEMO_TPM=1
+	swtpm_tools_missing >/dev/null && DEMO_TPM=0
+fi
 cleanup() {
 	swtpm_cleanup
+	[ -n "$WPID" ] && kill "$WPID" 2>/dev/null || true
 	[ -n "$LPID" ] && kill "$LPID" 2>/dev/null || true
 	if [ -n "$DPID" ] && kill -0 "$DPID" 2>/dev/null; then
 		kill -TERM "$DPID" 2>/dev/null || true
@@ -71,9 +81,31 @@ if [ "$DEMO_TPM" = 1 ]; then
 	TPM_ARGS=(--tpm "$TCTI" --tpm-enrollment "$TMP/enrollment.json")
 fi
 
+step "a transparency log ($TMP/log) and a witness (kwitness witness serve)"
+"$B/kwitness" keygen --out "$TMP/log-key.pem" >/dev/null
+"$B/kwitness" keygen --out "$TMP/witness-key.pem" >/dev/null
+LOG_VKEY=$("$B/kwitness" log init "$TMP/log" --origin demo.kwitness.local/log --key "$TMP/log-key.pem")
+W_VKEY=$("$B/kwitness" log vkey --key "$TMP/witness-key.pem" --name witness.demo.kwitness.local --witness)
+"$B/kwitness" witness serve --listen 127.0.0.1:0 --key "$TMP/witness-key.pem" \
+	--name witness.demo.kwitness.local --state "$TMP/witness" --log "$LOG_VKEY" >"$TMP/witness.out" 2>&1 &
+WPID=$!
+for _ in $(seq 100); do grep -q '^listening on ' "$TMP/witness.out" && break; sleep 0.05; done
+W_URL=$(sed -n 's/^listening on //p' "$TMP/witness.out")
+[ -n "$W_URL" ] || { cat "$TMP/witness.out" >&2; exit 1; }
+echo "witness: $W_URL"
+printf 'log %s\nwitness W %s\nquorum W\n' "$LOG_VKEY" "$W_VKEY" >"$TMP/trust.policy"
+echo "tlog-policy (what a verifier trusts):"
+sed 's/^/  /' "$TMP/trust.policy"
+cat >"$TMP/kwitnessd.conf" <<CONF
+log = $TMP/log
+log_key = $TMP/log-key.pem
+log_witness = $W_URL
+log_policy = $TMP/trust.policy
+CONF
+
 step "kwitnessd (state $TMP/state)"
 "$B/kwitnessd" --foreground -v --state-dir "$TMP/state" --socket "$TMP/kwitnessd.sock" \
-	--key "$TMP/signing-key.pem" --pin-dir none --config /dev/null "${TPM_ARGS[@]}" \
+	--key "$TMP/signing-key.pem" --pin-dir none --config "$TMP/kwitnessd.conf" "${TPM_ARGS[@]}" \
 	2>"$TMP/kwitnessd.log" &
 DPID=$!
 for _ in $(seq 100); do
@@ -124,6 +156,23 @@ if [ "$DEMO_TPM" = 1 ]; then
 	step "kwitness verify --evidence ... --tpm-ca ... --enroll-key ...: Level 1"
 	"$B/kwitness" verify --key "$TMP/signer.jwk" --log "$LOG" --policy "$POL" "$REC" \
 		--evidence "$EV" --tpm-ca "$TMP/ca/issuercert.pem" --enroll-key "$TMP/enroll.jwk"
+fi
+
+step "the log: its cosigned checkpoint and the record's proof ($REC.tlog-proof)"
+cat "$TMP/log/checkpoint"
+echo
+cat "$REC.tlog-proof"
+"$B/kwitness" log check "$TMP/log" --vkey "$LOG_VKEY"
+
+if [ "$DEMO_TPM" = 1 ]; then
+	step "kwitness verify --evidence ... --transparency trust.policy: Level 2"
+	"$B/kwitness" verify --key "$TMP/signer.jwk" --log "$LOG" --policy "$POL" "$REC" \
+		--evidence "$EV" --tpm-ca "$TMP/ca/issuercert.pem" --enroll-key "$TMP/enroll.jwk" \
+		--transparency "$TMP/trust.policy"
+else
+	step "kwitness verify --transparency trust.policy (no TPM: level 0, logged)"
+	"$B/kwitness" verify --key "$TMP/signer.jwk" --log "$LOG" --policy "$POL" "$REC" \
+		--transparency "$TMP/trust.policy"
 fi
 
 step "stopping kwitnessd"
