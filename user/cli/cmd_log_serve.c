@@ -52,7 +52,8 @@ static void log_serve_usage(FILE *f)
 		"transparency URL for it appends the record, has the witnesses cosign and\n"
 		"answers with its tlog-proof (kwitness log sign http://ADDR:PORT ...).\n\n"
 		"  --listen ADDR:PORT     where to listen (port 0: any free port)\n"
-		"  --append-token FILE    the bearer token appenders present (one line)\n"
+		"  --append-token FILE    the bearer token appenders present (one line, 16 to 200\n"
+		"                         characters); --append FILE is the same\n"
 		"  --key KEY              the log's private key (for appends)\n"
 		"  --witness-at W         a witness to ask for cosignatures (repeat)\n"
 		"  --witness-policy FILE  the tlog-policy the cosigned checkpoint must meet\n");
@@ -159,6 +160,7 @@ int cli_log_serve(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "append-token", required_argument, NULL, O_TOKEN },
+		{ "append", required_argument, NULL, O_TOKEN },
 		{ "key", required_argument, NULL, O_KEY },
 		{ "witness-at", required_argument, NULL, O_WITNESS_AT },
 		{ "witness-policy", required_argument, NULL, O_WPOLICY },

@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tlog/http.h"
@@ -237,10 +238,19 @@ int http_read_request(int fd, size_t max_body, struct kw_buf *buf, struct http_r
 {
 	char chunk[4096];
 	int ret = set_timeouts(fd);
+	struct timespec start, now;
 
 	kw_buf_reset(buf);
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	while (!ret) {
-		ssize_t n = read(fd, chunk, sizeof(chunk));
+		ssize_t n;
+
+		/* A whole request within the timeout: a client that trickles
+		 * bytes cannot hold a sequential server for longer. */
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - start.tv_sec > HTTP_TIMEOUT_S)
+			return -ETIMEDOUT;
+		n = read(fd, chunk, sizeof(chunk));
 
 		if (n == 0)
 			return -ECONNRESET;
