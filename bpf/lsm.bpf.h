@@ -745,19 +745,131 @@ int BPF_PROG(kw_lsm_path_rename, const struct path *old_dir, struct dentry *old_
 
 /* ---- exec ---- */
 
+/* The digests exec.allow names (layout and meaning: kwitness/abi/lsm_map.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct kw_exec_digest_key);
+	__type(value, __u16);
+} kw_exec_digests SEC(".maps");
+
+/* IMA's number for SHA-256 (enum hash_algo, a stable uapi-like value). */
+#define KW_HASH_ALGO_SHA256 4
+#define KW_IMA_DIGEST_MAX 64
+
+/* Refines a path decision with the file's digest: a digest exec.allow names
+ * on its own allows the file wherever it is; a path rule that requires
+ * digests ({"path", "sha256"}) stands only when the file has one of them. */
+static __always_inline int kw_exec_digest_judge(struct kw_ctx *c, int permit, __u16 *rule,
+						const __u8 *sha256, int have)
+{
+	struct kw_exec_digest_key k = {};
+	__u16 *ix;
+
+	k.slot = c->slot;
+	if (have) {
+		k.rule = KW_EXEC_ANY_PATH;
+		__builtin_memcpy(k.sha256, sha256, KW_SHA256_LEN);
+		ix = bpf_map_lookup_elem(&kw_exec_digests, &k);
+		if (ix) {
+			*rule = KW_RULE_PATH(KW_PK_EXEC, *ix);
+			return 1;
+		}
+	}
+	if (!permit || *rule == KW_RULE_DEFAULT)
+		return permit;
+	k.rule = KW_RULE_PATH_INDEX(*rule);
+	k.pinned = 1;
+	__builtin_memset(k.sha256, 0, KW_SHA256_LEN);
+	if (!bpf_map_lookup_elem(&kw_exec_digests, &k))
+		return permit; /* the rule names a path only */
+	if (have) {
+		k.pinned = 0;
+		__builtin_memcpy(k.sha256, sha256, KW_SHA256_LEN);
+		ix = bpf_map_lookup_elem(&kw_exec_digests, &k);
+		if (ix) {
+			*rule = KW_RULE_PATH(KW_PK_EXEC, *ix);
+			return 1;
+		}
+	}
+	*rule = KW_RULE_PATH(KW_RULE_KIND_DIGEST_MISMATCH, k.rule);
+	return 0;
+}
+
+/* One exec pass (bprm_check_security runs once per binary handler: a
+ * script, then its interpreter): the file's digest when hash is set (a
+ * sleepable program), its identity, then the path and digest rules. The
+ * digest is taken first: bpf_ima_file_hash may sleep, and nothing after it
+ * does (the per-CPU scratch is used only then). The file is the one exec
+ * opened and holds write-denied, so the digest is of what runs. */
+static __always_inline int kw_exec_hook(struct linux_binprm *bprm, int hash)
+{
+	struct kw_lsm_scratch *sc;
+	struct kw_ev_exec *e;
+	struct file *file = bprm->file;
+	__u8 digest[KW_IMA_DIGEST_MAX] = {};
+	__u8 status = KW_DIGEST_UNSUPPORTED;
+	__s32 derr = 0;
+	__u16 rule;
+	int permit, verdict;
+	struct kw_ctx c;
+	long r;
+
+	if (!kw_session_find(&c, KW_CLASS_EXEC))
+		return 0;
+	if (hash) {
+		r = bpf_ima_file_hash(file, digest, sizeof(digest));
+		if (r == KW_HASH_ALGO_SHA256) {
+			status = KW_DIGEST_OK;
+		} else {
+			status = r < 0 ? KW_DIGEST_ERROR : KW_DIGEST_ALGORITHM;
+			derr = (__s32)r;
+		}
+	}
+	sc = kw_scratch();
+	if (!sc)
+		return kw_fail_closed(&c, KW_EV_FS_EXEC, -EACCES);
+	kw_path_build(sc, BPF_CORE_READ(file, f_path.mnt), BPF_CORE_READ(file, f_path.dentry), NULL);
+	permit = kw_path_judge(sc, c.slot, KW_WANT(KW_PK_EXEC), &rule);
+	permit = kw_exec_digest_judge(&c, permit, &rule, digest, status == KW_DIGEST_OK);
+	e = kw_record_decision(&c, KW_EV_FS_EXEC, permit, rule, sizeof(*e), &verdict);
+	if (e) {
+		e->p.access = KW_ACC_EXEC;
+		e->p.path_len = sc->len;
+		if (sc->truncated)
+			e->p.h.flags |= KW_EVF_TRUNCATED;
+		if (sc->detached)
+			e->p.h.flags |= KW_EVF_DETACHED;
+		/* binfmt_script and binfmt_misc point interp at the interpreter */
+		if (BPF_CORE_READ(bprm, interp) != BPF_CORE_READ(bprm, filename))
+			e->p.h.flags |= KW_EVF_INTERP;
+		__builtin_memcpy(e->p.path, sc->path, KW_PATH_MAX);
+		e->ino = BPF_CORE_READ(file, f_inode, i_ino);
+		e->dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+		e->generation = BPF_CORE_READ(file, f_inode, i_generation);
+		e->digest_status = status;
+		e->pad[0] = e->pad[1] = e->pad[2] = 0;
+		e->digest_err = derr;
+		__builtin_memcpy(e->sha256, digest, KW_SHA256_LEN);
+		kw_event_submit(e);
+	}
+	return verdict ? 0 : -EACCES;
+}
+
+/* Where the kernel cannot hash an executed file: the same judgement, every
+ * entry saying digest_unavailable. */
 SEC("lsm/bprm_check_security")
 int BPF_PROG(kw_lsm_bprm_check, struct linux_binprm *bprm, int ret)
 {
-	struct kw_ctx c;
+	return ret ? ret : kw_exec_hook(bprm, 0);
+}
 
-	if (ret)
-		return ret;
-	if (!kw_session_find(&c, KW_CLASS_EXEC))
-		return 0;
-	/* runs once per binary handler pass: a script's interpreter is judged too */
-	return kw_path_hook(&c, KW_EV_FS_EXEC, KW_ACC_EXEC, KW_WANT(KW_PK_EXEC),
-			    BPF_CORE_READ(bprm, file, f_path.mnt),
-			    BPF_CORE_READ(bprm, file, f_path.dentry), NULL, EACCES);
+/* Sleepable, for bpf_ima_file_hash: IMA reads the file and hashes it. */
+SEC("lsm.s/bprm_check_security")
+int BPF_PROG(kw_lsm_bprm_check_digest, struct linux_binprm *bprm, int ret)
+{
+	return ret ? ret : kw_exec_hook(bprm, 1);
 }
 
 /* ---- net.unix ---- */

@@ -9,10 +9,13 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Index into hits[]; the same order as enum kw_probe_class (probe.h). */
-enum { P_NET, P_DEV, P_SYSCTL, P_FILE, P_EXEC, P_PROC, P_MOUNT, P_UNIX, P_N };
+enum { P_NET, P_DEV, P_SYSCTL, P_FILE, P_EXEC, P_PROC, P_MOUNT, P_UNIX, P_EXEC_DIGEST, P_N };
 
 __u32 target_tgid = 0;
 __u64 hits[P_N] = {};
+/* lsm.exec_digest: calls seen, and what bpf_ima_file_hash returned last */
+__u64 digest_calls = 0;
+__s64 digest_ret = 0;
 
 static __always_inline void count(int i)
 {
@@ -76,5 +79,23 @@ int BPF_PROG(probe_unix_connect, struct sock *sock, struct sock *other, struct s
 	     int ret)
 {
 	count(P_UNIX);
+	return ret;
+}
+
+/* Counts only an exec whose file the kernel hashed with SHA-256 (IMA's
+ * enum hash_algo 4): what the exec.digest class needs. */
+SEC("lsm.s/bprm_check_security")
+int BPF_PROG(probe_bprm_digest, struct linux_binprm *bprm, int ret)
+{
+	__u8 d[64];
+	long r;
+
+	if ((__u32)(bpf_get_current_pid_tgid() >> 32) != target_tgid || !target_tgid)
+		return ret;
+	r = bpf_ima_file_hash(bprm->file, d, sizeof(d));
+	digest_ret = r;
+	__sync_fetch_and_add(&digest_calls, 1);
+	if (r == 4)
+		__sync_fetch_and_add(&hits[P_EXEC_DIGEST], 1);
 	return ret;
 }

@@ -42,7 +42,21 @@ struct kw_path_rule {
 	uint16_t len;
 	char path[KW_PATH_MAX]; /* absolute and normalised, or an object name
 				   (kw_path_object_name); NUL-terminated */
+	bool pinned;       /* exec.allow {"path", "sha256"}: only this build here */
+	uint8_t sha256[KW_SHA256_LEN];
 };
+
+/* exec.allow "sha256:<hex>": that build may run, whatever its path. */
+struct kw_exec_digest {
+	uint16_t index;
+	uint8_t sha256[KW_SHA256_LEN];
+};
+
+/* How a SHA-256 is written in policies and logs: the prefix, then 64
+ * lowercase hex digits. */
+#define KW_SHA256_PREFIX "sha256:"
+/* Parses "sha256:<64 lowercase hex>" into out. 0 or -EINVAL. */
+int kw_sha256_parse(const char *s, uint8_t out[KW_SHA256_LEN]);
 
 /* 1 when s names files that have no path, "kind:" or "kind:name": memfd:,
  * pipe:, socket:, anon: (docs/lsm.md). Allowed in fs and exec lists. */
@@ -60,6 +74,8 @@ struct kw_policy {
 	struct kw_dev_rule_spec *dev; size_t n_dev;
 	bool sysctl_write;
 	struct kw_path_rule *paths; size_t n_paths;      /* fs.read/write/deny, exec.allow, net.unix */
+	struct kw_exec_digest *exec_digests;             /* exec.allow digests, KW_POLICY_MAX_PATH_RULES */
+	size_t n_exec_digests;
 	bool mount_allow;                                /* mount: {"allow": true} */
 	bool signal_outside;                             /* proc: {"signal_outside": true} */
 };

@@ -17,6 +17,7 @@ enum kw_probe_class {
 	KW_PROBE_LSM_PROC,     /* lsm/task_kill */
 	KW_PROBE_LSM_MOUNT,    /* lsm/sb_mount */
 	KW_PROBE_LSM_UNIX,     /* lsm/unix_stream_connect */
+	KW_PROBE_LSM_EXEC_DIGEST, /* lsm.s/bprm_check_security hashing the file (bpf_ima_file_hash) */
 	KW_PROBE_NCLASSES
 };
 
@@ -28,7 +29,7 @@ struct kw_probe_result {
 };
 
 /* "cgroup.net", "cgroup.dev", "sysctl", "lsm.file", "lsm.exec", "lsm.proc",
- * "lsm.mount", "lsm.unix"; NULL out of range. */
+ * "lsm.mount", "lsm.unix", "lsm.exec_digest"; NULL out of range. */
 const char *kw_probe_class_name(int cls);
 
 /* What the hook classes leave out of reach, whatever the kernel: operations
@@ -43,6 +44,10 @@ extern const struct kw_probe_limit kw_probe_limits[];
 /* Probes every class for real (loads, attaches, triggers, counts). Mounts
  * securityfs if needed. Returns 0, or -errno when probing itself could not run. */
 int kw_probe_all(struct kw_probe_result out[KW_PROBE_NCLASSES]);
+
+/* Probes one class the same way (the loader asks for lsm.exec_digest: whether
+ * the kernel gives the SHA-256 of an executed file). 0 or -errno. */
+int kw_probe_class(int cls, struct kw_probe_result *out);
 
 /* Active LSM list ("lockdown,capability,bpf") into buf; mounts securityfs if
  * needed. 0 or -errno. */

@@ -210,17 +210,10 @@ static void test_paths(void **state)
 	       "\"rule\":\"fs.deny[0]\",\"seq\":5,\"tool\":\"fs.mkdir\",\"truncated\":true,"
 	       "\"ts\":1700000002000000,\"uid\":1000}");
 
-	hdr(&e.h, KW_EV_FS_EXEC, KW_DENY, 1, KW_RULE_DEFAULT);
 	e.h.flags = 0;
-	e.access = KW_ACC_EXEC;
-	strcpy(e.path, "/tmp/x");
-	e.path_len = 6;
-	expect(&e, sizeof(e),
-	       "{\"access\":\"x\",\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\","
-	       "\"enforced\":true,\"path\":\"/tmp/x\",\"pid\":42,\"rule\":\"exec:default\","
-	       "\"seq\":5,\"tool\":\"fs.exec\",\"ts\":1700000002000000,\"uid\":1000}");
 
 	hdr(&e.h, KW_EV_NET_UNIX, KW_PERMIT, 0, KW_RULE_PATH(KW_PATH_UNIX, 0));
+	e.access = KW_UNIX_CONNECT;
 	strcpy(e.path, "/run/a.sock");
 	e.path_len = 11;
 	expect(&e, sizeof(e),
@@ -287,16 +280,81 @@ static void test_paths(void **state)
 	       "\"fstype\":\"tmpfs\",\"pid\":42,\"rule\":\"mount:default\",\"seq\":5,"
 	       "\"tool\":\"fs.fsconfig\",\"ts\":1700000002000000,\"uid\":1000}");
 
-	/* a file with no path, by kind and name */
-	hdr(&e.h, KW_EV_FS_EXEC, KW_PERMIT, 0, KW_RULE_PATH(KW_PATH_EXEC, 2));
-	e.access = KW_ACC_EXEC;
-	strcpy(e.path, "memfd:kwtest");
-	e.path_len = 12;
+}
+
+/* exec: the path decision plus the file's identity and digest */
+static void test_exec(void **state)
+{
+	struct kw_ev_exec e = { 0 };
+
+	(void)state;
+	hdr(&e.p.h, KW_EV_FS_EXEC, KW_DENY, 1, KW_RULE_DEFAULT);
+	e.p.access = KW_ACC_EXEC;
+	strcpy(e.p.path, "/tmp/x");
+	e.p.path_len = 6;
+	e.dev = (8u << 20) | 17u; /* the kernel's encoding of 8:17 */
+	e.ino = 1ULL << 60;       /* beyond 2^53: a string */
+	e.generation = 7;
+	/* the SHA-256 of "abc" (FIPS 180-2, appendix B.1) */
+	static const uint8_t abc[32] = {
+		0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea, 0x41, 0x41, 0x40, 0xde, 0x5d, 0xae, 0x22,
+		0x23, 0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17, 0x7a, 0x9c, 0xb4, 0x10, 0xff, 0x61, 0xf2, 0x00,
+		0x15, 0xad,
+	};
+	memcpy(e.sha256, abc, sizeof(abc));
+	e.digest_status = KW_DIGEST_OK;
+	expect(&e, sizeof(e),
+	       "{\"access\":\"x\",\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\","
+	       "\"dev\":\"8:17\",\"digest\":\"sha256:"
+	       "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\","
+	       "\"enforced\":true,\"generation\":7,\"ino\":\"1152921504606846976\","
+	       "\"path\":\"/tmp/x\",\"pid\":42,\"rule\":\"exec:default\","
+	       "\"seq\":5,\"tool\":\"fs.exec\",\"ts\":1700000002000000,\"uid\":1000}");
+
+	/* no digest: never one the kernel did not give */
+	hdr(&e.p.h, KW_EV_FS_EXEC, KW_PERMIT, 0, KW_RULE_PATH(KW_PATH_EXEC, 2));
+	strcpy(e.p.path, "memfd:kwtest");
+	e.p.path_len = 12;
+	e.dev = 1;
+	e.ino = 3;
+	e.generation = 0;
+	e.digest_status = KW_DIGEST_UNSUPPORTED;
 	expect(&e, sizeof(e),
 	       "{\"access\":\"x\",\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"permit\","
-	       "\"enforced\":false,\"path\":\"memfd:kwtest\",\"pid\":42,"
+	       "\"dev\":\"0:1\",\"digest_unavailable\":\"unsupported\",\"enforced\":false,"
+	       "\"generation\":0,\"ino\":\"3\",\"path\":\"memfd:kwtest\",\"pid\":42,"
 	       "\"rule\":\"exec.allow[2]\",\"seq\":5,\"tool\":\"fs.exec\","
 	       "\"ts\":1700000002000000,\"uid\":1000}");
+	e.digest_status = KW_DIGEST_ERROR;
+	e.digest_err = -95;
+	e.p.h.flags = KW_EVF_INTERP;
+	hdr(&e.p.h, KW_EV_FS_EXEC, KW_DENY, 1, KW_RULE_PATH(KW_RULE_KIND_DIGEST_MISMATCH, 3));
+	e.p.h.flags = KW_EVF_INTERP;
+	expect(&e, sizeof(e),
+	       "{\"access\":\"x\",\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\","
+	       "\"dev\":\"0:1\",\"digest_unavailable\":\"ima_error:EOPNOTSUPP\",\"enforced\":true,"
+	       "\"generation\":0,\"ino\":\"3\",\"interpreter\":true,\"path\":\"memfd:kwtest\","
+	       "\"pid\":42,\"rule\":\"exec.allow[3]:digest_mismatch\",\"seq\":5,"
+	       "\"tool\":\"fs.exec\",\"ts\":1700000002000000,\"uid\":1000}");
+	e.p.h.flags = 0;
+	e.digest_status = KW_DIGEST_ALGORITHM;
+	e.digest_err = 2;
+	{
+		struct kw_buf b = { 0 };
+
+		assert_int_equal(kw_event_to_entry(&e, sizeof(e), B2R, &b), 0);
+		assert_non_null(strstr(b.data, "\"digest_unavailable\":\"ima_algorithm:sha1\""));
+		assert_null(strstr(b.data, "\"digest\":"));
+		kw_buf_free(&b);
+	}
+	/* a path-sized exec event is short */
+	{
+		struct kw_buf b = { 0 };
+
+		assert_int_equal(kw_event_to_entry(&e, sizeof(struct kw_ev_path), B2R, &b), -EINVAL);
+		assert_int_equal(b.len, 0);
+		kw_buf_free(&b);
+	}
 }
 
 static void test_proc_and_mount(void **state)
@@ -463,7 +521,7 @@ static void test_refusals(void **state)
 static void test_random_events(void **state)
 {
 	static const uint16_t kinds[] = { 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 99 };
-	unsigned char ev[sizeof(struct kw_ev_path) + 8];
+	unsigned char ev[sizeof(struct kw_ev_exec) + 8];
 	uint32_t x = 12345;
 	size_t i, j, entries = 0;
 
@@ -513,6 +571,7 @@ int main(void)
 		cmocka_unit_test(test_dev),
 		cmocka_unit_test(test_sysctl),
 		cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_exec),
 		cmocka_unit_test(test_proc_and_mount),
 		cmocka_unit_test(test_lossy_comm_and_big_ids),
 		cmocka_unit_test(test_numbers_beyond_2_53),

@@ -492,6 +492,58 @@ static void test_compiled_evaluation(void **state)
 	kw_policy_free(p);
 }
 
+/* exec.allow by digest: "sha256:<hex>" and {"path", "sha256"} */
+#define D_ABC "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+#define D_EMPTY "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+static void test_exec_digests(void **state)
+{
+	static const uint8_t abc0[4] = { 0xba, 0x78, 0x16, 0xbf }, empty31 = 0x55;
+	struct kw_policy *p;
+
+	(void)state;
+	p = parse_ok(HEAD ",\"exec\":{\"allow\":[\"/bin\",\"" D_ABC "\","
+		     "{\"path\":\"/usr/bin/python3\",\"sha256\":\"" D_EMPTY "\"}]}}");
+	assert_true(p->classes & KW_CLASS_EXEC);
+	assert_true(p->classes & KW_CLASS_EXEC_DIGEST);
+	assert_int_equal(p->n_exec_digests, 1);
+	assert_int_equal(p->exec_digests[0].index, 1);
+	assert_memory_equal(p->exec_digests[0].sha256, abc0, 4);
+	assert_int_equal(p->n_paths, 2);
+	assert_false(p->paths[0].pinned);
+	assert_string_equal(p->paths[1].path, "/usr/bin/python3");
+	assert_int_equal(p->paths[1].index, 2);
+	assert_true(p->paths[1].pinned);
+	assert_int_equal(p->paths[1].sha256[31], empty31);
+	kw_policy_free(p);
+
+	/* paths only: no digest class */
+	p = parse_ok(HEAD ",\"exec\":{\"allow\":[\"/bin\"]}}");
+	assert_false(p->classes & KW_CLASS_EXEC_DIGEST);
+	kw_policy_free(p);
+
+	refused(HEAD ",\"exec\":{\"allow\":[\"sha256:ab\"]}}",
+		"exec.allow[0]: \"sha256:ab\" is not sha256: and 64 lowercase hex digits");
+	refused(HEAD ",\"exec\":{\"allow\":[\"sha256:BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB"
+		"410FF61F20015AD\"]}}", "exec.allow[0]: \"sha256:BA78");
+	refused(HEAD ",\"exec\":{\"allow\":[\"" D_ABC "0\"]}}", "exec.allow[0]: \"sha256:");
+	refused(HEAD ",\"exec\":{\"allow\":[{\"path\":\"/bin/sh\"}]}}",
+		"exec.allow[0]: needs both \"path\" and \"sha256\"");
+	refused(HEAD ",\"exec\":{\"allow\":[{\"sha256\":\"" D_ABC "\"}]}}",
+		"exec.allow[0]: needs both");
+	refused(HEAD ",\"exec\":{\"allow\":[{\"path\":\"/bin/sh\",\"sha256\":\"" D_ABC "\","
+		"\"size\":1}]}}", "exec.allow[0].size: unknown key");
+	refused(HEAD ",\"exec\":{\"allow\":[{\"path\":\"/bin/sh\",\"sha256\":\"md5:00\"}]}}",
+		"exec.allow[0].sha256: \"md5:00\" is not sha256:");
+	refused(HEAD ",\"exec\":{\"allow\":[{\"path\":\"bin/sh\",\"sha256\":\"" D_ABC "\"}]}}",
+		"exec.allow[0]: path \"bin/sh\" is not absolute");
+	refused(HEAD ",\"exec\":{\"allow\":[{\"path\":7,\"sha256\":\"" D_ABC "\"}]}}",
+		"exec.allow[0]: \"path\" and \"sha256\" must be strings");
+	refused(HEAD ",\"exec\":{\"allow\":[\"/bin/sh\",{\"path\":\"/bin/sh\",\"sha256\":\""
+		D_ABC "\"}]}}", "exec.allow[1]: \"/bin/sh\" is also allowed for any build by exec.allow[0]");
+	/* a digest in another list is a path, and not an absolute one */
+	refused(HEAD ",\"fs\":{\"read\":[\"" D_ABC "\"]}}", "fs.read[0]: path");
+}
+
 static void test_rule_names(void **state)
 {
 	char b[48];
@@ -516,6 +568,9 @@ static void test_rule_names(void **state)
 			    "fs:default");
 	assert_string_equal(kw_rule_name(KW_EV_FS_EXEC, KW_RULE_PATH(KW_PATH_EXEC, 1), b,
 					 sizeof(b)), "exec.allow[1]");
+	assert_string_equal(kw_rule_name(KW_EV_FS_EXEC,
+					 KW_RULE_PATH(KW_RULE_KIND_DIGEST_MISMATCH, 4), b, sizeof(b)),
+			    "exec.allow[4]:digest_mismatch");
 	assert_string_equal(kw_rule_name(KW_EV_NET_UNIX, KW_RULE_PATH(KW_PATH_UNIX, 0), b,
 					 sizeof(b)), "net.unix[0]");
 	assert_string_equal(kw_rule_name(KW_EV_MOUNT, 0, b, sizeof(b)), "mount.allow");
@@ -610,6 +665,7 @@ int main(void)
 		cmocka_unit_test(test_refusals_name_their_field),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_compiled_evaluation),
+		cmocka_unit_test(test_exec_digests),
 		cmocka_unit_test(test_rule_names),
 		cmocka_unit_test(test_examples_parse),
 		cmocka_unit_test(test_byte_mutations),

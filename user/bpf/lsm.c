@@ -74,6 +74,22 @@ static uint32_t classes_missing_hooks(char *why, size_t whylen)
 	return missing;
 }
 
+/* Whether the kernel gives the SHA-256 of an executed file: the probe's
+ * sleepable program loads, attaches and sees bpf_ima_file_hash return a
+ * SHA-256 for a real exec. */
+static bool exec_digest_works(char *why, size_t whylen)
+{
+	struct kw_probe_result r;
+
+	if (kw_probe_class(KW_PROBE_LSM_EXEC_DIGEST, &r)) {
+		snprintf(why, whylen, "the exec digest probe could not run");
+		return false;
+	}
+	if (!r.available)
+		snprintf(why, whylen, "%s", r.reason);
+	return r.available;
+}
+
 uint32_t kw_lsm_prepare(struct kwitness_bpf *skel, char *why, size_t whylen)
 {
 	uint32_t provide = KW_CLASS_LSM_MASK;
@@ -86,9 +102,22 @@ uint32_t kw_lsm_prepare(struct kwitness_bpf *skel, char *why, size_t whylen)
 		provide = 0;
 	else
 		provide &= ~classes_missing_hooks(why, whylen);
+	if (provide & KW_CLASS_EXEC_DIGEST) {
+		char dwhy[KW_PROBE_REASON_MAX];
+		size_t n = strlen(why);
+
+		if (!exec_digest_works(dwhy, sizeof(dwhy))) {
+			provide &= ~KW_CLASS_EXEC_DIGEST;
+			/* the caller gives one reason to every LSM class left out */
+			snprintf(why + n, whylen - n, "%s%s", n ? "; exec.digest: " : "", dwhy);
+		}
+	}
 	for (i = 0; i < KW_N_LSM_PROGS; i++)
 		bpf_program__set_autoload(lsm_prog(skel, &kw_lsm_progs[i]),
 					  (provide & kw_lsm_progs[i].class_bit) != 0);
+	/* one exec program: the one that hashes serves exec as well */
+	if (provide & KW_CLASS_EXEC_DIGEST)
+		bpf_program__set_autoload(skel->progs.kw_lsm_bprm_check, false);
 	return provide;
 }
 
@@ -168,6 +197,57 @@ static int mark_ancestors(int rules_fd, uint32_t slot, const struct kw_path_rule
 	return 0;
 }
 
+/* The index the kernel reports for exec.allow path p: its first listing. */
+static uint16_t exec_rule_of(const struct kw_policy *pol, const struct kw_path_rule *p)
+{
+	uint16_t first = p->index;
+	size_t i;
+
+	for (i = 0; i < pol->n_paths; i++)
+		if (pol->paths[i].kind == KW_PK_EXEC && pol->paths[i].index < first &&
+		    !strcmp(pol->paths[i].path, p->path))
+			first = pol->paths[i].index;
+	return first;
+}
+
+/* exec.allow digests into kw_exec_digests (layout: kwitness/abi/lsm_map.h). */
+static int add_exec_digests(int fd, uint32_t slot, const struct kw_policy *pol)
+{
+	struct kw_exec_digest_key key;
+	uint16_t val;
+	size_t i;
+
+	for (i = 0; i < pol->n_exec_digests; i++) {
+		memset(&key, 0, sizeof(key));
+		key.slot = slot;
+		key.rule = KW_EXEC_ANY_PATH;
+		memcpy(key.sha256, pol->exec_digests[i].sha256, KW_SHA256_LEN);
+		val = pol->exec_digests[i].index;
+		/* a digest listed twice: the first listing names it */
+		if (bpf_map_update_elem(fd, &key, &val, BPF_NOEXIST) && errno != EEXIST)
+			return -errno;
+	}
+	for (i = 0; i < pol->n_paths; i++) {
+		const struct kw_path_rule *r = &pol->paths[i];
+
+		if (r->kind != KW_PK_EXEC || !r->pinned)
+			continue;
+		memset(&key, 0, sizeof(key));
+		key.slot = slot;
+		key.rule = exec_rule_of(pol, r);
+		key.pinned = 1;
+		val = key.rule;
+		if (bpf_map_update_elem(fd, &key, &val, BPF_ANY))
+			return -errno;
+		key.pinned = 0;
+		memcpy(key.sha256, r->sha256, KW_SHA256_LEN);
+		val = r->index;
+		if (bpf_map_update_elem(fd, &key, &val, BPF_NOEXIST) && errno != EEXIST)
+			return -errno;
+	}
+	return 0;
+}
+
 int kw_lsm_session_add(struct kwitness_bpf *skel, uint32_t slot, const struct kw_policy *pol)
 {
 	int rules_fd = bpf_map__fd(skel->maps.kw_path_rules);
@@ -219,9 +299,33 @@ int kw_lsm_session_add(struct kwitness_bpf *skel, uint32_t slot, const struct kw
 				goto fail;
 		}
 	}
+	if (pol->classes & KW_CLASS_EXEC) {
+		err = add_exec_digests(bpf_map__fd(skel->maps.kw_exec_digests), slot, pol);
+		if (err)
+			goto fail;
+	}
 	return 0;
 fail:
 	kw_lsm_session_remove(skel, slot);
+	return err;
+}
+
+static int remove_exec_digests(int fd, uint32_t slot)
+{
+	struct kw_exec_digest_key key, next;
+	int err = 0, more;
+
+	if (fd < 0)
+		return -EBADF;
+	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
+	while (more) {
+		key = next;
+		more = bpf_map_get_next_key(fd, &key, &next) == 0;
+		if (key.slot != slot)
+			continue;
+		if (bpf_map_delete_elem(fd, &key) && errno != ENOENT && !err)
+			err = -errno;
+	}
 	return err;
 }
 
@@ -249,5 +353,5 @@ int kw_lsm_session_remove(struct kwitness_bpf *skel, uint32_t slot)
 		if (bpf_map_delete_elem(rules_fd, &key) && errno != ENOENT && !err)
 			err = -errno;
 	}
-	return err;
+	return remove_exec_digests(bpf_map__fd(skel->maps.kw_exec_digests), slot) ?: err;
 }

@@ -54,6 +54,8 @@ static const struct probe_class classes[KW_PROBE_NCLASSES] = {
 	[KW_PROBE_LSM_MOUNT] = { "lsm.mount", BPF_PROG_TYPE_LSM, "lsm", "lsm/sb_mount", true, false },
 	[KW_PROBE_LSM_UNIX] = { "lsm.unix", BPF_PROG_TYPE_LSM, "lsm", "lsm/unix_stream_connect",
 				true, false },
+	[KW_PROBE_LSM_EXEC_DIGEST] = { "lsm.exec_digest", BPF_PROG_TYPE_LSM, "lsm",
+				       "lsm.s/bprm_check_security", true, false },
 };
 
 const struct kw_probe_limit kw_probe_limits[] = {
@@ -89,6 +91,7 @@ static struct bpf_program *class_prog(struct kwitness_probe_bpf *s, int cls)
 	case KW_PROBE_LSM_PROC: return s->progs.probe_task_kill;
 	case KW_PROBE_LSM_MOUNT: return s->progs.probe_sb_mount;
 	case KW_PROBE_LSM_UNIX: return s->progs.probe_unix_connect;
+	case KW_PROBE_LSM_EXEC_DIGEST: return s->progs.probe_bprm_digest;
 	}
 	return NULL;
 }
@@ -235,6 +238,7 @@ static int trigger(int cls)
 		close(fd);
 		return err;
 	case KW_PROBE_LSM_EXEC:
+	case KW_PROBE_LSM_EXEC_DIGEST:
 		return trigger_exec();
 	case KW_PROBE_LSM_PROC:
 		return kill(getpid(), 0) ? errno : 0;
@@ -397,6 +401,15 @@ static void probe_one(int cls, const char *lsm_list, const char *cg2, struct kw_
 	}
 	if (skel->bss->hits[cls] > 0) {
 		r->available = true;
+	} else if (cls == KW_PROBE_LSM_EXEC_DIGEST && skel->bss->digest_calls) {
+		long dr = (long)skel->bss->digest_ret;
+
+		if (dr < 0)
+			say(r, "bpf_ima_file_hash failed: %s (a kernel without CONFIG_IMA?)",
+			    errname((int)-dr));
+		else
+			say(r, "IMA hashes with algorithm %ld, not SHA-256 (boot with ima_hash=sha256)",
+			    dr);
 	} else if (child_err) {
 		say(r, "%s attached but the probe could not trigger it: %s", pc->section,
 		    errname(child_err));
@@ -422,6 +435,22 @@ int kw_probe_all(struct kw_probe_result out[KW_PROBE_NCLASSES])
 
 	for (i = 0; i < KW_PROBE_NCLASSES; i++)
 		probe_one(i, have_lsm ? lsm : NULL, have_cg2 ? cg2 : NULL, &out[i]);
+	libbpf_set_print(old);
+	return 0;
+}
+
+int kw_probe_class(int cls, struct kw_probe_result *out)
+{
+	libbpf_print_fn_t old;
+	char lsm[256], cg2[4096] = "";
+	bool have_lsm, have_cg2;
+
+	if (cls < 0 || cls >= KW_PROBE_NCLASSES)
+		return -EINVAL;
+	old = libbpf_set_print(quiet_print);
+	have_lsm = kw_probe_lsm_list(lsm, sizeof(lsm)) == 0;
+	have_cg2 = !classes[cls].cgroup || kw_cgroup2_mount(cg2, sizeof(cg2)) == 0;
+	probe_one(cls, have_lsm ? lsm : NULL, have_cg2 ? cg2 : NULL, out);
 	libbpf_set_print(old);
 	return 0;
 }

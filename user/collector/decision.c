@@ -27,13 +27,14 @@ struct field {
 	bool b;
 };
 
-#define MAX_FIELDS 20
+#define MAX_FIELDS 24
 
 struct entry {
 	struct field f[MAX_FIELDS];
 	size_t n;
 	char scratch[8][64]; /* backing store for formatted strings */
 	size_t n_scratch;
+	char digest[sizeof(KW_SHA256_PREFIX) + 2 * KW_SHA256_LEN];
 };
 
 static void add_str(struct entry *e, const char *key, const char *s)
@@ -199,6 +200,63 @@ static const char *path_access(uint32_t acc, char *buf)
 	return buf;
 }
 
+/* IMA's hash algorithm numbers (enum hash_algo) that a kernel may be
+ * configured with instead of SHA-256 (ima_hash=). */
+static const char *hash_algo_name(int32_t algo)
+{
+	switch (algo) {
+	case 1: return "md5";
+	case 2: return "sha1";
+	case 5: return "sha384";
+	case 6: return "sha512";
+	case 7: return "sha224";
+	case 13: return "sm3";
+	case 17: return "streebog256";
+	case 18: return "streebog512";
+	}
+	return NULL;
+}
+
+/* The exec members: "dev", "digest" or "digest_unavailable", "generation",
+ * "ino", "interpreter" (key order; "access" comes before, "mount" after). */
+static void add_exec_members(struct entry *e, const struct kw_ev_exec *ev)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *dev = scratch(e), *why;
+	size_t i, n;
+
+	snprintf(dev, 64, "%u:%u", ev->dev >> 20, ev->dev & 0xfffff);
+	add_str(e, "dev", dev);
+	if (ev->digest_status == KW_DIGEST_OK) {
+		n = strlen(KW_SHA256_PREFIX);
+		memcpy(e->digest, KW_SHA256_PREFIX, n);
+		for (i = 0; i < KW_SHA256_LEN; i++) {
+			e->digest[n++] = hex[ev->sha256[i] >> 4];
+			e->digest[n++] = hex[ev->sha256[i] & 15];
+		}
+		e->digest[n] = '\0';
+		add_str(e, "digest", e->digest);
+	} else {
+		why = scratch(e);
+		if (ev->digest_status == KW_DIGEST_ALGORITHM && hash_algo_name(ev->digest_err))
+			snprintf(why, 64, "ima_algorithm:%s", hash_algo_name(ev->digest_err));
+		else if (ev->digest_status == KW_DIGEST_ALGORITHM)
+			snprintf(why, 64, "ima_algorithm:%d", ev->digest_err);
+		else if (ev->digest_status == KW_DIGEST_ERROR && ev->digest_err < 0 &&
+			 ev->digest_err > -4096 && strerrorname_np(-ev->digest_err))
+			snprintf(why, 64, "ima_error:%s", strerrorname_np(-ev->digest_err));
+		else if (ev->digest_status == KW_DIGEST_ERROR)
+			snprintf(why, 64, "ima_error:%d", ev->digest_err);
+		else
+			snprintf(why, 64, "unsupported");
+		add_str(e, "digest_unavailable", why);
+	}
+	add_int(e, "generation", ev->generation);
+	add_id(e, "ino", ev->ino);
+	if (ev->p.h.flags & KW_EVF_INTERP)
+		add_bool(e, "interpreter", true);
+}
+
 static size_t bounded_len(const char *s, size_t claimed, size_t cap)
 {
 	size_t n = claimed < cap ? claimed : cap;
@@ -354,7 +412,8 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 		bool fstype;
 		size_t n;
 
-		if (size < sizeof(*ev)) {
+		if (size < sizeof(*ev) ||
+		    (h.kind == KW_EV_FS_EXEC && size < sizeof(struct kw_ev_exec))) {
 			ret = -EINVAL;
 			break;
 		}
@@ -368,6 +427,8 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 			add_str(e, "access", ev->access == KW_UNIX_SEND ? "send" : "connect");
 		else if (h.kind != KW_EV_MOUNT)
 			add_str(e, "access", path_access(ev->access, scratch(e)));
+		if (h.kind == KW_EV_FS_EXEC)
+			add_exec_members(e, data);
 		if (fstype)
 			add_lossy(e, "fstype", ev->path, n);
 		if (h.flags & KW_EVF_DETACHED)

@@ -525,51 +525,173 @@ int kw_path_object_name(const char *s)
 	return 0;
 }
 
+/* Appends path rule s (item i of list name) after checking it. */
+static int add_path_rule(struct pctx *c, const char *s, const char *name, size_t i,
+			 uint8_t kind, struct kw_path_rule **out)
+{
+	struct kw_path_rule *r;
+	size_t len = strlen(s);
+	char q[80];
+
+	if (len >= KW_PATH_MAX)
+		return fail(c, "%s[%zu]: path longer than %d bytes", name, i, KW_PATH_MAX - 1);
+	if (kw_path_object_name(s) && kind != KW_PATH_UNIX)
+		; /* a file with no path, by kind and name */
+	else if (s[0] != '/')
+		return fail(c, "%s[%zu]: path \"%s\" is not absolute (nor memfd:, pipe:, "
+			    "socket:, anon:)", name, i, quote(s, q));
+	else if (!path_normalised(s))
+		return fail(c, "%s[%zu]: path \"%s\" is not normalised (no \".\", \"..\", "
+			    "duplicate or trailing slashes)", name, i, quote(s, q));
+	if (c->p->n_paths == c->cap_paths) {
+		size_t cap = c->cap_paths ? c->cap_paths * 2 : 16;
+		struct kw_path_rule *n = realloc(c->p->paths, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		c->p->paths = n;
+		c->cap_paths = cap;
+	}
+	r = &c->p->paths[c->p->n_paths++];
+	memset(r, 0, sizeof(*r));
+	r->kind = kind;
+	r->index = (uint16_t)i;
+	r->len = (uint16_t)len;
+	memcpy(r->path, s, len + 1);
+	if (out)
+		*out = r;
+	return 0;
+}
+
 static int parse_path_list(struct pctx *c, json_t *obj, const char *key, const char *name,
 			   uint8_t kind)
 {
 	json_t *a, *v;
 	size_t i;
 	int ret;
-	char q[80];
 
 	a = get_array(c, obj, key, name, KW_POLICY_MAX_PATH_RULES, &ret);
 	if (ret || !a)
 		return ret;
 	json_array_foreach(a, i, v) {
 		const char *s = item_string(c, v, name, i, &ret);
-		struct kw_path_rule *r;
-		size_t len;
 
 		if (!s)
 			return ret;
-		len = strlen(s);
-		if (len >= KW_PATH_MAX)
-			return fail(c, "%s[%zu]: path longer than %d bytes", name, i,
-				    KW_PATH_MAX - 1);
-		if (kw_path_object_name(s) && kind != KW_PATH_UNIX)
-			; /* a file with no path, by kind and name */
-		else if (s[0] != '/')
-			return fail(c, "%s[%zu]: path \"%s\" is not absolute (nor memfd:, pipe:, "
-				    "socket:, anon:)", name, i, quote(s, q));
-		else if (!path_normalised(s))
-			return fail(c, "%s[%zu]: path \"%s\" is not normalised (no \".\", \"..\", "
-				    "duplicate or trailing slashes)", name, i, quote(s, q));
-		if (c->p->n_paths == c->cap_paths) {
-			size_t cap = c->cap_paths ? c->cap_paths * 2 : 16;
-			struct kw_path_rule *n = realloc(c->p->paths, cap * sizeof(*n));
+		ret = add_path_rule(c, s, name, i, kind, NULL);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
 
-			if (!n)
-				return -ENOMEM;
-			c->p->paths = n;
-			c->cap_paths = cap;
+int kw_sha256_parse(const char *s, uint8_t out[KW_SHA256_LEN])
+{
+	size_t i;
+
+	if (strncmp(s, KW_SHA256_PREFIX, strlen(KW_SHA256_PREFIX)))
+		return -EINVAL;
+	s += strlen(KW_SHA256_PREFIX);
+	for (i = 0; i < 2 * KW_SHA256_LEN; i++) {
+		char ch = s[i];
+		int v;
+
+		if (ch >= '0' && ch <= '9')
+			v = ch - '0';
+		else if (ch >= 'a' && ch <= 'f')
+			v = ch - 'a' + 10;
+		else
+			return -EINVAL;
+		if (i % 2 == 0)
+			out[i / 2] = (uint8_t)(v << 4);
+		else
+			out[i / 2] |= (uint8_t)v;
+	}
+	return s[i] ? -EINVAL : 0;
+}
+
+/* exec.allow: paths as in the other lists, plus "sha256:<hex>" (that build,
+ * wherever it is) and {"path": P, "sha256": "sha256:<hex>"} (only that build
+ * at P). Any digest makes the policy need exec.digest. */
+static int parse_exec_allow(struct pctx *c, json_t *exec)
+{
+	static const char *const keys[] = { "path", "sha256", NULL };
+	const char *name = "exec.allow";
+	json_t *a, *v;
+	size_t i;
+	int ret;
+	char q[80], where[48];
+
+	a = get_array(c, exec, "allow", name, KW_POLICY_MAX_PATH_RULES, &ret);
+	if (ret || !a)
+		return ret;
+	c->p->exec_digests = calloc(json_array_size(a) + 1, sizeof(*c->p->exec_digests));
+	if (!c->p->exec_digests)
+		return -ENOMEM;
+	json_array_foreach(a, i, v) {
+		struct kw_path_rule *r;
+		const char *s, *d;
+		json_t *jp, *jd;
+
+		if (json_is_string(v) && !strncmp(json_string_value(v), KW_SHA256_PREFIX,
+						   strlen(KW_SHA256_PREFIX))) {
+			struct kw_exec_digest *e;
+
+			s = item_string(c, v, name, i, &ret);
+			if (!s)
+				return ret;
+			e = &c->p->exec_digests[c->p->n_exec_digests];
+			if (kw_sha256_parse(s, e->sha256))
+				return fail(c, "%s[%zu]: \"%s\" is not sha256: and 64 lowercase hex "
+					    "digits", name, i, quote(s, q));
+			e->index = (uint16_t)i;
+			c->p->n_exec_digests++;
+			c->p->classes |= KW_CLASS_EXEC_DIGEST;
+			continue;
 		}
-		r = &c->p->paths[c->p->n_paths++];
-		memset(r, 0, sizeof(*r));
-		r->kind = kind;
-		r->index = (uint16_t)i;
-		r->len = (uint16_t)len;
-		memcpy(r->path, s, len + 1);
+		if (!json_is_object(v)) {
+			s = item_string(c, v, name, i, &ret);
+			if (!s)
+				return ret;
+			ret = add_path_rule(c, s, name, i, KW_PATH_EXEC, NULL);
+			if (ret)
+				return ret;
+			continue;
+		}
+		snprintf(where, sizeof(where), "%s[%zu]", name, i);
+		ret = check_keys(c, v, where, keys);
+		if (ret)
+			return ret;
+		jp = json_object_get(v, "path");
+		jd = json_object_get(v, "sha256");
+		if (!jp || !jd)
+			return fail(c, "%s: needs both \"path\" and \"sha256\"", where);
+		if (!json_is_string(jp) || !json_is_string(jd) ||
+		    strlen(json_string_value(jp)) != json_string_length(jp))
+			return fail(c, "%s: \"path\" and \"sha256\" must be strings", where);
+		s = json_string_value(jp);
+		d = json_string_value(jd);
+		ret = add_path_rule(c, s, name, i, KW_PATH_EXEC, &r);
+		if (ret)
+			return ret;
+		if (strlen(d) != json_string_length(jd) || kw_sha256_parse(d, r->sha256))
+			return fail(c, "%s.sha256: \"%s\" is not sha256: and 64 lowercase hex digits",
+				    where, quote(d, q));
+		r->pinned = true;
+		c->p->classes |= KW_CLASS_EXEC_DIGEST;
+	}
+	/* a path pinned to builds cannot also be allowed for any build */
+	for (i = 0; i < c->p->n_paths; i++) {
+		const struct kw_path_rule *x = &c->p->paths[i];
+		size_t j;
+
+		for (j = 0; x->kind == KW_PATH_EXEC && x->pinned && j < c->p->n_paths; j++) {
+			const struct kw_path_rule *y = &c->p->paths[j];
+
+			if (y->kind == KW_PATH_EXEC && !y->pinned && !strcmp(x->path, y->path))
+				return fail(c, "%s[%u]: \"%s\" is also allowed for any build by "
+					    "%s[%u]", name, x->index, quote(x->path, q), name, y->index);
+		}
 	}
 	return 0;
 }
@@ -600,7 +722,7 @@ static int parse_lsm_sections(struct pctx *c, json_t *root)
 		c->p->classes |= KW_CLASS_EXEC;
 		ret = check_keys(c, s, "exec", exec_keys);
 		if (!ret)
-			ret = parse_path_list(c, s, "allow", "exec.allow", KW_PATH_EXEC);
+			ret = parse_exec_allow(c, s);
 	}
 	if (!ret)
 		ret = get_section(c, root, "mount", &s);
@@ -752,6 +874,7 @@ void kw_policy_free(struct kw_policy *p)
 	free(p->net);
 	free(p->dev);
 	free(p->paths);
+	free(p->exec_digests);
 	free(p);
 }
 
@@ -848,6 +971,8 @@ const char *kw_rule_name(uint16_t event_kind, uint16_t rule, char *buf, size_t l
 		return rule_text(buf, len, section, -1, ":default");
 	if (list)
 		return rule_text(buf, len, list, rule, NULL);
+	if (event_kind == KW_EV_FS_EXEC && KW_RULE_PATH_KIND(rule) == KW_RULE_KIND_DIGEST_MISMATCH)
+		return rule_text(buf, len, "exec.allow", KW_RULE_PATH_INDEX(rule), ":digest_mismatch");
 	plist = path_list_name(KW_RULE_PATH_KIND(rule));
 	if (plist)
 		return rule_text(buf, len, plist, KW_RULE_PATH_INDEX(rule), NULL);

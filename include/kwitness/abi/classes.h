@@ -7,7 +7,9 @@
  * KW_CLASS_TABLE(X) calls X(id, bit, name, kernel, probe):
  *   id      KW_CLASS_<id> in enum kw_class
  *   bit     its bit number in a class mask
- *   name    the policy section, and the class's name in logs and replies
+ *   name    the policy section, and the class's name in logs and replies;
+ *           "exec.digest" is no section of its own: a policy whose exec.allow
+ *           names a SHA-256 needs it (the kernel hashing each executed file)
  *   kernel  CGROUP: cgroup programs attached to each session's cgroup;
  *           LSM: BPF-LSM programs attached once, for every task
  *   probe   the `kwitness probe` class that tells whether this kernel can
@@ -27,10 +29,14 @@
 	X(EXEC, 7, "exec", LSM, LSM_EXEC)                                \
 	X(PROC, 8, "proc", LSM, LSM_PROC)                                \
 	X(MOUNT, 9, "mount", LSM, LSM_MOUNT)                             \
-	X(UNIX, 10, "net.unix", LSM, LSM_UNIX)
+	X(UNIX, 10, "net.unix", LSM, LSM_UNIX)                           \
+	X(EXEC_DIGEST, 11, "exec.digest", LSM, LSM_EXEC_DIGEST)
 
 /* The programs that serve each class (a class is available only when every
- * one of its programs loads). KW_CLASS_PROGRAMS(CG, LSM) calls
+ * one of its programs loads). The two exec programs are one judgement, with
+ * and without the file's digest: the loader loads exactly one of them
+ * (user/bpf/lsm.c), kw_lsm_bprm_check_digest where this kernel can hash an
+ * executed file, and that one then serves exec too. KW_CLASS_PROGRAMS(CG, LSM) calls
  *   CG(class, program, prog_type, section)  a cgroup program: its skeleton
  *       name, BPF_PROG_TYPE_<prog_type>, and its ELF section
  *   LSM(class, program, hook)               a BPF-LSM program: its skeleton
@@ -60,6 +66,7 @@
 	LSM(FS, kw_lsm_inode_setxattr, inode_setxattr)                                 \
 	LSM(FS, kw_lsm_inode_removexattr, inode_removexattr)                           \
 	LSM(EXEC, kw_lsm_bprm_check, bprm_check_security)                              \
+	LSM(EXEC_DIGEST, kw_lsm_bprm_check_digest, bprm_check_security)                \
 	LSM(PROC, kw_lsm_task_kill, task_kill)                                         \
 	LSM(PROC, kw_lsm_ptrace, ptrace_access_check)                                  \
 	LSM(PROC, kw_lsm_file_fcntl, file_fcntl)                                       \

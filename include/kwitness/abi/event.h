@@ -35,6 +35,9 @@
 #define KW_RULE_PATH(kind, index) ((__u16)(((kind) << 12) | ((index) & 0xfff)))
 #define KW_RULE_PATH_KIND(rule) ((rule) >> 12)
 #define KW_RULE_PATH_INDEX(rule) ((rule) & 0xfff)
+/* Rule of an exec refused because the file's digest is not the one its
+ * exec.allow entry requires ({"path", "sha256"}): "exec.allow[3]:digest_mismatch". */
+#define KW_RULE_KIND_DIGEST_MISMATCH 6
 
 enum kw_mode { KW_MODE_ENFORCE = 0, KW_MODE_ADVISORY = 1, KW_MODE_SILENT = 2 };
 enum kw_record_mode { KW_RECORD_ALL = 0, KW_RECORD_DENY = 1 };
@@ -170,6 +173,7 @@ enum kw_path_op {
 /* Event flags */
 #define KW_EVF_TRUNCATED 0x01 /* the object (path, name) did not fit its buffer */
 #define KW_EVF_DETACHED 0x02  /* the path is not under the task's root mount ("mount":"detached") */
+#define KW_EVF_INTERP 0x04    /* exec: a pass for the interpreter of the previous one ("interpreter":true) */
 
 struct kw_event_hdr {
 	__u64 seq;        /* per-session, from kw_session.next_seq */
@@ -238,6 +242,27 @@ struct kw_ev_path {
 	__u32 access;    /* kind-specific: read/write bits, path op */
 	__u32 path_len;  /* bytes used in path, without NUL */
 	char path[KW_PATH_MAX];
+};
+
+/* kw_ev_exec.digest_status: whether sha256 holds the file's digest. */
+enum kw_digest_status {
+	KW_DIGEST_OK = 0,          /* SHA-256 of the file's content, computed by the kernel */
+	KW_DIGEST_UNSUPPORTED = 1, /* this kernel cannot hash an executed file */
+	KW_DIGEST_ALGORITHM = 2,   /* IMA hashes with another algorithm (digest_err: enum hash_algo) */
+	KW_DIGEST_ERROR = 3,       /* bpf_ima_file_hash failed (digest_err: -errno) */
+};
+#define KW_SHA256_LEN 32
+
+/* exec (bprm_check_security): the path decision plus what the file is */
+struct kw_ev_exec {
+	struct kw_ev_path p;
+	__u64 ino;
+	__u32 dev;          /* the file system's s_dev: major << 20 | minor */
+	__u32 generation;   /* the inode's i_generation */
+	__u8 digest_status; /* enum kw_digest_status */
+	__u8 pad[3];
+	__s32 digest_err;
+	__u8 sha256[KW_SHA256_LEN];
 };
 
 /* LSM process decisions (task_kill, ptrace, file_send_sigiotask) */

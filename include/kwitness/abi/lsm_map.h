@@ -30,6 +30,24 @@ struct kw_path_val {
 	__u16 rule[KW_PK_N]; /* index in each list, or KW_PATH_NONE */
 };
 
+/* kw_exec_digests: hash, the digests exec.allow names, per session.
+ * - "sha256:<hex>" at list index i: {slot, KW_EXEC_ANY_PATH, 0, digest} -> i.
+ *   An exec of a file with that digest is allowed, whatever its path.
+ * - {"path": P, "sha256": D} at index i: P is a path rule of exec.allow; the
+ *   kernel names it by the index r of P's first listing, and r is marked
+ *   pinned ({slot, r, 1, zeros} -> r) with each digest allowed at P
+ *   ({slot, r, 0, D} -> i). A path decision by a pinned rule stands only
+ *   when the file's digest is one of them; otherwise the exec is refused
+ *   (KW_RULE_KIND_DIGEST_MISMATCH). */
+#define KW_EXEC_ANY_PATH 0xffff
+struct kw_exec_digest_key {
+	__u32 slot;
+	__u16 rule;   /* KW_EXEC_ANY_PATH or the path rule's index */
+	__u8 pinned;  /* 1: the marker of a pinned rule (sha256 all zero) */
+	__u8 pad;
+	__u8 sha256[KW_SHA256_LEN];
+};
+
 /* kw_lsm_slots[slot]: the LSM settings that are not path lists. */
 struct kw_lsm_slot {
 	__u8 mount_allow;    /* mount: {"allow": true} */
