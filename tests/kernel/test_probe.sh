@@ -38,7 +38,7 @@ reason() {
 
 if command -v jq >/dev/null; then
 	n=$(jq '.classes | length' <<<"$out" 2>/dev/null)
-	expect_eq "probe --json lists 8 classes" 8 "$n"
+	expect_eq "probe --json lists 9 classes" 9 "$n"
 fi
 
 # cgroup classes: root + a cgroup2 hierarchy
@@ -85,6 +85,20 @@ if command -v bpftool >/dev/null && [ -f "$KW_BUILD/probe.bpf.o" ]; then
 		fi
 	else
 		expect_eq "available lsm.file has no reason" "" "$(reason lsm.file)"
+	fi
+	# exec digests: lsm programs run, the kernel has IMA (its securityfs
+	# folder) and IMA's hash is SHA-256 (no other ima_hash= at boot)
+	want_dig=false
+	if $want_lsm && [ -d /sys/kernel/security/ima ]; then
+		case " $(cat /proc/cmdline) " in
+		*" ima_hash="*) grep -q ' ima_hash=sha256 ' <<<" $(cat /proc/cmdline) " && want_dig=true ;;
+		*) want_dig=true ;;
+		esac
+	fi
+	expect_eq "lsm.exec_digest available=$want_dig" "$want_dig" "$(avail lsm.exec_digest)"
+	if ! $want_dig; then
+		r=$(reason lsm.exec_digest)
+		[ -n "$r" ] && ok "lsm.exec_digest says why not ($r)" || not_ok "lsm.exec_digest says why not"
 	fi
 else
 	not_ok "bpftool and build/probe.bpf.o are there (the independent LSM expectation)"

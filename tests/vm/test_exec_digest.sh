@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Exec digests (run inside the VM by scripts/vmtest.sh): every fs.exec entry
+# carries the SHA-256 of the executed file as the kernel computed it, and
+# exec.allow can name builds. Each digest is checked against the test's own
+# sha256sum of the file (busybox's, computed in userspace), and the file's
+# dev/ino against stat. Skipped where kwitness probe says the kernel cannot
+# hash an executed file; a failure where it says it can.
+. "$(dirname "$0")/../lib.sh"
+. "$KW_ROOT/tests/kernel/kwd_lib.sh"
+
+LP=$KW_BUILD/tests/kw-lsmprobe
+[ -x "$LP" ] || kt_skip_all "$LP not built"
+kwd_require
+if "$KW" probe 2>/dev/null | grep -q '^lsm.exec_digest *yes'; then
+	kt_skip_all() { not_ok "$* (kwitness probe says this kernel hashes executed files)"; finish; }
+fi
+kwd_start
+kwd_has_hook exec.digest || kt_skip_feature exec.digest "the kernel cannot hash executed files ($(uname -r))"
+
+D=/tmp/xdig.$$
+mkdir -p "$D/a" "$D/b" "$D/c"
+cleanup_xd() { rm -rf "$D"; kwd_cleanup; }
+trap cleanup_xd EXIT
+
+# Two builds: busybox (static) and the same with bytes appended (still runs).
+cp /bin/busybox "$D/build-a"
+cp /bin/busybox "$D/build-b"
+printf '\n# another build\n' >>"$D/build-b"
+A=$(sha256sum "$D/build-a" | cut -d' ' -f1)
+B=$(sha256sum "$D/build-b" | cut -d' ' -f1)
+BB=$(sha256sum "$(readlink -f /bin/sh)" | cut -d' ' -f1)
+LPD=$(sha256sum "$LP" | cut -d' ' -f1)
+[ "$A" != "$B" ] || kt_fail_all "the two builds have one digest"
+printf '#!/bin/sh\necho ok\n' >"$D/a/s.sh"
+chmod 755 "$D/a/s.sh"
+S=$(sha256sum "$D/a/s.sh" | cut -d' ' -f1)
+
+# install BUILD PATH: the build's bytes into PATH, in place (same inode)
+install_build() { cat "$1" >"$2" && chmod 755 "$2"; }
+
+# run CGROUP ARGS...: "PID RESULT" of kw-lsmprobe ARGS in CGROUP
+run() {
+	local cg=$1 out pid res
+	shift
+	out=$(cg_run "$cg" sh -c 'echo $$; exec "$@"' sh "$LP" "$@")
+	pid=$(sed -n 1p <<<"$out") res=$(sed -n 2p <<<"$out")
+	echo "$pid $res"
+}
+
+# entry PID PATH: the pid's last fs.exec entry of PATH
+entry() {
+	decisions "$LOG" | grep "\"pid\":$1," | grep '"tool":"fs.exec"' |
+		grep "\"path\":\"$2\"" | tail -n 1
+}
+
+# the file system's device of a file as the log writes it: "major:minor"
+devfs() {
+	local d
+	d=$(stat -c %d "$1")
+	# glibc's encoding of a dev_t: major bits 8-19 and 32-43, minor 0-7 and 20-31
+	printf '%d:%d' $(((d >> 8) & 0xfff | ((d >> 32) & ~0xfff))) $(((d & 0xff) | ((d >> 12) & ~0xff)))
+}
+
+# ---- 1. a path policy: digests logged for every exec ----
+policy_session paths enforce deny \
+	"\"exec\":{\"allow\":[\"$D/a\",\"/bin\",\"$KW_BUILD/tests\",\"memfd:\"]}" ||
+	kt_fail_all "session with exec.allow paths does not open"
+install_build "$D/build-a" "$D/a/busybox"
+INO_A=$(stat -c %i "$D/a/busybox") DEV_A=$(devfs "$D/a/busybox")
+r=$(run "$cg" exec "$D/a/busybox" echo ok); p1=${r%% *} r1=${r#* }
+install_build "$D/build-b" "$D/a/busybox"
+r=$(run "$cg" exec "$D/a/busybox" echo ok); p2=${r%% *} r2=${r#* }
+r=$(run "$cg" memfd-exec kwdigest); p3=${r%% *} r3=${r#* }
+r=$(run "$cg" exec "$D/a/s.sh"); p4=${r%% *} r4=${r#* }
+session_close "$sid" >/dev/null || kt_fail_all "session paths does not close"
+
+expect_eq "static binary runs" ok "$r1"
+line=$(entry "$p1" "$D/a/busybox")
+check_entry "static binary: digest = sha256sum, dev/ino = stat" "$line" \
+	"decision=permit;rule=exec.allow[0];digest=sha256:$A;ino=$INO_A;dev=$DEV_A" "$cg"
+echo "# an exec entry with its digest: $line"
+expect_eq "swapped build runs" ok "$r2"
+line=$(entry "$p2" "$D/a/busybox")
+check_entry "swapped build at the same path: the new digest (nothing cached)" "$line" \
+	"decision=permit;digest=sha256:$B;ino=$INO_A" "$cg"
+expect_eq "memfd exec runs" ok "$r3"
+line=$(entry "$p3" "memfd:kwdigest")
+check_entry "memfd exec: digest of its content (kw-lsmprobe's sha256sum)" "$line" \
+	"decision=permit;rule=exec.allow[3];digest=sha256:$LPD" "$cg"
+expect_eq "script runs" ok "$r4"
+line=$(entry "$p4" "$D/a/s.sh")
+check_entry "script: the script's own digest" "$line" "decision=permit;digest=sha256:$S" "$cg"
+[ -z "$(jfield "$line" interpreter)" ] && ok "script: its entry is not an interpreter pass" ||
+	not_ok "script: its entry says interpreter"
+line=$(entry "$p4" "$(readlink -f /bin/sh)")
+check_entry "script: the interpreter's digest, marked as the interpreter" "$line" \
+	"decision=permit;digest=sha256:$BB;interpreter=true" "$cg"
+check "paths: record verifies" verify_record
+
+# ---- 2. a digest-only rule: that build anywhere, no other build ----
+policy_session digest enforce deny \
+	"\"exec\":{\"allow\":[\"$KW_BUILD/tests\",\"/bin\",\"sha256:$A\"]}" ||
+	kt_fail_all "session with an exec.allow digest does not open"
+install_build "$D/build-a" "$D/b/busybox"
+r=$(run "$cg" exec "$D/b/busybox" echo ok); p1=${r%% *} r1=${r#* }
+install_build "$D/build-b" "$D/b/busybox"
+r=$(run "$cg" exec "$D/b/busybox" echo ok); p2=${r%% *} r2=${r#* }
+session_close "$sid" >/dev/null || kt_fail_all "session digest does not close"
+expect_eq "digest rule: that build runs" ok "$r1"
+check_entry "digest rule: permit names it" "$(entry "$p1" "$D/b/busybox")" \
+	"decision=permit;rule=exec.allow[2];digest=sha256:$A" "$cg"
+expect_eq "digest rule: another build at the same path is refused" EACCES "$r2"
+check_entry "digest rule: the refusal, with the other build's digest" "$(entry "$p2" "$D/b/busybox")" \
+	"decision=deny;enforced=true;rule=exec:default;digest=sha256:$B" "$cg"
+check "digest: record verifies" verify_record
+
+# ---- 3. {path, sha256}: only that build at that path ----
+policy_session pinned enforce deny \
+	"\"exec\":{\"allow\":[\"$KW_BUILD/tests\",\"/bin\",{\"path\":\"$D/c/busybox\",\"sha256\":\"sha256:$A\"}]}" ||
+	kt_fail_all "session with a pinned exec.allow entry does not open"
+install_build "$D/build-a" "$D/c/busybox"
+r=$(run "$cg" exec "$D/c/busybox" echo ok); p1=${r%% *} r1=${r#* }
+install_build "$D/build-b" "$D/c/busybox"
+r=$(run "$cg" exec "$D/c/busybox" echo ok); p2=${r%% *} r2=${r#* }
+# the pinned build elsewhere: its path has no rule
+install_build "$D/build-a" "$D/b/busybox"
+r=$(run "$cg" exec "$D/b/busybox" echo ok); p3=${r%% *} r3=${r#* }
+session_close "$sid" >/dev/null || kt_fail_all "session pinned does not close"
+expect_eq "pinned: that build at that path runs" ok "$r1"
+check_entry "pinned: permit names the entry" "$(entry "$p1" "$D/c/busybox")" \
+	"decision=permit;rule=exec.allow[2];digest=sha256:$A" "$cg"
+expect_eq "pinned: another build at that path is refused" EACCES "$r2"
+check_entry "pinned: the refusal says digest_mismatch" "$(entry "$p2" "$D/c/busybox")" \
+	"decision=deny;enforced=true;rule=exec.allow[2]:digest_mismatch;digest=sha256:$B" "$cg"
+expect_eq "pinned: that build elsewhere is refused" EACCES "$r3"
+check_entry "pinned: elsewhere is the default deny" "$(entry "$p3" "$D/b/busybox")" \
+	"decision=deny;rule=exec:default;digest=sha256:$A" "$cg"
+check "pinned: record verifies" verify_record
+
+check "kwitnessd is still running" kwd_alive
+finish
