@@ -818,6 +818,22 @@ static __always_inline int kw_exec_hook(struct linux_binprm *bprm, int hash)
 
 	if (!kw_session_find(&c, KW_CLASS_EXEC))
 		return 0;
+	if (hash && c.s->record == KW_RECORD_DENY) {
+		/* a permit would not be recorded: hash only when rules need the
+		 * digest or the exec is refused (then the path is built again
+		 * after the hash, which may sleep) */
+		struct kw_lsm_slot *ls = bpf_map_lookup_elem(&kw_lsm_slots, &c.slot);
+
+		sc = kw_scratch();
+		if (ls && !ls->exec_digests && sc) {
+			kw_path_build(sc, BPF_CORE_READ(file, f_path.mnt),
+				      BPF_CORE_READ(file, f_path.dentry), NULL);
+			if (kw_path_judge(sc, c.slot, KW_WANT(KW_PK_EXEC), &rule)) {
+				kw_record_decision(&c, KW_EV_FS_EXEC, 1, rule, sizeof(*e), &verdict);
+				return 0;
+			}
+		}
+	}
 	if (hash) {
 		r = bpf_ima_file_hash(file, digest, sizeof(digest));
 		if (r == KW_HASH_ALGO_SHA256) {

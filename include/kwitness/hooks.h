@@ -26,6 +26,9 @@ struct kw_hooks_opts {
 	 * event). N > 0: only once N bytes wait in the ring buffer; the consumer
 	 * must then also poll or consume on a timer. */
 	size_t wakeup_bytes;
+	/* true: load the exec program that does not hash the file even where the
+	 * kernel can (exec.digest unavailable; for measuring what hashing costs) */
+	bool no_exec_digest;
 };
 
 /* Opens and loads the BPF object (the programs that this kernel can run),

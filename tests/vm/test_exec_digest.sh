@@ -138,5 +138,26 @@ check_entry "pinned: elsewhere is the default deny" "$(entry "$p3" "$D/b/busybox
 	"decision=deny;rule=exec:default;digest=sha256:$A" "$cg"
 check "pinned: record verifies" verify_record
 
+# ---- 4. record "deny": a permit is not hashed (nor logged), a refusal is ----
+# (the kernel skips the hash for a permit it will not record, unless the
+# policy names digests)
+pol=$(policy_file rdeny "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"deny\",
+\"exec\":{\"allow\":[\"$KW_BUILD/tests\",\"/bin\",\"$D/a\"]}}")
+cg=$(cg_make rdeny)
+sid=$(session_open "$cg" "$pol")
+[ -n "$sid" ] || kt_fail_all "session with record deny does not open"
+install_build "$D/build-b" "$D/b/busybox"
+r=$(run "$cg" exec "$D/a/busybox" echo ok); p1=${r%% *} r1=${r#* }
+r=$(run "$cg" exec "$D/b/busybox" echo ok); p2=${r%% *} r2=${r#* }
+session_close "$sid" >/dev/null || kt_fail_all "session rdeny does not close"
+expect_eq "record deny: allowed exec runs" ok "$r1"
+expect_eq "record deny: the permit is not logged" "" "$(entry "$p1" "$D/a/busybox")"
+expect_eq "record deny: refused exec" EACCES "$r2"
+check_entry "record deny: the refusal carries the digest" "$(entry "$p2" "$D/b/busybox")" \
+	"decision=deny;rule=exec:default;digest=sha256:$B" "$cg"
+[ "$(jfield "$(trailer "$LOG")" unrecorded)" -ge 1 ] 2>/dev/null &&
+	ok "record deny: permits counted as unrecorded" ||
+	not_ok "record deny: permits counted as unrecorded ($(trailer "$LOG"))"
+
 check "kwitnessd is still running" kwd_alive
 finish

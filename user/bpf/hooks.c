@@ -280,7 +280,7 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 		goto fail;
 	}
 	probe_cg_progs(h);
-	lsm_classes = kw_lsm_prepare(h->skel, lsm_why, sizeof(lsm_why));
+	lsm_classes = kw_lsm_prepare(h->skel, !opts->no_exec_digest, lsm_why, sizeof(lsm_why));
 	if (lsm_why[0])
 		set_why(h, KW_CLASS_LSM_MASK & ~lsm_classes, "%s", lsm_why);
 

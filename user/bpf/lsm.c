@@ -90,7 +90,7 @@ static bool exec_digest_works(char *why, size_t whylen)
 	return r.available;
 }
 
-uint32_t kw_lsm_prepare(struct kwitness_bpf *skel, char *why, size_t whylen)
+uint32_t kw_lsm_prepare(struct kwitness_bpf *skel, bool exec_digest, char *why, size_t whylen)
 {
 	uint32_t provide = KW_CLASS_LSM_MASK;
 	size_t i;
@@ -103,10 +103,10 @@ uint32_t kw_lsm_prepare(struct kwitness_bpf *skel, char *why, size_t whylen)
 	else
 		provide &= ~classes_missing_hooks(why, whylen);
 	if (provide & KW_CLASS_EXEC_DIGEST) {
-		char dwhy[KW_PROBE_REASON_MAX];
+		char dwhy[KW_PROBE_REASON_MAX] = "turned off by the loader's caller";
 		size_t n = strlen(why);
 
-		if (!exec_digest_works(dwhy, sizeof(dwhy))) {
+		if (!exec_digest || !exec_digest_works(dwhy, sizeof(dwhy))) {
 			provide &= ~KW_CLASS_EXEC_DIGEST;
 			/* the caller gives one reason to every LSM class left out */
 			snprintf(why + n, whylen - n, "%s%s", n ? "; exec.digest: " : "", dwhy);
@@ -264,6 +264,7 @@ int kw_lsm_session_add(struct kwitness_bpf *skel, uint32_t slot, const struct kw
 		return -EBADF;
 	cfg.mount_allow = pol->mount_allow;
 	cfg.signal_outside = pol->signal_outside;
+	cfg.exec_digests = (pol->classes & KW_CLASS_EXEC_DIGEST) != 0;
 	if (bpf_map_update_elem(slots_fd, &slot, &cfg, BPF_ANY))
 		return -errno;
 

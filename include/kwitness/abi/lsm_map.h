@@ -52,7 +52,8 @@ struct kw_exec_digest_key {
 struct kw_lsm_slot {
 	__u8 mount_allow;    /* mount: {"allow": true} */
 	__u8 signal_outside; /* proc: {"signal_outside": true} */
-	__u8 pad[6];
+	__u8 exec_digests;   /* exec.allow names a digest */
+	__u8 pad[5];
 };
 
 #endif
