@@ -829,7 +829,7 @@ static __always_inline int kw_exec_hook(struct linux_binprm *bprm, int hash)
 			kw_path_build(sc, BPF_CORE_READ(file, f_path.mnt),
 				      BPF_CORE_READ(file, f_path.dentry), NULL);
 			if (kw_path_judge(sc, c.slot, KW_WANT(KW_PK_EXEC), &rule)) {
-				kw_record_decision(&c, KW_EV_FS_EXEC, 1, rule, sizeof(*e), &verdict);
+				kw_count_unrecorded(&c);
 				return 0;
 			}
 		}

@@ -38,6 +38,12 @@ static __always_inline int kw_session_find(struct kw_ctx *c, __u32 class_bit)
 	return 1;
 }
 
+/* A permit under record: deny: counted, never written. */
+static __always_inline void kw_count_unrecorded(struct kw_ctx *c)
+{
+	__sync_fetch_and_add(&c->s->unrecorded, 1);
+}
+
 /* Accounts one decision and reserves its event. *verdict is 1 when the
  * operation may proceed, 0 when it must be refused. Returns the event with its
  * header filled (the caller fills the rest and calls kw_event_submit), or NULL
@@ -57,7 +63,7 @@ static __always_inline void *kw_record_decision(struct kw_ctx *c, __u16 kind, in
 	if (!permit)
 		__sync_fetch_and_add(&s->denials, 1);
 	else if (s->record == KW_RECORD_DENY) {
-		__sync_fetch_and_add(&s->unrecorded, 1);
+		kw_count_unrecorded(c);
 		return NULL;
 	}
 

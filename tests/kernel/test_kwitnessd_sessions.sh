@@ -174,6 +174,26 @@ else
 	not_ok "policy needing fs hooks (available here): the session opens"
 	echo "#   $out"
 fi
+# exec.allow naming a build needs the kernel to hash executed files
+# (exec.digest): refused with the class named where it cannot
+p=$(policy_file xdig '{"kwitness_policy":1,"mode":"enforce","exec":{"allow":["/usr",
+"sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"]}}')
+out=$("$KW" session open --socket "$KT_SOCK" --cgroup "$bad" --policy "$p" \
+	--sandbox-id did:example:bad --image-digest "$DIGEST" 2>&1)
+if ! kwd_has_hook exec.digest; then
+	if grep -q hooks_unavailable <<<"$out" && grep -q 'exec\.digest' <<<"$out"; then
+		ok "policy naming an exec digest: hooks_unavailable naming exec.digest"
+	else
+		not_ok "policy naming an exec digest: hooks_unavailable naming exec.digest"
+		echo "#   $out"
+	fi
+elif [[ $out =~ ^[0-9a-f]{32}$ ]]; then
+	ok "policy naming an exec digest (hashing available here): the session opens"
+	session_close "$out" >/dev/null
+else
+	not_ok "policy naming an exec digest (hashing available here): the session opens"
+	echo "#   $out"
+fi
 
 # --- bad control messages -----------------------------------------------------
 POLJSON=$(sed 's/"/\\"/g' "$ENFORCE")
