@@ -754,6 +754,45 @@ struct {
 	__type(value, __u16);
 } kw_exec_digests SEC(".maps");
 
+/* fs-verity's per-file state, 6.1 layout (fs/verity/fsverity_private.h; in
+ * the kernel's BTF where CONFIG_FS_VERITY is set): the file digest that
+ * FS_IOC_MEASURE_VERITY reports, and its size (32: SHA-256, 64: SHA-512). */
+struct merkle_tree_params___kw {
+	unsigned int digest_size;
+} __attribute__((preserve_access_index));
+
+struct fsverity_info___kw {
+	struct merkle_tree_params___kw tree_params;
+	__u8 file_digest[KW_VERITY_MAX];
+} __attribute__((preserve_access_index));
+
+struct inode___kwv {
+	struct fsverity_info___kw *i_verity_info;
+} __attribute__((preserve_access_index));
+
+/* The file's fs-verity digest into out; its length, or 0 when the file has
+ * none (or this kernel has no fs-verity). */
+static __always_inline __u32 kw_verity_digest(struct file *file, __u8 *out)
+{
+	struct inode___kwv *inode = (void *)BPF_CORE_READ(file, f_inode);
+	struct fsverity_info___kw *vi;
+	__u32 n;
+
+	if (!bpf_core_field_exists(inode->i_verity_info) ||
+	    !bpf_core_field_exists(struct fsverity_info___kw, file_digest) ||
+	    !bpf_core_field_exists(struct merkle_tree_params___kw, digest_size))
+		return 0;
+	vi = BPF_CORE_READ(inode, i_verity_info);
+	if (!vi)
+		return 0;
+	n = BPF_CORE_READ(vi, tree_params.digest_size);
+	if (n != 32 && n != 64)
+		return 0;
+	if (bpf_probe_read_kernel(out, KW_VERITY_MAX, &vi->file_digest))
+		return 0;
+	return n;
+}
+
 /* IMA's number for SHA-256 (enum hash_algo, a stable uapi-like value). */
 #define KW_HASH_ALGO_SHA256 4
 #define KW_IMA_DIGEST_MAX 64
@@ -865,9 +904,12 @@ static __always_inline int kw_exec_hook(struct linux_binprm *bprm, int hash)
 		e->dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
 		e->generation = BPF_CORE_READ(file, f_inode, i_generation);
 		e->digest_status = status;
-		e->pad[0] = e->pad[1] = e->pad[2] = 0;
+		e->pad[0] = e->pad[1] = 0;
 		e->digest_err = derr;
 		__builtin_memcpy(e->sha256, digest, KW_SHA256_LEN);
+		e->verity_len = (__u8)kw_verity_digest(file, e->verity);
+		if (!e->verity_len)
+			__builtin_memset(e->verity, 0, KW_VERITY_MAX);
 		kw_event_submit(e);
 	}
 	return verdict ? 0 : -EACCES;

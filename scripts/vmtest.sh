@@ -47,17 +47,23 @@ if [ -z "$pkg" ] && [ -z "$(find_vmlinuz)" ]; then
 fi
 if [ -n "$pkg" ]; then
 	ver=${pkg#linux-image-}
-	if [ -f "$VMDIR/vmlinuz-$ver" ]; then
+	if [ -f "$VMDIR/vmlinuz-$ver" ] && [ -f "$VMDIR/loop-$ver.ko" ]; then
 		VMLINUZ=$VMDIR/vmlinuz-$ver
 	else
 		dl=$(mktemp -d "$VMDIR/dl.XXXXXX")
 		if (cd "$dl" && apt-get download "$pkg" >/dev/null 2>&1); then
+			# the loop driver is a module: the fs-verity test mounts an
+			# ext4 image through it
 			dpkg -x "$dl"/*.deb "$dl/root" &&
 				cp "$dl/root/boot/vmlinuz-$ver" "$VMDIR/vmlinuz-$ver" &&
 				cp "$dl/root/boot/config-$ver" "$VMDIR/config-$ver" &&
-				VMLINUZ=$VMDIR/vmlinuz-$ver
+				VMLINUZ=$VMDIR/vmlinuz-$ver &&
+				cp "$dl/root/lib/modules/$ver/kernel/drivers/block/loop.ko" \
+					"$VMDIR/loop-$ver.ko"
 		fi
 		rm -rf "$dl"
+		# an earlier download of this kernel still does
+		[ -n "$VMLINUZ" ] || [ ! -f "$VMDIR/vmlinuz-$ver" ] || VMLINUZ=$VMDIR/vmlinuz-$ver
 	fi
 fi
 # offline: an earlier download will do
@@ -99,6 +105,12 @@ for t in bpftool jq setpriv comm mountpoint pgrep flock nohup stdbuf runc crun; 
 	p=$(command -v "$t") && copy_with_libs "$p" "/usr/local/bin/$t"
 done
 cp build/*.bpf.o "$STAGE/kw/build/" 2>/dev/null
+# the loop module of this kernel and mke2fs, for the fs-verity test (an ext4 image)
+LOOP_KO=$VMDIR/loop-${VMLINUZ##*/vmlinuz-}.ko
+[ -f "$LOOP_KO" ] && mkdir -p "$STAGE/kw/modules" && cp "$LOOP_KO" "$STAGE/kw/modules/loop.ko"
+p=$(command -v mke2fs || echo /usr/sbin/mke2fs)
+[ -x "$p" ] && copy_with_libs "$p" /usr/local/bin/mke2fs
+[ -f /etc/mke2fs.conf ] && cp /etc/mke2fs.conf "$STAGE/etc/"
 cp -r tests/lib.sh "$STAGE/kw/tests/"
 for d in tests/kernel tests/vm examples; do
 	[ -d "$d" ] && mkdir -p "$STAGE/kw/$d" && cp -r "$d"/. "$STAGE/kw/$d/"

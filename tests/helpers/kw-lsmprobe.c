@@ -32,6 +32,9 @@
  *                           one write: the kernel signals PID (file_send_sigiotask)
  *   memfd-exec NAME         copy of this program in memfd NAME, execveat(AT_EMPTY_PATH) nop
  *   pipe-reopen             open /proc/self/fd/N of a pipe (read end)
+ *   verity-enable PATH      turn fs-verity on for PATH (SHA-256, 4096-byte blocks)
+ *   verity-measure PATH     print PATH's fs-verity digest ("sha256:<hex>"), as the
+ *                           kernel's FS_IOC_MEASURE_VERITY gives it
  *   nop                     prints "ok"
  *
  * -u before OP: first become uid/gid 65534, then unshare(CLONE_NEWUSER |
@@ -46,6 +49,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fsverity.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/mman.h>
@@ -386,6 +391,45 @@ static int do_memfd_exec(const char *name, char *self)
 	return report(errno);
 }
 
+static int do_verity_enable(const char *path)
+{
+	struct fsverity_enable_arg arg = { .version = 1,
+					   .hash_algorithm = FS_VERITY_HASH_ALG_SHA256,
+					   .block_size = 4096 };
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return report(errno);
+	ret = ioctl(fd, FS_IOC_ENABLE_VERITY, &arg) ? errno : 0;
+	close(fd);
+	return report(ret);
+}
+
+static int do_verity_measure(const char *path)
+{
+	struct {
+		struct fsverity_digest d;
+		unsigned char buf[64];
+	} m = { .d.digest_size = 64 };
+	int fd = open(path, O_RDONLY | O_CLOEXEC), i;
+
+	if (fd < 0)
+		return report(errno);
+	if (ioctl(fd, FS_IOC_MEASURE_VERITY, &m.d)) {
+		i = errno;
+		close(fd);
+		return report(i);
+	}
+	close(fd);
+	if (m.d.digest_algorithm != FS_VERITY_HASH_ALG_SHA256 || m.d.digest_size != 32)
+		return report(EPROTO);
+	printf("sha256:");
+	for (i = 0; i < 32; i++)
+		printf("%02x", m.d.digest[i]);
+	printf("\n");
+	return 0;
+}
+
 static int do_pipe_reopen(void)
 {
 	char path[64];
@@ -471,6 +515,10 @@ int main(int argc, char **argv)
 		return do_tree_proc(argv[2], argv[3]);
 	if (!strcmp(op, "tree-move") && argc == 6)
 		return do_tree_move(argv[2], argv[3], argv[4], argv[5]);
+	if (!strcmp(op, "verity-enable") && argc == 3)
+		return do_verity_enable(argv[2]);
+	if (!strcmp(op, "verity-measure") && argc == 3)
+		return do_verity_measure(argv[2]);
 	if (!strcmp(op, "tree-exec") && argc == 4)
 		return do_tree_exec(argv[2], argv[3], argv[0]);
 	if (!strcmp(op, "fsconfig") && argc == 3)

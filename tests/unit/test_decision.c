@@ -347,6 +347,32 @@ static void test_exec(void **state)
 		assert_null(strstr(b.data, "\"digest\":"));
 		kw_buf_free(&b);
 	}
+	/* a file with an fs-verity digest: the last member */
+	e.p.h.flags = 0;
+	e.digest_status = KW_DIGEST_OK;
+	e.verity_len = 32;
+	memset(e.verity, 0xab, sizeof(e.verity));
+	{
+		struct kw_buf b = { 0 };
+		const char *v;
+
+		assert_int_equal(kw_event_to_entry(&e, sizeof(e), B2R, &b), 0);
+		v = strstr(b.data, ",\"verity_digest\":\"sha256:abababababababababababababababab"
+				   "abababababababababababababababab\"}");
+		assert_non_null(v);
+		kw_buf_reset(&b);
+		e.verity_len = 64;
+		assert_int_equal(kw_event_to_entry(&e, sizeof(e), B2R, &b), 0);
+		assert_non_null(strstr(b.data, "\"verity_digest\":\"sha512:abab"));
+		/* 128 hex digits and the closing quote */
+		assert_int_equal(strlen(strstr(b.data, "sha512:")), 7 + 128 + 2);
+		kw_buf_reset(&b);
+		e.verity_len = 17; /* no such fs-verity digest: none written */
+		assert_int_equal(kw_event_to_entry(&e, sizeof(e), B2R, &b), 0);
+		assert_null(strstr(b.data, "verity"));
+		kw_buf_free(&b);
+	}
+	e.verity_len = 0;
 	/* a path-sized exec event is short */
 	{
 		struct kw_buf b = { 0 };

@@ -18,9 +18,14 @@ fi
 kwd_start
 kwd_has_hook exec.digest || kt_skip_feature exec.digest "the kernel cannot hash executed files ($(uname -r))"
 
-D=/tmp/xdig.$$
+D=/tmp/xdig.$$ V=/tmp/xdig-verity.$$ VDEV=
 mkdir -p "$D/a" "$D/b" "$D/c"
-cleanup_xd() { rm -rf "$D"; kwd_cleanup; }
+cleanup_xd() {
+	mountpoint -q "$V" 2>/dev/null && umount "$V"
+	[ -n "$VDEV" ] && losetup -d "$VDEV" 2>/dev/null
+	rm -rf "$D" "$V" "$V.img"
+	kwd_cleanup
+}
 trap cleanup_xd EXIT
 
 # Two builds: busybox (static) and the same with bytes appended (still runs).
@@ -79,6 +84,7 @@ expect_eq "static binary runs" ok "$r1"
 line=$(entry "$p1" "$D/a/busybox")
 check_entry "static binary: digest = sha256sum, dev/ino = stat" "$line" \
 	"decision=permit;rule=exec.allow[0];digest=sha256:$A;ino=$INO_A;dev=$DEV_A" "$cg"
+expect_eq "static binary on tmpfs: no fs-verity digest" "" "$(jfield "$line" verity_digest)"
 echo "# an exec entry with its digest: $line"
 expect_eq "swapped build runs" ok "$r2"
 line=$(entry "$p2" "$D/a/busybox")
@@ -158,6 +164,40 @@ check_entry "record deny: the refusal carries the digest" "$(entry "$p2" "$D/b/b
 [ "$(jfield "$(trailer "$LOG")" unrecorded)" -ge 1 ] 2>/dev/null &&
 	ok "record deny: permits counted as unrecorded" ||
 	not_ok "record deny: permits counted as unrecorded ($(trailer "$LOG"))"
+
+# ---- 5. fs-verity: a file that has a verity digest logs it too ----
+# An ext4 image with the verity feature, mounted through the loop module;
+# the expected digest is the kernel's own FS_IOC_MEASURE_VERITY answer.
+verity_setup() {
+	[ -f "$KW_ROOT/modules/loop.ko" ] || { echo "no loop module in the VM"; return 1; }
+	command -v mke2fs >/dev/null || { echo "no mke2fs in the VM"; return 1; }
+	[ -e /dev/loop0 ] || insmod "$KW_ROOT/modules/loop.ko" || { echo "insmod loop.ko failed"; return 1; }
+	for _ in $(seq 20); do [ -e /dev/loop0 ] && break; sleep 0.1; done
+	dd if=/dev/zero of="$V.img" bs=1M count=32 2>/dev/null &&
+		mke2fs -q -F -t ext4 -b 4096 -O verity "$V.img" >/dev/null 2>&1 ||
+		{ echo "mke2fs -O verity failed"; return 1; }
+	VDEV=$(losetup -f) && losetup "$VDEV" "$V.img" || { echo "losetup failed"; return 1; }
+	mkdir -p "$V" && mount -t ext4 "$VDEV" "$V" || { echo "mounting the ext4 image failed"; return 1; }
+	cp "$D/build-a" "$V/busybox" && chmod 755 "$V/busybox"
+	[ "$("$LP" verity-enable "$V/busybox")" = ok ] || { echo "FS_IOC_ENABLE_VERITY failed"; return 1; }
+}
+if why=$(verity_setup); then
+	VD=$("$LP" verity-measure "$V/busybox")
+	policy_session verity enforce deny \
+		"\"exec\":{\"allow\":[\"$KW_BUILD/tests\",\"/bin\",\"$V\"]}" ||
+		kt_fail_all "session for the fs-verity file does not open"
+	r=$(run "$cg" exec "$V/busybox" echo ok); p1=${r%% *} r1=${r#* }
+	session_close "$sid" >/dev/null || kt_fail_all "session verity does not close"
+	expect_eq "fs-verity file runs" ok "$r1"
+	line=$(entry "$p1" "$V/busybox")
+	check_entry "fs-verity file: verity_digest = FS_IOC_MEASURE_VERITY, digest = sha256sum" \
+		"$line" "decision=permit;digest=sha256:$A;verity_digest=$VD" "$cg"
+	[[ $VD =~ ^sha256:[0-9a-f]{64}$ ]] && [ "$VD" != "sha256:$A" ] &&
+		ok "fs-verity digest is its own (not the content's SHA-256)" ||
+		not_ok "fs-verity digest is its own ($VD)"
+else
+	skip "fs-verity: $why"
+fi
 
 check "kwitnessd is still running" kwd_alive
 finish

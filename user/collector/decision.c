@@ -35,6 +35,7 @@ struct entry {
 	char scratch[8][64]; /* backing store for formatted strings */
 	size_t n_scratch;
 	char digest[sizeof(KW_SHA256_PREFIX) + 2 * KW_SHA256_LEN];
+	char verity[sizeof("sha512:") + 2 * KW_VERITY_MAX];
 };
 
 static void add_str(struct entry *e, const char *key, const char *s)
@@ -217,25 +218,32 @@ static const char *hash_algo_name(int32_t algo)
 	return NULL;
 }
 
+/* "PREFIX" + lowercase hex of n bytes into out (room for it). */
+static const char *hex_digest(char *out, const char *prefix, const uint8_t *d, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i, k = strlen(prefix);
+
+	memcpy(out, prefix, k);
+	for (i = 0; i < n; i++) {
+		out[k++] = hex[d[i] >> 4];
+		out[k++] = hex[d[i] & 15];
+	}
+	out[k] = '\0';
+	return out;
+}
+
 /* The exec members: "dev", "digest" or "digest_unavailable", "generation",
  * "ino", "interpreter" (key order; "access" comes before, "mount" after). */
 static void add_exec_members(struct entry *e, const struct kw_ev_exec *ev)
 {
-	static const char hex[] = "0123456789abcdef";
 	char *dev = scratch(e), *why;
-	size_t i, n;
 
 	snprintf(dev, 64, "%u:%u", ev->dev >> 20, ev->dev & 0xfffff);
 	add_str(e, "dev", dev);
 	if (ev->digest_status == KW_DIGEST_OK) {
-		n = strlen(KW_SHA256_PREFIX);
-		memcpy(e->digest, KW_SHA256_PREFIX, n);
-		for (i = 0; i < KW_SHA256_LEN; i++) {
-			e->digest[n++] = hex[ev->sha256[i] >> 4];
-			e->digest[n++] = hex[ev->sha256[i] & 15];
-		}
-		e->digest[n] = '\0';
-		add_str(e, "digest", e->digest);
+		add_str(e, "digest", hex_digest(e->digest, KW_SHA256_PREFIX, ev->sha256,
+						KW_SHA256_LEN));
 	} else {
 		why = scratch(e);
 		if (ev->digest_status == KW_DIGEST_ALGORITHM && hash_algo_name(ev->digest_err))
@@ -255,6 +263,16 @@ static void add_exec_members(struct entry *e, const struct kw_ev_exec *ev)
 	add_id(e, "ino", ev->ino);
 	if (ev->p.h.flags & KW_EVF_INTERP)
 		add_bool(e, "interpreter", true);
+}
+
+/* "verity_digest" (last in key order): the fs-verity digest, when the file
+ * has one; SHA-256 and SHA-512 are fs-verity's algorithms, told by size. */
+static void add_verity(struct entry *e, const struct kw_ev_exec *ev)
+{
+	if (ev->verity_len == 32)
+		add_str(e, "verity_digest", hex_digest(e->verity, "sha256:", ev->verity, 32));
+	else if (ev->verity_len == 64)
+		add_str(e, "verity_digest", hex_digest(e->verity, "sha512:", ev->verity, 64));
 }
 
 static size_t bounded_len(const char *s, size_t claimed, size_t cap)
@@ -444,6 +462,8 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 		}
 		if (h.flags & KW_EVF_TRUNCATED)
 			add_bool(e, "truncated", true);
+		if (h.kind == KW_EV_FS_EXEC)
+			add_verity(e, data);
 		break;
 	}
 	case KW_EV_MOUNT:

@@ -252,6 +252,7 @@ enum kw_digest_status {
 	KW_DIGEST_ERROR = 3,       /* bpf_ima_file_hash failed (digest_err: -errno) */
 };
 #define KW_SHA256_LEN 32
+#define KW_VERITY_MAX 64 /* the largest fs-verity digest (SHA-512) */
 
 /* exec (bprm_check_security): the path decision plus what the file is */
 struct kw_ev_exec {
@@ -260,9 +261,11 @@ struct kw_ev_exec {
 	__u32 dev;          /* the file system's s_dev: major << 20 | minor */
 	__u32 generation;   /* the inode's i_generation */
 	__u8 digest_status; /* enum kw_digest_status */
-	__u8 pad[3];
+	__u8 verity_len;    /* fs-verity digest bytes: 32 (SHA-256), 64 (SHA-512), 0: none */
+	__u8 pad[2];
 	__s32 digest_err;
 	__u8 sha256[KW_SHA256_LEN];
+	__u8 verity[KW_VERITY_MAX];
 };
 
 /* LSM process decisions (task_kill, ptrace, file_send_sigiotask) */
