@@ -106,13 +106,20 @@ check "paths: record verifies" verify_record
 
 # ---- 2. a digest-only rule: that build anywhere, no other build ----
 policy_session digest enforce deny \
-	"\"exec\":{\"allow\":[\"$KW_BUILD/tests\",\"/bin\",\"sha256:$A\"]}" ||
+	"\"exec\":{\"allow\":[\"$KW_BUILD/tests\",\"/bin\",\"sha256:$A\",\"sha256:$LPD\"]}" ||
 	kt_fail_all "session with an exec.allow digest does not open"
 install_build "$D/build-a" "$D/b/busybox"
 r=$(run "$cg" exec "$D/b/busybox" echo ok); p1=${r%% *} r1=${r#* }
 install_build "$D/build-b" "$D/b/busybox"
 r=$(run "$cg" exec "$D/b/busybox" echo ok); p2=${r%% *} r2=${r#* }
+# a build on a detached mount (a clone of $D/t): its path is not the
+# sandbox's, its digest is known
+mkdir -p "$D/t" && cp "$LP" "$D/t/lp"
+r=$(run "$cg" tree-exec "$D/t" lp); p3=${r%% *} r3=${r#* }
 session_close "$sid" >/dev/null || kt_fail_all "session digest does not close"
+expect_eq "digest rule: that build runs from a detached mount" ok "$r3"
+check_entry "digest rule: the detached exec, with its digest" "$(entry "$p3" /lp)" \
+	"decision=permit;mount=detached;rule=exec.allow[3];digest=sha256:$LPD" "$cg"
 expect_eq "digest rule: that build runs" ok "$r1"
 check_entry "digest rule: permit names it" "$(entry "$p1" "$D/b/busybox")" \
 	"decision=permit;rule=exec.allow[2];digest=sha256:$A" "$cg"
