@@ -115,7 +115,7 @@ int cmd_probe(int argc, char **argv)
 		return print_json(r, u.release, have_lsm ? lsm : NULL);
 	printf("kernel %s, active LSMs: %s\n", u.release, have_lsm ? lsm : "(securityfs unavailable)");
 	for (i = 0; i < KW_PROBE_NCLASSES; i++)
-		printf("%-10s %-3s %s\n", kw_probe_class_name(i), r[i].available ? "yes" : "no",
+		printf("%-15s %-3s %s\n", kw_probe_class_name(i), r[i].available ? "yes" : "no",
 		       r[i].reason);
 	printf("out of reach of every class:\n");
 	for (i = 0; kw_probe_limits[i].what; i++)
