@@ -89,5 +89,8 @@ int kw_hooks_unpin_idle(struct kw_hooks *h);
 /* Attaches a global program, pinned under <pin_dir>/links/ when pin_dir is
  * set; with reuse, an existing pin is kept instead (sessions still use it). */
 struct bpf_link *kw_hooks_global_link(struct bpf_program *prog, const char *pin_dir, bool reuse);
+/* Removes the pinned global link of program name, if any (its program then
+ * detaches): one this collector does not run, left by an earlier one. */
+void kw_hooks_global_unpin(const char *pin_dir, const char *name);
 
 #endif

@@ -245,6 +245,14 @@ struct bpf_link *kw_hooks_global_link(struct bpf_program *prog, const char *pin_
 	return l;
 }
 
+void kw_hooks_global_unpin(const char *pin_dir, const char *name)
+{
+	char path[512];
+
+	if (pin_dir && !pin_path(path, sizeof(path), pin_dir, -1, name))
+		unlink(path);
+}
+
 int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char *err,
 		  size_t errlen)
 {

@@ -139,6 +139,14 @@ int kw_lsm_attach(struct kwitness_bpf *skel, const char *pin_dir, bool reuse)
 		}
 		*lsm_link(skel, &kw_lsm_progs[i]) = link; /* destroyed with the skeleton */
 	}
+	/* An earlier collector may have run the other exec program (the kernel
+	 * could hash then, or not): its pinned link would judge every exec a
+	 * second time. Removed only now, so no exec goes unjudged meanwhile. */
+	if (bpf_program__autoload(skel->progs.kw_lsm_bprm_check_digest))
+		kw_hooks_global_unpin(pin_dir, bpf_program__name(skel->progs.kw_lsm_bprm_check));
+	else if (bpf_program__autoload(skel->progs.kw_lsm_bprm_check))
+		kw_hooks_global_unpin(pin_dir,
+				      bpf_program__name(skel->progs.kw_lsm_bprm_check_digest));
 	return 0;
 fail:
 	for (i = 0; i < KW_N_LSM_PROGS; i++) {
