@@ -26,6 +26,8 @@ SAN_CFLAGS := $(CSTD) $(WARN) $(INCLUDES) $(SANFLAGS)
 LIBS_CORE := -ljansson -lcrypto
 LIBS_BPF  := -lbpf -lelf -lz
 LIBS_TPM  := -ltss2-esys -ltss2-mu -ltss2-tctildr -ltss2-rc
+LIBS_ESTATE := -lsqlite3 -lpq
+PQ_CFLAGS := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
 
 # The library: canonical JSON, digests, keys, records, policy (no libbpf).
 LIB_SRC   := $(sort $(wildcard user/lib/*.c))
@@ -59,6 +61,14 @@ CLIENT_SOVER := 1
 CLIENT_SO := $(BUILD)/lib/libkwitness.so.$(CLIENT_SOVER)
 CLIENT_A  := $(BUILD)/lib/libkwitness.a
 EXAMPLE_BIN := $(BUILD)/examples/kwitness-client-example
+# The estate database: verified records of many hosts in SQLite or
+# PostgreSQL, and the queries over them. Its schema is the SQL files of
+# user/estate/sql, built in as strings (estate_migrations.h).
+ESTATE_SRC := $(sort $(wildcard user/estate/*.c))
+ESTATE_OBJ := $(ESTATE_SRC:%.c=$(BUILD)/%.o)
+ESTATE_A   := $(BUILD)/libkwitness-estate.a
+ESTATE_SQL := $(sort $(wildcard user/estate/sql/*.sql))
+ESTATE_MIGRATIONS := $(BUILD)/estate_migrations.h
 CLI_SRC   := $(sort $(wildcard user/cli/*.c))
 CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/%.o) $(CLIENT_OBJ)
 # The CLI's control-socket client, for benchmarks.
@@ -117,6 +127,21 @@ $(COLL_A): $(COLL_OBJ)
 $(TLOG_A): $(TLOG_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+$(ESTATE_A): $(ESTATE_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(ESTATE_OBJ): CFLAGS += $(PQ_CFLAGS)
+$(BUILD)/user/estate/migrate.o: $(ESTATE_MIGRATIONS)
+
+# Each migration file as one C string, in file-name order.
+$(ESTATE_MIGRATIONS): $(ESTATE_SQL)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  GEN     $@")
+	$(Q){ echo 'static const char *const estate_migrations[] = {'; \
+	  for f in $(ESTATE_SQL); do \
+	    sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $$f; echo ','; \
+	  done; echo '};'; } >$@.tmp && mv $@.tmp $@
+
 $(KBPF_A): $(KBPF_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
@@ -171,9 +196,9 @@ $(PROBE_SKEL): $(PROBE_OBJ)
 
 $(BUILD)/user/bpf/probe.o: $(PROBE_SKEL)
 
-$(BUILD)/kwitness: $(CLI_OBJ) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A)
+$(BUILD)/kwitness: $(CLI_OBJ) $(ESTATE_A) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A)
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A) $(LIBS_BPF) $(LIBS_TPM) $(LIBS_CORE)
+	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(ESTATE_A) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A) $(LIBS_BPF) $(LIBS_TPM) $(LIBS_ESTATE) $(LIBS_CORE)
 
 $(BUILD)/kwitnessd: $(D_OBJ) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A)
 	$(if $(Q),@echo "  LD      $@")

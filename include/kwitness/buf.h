@@ -35,6 +35,12 @@ int kw_read_fd(int fd, size_t max, struct kw_buf *out);
  * file is refused (-EINVAL), so a FIFO cannot block the reader. */
 int kw_read_regular_file(const char *path, size_t max, struct kw_buf *out);
 
+/* Opens name below dirfd (AT_FDCWD: a path) for reading without following
+ * a link in its last component (-ELOOP) or blocking on a FIFO: only a
+ * regular file is returned (-EBADFD otherwise). Returns the descriptor, in
+ * blocking mode, or -errno. */
+int kw_open_regular_at(int dirfd, const char *name);
+
 /* Writes all len bytes to fd, retrying short writes and EINTR.
  * Returns 0 or -errno. */
 int kw_write_all(int fd, const void *data, size_t len);

@@ -54,6 +54,11 @@ struct kw_log_check {
 	/* Called after every chunk with the bytes read so far (any thread). */
 	void (*progress)(void *ctx, uint64_t bytes);
 	void *progress_ctx;
+	/* Called, when set, with every line that is its own canonical form, in
+	 * file order, without its newline (valid until the call returns). A
+	 * non-zero return stops the check: kw_log_check_fd/feed return it. */
+	int (*on_entry)(void *ctx, const char *line, size_t len);
+	void *entry_ctx;
 
 	/* --- results --- */
 	uint64_t bytes, lines;
@@ -97,8 +102,9 @@ struct kw_log_check {
 /* Prepares c (zeroes the results, keeps the settings). Returns 0 or -ENOMEM. */
 int kw_log_check_init(struct kw_log_check *c);
 /* Reads fd to its end (or to the first problem) in chunks and checks every
- * line. Returns 0 (a problem, if any, is in c->problem) or -errno for an
- * internal failure (out of memory). */
+ * line. Returns 0 (a problem, if any, is in c->problem), -errno for an
+ * internal failure (out of memory), or the on_entry callback's non-zero
+ * return. */
 int kw_log_check_fd(struct kw_log_check *c, int fd);
 /* Feeds bytes as they come; kw_log_check_end after the last. Both return
  * 0 or -ENOMEM; once c->problem is set, further bytes are ignored. */

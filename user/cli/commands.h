@@ -18,5 +18,6 @@ int cmd_tpm(int argc, char **argv);      /* cmd_tpm.c */
 int cmd_log(int argc, char **argv);      /* cmd_log.c */
 int cmd_witness(int argc, char **argv);  /* cmd_witness.c */
 int cmd_oci_hook(int argc, char **argv); /* cmd_oci_hook.c */
+int cmd_estate(int argc, char **argv);   /* cmd_estate.c */
 
 #endif

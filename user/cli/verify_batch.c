@@ -113,20 +113,7 @@ static int state_open(const char *path, struct state *s)
 /* A regular file directly in dirfd, never through a link. */
 static int open_below(int dirfd, const char *name)
 {
-	struct stat st;
-	int fd;
-
-	if (dirfd < 0)
-		return -ENOENT;
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EBADFD;
-	}
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	return fd;
+	return dirfd < 0 ? -ENOENT : kw_open_regular_at(dirfd, name);
 }
 
 static const char *open_error(int e)

@@ -147,6 +147,21 @@ int kw_read_regular_file(const char *path, size_t max, struct kw_buf *out)
 	return rc;
 }
 
+int kw_open_regular_at(int dirfd, const char *name)
+{
+	struct stat st;
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EBADFD;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}
+
 int kw_write_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;

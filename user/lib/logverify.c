@@ -67,12 +67,16 @@ int kw_log_check_init(struct kw_log_check *c)
 	const char *expect = c->expect_session;
 	void (*progress)(void *, uint64_t) = c->progress;
 	void *ctx = c->progress_ctx;
+	int (*on_entry)(void *, const char *, size_t) = c->on_entry;
+	void *entry_ctx = c->entry_ctx;
 	int e;
 
 	memset(c, 0, sizeof(*c));
 	c->expect_session = expect;
 	c->progress = progress;
 	c->progress_ctx = ctx;
+	c->on_entry = on_entry;
+	c->entry_ctx = entry_ctx;
 	c->t_decisions = c->t_denials = c->t_dropped = c->t_next_seq = c->t_seq_gaps = -1;
 	c->buf = malloc(BUF_CAP + 1);
 	if (!c->buf)
@@ -393,7 +397,7 @@ static void follow_entry(struct kw_log_check *c, const char *p, size_t n)
 }
 
 /* Checks one line (without its newline). Returns 0 (a problem, if any, is
- * in c->problem) or -ENOMEM. */
+ * in c->problem), -ENOMEM, or what the on_entry callback returned. */
 static int check_line(struct kw_log_check *c, const char *p, size_t n)
 {
 	struct jcs_error je = { 0 };
@@ -429,7 +433,7 @@ static int check_line(struct kw_log_check *c, const char *p, size_t n)
 		return 0;
 	}
 	follow_entry(c, p, n);
-	return 0;
+	return c->on_entry ? c->on_entry(c->entry_ctx, p, n) : 0;
 }
 
 /* Checks every complete line in the buffer, hashes them, keeps the rest. */

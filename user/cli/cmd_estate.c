@@ -1,0 +1,547 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kwitness estate: verified records of many hosts in one database.
+ *   estate ingest  verify and store records (user/estate/ingest.c)
+ *   estate query   who did this (user/estate/query.c)
+ * Exit status: 0 success, 1 some record was rejected (ingest) or nothing
+ * matched (query), 2 usage or database error. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kwitness/record.h"
+#include "estate/db.h"
+#include "estate/ingest.h"
+#include "estate/query.h"
+#include "estate/trust.h"
+#include "cli_record.h"
+#include "commands.h"
+#include "estate_cli.h"
+
+#define DEFAULT_LIMIT 1000
+
+static void estate_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: kwitness estate ingest [--db URL] [--trust DIR] PATH...\n"
+		"       kwitness estate query [--db URL] [filters] [--json | --count | --group-by KEY]\n\n"
+		"Keeps the verified records of many hosts in one database: SQLite (sqlite:PATH,\n"
+		"the default %s) or PostgreSQL (postgresql://...).\n"
+		"Run 'kwitness estate ingest --help' (or query) for the options.\n",
+		ESTATE_DEFAULT_DB);
+}
+
+static void ingest_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: kwitness estate ingest [--db URL] [--trust DIR] [--skew SECONDS] PATH...\n\n"
+		"Verifies every record found in PATH (a kwitnessd state folder, a folder of state\n"
+		"folders copied from many hosts, or a record file records/<session>.json) and\n"
+		"stores the ones that verify: the record, every entry of its decision log and\n"
+		"its policy bundle. A record is verified as `kwitness verify --dir` does it: the\n"
+		"signature under a key of the trust folder (the one its cnf.jwk names), the\n"
+		"decision log (transcript hash, call count, structure), the bundle and the\n"
+		"measurement; the log's completeness is stored with it (an incomplete session\n"
+		"is kept, and found by `estate query --incomplete`). A record that fails is not\n"
+		"stored: it is listed in the rejected table with its reason code. A record\n"
+		"already stored (same session, same record digest) is skipped, so ingesting\n"
+		"the same files twice changes nothing. Memory does not grow with a log's size.\n"
+		"Exit status: 0 every record stored (or already there), 1 some were rejected,\n"
+		"2 usage or database error.\n\n"
+		"  --db URL          sqlite:PATH or postgresql://... (default %s)\n"
+		"  --trust DIR       folder of trusted signer keys, public JWK or PEM files named\n"
+		"                    *.jwk, *.json or *.pem (default %s)\n"
+		"  --skew SECONDS    how far iat may be in the future (default %d)\n"
+		"  --quiet           no line per rejected record, only the summary\n"
+		"  --help            this text\n"
+		"On a terminal, progress (records, entries per second) is shown on stderr.\n",
+		ESTATE_DEFAULT_DB, ESTATE_DEFAULT_TRUST, KW_DEFAULT_SKEW);
+}
+
+static void query_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: kwitness estate query [--db URL] [filters] [--json | --count | --group-by KEY]\n\n"
+		"Which agent, on which machine, took an action, and under whose authority: one\n"
+		"row per stored decision that passes every filter, with its time, host and\n"
+		"machine id, sandbox id, session, tool, object, decision and whether it was\n"
+		"enforced, policy bundle hash and enforcement mode, the signer's key\n"
+		"thumbprint, the level (0, or 1 with appraised TPM evidence) and the record's\n"
+		"path. Exit status: 0 rows found, 1 none, 2 usage or database error.\n\n"
+		"  --db URL            sqlite:PATH or postgresql://... (default %s)\n"
+		"  --tool T            e.g. net.connect, fs.open\n"
+		"  --decision D        permit or deny\n"
+		"  --object O          an address or CIDR (10.0.0.0/8, ::1), a path prefix\n"
+		"                      (/etc/), a port (443) or a host name\n"
+		"  --sandbox ID        the agent: the record's subject\n"
+		"  --host H            hostname or machine id\n"
+		"  --session ID        one session\n"
+		"  --since T, --until T  seconds since the epoch or UTC YYYY-MM-DD[THH:MM:SS[Z]]\n"
+		"  --signer THUMBPRINT the signing key's RFC 7638 thumbprint\n"
+		"  --incomplete        only sessions whose decision log is incomplete\n"
+		"  --limit N           at most N rows (default %d; 0: all)\n"
+		"  --json              one JSON object per row\n"
+		"  --count             only the number of matching decisions\n"
+		"  --group-by KEY      decisions per host, sandbox or tool\n"
+		"  --help              this text\n",
+		ESTATE_DEFAULT_DB, DEFAULT_LIMIT);
+}
+
+/* --- ingest -------------------------------------------------------------- */
+
+struct ingest_view {
+	bool tty, quiet;
+	struct timespec start, last;
+	bool drawn;
+};
+
+static double since(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static void ingest_progress(void *ctx, const struct estate_ingest *ing)
+{
+	struct ingest_view *v = ctx;
+	struct timespec now;
+	double secs;
+
+	if (!v->tty)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (v->drawn && since(&v->last, &now) < 0.2)
+		return;
+	v->last = now;
+	secs = since(&v->start, &now);
+	fprintf(stderr,
+		"\r\033[Kkwitness estate ingest: %" PRIu64 " records (%" PRIu64 " stored, %" PRIu64
+		" rejected), %" PRIu64 " entries, %.0f entries/s",
+		ing->records, ing->stored, ing->rejected, ing->entries,
+		secs > 0 ? (double)ing->entries / secs : 0.0);
+	fflush(stderr);
+	v->drawn = true;
+}
+
+static void clear_progress(struct ingest_view *v)
+{
+	if (v->drawn) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+		v->drawn = false;
+	}
+}
+
+static void ingest_rejected(void *ctx, const char *path, const char *reason, const char *message)
+{
+	struct ingest_view *v = ctx;
+
+	if (v->quiet)
+		return;
+	clear_progress(v);
+	printf("rejected: %s: %s: ", path, reason);
+	cli_print_safe(stdout, message);
+	putchar('\n');
+}
+
+static int estate_ingest(int argc, char **argv)
+{
+	enum { O_DB = 1, O_TRUST, O_SKEW, O_QUIET, O_HELP };
+	static const struct option opts[] = {
+		{ "db", required_argument, NULL, O_DB },
+		{ "trust", required_argument, NULL, O_TRUST },
+		{ "skew", required_argument, NULL, O_SKEW },
+		{ "quiet", no_argument, NULL, O_QUIET },
+		{ "help", no_argument, NULL, O_HELP },
+		{ 0 },
+	};
+	const char *url = ESTATE_DEFAULT_DB, *trust_dir = ESTATE_DEFAULT_TRUST;
+	struct ingest_view view = { .tty = isatty(STDERR_FILENO) };
+	struct estate_ingest ing = { .now = (int64_t)time(NULL), .skew = KW_DEFAULT_SKEW };
+	struct estate_trust *trust = NULL;
+	struct estate_db *db = NULL;
+	char err[600];
+	long long v;
+	int c, status = 2;
+	double secs;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case O_DB: url = optarg; break;
+		case O_TRUST: trust_dir = optarg; break;
+		case O_QUIET: view.quiet = true; break;
+		case O_SKEW:
+			if (cli_parse_int(optarg, 0, 1LL << 40, &v)) {
+				fprintf(stderr, "kwitness estate ingest: --skew needs a number of seconds >= 0\n");
+				return 2;
+			}
+			ing.skew = v;
+			break;
+		case O_HELP: ingest_usage(stdout); return 0;
+		default:
+			fprintf(stderr, "kwitness estate ingest: unknown or incomplete option '%s'\n",
+				argv[optind - 1]);
+			ingest_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind == argc) {
+		fprintf(stderr, "kwitness estate ingest: give at least one PATH (state folder or record)\n");
+		return 2;
+	}
+	trust = estate_trust_load(trust_dir, err, sizeof(err));
+	if (!trust) {
+		fprintf(stderr, "kwitness estate ingest: %s\n", err);
+		return 2;
+	}
+	if (!estate_trust_count(trust)) {
+		fprintf(stderr, "kwitness estate ingest: the trust folder %s holds no key\n", trust_dir);
+		goto out;
+	}
+	db = estate_open(url, err, sizeof(err));
+	if (!db) {
+		fprintf(stderr, "kwitness estate ingest: %s\n", err);
+		goto out;
+	}
+	ing.db = db;
+	ing.trust = trust;
+	ing.progress = ingest_progress;
+	ing.rejected_fn = ingest_rejected;
+	ing.ctx = &view;
+	clock_gettime(CLOCK_MONOTONIC, &view.start);
+	for (int i = optind; i < argc; i++) {
+		if (estate_ingest_path(&ing, argv[i])) {
+			clear_progress(&view);
+			fprintf(stderr, "kwitness estate ingest: %s\n", ing.err);
+			goto out;
+		}
+	}
+	clear_progress(&view);
+	clock_gettime(CLOCK_MONOTONIC, &view.last);
+	secs = since(&view.start, &view.last);
+	printf("summary: %" PRIu64 " records: %" PRIu64 " stored (%" PRIu64 " incomplete), %" PRIu64
+	       " already stored, %" PRIu64 " rejected",
+	       ing.records, ing.stored, ing.incomplete, ing.already, ing.rejected);
+	for (int r = 0; r < KW_VERIFY_REASON_COUNT; r++)
+		if (ing.by_reason[r])
+			printf("%s %s %" PRIu64, r == 0 ? "" : ",", kw_verify_reason_code(r),
+			       ing.by_reason[r]);
+	printf("; %" PRIu64 " entries in %.2f s (%.0f entries/s)\n", ing.entries, secs,
+	       secs > 0 ? (double)ing.entries / secs : 0.0);
+	status = ing.rejected ? 1 : 0;
+out:
+	estate_close(db);
+	estate_trust_free(trust);
+	return status;
+}
+
+/* --- query --------------------------------------------------------------- */
+
+struct table {
+	bool json;
+	uint64_t rows;
+	/* buffered rows for column widths (at most the limit) */
+	char **cells;
+	size_t n, cap;
+	int ncols;
+	bool grouped;
+	const char *names[EC_COUNT + 2];
+};
+
+static const char *const heads[EC_COUNT] = {
+	[EC_TS_US] = "TIME", [EC_HOSTNAME] = "HOST", [EC_MACHINE_ID] = "MACHINE",
+	[EC_SANDBOX] = "SANDBOX", [EC_SESSION] = "SESSION", [EC_TOOL] = "TOOL",
+	[EC_OBJECT] = "OBJECT", [EC_DECISION] = "DECISION", [EC_ENFORCED] = "ENFORCED",
+	[EC_BUNDLE_HASH] = "BUNDLE", [EC_MODE] = "MODE", [EC_SIGNER] = "SIGNER",
+	[EC_LEVEL] = "LEVEL", [EC_RECORD_PATH] = "RECORD", [EC_COMPLETE] = "COMPLETE",
+};
+static const char *const json_names[EC_COUNT] = {
+	[EC_TS_US] = "time", [EC_HOSTNAME] = "host", [EC_MACHINE_ID] = "machine_id",
+	[EC_SANDBOX] = "sandbox_id", [EC_SESSION] = "session", [EC_TOOL] = "tool",
+	[EC_OBJECT] = "object", [EC_DECISION] = "decision", [EC_ENFORCED] = "enforced",
+	[EC_BUNDLE_HASH] = "bundle_hash", [EC_MODE] = "enforcement_mode", [EC_SIGNER] = "signer",
+	[EC_LEVEL] = "level", [EC_RECORD_PATH] = "record", [EC_COMPLETE] = "complete",
+};
+
+static char *cell_text(int col, const char *v, bool grouped)
+{
+	char t[32];
+
+	if (!grouped && col == EC_TS_US && v) {
+		estate_format_time(strtoll(v, NULL, 10), t);
+		return strdup(t);
+	}
+	if (!grouped && (col == EC_ENFORCED || col == EC_COMPLETE) && v)
+		return strdup(strcmp(v, "0") ? "yes" : "no");
+	return strdup(v ? v : "-");
+}
+
+static int json_row(struct table *t, int ncols, const char *const *cols, const char *const *names)
+{
+	json_t *o = json_object();
+
+	for (int i = 0; o && i < ncols; i++) {
+		const char *v = cols[i];
+		json_t *j;
+
+		if (t->grouped) {
+			j = i == ncols - 1 ? json_integer(strtoll(v ? v : "0", NULL, 10))
+					   : v ? json_string(v) : json_null();
+			json_object_set_new(o, names[i], j);
+			continue;
+		}
+		if (!v) {
+			j = json_null();
+		} else if (i == EC_TS_US) {
+			char ts[32];
+
+			estate_format_time(strtoll(v, NULL, 10), ts);
+			json_object_set_new(o, "ts_us", json_integer(strtoll(v, NULL, 10)));
+			j = json_string(ts);
+		} else if (i == EC_ENFORCED || i == EC_COMPLETE) {
+			j = json_boolean(strcmp(v, "0"));
+		} else if (i == EC_LEVEL) {
+			j = json_integer(strtoll(v, NULL, 10));
+		} else {
+			/* Text a sandbox chose may not be valid UTF-8 after the
+			 * database; jansson refuses it rather than pass it on. */
+			j = json_string(v);
+			if (!j)
+				j = json_string("(invalid UTF-8)");
+		}
+		json_object_set_new(o, json_names[i < EC_COUNT ? i : 0], j);
+	}
+	if (o)
+		cli_print_json(o, false);
+	json_decref(o);
+	return 0;
+}
+
+static int table_row(void *ctx, int ncols, const char *const *cols, const char *const *names)
+{
+	struct table *t = ctx;
+
+	t->rows++;
+	if (t->json)
+		return json_row(t, ncols, cols, names);
+	if (!t->ncols) {
+		t->ncols = ncols;
+		for (int i = 0; i < ncols && i < EC_COUNT + 2; i++)
+			t->names[i] = t->grouped ? NULL : i < EC_COUNT ? heads[i] : "";
+	}
+	if (t->n + (size_t)ncols > t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		char **c;
+
+		while (cap < t->n + (size_t)ncols)
+			cap *= 2;
+		c = realloc(t->cells, cap * sizeof(*c));
+		if (!c)
+			return 1;
+		t->cells = c;
+		t->cap = cap;
+	}
+	for (int i = 0; i < ncols; i++)
+		t->cells[t->n++] = cell_text(i, cols[i], t->grouped);
+	return 0;
+}
+
+static void table_print(struct table *t, const char *const *group_heads)
+{
+	size_t w[EC_COUNT + 2] = { 0 };
+	int nc = t->ncols;
+
+	if (!nc)
+		return;
+	for (int i = 0; i < nc; i++) {
+		const char *h = t->grouped ? group_heads[i] : heads[i];
+
+		w[i] = strlen(h);
+	}
+	for (size_t k = 0; k < t->n; k++)
+		if (t->cells[k] && strlen(t->cells[k]) > w[k % nc])
+			w[k % nc] = strlen(t->cells[k]);
+	for (int i = 0; i < nc; i++)
+		printf("%-*s%s", i == nc - 1 ? 0 : (int)w[i], t->grouped ? group_heads[i] : heads[i],
+		       i == nc - 1 ? "\n" : "  ");
+	for (size_t k = 0; k < t->n; k++) {
+		int i = (int)(k % nc);
+		const char *s = t->cells[k] ? t->cells[k] : "?";
+
+		/* A sandbox chose some of these strings: no terminal controls. */
+		cli_print_safe(stdout, s);
+		if (i == nc - 1)
+			putchar('\n');
+		else
+			printf("%*s  ", (int)(w[i] - strlen(s)), "");
+	}
+}
+
+static void table_free(struct table *t)
+{
+	for (size_t k = 0; k < t->n; k++)
+		free(t->cells[k]);
+	free(t->cells);
+}
+
+static int count_row(void *ctx, int ncols, const char *const *cols, const char *const *names)
+{
+	(void)names;
+	if (ncols > 0 && cols[0])
+		*(int64_t *)ctx = strtoll(cols[0], NULL, 10);
+	return 1;
+}
+
+static int estate_query_cmd(int argc, char **argv)
+{
+	enum { O_DB = 1, O_TOOL, O_DECISION, O_OBJECT, O_SANDBOX, O_HOST, O_SESSION, O_SINCE,
+	       O_UNTIL, O_SIGNER, O_INCOMPLETE, O_LIMIT, O_JSON, O_COUNT, O_GROUP, O_HELP };
+	static const struct option opts[] = {
+		{ "db", required_argument, NULL, O_DB },
+		{ "tool", required_argument, NULL, O_TOOL },
+		{ "decision", required_argument, NULL, O_DECISION },
+		{ "object", required_argument, NULL, O_OBJECT },
+		{ "sandbox", required_argument, NULL, O_SANDBOX },
+		{ "host", required_argument, NULL, O_HOST },
+		{ "session", required_argument, NULL, O_SESSION },
+		{ "since", required_argument, NULL, O_SINCE },
+		{ "until", required_argument, NULL, O_UNTIL },
+		{ "signer", required_argument, NULL, O_SIGNER },
+		{ "incomplete", no_argument, NULL, O_INCOMPLETE },
+		{ "limit", required_argument, NULL, O_LIMIT },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "count", no_argument, NULL, O_COUNT },
+		{ "group-by", required_argument, NULL, O_GROUP },
+		{ "help", no_argument, NULL, O_HELP },
+		{ 0 },
+	};
+	static const char *const group_heads[][3] = {
+		[ESTATE_GROUP_HOST] = { "HOST", "MACHINE", "DECISIONS" },
+		[ESTATE_GROUP_SANDBOX] = { "SANDBOX", "DECISIONS" },
+		[ESTATE_GROUP_TOOL] = { "TOOL", "DECISIONS" },
+	};
+	struct estate_filter f = { .limit = DEFAULT_LIMIT };
+	enum estate_group group = ESTATE_GROUP_NONE;
+	const char *url = ESTATE_DEFAULT_DB;
+	struct table t = { 0 };
+	struct estate_db *db = NULL;
+	bool count = false;
+	int64_t n = 0;
+	long long v;
+	char err[600];
+	int c, status = 2;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case O_DB: url = optarg; break;
+		case O_TOOL: f.tool = optarg; break;
+		case O_DECISION:
+			if (strcmp(optarg, "permit") && strcmp(optarg, "deny")) {
+				fprintf(stderr, "kwitness estate query: --decision is permit or deny\n");
+				return 2;
+			}
+			f.decision = optarg;
+			break;
+		case O_OBJECT: f.object = optarg; break;
+		case O_SANDBOX: f.sandbox = optarg; break;
+		case O_HOST: f.host = optarg; break;
+		case O_SESSION: f.session = optarg; break;
+		case O_SIGNER: f.signer = optarg; break;
+		case O_INCOMPLETE: f.incomplete = true; break;
+		case O_JSON: t.json = true; break;
+		case O_COUNT: count = true; break;
+		case O_SINCE:
+		case O_UNTIL:
+			if (estate_parse_time(optarg, c == O_SINCE ? &f.since_us : &f.until_us)) {
+				fprintf(stderr, "kwitness estate query: --%s: want seconds since the epoch or "
+						"YYYY-MM-DD[THH:MM:SS[Z]] (UTC)\n",
+					c == O_SINCE ? "since" : "until");
+				return 2;
+			}
+			if (c == O_SINCE)
+				f.has_since = true;
+			else
+				f.has_until = true;
+			break;
+		case O_LIMIT:
+			if (cli_parse_int(optarg, 0, 1LL << 40, &v)) {
+				fprintf(stderr, "kwitness estate query: --limit needs a number >= 0\n");
+				return 2;
+			}
+			f.limit = v;
+			break;
+		case O_GROUP:
+			if (!strcmp(optarg, "host"))
+				group = ESTATE_GROUP_HOST;
+			else if (!strcmp(optarg, "sandbox"))
+				group = ESTATE_GROUP_SANDBOX;
+			else if (!strcmp(optarg, "tool"))
+				group = ESTATE_GROUP_TOOL;
+			else {
+				fprintf(stderr, "kwitness estate query: --group-by is host, sandbox or tool\n");
+				return 2;
+			}
+			break;
+		case O_HELP: query_usage(stdout); return 0;
+		default:
+			fprintf(stderr, "kwitness estate query: unknown or incomplete option '%s'\n",
+				argv[optind - 1]);
+			query_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "kwitness estate query: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (count && group != ESTATE_GROUP_NONE) {
+		fprintf(stderr, "kwitness estate query: --count and --group-by exclude each other\n");
+		return 2;
+	}
+	db = estate_open(url, err, sizeof(err));
+	if (!db) {
+		fprintf(stderr, "kwitness estate query: %s\n", err);
+		return 2;
+	}
+	t.grouped = group != ESTATE_GROUP_NONE;
+	if (estate_query_run(db, &f, count, group, count ? count_row : table_row,
+			     count ? (void *)&n : (void *)&t, err, sizeof(err))) {
+		fprintf(stderr, "kwitness estate query: %s\n", err);
+		goto out;
+	}
+	if (count) {
+		if (t.json)
+			printf("{\"count\":%" PRId64 "}\n", n);
+		else
+			printf("%" PRId64 "\n", n);
+		status = n ? 0 : 1;
+		goto out;
+	}
+	if (!t.json)
+		table_print(&t, t.grouped ? group_heads[group] : NULL);
+	status = t.rows ? 0 : 1;
+out:
+	table_free(&t);
+	estate_close(db);
+	return status;
+}
+
+int cmd_estate(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		estate_usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "ingest"))
+		return estate_ingest(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "query"))
+		return estate_query_cmd(argc - 1, argv + 1);
+	fprintf(stderr, "kwitness estate: unknown subcommand '%s' (ingest, query)\n", argv[1]);
+	return 2;
+}

@@ -1,0 +1,571 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kwitness estate ingest, see ingest.h.
+ *
+ * Per record, in the order `kwitness verify --dir` uses: read the record
+ * (at most CLI-sized, never through a link), skip it when the database
+ * already holds it (session + record digest), check it up to its signature
+ * under the trusted key its cnf.jwk names, then open a transaction, insert
+ * the record row and stream the log through kw_log_check with every line
+ * going to the entries table, and check the evidence (transcript hash, call
+ * count, log structure, bundle, measurement). Only a record that verifies is
+ * committed; any other is rolled back and listed in rejected. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kwitness/buf.h"
+#include "kwitness/digest.h"
+#include "kwitness/jcs.h"
+#include "kwitness/logverify.h"
+#include "kwitness/policy.h"
+#include "estate/entry.h"
+#include "estate/ingest.h"
+
+#define SESSION_ID_LEN 32
+#define RECORD_MAX ((size_t)1 << 20)
+#define PROGRESS_EVERY 4096
+/* Host strings kept from the open entry (kwitnessd cuts them far below). */
+#define HOST_FIELD_MAX 512
+
+/* The three folders of a state folder; -1 when one is missing. */
+struct state {
+	int records, logs, policies;
+};
+
+/* One record on its way in. */
+struct item {
+	struct estate_ingest *ing;
+	const char *path;
+	char session[SESSION_ID_LEN + 1];
+	char digest[KW_DIGEST_STR_MAX];
+	struct kw_verify_result res;
+	/* From the log's open and close entries, as the log streams. */
+	char hostname[HOST_FIELD_MAX], machine_id[HOST_FIELD_MAX], boot_id[HOST_FIELD_MAX],
+		kernel[HOST_FIELD_MAX];
+	int64_t opened_us, closed_us;
+	int db_failed;
+	uint64_t lines;              /* of the log, so far */
+};
+
+static bool is_record_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n != SESSION_ID_LEN + 5 || strcmp(name + SESSION_ID_LEN, ".json"))
+		return false;
+	for (size_t i = 0; i < SESSION_ID_LEN; i++)
+		if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
+			return false;
+	return true;
+}
+
+static void state_close(struct state *s)
+{
+	if (s->records >= 0)
+		close(s->records);
+	if (s->logs >= 0)
+		close(s->logs);
+	if (s->policies >= 0)
+		close(s->policies);
+	s->records = s->logs = s->policies = -1;
+}
+
+/* 0 when path is a state folder (has records/). */
+static int state_open(const char *path, struct state *s)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), e;
+
+	s->records = s->logs = s->policies = -1;
+	if (fd < 0)
+		return -errno;
+	s->records = openat(fd, "records", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	e = s->records < 0 ? -errno : 0;
+	s->logs = openat(fd, "logs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	s->policies = openat(fd, "policies", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(fd);
+	if (e)
+		state_close(s);
+	return e;
+}
+
+static int open_below(int dirfd, const char *name)
+{
+	return dirfd < 0 ? -ENOENT : kw_open_regular_at(dirfd, name);
+}
+
+static const char *open_error(int e)
+{
+	switch (e) {
+	case -ELOOP: return "it is a symbolic link, which is not followed";
+	case -EBADFD: return "not a regular file";
+	case -EFBIG: return "larger than any the collector writes";
+	default: return strerror(-e);
+	}
+}
+
+static void set_reason(struct item *it, enum kw_verify_reason r, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void set_reason(struct item *it, enum kw_verify_reason r, const char *fmt, ...)
+{
+	va_list ap;
+
+	it->res.reason = r;
+	va_start(ap, fmt);
+	vsnprintf(it->res.message, sizeof(it->res.message), fmt, ap);
+	va_end(ap);
+}
+
+static void db_error(struct estate_ingest *ing, const char *what)
+{
+	snprintf(ing->err, sizeof(ing->err), "database: %.60s: %.500s", what, ing->db->err);
+}
+
+static const char *member_str(const json_t *o, const char *a, const char *b)
+{
+	const json_t *v = json_object_get(o, a);
+
+	return json_string_value(b ? json_object_get(v, b) : v);
+}
+
+static int64_t member_int(const json_t *o, const char *a, const char *b)
+{
+	const json_t *v = json_object_get(o, a);
+
+	v = b ? json_object_get(v, b) : v;
+	return json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
+}
+
+static void keep(char *dst, size_t n, const json_t *o, const char *k)
+{
+	const char *v = json_string_value(json_object_get(o, k));
+
+	snprintf(dst, n, "%s", v ? v : "");
+}
+
+/* Every canonical line of the log: into entries, as it streams. */
+static int on_entry(void *ctx, const char *line, size_t len)
+{
+	struct item *it = ctx;
+	struct estate_ingest *ing = it->ing;
+	struct estate_entry e;
+	int rc;
+
+	it->lines++;
+	if (estate_entry_parse(&e, it->lines, line, len)) {
+		/* Not an object with a tool: the log check judges the log; the
+		 * row still keeps the line. */
+		memset(&e, 0, sizeof(e));
+		e.line = it->lines;
+		e.tool = "";
+		e.text = line;
+		e.len = len;
+	}
+	if (e.parsed && it->lines == 1 && !strcmp(e.tool, "kwitness.open")) {
+		keep(it->hostname, sizeof(it->hostname), e.parsed, "hostname");
+		keep(it->machine_id, sizeof(it->machine_id), e.parsed, "machine_id");
+		keep(it->boot_id, sizeof(it->boot_id), e.parsed, "boot_id");
+		keep(it->kernel, sizeof(it->kernel), e.parsed, "kernel");
+		it->opened_us = e.has_ts ? e.ts_us : 0;
+	} else if (e.parsed && !strcmp(e.tool, "kwitness.close")) {
+		it->closed_us = e.has_ts ? e.ts_us : 0;
+	}
+	rc = ing->db->ops->entries_add(ing->db, &e);
+	estate_entry_clear(&e);
+	if (rc) {
+		it->db_failed = 1;
+		return -EIO;
+	}
+	ing->entries++;
+	if (ing->progress && it->lines % PROGRESS_EVERY == 0)
+		ing->progress(ing->ctx, ing);
+	return 0;
+}
+
+static int reject(struct estate_ingest *ing, struct item *it)
+{
+	struct estate_val p[6] = { EV_S(it->path), EV_S(it->session), EV_S(it->digest),
+				   EV_S(kw_verify_reason_code(it->res.reason)),
+				   EV_S(it->res.message), EV_I(ing->now) };
+
+	ing->rejected++;
+	if (it->res.reason < KW_VERIFY_REASON_COUNT)
+		ing->by_reason[it->res.reason]++;
+	if (ing->rejected_fn)
+		ing->rejected_fn(ing->ctx, it->path, kw_verify_reason_code(it->res.reason),
+				 it->res.message);
+	if (estate_query(ing->db,
+			 "INSERT INTO rejected (path, session, record_digest, reason, message, rejected_at)"
+			 " VALUES ($1, $2, $3, $4, $5, $6)"
+			 " ON CONFLICT (path, record_digest, reason) DO NOTHING",
+			 p, 6, NULL, NULL)) {
+		db_error(ing, "cannot list a rejected record");
+		return -1;
+	}
+	return 0;
+}
+
+static const char insert_record[] =
+	"INSERT INTO records (session, record_digest, sandbox_id, hostname, machine_id, boot_id,"
+	" kernel, signer, bundle_hash, enforcement_mode, platform, level, complete, incomplete_why,"
+	" iat, opened_us, closed_us, decisions, denials, transcript_hash, call_count, image_digest,"
+	" record_path, record_json, ingested_at)"
+	" VALUES ($1, $2, $3, '', '', '', '', $4, $5, $6, $7, 0, 0, '', $8, 0, 0, 0, 0, $9, $10,"
+	" $11, $12, $13, $14)"
+	" ON CONFLICT (session, record_digest) DO NOTHING RETURNING id";
+
+static const char finish_record[] =
+	"UPDATE records SET hostname = $2, machine_id = $3, boot_id = $4, kernel = $5,"
+	" complete = $6, incomplete_why = $7, opened_us = $8, closed_us = $9, decisions = $10,"
+	" denials = $11 WHERE id = $1";
+
+/* The record's log and bundle through the checks, its rows into the
+ * database. rec: the record without its signature, verified so far. */
+static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, const char *text,
+		 const struct kw_key *key, int log_fd, int pol_fd, const char *signer)
+{
+	struct kw_verify_opts o = { .trusted = key, .now = ing->now, .skew = ing->skew,
+				    .call_count = -1, .allow_incomplete = true };
+	struct kw_buf bundle = { 0 };
+	struct kw_log_check lc = { 0 };
+	char image[KW_DIGEST_STR_MAX];
+	const char *digest;
+	int64_t id = -1;
+	bool in_tx = false, in_copy = false, lc_live = false;
+	int e, ret = -1;
+
+	e = kw_read_fd(pol_fd, KW_POLICY_MAX_BYTES, &bundle);
+	if (e) {
+		set_reason(it, KW_VERIFY_POLICY_UNREADABLE, "The policy bundle cannot be read: %s",
+			   open_error(e));
+		ret = reject(ing, it);
+		goto out;
+	}
+	o.bundle = bundle.data ? bundle.data : "";
+	o.bundle_len = bundle.len;
+	digest = member_str(rec, "build_provenance", "digest");
+	if (digest && kw_digest_valid(digest)) {
+		snprintf(image, sizeof(image), "%s", digest);
+		o.image_digest = image;
+	}
+
+	if (estate_exec(ing->db, "BEGIN")) {
+		db_error(ing, "begin");
+		goto out;
+	}
+	in_tx = true;
+	{
+		struct estate_val p[14] = {
+			EV_S(it->session), EV_S(it->digest), EV_S(member_str(rec, "subject", NULL)),
+			EV_S(signer), EV_S(member_str(rec, "policy", "bundle_hash")),
+			EV_S(member_str(rec, "policy", "enforcement_mode")),
+			EV_S(member_str(rec, "runtime", "platform")), EV_I(member_int(rec, "iat", NULL)),
+			EV_S(member_str(rec, "tool_transcript", "hash")),
+			EV_I(member_int(rec, "tool_transcript", "call_count")), EV_S(digest ? digest : ""),
+			EV_S(it->path), EV_S(text), EV_I(ing->now),
+		};
+
+		if (estate_query_int(ing->db, insert_record, p, 14, &id)) {
+			db_error(ing, "cannot add a record");
+			goto out;
+		}
+	}
+	if (id < 0) { /* another ingest stored it meanwhile */
+		ing->already++;
+		ret = 0;
+		goto out;
+	}
+	if (ing->db->ops->entries_begin(ing->db, id)) {
+		db_error(ing, "cannot start the entries");
+		goto out;
+	}
+	in_copy = true;
+
+	lc.expect_session = it->session;
+	lc.on_entry = on_entry;
+	lc.entry_ctx = it;
+	e = kw_log_check_init(&lc);
+	lc_live = e == 0;
+	if (!e)
+		e = kw_log_check_fd(&lc, log_fd);
+	ing->log_bytes += lc.bytes;
+	if (it->db_failed) {
+		db_error(ing, "cannot add an entry");
+		goto out;
+	}
+	if (e) {
+		snprintf(ing->err, sizeof(ing->err), "the log check failed: %s", strerror(-e));
+		goto out;
+	}
+	o.log = &lc;
+	e = kw_record_verify_evidence(rec, &o, &it->res);
+	if (e < 0) {
+		snprintf(ing->err, sizeof(ing->err), "verification failed: %s", it->res.message);
+		goto out;
+	}
+	in_copy = false;
+	if (ing->db->ops->entries_end(ing->db, e == 0)) {
+		db_error(ing, "cannot end the entries");
+		goto out;
+	}
+	if (e > 0) {
+		/* Not evidence: nothing of it stays. */
+		in_tx = false;
+		ing->entries -= it->lines;
+		if (estate_exec(ing->db, "ROLLBACK")) {
+			db_error(ing, "rollback");
+			goto out;
+		}
+		ret = reject(ing, it);
+		goto out;
+	}
+	{
+		struct estate_val p[11] = {
+			EV_I(id), EV_S(it->hostname), EV_S(it->machine_id), EV_S(it->boot_id),
+			EV_S(it->kernel), EV_I(lc.complete), EV_S(lc.complete ? "" : lc.incomplete_why),
+			EV_I(it->opened_us), EV_I(it->closed_us), EV_I(lc.decisions), EV_I(lc.denials),
+		};
+		struct estate_val pp[2] = { EV_S(member_str(rec, "policy", "bundle_hash")),
+					    EV_S(bundle.data ? bundle.data : "") };
+
+		/* A bundle is JSON text (policy.c refuses anything else), so it
+		 * fits a TEXT column as it is. */
+		if (estate_query(ing->db, finish_record, p, 11, NULL, NULL) ||
+		    estate_query(ing->db,
+				 "INSERT INTO policies (bundle_hash, bundle) VALUES ($1, $2)"
+				 " ON CONFLICT (bundle_hash) DO NOTHING",
+				 pp, 2, NULL, NULL)) {
+			db_error(ing, "cannot finish a record");
+			goto out;
+		}
+	}
+	in_tx = false;
+	if (estate_exec(ing->db, "COMMIT")) {
+		db_error(ing, "commit");
+		goto out;
+	}
+	ing->stored++;
+	ing->incomplete += !lc.complete;
+	ret = 0;
+out:
+	if (in_copy)
+		ing->db->ops->entries_end(ing->db, false);
+	if (in_tx) {
+		ing->entries -= it->lines;
+		char why[sizeof(ing->db->err)];
+
+		snprintf(why, sizeof(why), "%s", ing->db->err);
+		estate_exec(ing->db, "ROLLBACK");
+		snprintf(ing->db->err, sizeof(ing->db->err), "%s", why);
+	}
+	if (lc_live)
+		kw_log_check_free(&lc);
+	kw_buf_free(&bundle);
+	return ret;
+}
+
+static int seen_before(struct estate_ingest *ing, struct item *it, bool *seen)
+{
+	struct estate_val p[2] = { EV_S(it->session), EV_S(it->digest) };
+	int64_t n = 0;
+
+	if (estate_query_int(ing->db,
+			     "SELECT count(*) FROM records WHERE session = $1 AND record_digest = $2", p,
+			     2, &n)) {
+		db_error(ing, "lookup");
+		return -1;
+	}
+	*seen = n > 0;
+	return 0;
+}
+
+/* One record file (rec_fd, or a negative errno) of state folder st. */
+static int ingest_record(struct estate_ingest *ing, const struct state *st, const char *path,
+			 const char *session, int rec_fd)
+{
+	struct item it = { .ing = ing, .path = path };
+	struct kw_verify_opts o = { .now = ing->now, .skew = ing->skew, .call_count = -1 };
+	struct kw_buf text = { 0 };
+	char name[SESSION_ID_LEN + 8], signer[KW_THUMBPRINT_MAX] = "";
+	const char *bundle_hash;
+	const struct kw_key *key = NULL;
+	json_t *rec = NULL, *whole;
+	bool seen;
+	int e, ret = -1, log_fd = -1, pol_fd = -1;
+
+	ing->records++;
+	snprintf(it.session, sizeof(it.session), "%s", session ? session : "");
+	e = rec_fd < 0 ? rec_fd : kw_read_fd(rec_fd, RECORD_MAX, &text);
+	if (e) {
+		set_reason(&it, KW_VERIFY_RECORD_UNREADABLE, "The record file cannot be read: %s",
+			   open_error(e));
+		ret = reject(ing, &it);
+		goto out;
+	}
+	if (kw_digest_buf(KW_SHA256, text.data ? text.data : "", text.len, it.digest)) {
+		snprintf(ing->err, sizeof(ing->err), "cannot hash a record");
+		goto out;
+	}
+	if (seen_before(ing, &it, &seen))
+		goto out;
+	if (seen) {
+		ing->already++;
+		ret = 0;
+		goto out;
+	}
+	/* The key the record names, if the estate trusts it. */
+	whole = jcs_parse(text.data ? text.data : "", text.len, NULL);
+	if (json_is_object(whole) &&
+	    !kw_jwk_thumbprint(json_object_get(json_object_get(whole, "cnf"), "jwk"), signer))
+		key = estate_trust_find(ing->trust, signer);
+	json_decref(whole);
+	o.trusted = key;
+	e = kw_record_verify_signed(text.data ? text.data : "", text.len, &o, &it.res, &rec);
+	if (e < 0) {
+		snprintf(ing->err, sizeof(ing->err), "verification failed: %s", it.res.message);
+		goto out;
+	}
+	if (e > 0) {
+		ret = reject(ing, &it);
+		goto out;
+	}
+	if (!session) {
+		set_reason(&it, KW_VERIFY_LOG_MISSING,
+			   "The record's decision log was not found: the record file is not named "
+			   "<session>.json");
+		ret = reject(ing, &it);
+		goto out;
+	}
+	snprintf(name, sizeof(name), "%s.jsonl", session);
+	log_fd = open_below(st->logs, name);
+	if (log_fd < 0) {
+		set_reason(&it, log_fd == -ENOENT ? KW_VERIFY_LOG_MISSING : KW_VERIFY_LOG_UNREADABLE,
+			   "The decision log logs/%s cannot be used: %s", name, open_error(log_fd));
+		ret = reject(ing, &it);
+		goto out;
+	}
+	bundle_hash = member_str(rec, "policy", "bundle_hash");
+	if (!bundle_hash || strncmp(bundle_hash, "sha256:", 7)) {
+		set_reason(&it, KW_VERIFY_POLICY_MISSING,
+			   "The record's policy bundle was not found: its bundle_hash is not a sha256 "
+			   "digest, which names bundles in policies/");
+		ret = reject(ing, &it);
+		goto out;
+	}
+	pol_fd = open_below(st->policies, bundle_hash + 7);
+	if (pol_fd < 0) {
+		set_reason(&it, pol_fd == -ENOENT ? KW_VERIFY_POLICY_MISSING : KW_VERIFY_POLICY_UNREADABLE,
+			   "The policy bundle policies/%.64s cannot be used: %s", bundle_hash + 7,
+			   open_error(pol_fd));
+		ret = reject(ing, &it);
+		goto out;
+	}
+	ret = store(ing, &it, rec, text.data, key, log_fd, pol_fd, signer);
+out:
+	if (ing->progress)
+		ing->progress(ing->ctx, ing);
+	if (log_fd >= 0)
+		close(log_fd);
+	if (pol_fd >= 0)
+		close(pol_fd);
+	json_decref(rec);
+	kw_buf_free(&text);
+	return ret;
+}
+
+static int ingest_state(struct estate_ingest *ing, const char *dirpath, struct state *st)
+{
+	int dfd = dup(st->records), ret = 0;
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	struct dirent *de;
+
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		snprintf(ing->err, sizeof(ing->err), "cannot read %s/records: %s", dirpath,
+			 strerror(errno));
+		return -1;
+	}
+	while (ret == 0 && (de = readdir(d))) {
+		char path[4200], id[SESSION_ID_LEN + 1];
+
+		if (!is_record_name(de->d_name))
+			continue;
+		memcpy(id, de->d_name, SESSION_ID_LEN);
+		id[SESSION_ID_LEN] = '\0';
+		snprintf(path, sizeof(path), "%s/records/%s", dirpath, de->d_name);
+		ret = ingest_record(ing, st, path, id, open_below(st->records, de->d_name));
+	}
+	closedir(d);
+	return ret;
+}
+
+int estate_ingest_path(struct estate_ingest *ing, const char *path)
+{
+	struct state st;
+	struct stat sb;
+	int ret;
+
+	if (stat(path, &sb)) {
+		snprintf(ing->err, sizeof(ing->err), "cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (S_ISDIR(sb.st_mode)) {
+		DIR *d;
+		struct dirent *de;
+
+		if (state_open(path, &st) == 0) {
+			ret = ingest_state(ing, path, &st);
+			state_close(&st);
+			return ret;
+		}
+		/* A folder of state folders, one per host. */
+		d = opendir(path);
+		if (!d) {
+			snprintf(ing->err, sizeof(ing->err), "cannot read %s: %s", path, strerror(errno));
+			return -1;
+		}
+		ret = 0;
+		while (ret == 0 && (de = readdir(d))) {
+			char sub[4200];
+			struct stat ls;
+
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+			if (lstat(sub, &ls) || !S_ISDIR(ls.st_mode) || state_open(sub, &st))
+				continue;
+			ret = ingest_state(ing, sub, &st);
+			state_close(&st);
+		}
+		closedir(d);
+		return ret;
+	}
+	/* A record file: records/<session>.json of a state folder. */
+	{
+		char copy[4200], parent[4300], *base;
+		bool named;
+
+		snprintf(copy, sizeof(copy), "%s", path);
+		base = basename(copy);
+		named = is_record_name(base);
+		char session[SESSION_ID_LEN + 1];
+
+		snprintf(session, sizeof(session), "%.32s", base);
+		snprintf(copy, sizeof(copy), "%s", path);
+		snprintf(parent, sizeof(parent), "%s/..", dirname(copy));
+		if (state_open(parent, &st))
+			st.records = st.logs = st.policies = -1;
+		ret = ingest_record(ing, &st, path, named ? session : NULL,
+				    kw_open_regular_at(AT_FDCWD, path));
+		state_close(&st);
+		return ret;
+	}
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kwitness estate ingest: every record of the state folders (or record
+ * files) given is verified before anything of it is stored (the signature
+ * under a trusted key, the decision log streamed through the log check, the
+ * policy bundle and the measurement; completeness is recorded). A record
+ * that fails goes into rejected with its reason code. Entries go to the
+ * database as the log is read, inside the record's transaction, which is
+ * rolled back when the record does not verify: memory does not grow with
+ * the log. */
+#ifndef KWITNESS_ESTATE_INGEST_H
+#define KWITNESS_ESTATE_INGEST_H
+
+#include <stdint.h>
+
+#include "kwitness/record.h"
+#include "estate/db.h"
+#include "estate/trust.h"
+
+struct estate_ingest {
+	/* --- settings --- */
+	struct estate_db *db;
+	const struct estate_trust *trust;
+	int64_t now;                 /* seconds: iat may not lie further ahead than skew */
+	int64_t skew;
+	/* Called after every record and every few thousand entries. */
+	void (*progress)(void *ctx, const struct estate_ingest *ing);
+	/* Called for every rejected record. */
+	void (*rejected_fn)(void *ctx, const char *path, const char *reason, const char *message);
+	void *ctx;
+
+	/* --- results --- */
+	uint64_t records;            /* record files seen */
+	uint64_t stored, already, rejected, incomplete;
+	uint64_t entries, log_bytes; /* stored by this run */
+	uint64_t by_reason[KW_VERIFY_REASON_COUNT];
+	char err[600];               /* why the run stopped (a database error) */
+};
+
+/* Ingests a state folder, a folder of state folders (one per host), or a
+ * record file in a state folder's records/. Returns 0, or -1 when the run
+ * cannot go on (err says why: the database failed, the path cannot be
+ * opened). */
+int estate_ingest_path(struct estate_ingest *ing, const char *path);
+
+#endif

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The "who did this" query, see query.h. The filters become one WHERE of
+ * bound parameters over entries joined to records; each filter uses an
+ * index (0001_estate.sql). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kwitness/buf.h"
+#include "estate/entry.h"
+#include "estate/query.h"
+
+#define MAX_PARAMS 16
+
+struct sql {
+	struct kw_buf text;
+	struct estate_val p[MAX_PARAMS];
+	int n;
+	/* Strings the parameters point into. */
+	char lo[ESTATE_ADDR_LEN], hi[ESTATE_ADDR_LEN];
+	int bad;
+};
+
+static void put(struct sql *q, const char *s)
+{
+	q->bad |= kw_buf_puts(&q->text, s) != 0;
+}
+
+/* Appends "AND <cond>" where each $ in cond is the next parameter. */
+static void where(struct sql *q, const char *cond, int nvals, const struct estate_val *v)
+{
+	put(q, " AND ");
+	for (const char *c = cond; *c; c++) {
+		if (*c == '$') {
+			char num[16];
+
+			if (q->n == MAX_PARAMS || nvals-- <= 0) {
+				q->bad = 1;
+				return;
+			}
+			q->p[q->n++] = *v++;
+			snprintf(num, sizeof(num), "$%d", q->n);
+			put(q, num);
+		} else {
+			q->bad |= kw_buf_putc(&q->text, *c) != 0;
+		}
+	}
+}
+
+static bool all_digits(const char *s)
+{
+	if (!*s || strlen(s) > 5)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+/* Characters, not bytes: substr() counts characters in both engines. */
+static int64_t utf8_chars(const char *s)
+{
+	int64_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+static int add_filters(struct sql *q, const struct estate_filter *f, char *err, size_t errlen)
+{
+	put(q, " FROM entries e JOIN records r ON r.id = e.record_id WHERE e.decision IS NOT NULL");
+	if (f->tool)
+		where(q, "e.tool = $", 1, &EV_S(f->tool));
+	if (f->decision)
+		where(q, "e.decision = $", 1, &EV_S(f->decision));
+	if (f->sandbox)
+		where(q, "r.sandbox_id = $", 1, &EV_S(f->sandbox));
+	if (f->session)
+		where(q, "r.session = $", 1, &EV_S(f->session));
+	if (f->signer)
+		where(q, "r.signer = $", 1, &EV_S(f->signer));
+	if (f->host) {
+		struct estate_val v[2] = { EV_S(f->host), EV_S(f->host) };
+
+		where(q, "(r.hostname = $ OR r.machine_id = $)", 2, v);
+	}
+	if (f->has_since)
+		where(q, "e.ts_us >= $", 1, &EV_I(f->since_us));
+	if (f->has_until)
+		where(q, "e.ts_us <= $", 1, &EV_I(f->until_us));
+	if (f->incomplete)
+		put(q, " AND r.complete = 0");
+	if (f->object) {
+		const char *o = f->object;
+
+		if (all_digits(o) && atoi(o) <= 65535) {
+			where(q, "e.port = $", 1, &EV_I(atoi(o)));
+		} else if (estate_cidr_range(o, q->lo, q->hi)) {
+			struct estate_val v[2] = { EV_S(q->lo), EV_S(q->hi) };
+
+			where(q, "e.addr >= $ AND e.addr <= $", 2, v);
+		} else if (o[0] == '/') {
+			struct estate_val v[2] = { EV_I(utf8_chars(o)), EV_S(o) };
+
+			where(q, "substr(e.path, 1, $) = $", 2, v);
+		} else if (strchr(o, '/')) {
+			snprintf(err, errlen, "--object %s: not an address range (want a.b.c.d/N or x:y::/N)", o);
+			return -1;
+		} else {
+			where(q, "e.host = $", 1, &EV_S(o));
+		}
+	}
+	return 0;
+}
+
+int estate_query_run(struct estate_db *db, const struct estate_filter *f, bool count,
+		     enum estate_group group, estate_row_fn fn, void *ctx, char *err, size_t errlen)
+{
+	static const char *const keys[] = {
+		[ESTATE_GROUP_HOST] = "r.hostname, r.machine_id",
+		[ESTATE_GROUP_SANDBOX] = "r.sandbox_id",
+		[ESTATE_GROUP_TOOL] = "e.tool",
+	};
+	struct sql q = { 0 };
+	int rc = -1;
+
+	if (count)
+		put(&q, "SELECT count(*)");
+	else if (group != ESTATE_GROUP_NONE) {
+		put(&q, "SELECT ");
+		put(&q, keys[group]);
+		put(&q, ", count(*) AS decisions");
+	} else
+		put(&q, "SELECT e.ts_us, r.hostname, r.machine_id, r.sandbox_id, r.session, e.tool,"
+			" e.object, e.decision, e.enforced, r.bundle_hash, r.enforcement_mode, r.signer,"
+			" r.level, r.record_path, r.complete");
+	if (add_filters(&q, f, err, errlen))
+		goto out;
+	if (!count && group != ESTATE_GROUP_NONE) {
+		put(&q, " GROUP BY ");
+		put(&q, keys[group]);
+		put(&q, " ORDER BY count(*) DESC, ");
+		put(&q, keys[group]);
+	} else if (!count) {
+		put(&q, " ORDER BY e.ts_us, r.session, e.line");
+		if (f->limit > 0) {
+			char lim[40];
+
+			snprintf(lim, sizeof(lim), " LIMIT %lld", (long long)f->limit);
+			put(&q, lim);
+		}
+	}
+	if (q.bad || kw_buf_putc(&q.text, '\0')) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	rc = estate_query(db, q.text.data, q.p, q.n, fn, ctx);
+	if (rc)
+		snprintf(err, errlen, "query: %s", db->err);
+out:
+	kw_buf_free(&q.text);
+	return rc;
+}
+
+int estate_parse_time(const char *s, int64_t *us)
+{
+	static const char *const forms[] = { "%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S",
+					      "%Y-%m-%d %H:%M:%S", "%Y-%m-%d" };
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (*s && !*end && !errno && v >= 0 && v < 253402300800LL) {
+		*us = (int64_t)v * 1000000;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		struct tm tm = { 0 };
+		const char *rest = strptime(s, forms[i], &tm);
+
+		if (rest && !*rest) {
+			*us = (int64_t)timegm(&tm) * 1000000;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+void estate_format_time(int64_t us, char out[32])
+{
+	time_t t = (time_t)(us / 1000000);
+	struct tm tm;
+
+	if (us < 0 || !gmtime_r(&t, &tm) || tm.tm_year > 8099) {
+		snprintf(out, 32, "-");
+		return;
+	}
+	char text[96];
+
+	snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(us % 1000000));
+	memcpy(out, text, 31);
+	out[31] = '\0';
+}
