@@ -95,7 +95,8 @@ HELP_BIN  := $(HELP_SRC:tests/helpers/%.c=$(BUILD)/tests/%)
 FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_LIB_OBJ := $(COLL_SRC:%.c=$(BUILD)/fuzz/obj/%.o) $(TLOG_SRC:%.c=$(BUILD)/fuzz/obj/%.o) \
-	$(LIB_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
+	$(LIB_SRC:%.c=$(BUILD)/fuzz/obj/%.o) \
+	$(BUILD)/fuzz/obj/user/estate/entry.o $(BUILD)/fuzz/obj/user/estate/html.o
 FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=all
 # Benchmarks: bench/bench_*.c, optimised.
@@ -208,6 +209,13 @@ $(BUILD)/asan/tests/%: tests/unit/%.c $(ASAN_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  TEST    $@")
 	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(ASAN_LIB_OBJ) -lcmocka $(LIBS_CORE)
+
+# The estate's parsers (no database engine).
+ASAN_ESTATE_OBJ := $(BUILD)/asan/user/estate/entry.o $(BUILD)/asan/user/estate/html.o
+$(BUILD)/asan/tests/test_estate: tests/unit/test_estate.c $(ASAN_ESTATE_OBJ) $(ASAN_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  TEST    $@")
+	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(ASAN_ESTATE_OBJ) $(ASAN_LIB_OBJ) -lcmocka $(LIBS_CORE)
 
 # The TPM appraisal tests link the TPM library too.
 $(BUILD)/asan/tests/test_tpm: tests/unit/test_tpm.c $(ASAN_TPM_OBJ) $(ASAN_LIB_OBJ)

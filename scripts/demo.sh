@@ -174,6 +174,13 @@ else
 	"$B/kwitness" verify --key "$TMP/signer.jwk" --log "$LOG" --policy "$POL" "$REC" \
 		--transparency "$TMP/trust.policy"
 fi
+step "kwitness estate ingest: the record, verified, into the embedded database (SQLite)"
+mkdir -p "$TMP/trust"
+cp "$TMP/signer.jwk" "$TMP/trust/"
+"$B/kwitness" estate ingest --db "sqlite:$TMP/estate.sqlite" --trust "$TMP/trust" "$TMP/state"
+
+step "kwitness estate query --decision deny: who did this"
+"$B/kwitness" estate query --db "sqlite:$TMP/estate.sqlite" --decision deny
 
 step "stopping kwitnessd"
 kill -TERM "$DPID"

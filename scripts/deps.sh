@@ -19,7 +19,7 @@ PACKAGES=(
 	nodejs
 	golang-go golang-golang-x-mod-dev
 	runc crun bubblewrap python3 man-db systemd
-	libsqlite3-dev sqlite3 libpq-dev postgresql
+	libsqlite3-dev sqlite3 libpq-dev postgresql chromium
 )
 # The canonicalize package (Apache-2.0), the test oracle for canonical JSON.
 NPM_DIR=build/npm

@@ -8,6 +8,7 @@
  *   kw-loggen [--decisions N | --bytes B] [--session ID] [--sandbox-id S]
  *             [--bundle-hash H] [--image-digest D] [--mode M] [--seed N]
  *             [--gap-every K] [--no-close] [--hash-out FILE]
+ *             [--hostname H] [--machine-id M]
  *
  * --gap-every K leaves out every K-th sequence number (a drop): the trailer
  * then counts them and says complete:false. */
@@ -61,12 +62,13 @@ int main(int argc, char **argv)
 		{ "bundle-hash", required_argument, NULL, 'h' }, { "image-digest", required_argument, NULL, 'i' },
 		{ "mode", required_argument, NULL, 'm' },      { "seed", required_argument, NULL, 'r' },
 		{ "gap-every", required_argument, NULL, 'g' }, { "no-close", no_argument, NULL, 'c' },
-		{ "hash-out", required_argument, NULL, 'o' },  { 0 },
+		{ "hash-out", required_argument, NULL, 'o' },  { "hostname", required_argument, NULL, 'H' },
+		{ "machine-id", required_argument, NULL, 'M' }, { 0 },
 	};
 	const char *session = "0123456789abcdef0123456789abcdef", *sandbox = "spiffe://example.org/agent/7";
 	const char *bundle_hash = "sha256:b7a7d560278f34511e4abcc7a8909a3c07e9ee16143da6693b19cb3222ee0cae";
 	const char *image = "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-	const char *mode = "enforce", *hash_out = NULL;
+	const char *mode = "enforce", *hash_out = NULL, *hostname = NULL, *machine_id = NULL;
 	uint64_t decisions = 1000, bytes = 0, gap_every = 0, seq = 0, written = 0, denials = 0, gaps = 0;
 	uint64_t total_bytes = 0;
 	bool close_entry = true;
@@ -90,10 +92,13 @@ int main(int argc, char **argv)
 		case 'g': gap_every = strtoull(optarg, NULL, 10); break;
 		case 'c': close_entry = false; break;
 		case 'o': hash_out = optarg; break;
+		case 'H': hostname = optarg; break;
+		case 'M': machine_id = optarg; break;
 		default:
 			fprintf(stderr, "usage: kw-loggen [--decisions N|--bytes B] [--session ID] "
 					"[--sandbox-id S] [--bundle-hash H] [--image-digest D] [--mode M] "
-					"[--seed N] [--gap-every K] [--no-close] [--hash-out FILE]\n");
+					"[--seed N] [--gap-every K] [--no-close] [--hash-out FILE] "
+					"[--hostname H] [--machine-id M]\n");
 			return 2;
 		}
 	}
@@ -108,7 +113,11 @@ int main(int argc, char **argv)
 	e = e ?: jcs_obj_str(&o, "collector", "kwitnessd");
 	e = e ?: jcs_obj_str(&o, "data_class", "internal");
 	e = e ?: jcs_obj_str(&o, "hooks", "net.connect,net.send,net.bind,net.socket,dev,sysctl");
+	if (hostname)
+		e = e ?: jcs_obj_str(&o, "hostname", hostname);
 	e = e ?: jcs_obj_str(&o, "image_digest", image);
+	if (machine_id)
+		e = e ?: jcs_obj_str(&o, "machine_id", machine_id);
 	e = e ?: jcs_obj_str(&o, "mode", mode);
 	e = e ?: jcs_obj_str(&o, "model_id", "claude-x");
 	e = e ?: jcs_obj_str(&o, "model_provider", "anthropic");

@@ -208,7 +208,96 @@ suite() {
 		"$(sed -n 2p <<<"$out" | tr -s ' ' | cut -d' ' -f2-9)" = "$HOST_A $MID_A $SBX/agent-a $S_DENY net.connect 127.0.0.1:$LPORT_B/tcp deny yes"
 	"$KW" estate query --db "$URL" --tool no.such.tool >/dev/null
 	expect_eq "$L: a query without rows exits 1" 1 $?
+
+	"$KW" estate report --db "$URL" --trust "$KT_TMP/trust" --session "$S_A2" --html "$KT_TMP/db-$L.html"
+	expect_eq "$L: estate report of a stored session exits 0" 0 $?
+	check "$L: estate report: VALID" grep -q '<p id="verdict" class="valid">VALID' "$KT_TMP/db-$L.html"
+	report_suite "$L: estate report" "$KT_TMP/db-$L.html" "$S_A2_LOG" "$S_A2_REC"
+	out=$("$KW" estate report --db "$URL" --trust "$KT_TMP/trust" --session "$S_KILLED")
+	check "$L: estate report (text) of the sealed session: valid, incomplete" \
+		test "$(grep -c -e '^verdict: valid$' -e '^completeness: INCOMPLETE' <<<"$out")" -eq 2
+	"$KW" estate report --db "$URL" --trust "$KT_TMP/trust" --session "$S_TLOG" >/dev/null 2>&1
+	expect_eq "$L: estate report of a rejected session: not stored, exit 2" 2 $?
 }
+
+# --- the auditor's report ------------------------------------------------------
+# Chromium (Debian's chromium), headless, offline: its own background services
+# are turned off, and whatever URL it still asks for shows in a net log.
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+chrome() { # NETLOG ARGS...
+	local log=$1
+	shift
+	timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --user-data-dir="$KT_TMP/chromium" \
+		--disable-background-networking --disable-component-update --disable-sync --no-first-run \
+		--disable-default-apps --disable-extensions --no-default-browser-check \
+		--host-resolver-rules="MAP * ~NOTFOUND" --log-net-log="$log" "$@" 2>/dev/null
+}
+# URLs a page asked for: the net log less the browser's own services.
+page_urls() {
+	grep -o '"url":"[^"]*"' "$1" | cut -d'"' -f4 | sort -u |
+		grep -Ev '^(https?://[^/]*(google\.com|googleapis\.com|gvt1\.com|gstatic\.com)/|file:|data:|chrome|about:)' || true
+}
+
+# marks HTML: the timeline's marks, permit and deny.
+marks() { grep -o 'class="mark [a-z]*"' "$1" | sort | uniq -c | awk '{ print $3 "=" $1 }' | tr -d '"' | paste -sd' '; }
+want_marks() { # LOG
+	echo "deny=$(decisions "$1" | grep -c '"decision":"deny"')" \
+		"permit=$(decisions "$1" | grep -c '"decision":"permit"')" | sed 's/ *[a-z]*=0//g; s/^ *//'
+}
+HOSTILE_ESC="&lt;script&gt;x&amp;&#39;&quot;"
+
+report_suite() { # LABEL HTML LOG RECORD
+	local L=$1 H=$2 log=$3 rec=$4
+	check "$L: no markup from the log survives unescaped" test "$(grep -c '<script' "$H")" -eq 0
+	check "$L: the page holds no script and no reference to fetch" \
+		test "$(grep -Eic '<script|<iframe|<img|<link|<object|<embed|src=|href=|url\(|@import' "$H")" -eq 0
+	expect_eq "$L: one SVG mark per decision, permit and deny apart" "$(want_marks "$log")" "$(marks "$H")"
+	check "$L: the transcript hash is shown, recorded and derived, matching" \
+		grep -q "$(jq -r .tool_transcript.hash "$rec").*$(jq -r .tool_transcript.hash "$rec").*match" "$H"
+	check "$L: no derived value differs" test "$(grep -c DIFFERS "$H")" -eq 0
+}
+
+S_A2_LOG=$HA/logs/$S_A2.jsonl S_A2_REC=$HA/records/$S_A2.json
+S_A2_POL=$HA/policies/$(jq -r .policy.bundle_hash "$S_A2_REC" | cut -d: -f2)
+"$KW" report --html "$KT_TMP/a2.html" --key "$KT_TMP/$HOST_A.jwk" --log "$S_A2_LOG" --policy "$S_A2_POL" "$S_A2_REC"
+expect_eq "report: a valid session exits 0" 0 $?
+check "report: the verdict is VALID" grep -q '<p id="verdict" class="valid">VALID' "$KT_TMP/a2.html"
+check "report: the hostile comm is shown escaped" grep -qF "$HOSTILE_ESC" "$KT_TMP/a2.html"
+report_suite "report" "$KT_TMP/a2.html" "$S_A2_LOG" "$S_A2_REC"
+R=$(jq -r .tool_transcript.hash "$S_A2_REC")
+D=$(printf '['; tr '\n' ',' <"$S_A2_LOG" | head -c -1; printf ']')
+expect_eq "report: the derived transcript hash is sha256sum of the framed log" "$R" \
+	"sha256:$(printf '%s' "$D" | sha256sum | cut -c1-64)"
+out=$("$KW" report --key "$KT_TMP/$HOST_A.jwk" --log "$S_A2_LOG" --policy "$S_A2_POL" "$S_A2_REC")
+check "report (text): verdict, completeness, the process with its comm made safe" \
+	test "$(grep -c -e '^verdict: valid$' -e '^completeness: complete' -e "^process: pid [0-9]* <script>x&'\": 1 decisions$" <<<"$out")" -eq 3
+"$KW" report --html "$KT_TMP/tlog.html" --key "$KT_TMP/$HOST_A.jwk" --log "$T/logs/$S_TLOG.jsonl" \
+	--policy "$S_A2_POL" "$T/records/$S_TLOG.json"
+expect_eq "report: the tampered log exits 1" 1 $?
+check "report: the tampered log's page says INVALID, transcript_mismatch, and the hash DIFFERS" \
+	test "$(grep -c -e 'id="verdict" class="invalid"' -e '<code id="reason">transcript_mismatch' -e 'DIFFERS' "$KT_TMP/tlog.html")" -ge 3
+
+if [ -n "$CHROMIUM" ]; then
+	dom=$(chrome "$KT_TMP/net-a2.json" --dump-dom "file://$KT_TMP/a2.html")
+	check "chromium: the DOM holds the verdict" grep -q 'id="verdict" class="valid">VALID' <<<"$dom"
+	check "chromium: the DOM holds the hashes" grep -qF "$R" <<<"$dom"
+	expect_eq "chromium: the DOM holds one SVG mark per decision" "$(want_marks "$S_A2_LOG")" \
+		"$(marks /dev/stdin <<<"$dom")"
+	check "chromium: the hostile comm is text in the DOM, not an element" \
+		test "$(grep -c '<script' <<<"$dom")" -eq 0 -a "$(grep -cF "&lt;script&gt;x&amp;'\"" <<<"$dom")" -ge 1
+	expect_eq "chromium: the page asks for no URL" "" "$(page_urls "$KT_TMP/net-a2.json")"
+	# The control: a page that does fetch is seen fetching.
+	printf '<!DOCTYPE html><img src="http://192.0.2.1/kwitness-control.png">' >"$KT_TMP/control.html"
+	chrome "$KT_TMP/net-control.json" --dump-dom "file://$KT_TMP/control.html" >/dev/null
+	expect_eq "chromium: (control) a page with an image is seen asking for it" \
+		"http://192.0.2.1/kwitness-control.png" "$(page_urls "$KT_TMP/net-control.json")"
+	chrome "$KT_TMP/net-shot.json" --window-size=1200,1400 --screenshot="$KT_TMP/report.png" \
+		"file://$KT_TMP/a2.html" >/dev/null
+	check "chromium: a screenshot of the page" test -s "$KT_TMP/report.png"
+	mkdir -p "$KW_BUILD/test-artifacts" && cp "$KT_TMP/report.png" "$KW_BUILD/test-artifacts/estate-report.png"
+else
+	not_ok "chromium not installed (scripts/deps.sh installs it): the report is not rendered"
+fi
 
 DB=$KT_TMP/estate.sqlite
 sqlite_q() { sqlite3 -batch -noheader "$DB" "$1"; }

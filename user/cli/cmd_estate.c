@@ -2,6 +2,7 @@
 /* kwitness estate: verified records of many hosts in one database.
  *   estate ingest  verify and store records (user/estate/ingest.c)
  *   estate query   who did this (user/estate/query.c)
+ *   estate report  the auditor's page of a stored session (cmd_report.c)
  * Exit status: 0 success, 1 some record was rejected (ingest) or nothing
  * matched (query), 2 usage or database error. */
 #include <getopt.h>
@@ -27,10 +28,11 @@ static void estate_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: kwitness estate ingest [--db URL] [--trust DIR] PATH...\n"
-		"       kwitness estate query [--db URL] [filters] [--json | --count | --group-by KEY]\n\n"
+		"       kwitness estate query [--db URL] [filters] [--json | --count | --group-by KEY]\n"
+		"       kwitness estate report [--db URL] [--trust DIR] --session ID [--html OUT]\n\n"
 		"Keeps the verified records of many hosts in one database: SQLite (sqlite:PATH,\n"
 		"the default %s) or PostgreSQL (postgresql://...).\n"
-		"Run 'kwitness estate ingest --help' (or query) for the options.\n",
+		"Run 'kwitness estate ingest --help' (or query, report) for the options.\n",
 		ESTATE_DEFAULT_DB);
 }
 
@@ -542,6 +544,8 @@ int cmd_estate(int argc, char **argv)
 		return estate_ingest(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "query"))
 		return estate_query_cmd(argc - 1, argv + 1);
-	fprintf(stderr, "kwitness estate: unknown subcommand '%s' (ingest, query)\n", argv[1]);
+	if (!strcmp(argv[1], "report"))
+		return estate_report_cmd(argc - 1, argv + 1);
+	fprintf(stderr, "kwitness estate: unknown subcommand '%s' (ingest, query, report)\n", argv[1]);
 	return 2;
 }

@@ -19,5 +19,6 @@ int cmd_log(int argc, char **argv);      /* cmd_log.c */
 int cmd_witness(int argc, char **argv);  /* cmd_witness.c */
 int cmd_oci_hook(int argc, char **argv); /* cmd_oci_hook.c */
 int cmd_estate(int argc, char **argv);   /* cmd_estate.c */
+int cmd_report(int argc, char **argv);   /* cmd_report.c */
 
 #endif

@@ -9,4 +9,7 @@
  * UTF-8) shown as '?': text a sandbox chose must not drive the terminal. */
 void cli_print_safe(FILE *f, const char *s);
 
+/* kwitness estate report (cmd_report.c). */
+int estate_report_cmd(int argc, char **argv);
+
 #endif

@@ -26,6 +26,7 @@ static const struct command commands[] = {
 	{ "tpm", cmd_tpm, "enroll a TPM's attestation key; quote for a key" },
 	{ "log", cmd_log, "keep a transparency log (C2SP tlog-tiles): append, prove" },
 	{ "witness", cmd_witness, "cosign a log's checkpoints (C2SP tlog-witness)" },
+	{ "report", cmd_report, "write a session's verification report for an auditor (HTML or text)" },
 	{ "estate", cmd_estate, "verify records of many hosts into SQLite or PostgreSQL; query them" },
 };
 

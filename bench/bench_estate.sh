@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# bench_estate: `kwitness estate ingest` rate (entries/s) into SQLite and into
+# PostgreSQL (a private cluster made here), against the baseline of the same
+# run: `kwitness verify --dir --jobs 1` of the same state folders (the
+# verification alone, no database). Then the "who did this" query latency
+# (one address, denied connects) against grep over the same logs.
+#
+# The estate is synthetic but shaped like a real one: HOSTS state folders,
+# each with its own Ed25519 key, hostname and machine id, SESSIONS sessions
+# per host of DECISIONS kwitnessd-shaped net.connect decisions (kw-loggen),
+# each record really signed. Defaults: 20 x 5 x 2000 = 200,000 decisions.
+# ESTATE_SCALE=full: 200 hosts x 50 sessions x 1000 = 10 M decisions (hours
+# of generation and ingest on a small machine; several GB of disk).
+# Run from the repository root after `make all` (needs build/tests/kw-loggen).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+B=${KW_BUILD:-$PWD/build}
+KW=$B/kwitness
+LOGGEN=$B/tests/kw-loggen
+HOSTS=${HOSTS:-20} SESSIONS=${SESSIONS:-5} DECISIONS=${DECISIONS:-2000}
+if [ "${ESTATE_SCALE:-}" = full ]; then
+	HOSTS=200 SESSIONS=50 DECISIONS=1000
+fi
+for b in "$KW" "$LOGGEN"; do
+	[ -x "$b" ] || { echo "bench_estate: $b not built (make all)" >&2; exit 1; }
+done
+T=$(mktemp -d /tmp/kwitness-bench-estate.XXXXXX)
+PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+PG_UP=
+cleanup() {
+	[ -n "$PG_UP" ] && as_pg "$PG_BIN/pg_ctl" -D "$T/pg/data" -m immediate stop >/dev/null 2>&1
+	rm -rf "$T"
+}
+trap cleanup EXIT
+# PostgreSQL refuses to run as root: the cluster belongs to nobody then.
+as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u nobody -- "$@"; else "$@"; fi; }
+now() { date +%s.%N; }
+rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", n / s }'; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+
+printf '{"kwitness_policy":1,"mode":"enforce","net":{"connect":["10.0.0.0/8:443"]}}\n' >"$T/bundle"
+BH=$(sha256sum "$T/bundle" | cut -c1-64)
+IMAGE=sha256:$(printf 'a%.0s' $(seq 64))
+mkdir -p "$T/trust" "$T/hosts"
+
+echo "bench_estate: generating $HOSTS hosts x $SESSIONS sessions x $DECISIONS decisions"
+t0=$(now)
+for h in $(seq "$HOSTS"); do
+	H=$T/hosts/host-$h
+	mkdir -p "$H/records" "$H/logs" "$H/policies"
+	cp "$T/bundle" "$H/policies/$BH"
+	"$KW" keygen --out "$T/key-$h.pem" >/dev/null
+	"$KW" key show --key "$T/key-$h.pem" --jwk >"$T/trust/host-$h.jwk"
+	mid=$(printf 'machine-%s' "$h" | sha256sum | cut -c1-32)
+	for s in $(seq "$SESSIONS"); do
+		sid=$(printf 'session-%s-%s' "$h" "$s" | sha256sum | cut -c1-32)
+		sbx=spiffe://bench.kwitness.local/host-$h/agent-$s
+		"$LOGGEN" --decisions "$DECISIONS" --session "$sid" --sandbox-id "$sbx" \
+			--bundle-hash "sha256:$BH" --image-digest "$IMAGE" --seed "$((h * 1000 + s))" \
+			--hostname "host-$h" --machine-id "$mid" --hash-out "$T/hash" >"$H/logs/$sid.jsonl"
+		read -r th n <"$T/hash"
+		"$KW" record build --sandbox-id "$sbx" --image-digest "$IMAGE" --policy "$T/bundle" \
+			--transcript-hash "$th" --call-count "$n" --enforcement-mode enforce \
+			--model-provider anthropic --model-id claude-x |
+			"$KW" sign --key "$T/key-$h.pem" - >"$H/records/$sid.json"
+	done
+done
+ENTRIES=$(cat "$T"/hosts/*/logs/*.jsonl | wc -l)
+DECS=$((HOSTS * SESSIONS * DECISIONS))
+echo "generated $ENTRIES log lines ($DECS decisions, $(du -sh "$T/hosts" | cut -f1)) in $(secs "$t0" "$(now)") s"
+
+# --- baseline: the verification alone -------------------------------------
+t0=$(now)
+for h in $(seq "$HOSTS"); do
+	"$KW" verify --key "$T/trust/host-$h.jwk" --max-age 0 --jobs 1 --dir "$T/hosts/host-$h" >/dev/null
+done
+tb=$(secs "$t0" "$(now)")
+echo "baseline  verify --dir --jobs 1 (no database): $tb s, $(rate "$ENTRIES" "$tb") entries/s"
+
+# --- SQLite -----------------------------------------------------------------
+t0=$(now)
+"$KW" estate ingest --db "sqlite:$T/estate.sqlite" --trust "$T/trust" "$T/hosts" | tail -1
+ts=$(secs "$t0" "$(now)")
+echo "sqlite    estate ingest: $ts s, $(rate "$ENTRIES" "$ts") entries/s ($(du -h "$T/estate.sqlite" | cut -f1) database)"
+
+# --- PostgreSQL -------------------------------------------------------------
+pg_ok=
+if [ -n "$PG_BIN" ] && [ -x "$PG_BIN/initdb" ]; then
+	mkdir -p "$T/pg"
+	[ "$(id -u)" -eq 0 ] && { chmod 755 "$T"; chown nobody "$T/pg"; }
+	if as_pg "$PG_BIN/initdb" -D "$T/pg/data" -U kwitness -A trust -E UTF8 --locale=C.UTF-8 \
+		>"$T/pg/initdb.log" 2>&1 &&
+		as_pg "$PG_BIN/pg_ctl" -D "$T/pg/data" -l "$T/pg/server.log" -w \
+			-o "-c listen_addresses='' -c unix_socket_directories='$T/pg'" start >/dev/null; then
+		PG_UP=1
+		"$PG_BIN/createdb" -h "$T/pg" -U kwitness estate && pg_ok=1
+	fi
+fi
+PGURL="postgresql:///estate?host=$T/pg&user=kwitness"
+if [ -n "$pg_ok" ]; then
+	t0=$(now)
+	"$KW" estate ingest --db "$PGURL" --trust "$T/trust" "$T/hosts" | tail -1
+	tp=$(secs "$t0" "$(now)")
+	echo "postgres  estate ingest (COPY): $tp s, $(rate "$ENTRIES" "$tp") entries/s"
+else
+	echo "postgres  skipped: no PostgreSQL server binaries (scripts/deps.sh installs postgresql)"
+fi
+
+# --- who did this: one address's denied connects ----------------------------
+addr=$(grep -m1 '"decision":"deny"' "$T/hosts/host-1/logs/"*.jsonl | head -1 | sed 's/.*"host":"\([^"]*\)".*/\1/')
+query() { "$KW" estate query --db "$1" --tool net.connect --decision deny --object "$addr" --json >/dev/null; }
+lat() {
+	local t0 n=5
+	query "$1" # warm
+	t0=$(now)
+	for _ in $(seq $n); do query "$1"; done
+	awk -v a="$t0" -v b="$(now)" -v n=$n 'BEGIN { printf "%.1f", (b - a) * 1000 / n }'
+}
+t0=$(now)
+rows=$(cat "$T"/hosts/*/logs/*.jsonl | grep -F "\"host\":\"$addr\"" | grep -c '"decision":"deny"' || true)
+tg=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.1f", (b - a) * 1000 }')
+echo "query     who denied-connected to $addr ($rows rows): sqlite $(lat "sqlite:$T/estate.sqlite") ms per query (process start included)"
+[ -n "$pg_ok" ] && echo "query     the same on postgres: $(lat "$PGURL") ms per query"
+echo "baseline  grep over every log for the same rows: $tg ms"

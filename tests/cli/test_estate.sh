@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# kwitness estate without a kernel: synthetic state folders of two hosts
+# (kwitnessd-shaped logs from kw-loggen, records really signed), ingested
+# into SQLite. Counts against the logs, the time filters, an incomplete log,
+# memory that does not grow with the log, and every bad input: one clear
+# line, exit 2, never a crash. (tests/kernel/test_estate.sh runs the full
+# suite on records of real collectors, on SQLite and PostgreSQL.)
+source "$(dirname "$0")/../lib.sh"
+
+LOGGEN=$KW_BUILD/tests/kw-loggen
+MAXRSS=$KW_BUILD/tests/kw-maxrss
+if [ ! -x "$KW" ] || [ ! -x "$LOGGEN" ] || [ ! -x "$MAXRSS" ]; then
+	not_ok "kwitness or the test helpers are not built"
+	finish
+fi
+T=$(mktemp -d /tmp/kw-estate-cli.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+printf '{"kwitness_policy":1,"mode":"enforce","net":{"connect":["10.0.0.0/8:443"]}}\n' >"$T/bundle"
+BH=$(sha256sum "$T/bundle" | cut -c1-64)
+IMAGE=sha256:$(printf 'a%.0s' $(seq 64))
+mkdir -p "$T/trust"
+
+# session HOST N SEED [LOGGEN ARGS]: a signed session in host folder HOST.
+session() {
+	local h=$1 n=$2 seed=$3 sid th c
+	shift 3
+	mkdir -p "$T/hosts/$h/records" "$T/hosts/$h/logs" "$T/hosts/$h/policies"
+	cp "$T/bundle" "$T/hosts/$h/policies/$BH"
+	[ -f "$T/$h.pem" ] || {
+		"$KW" keygen --out "$T/$h.pem" >/dev/null
+		"$KW" key show --key "$T/$h.pem" --jwk >"$T/trust/$h.jwk"
+	}
+	sid=$(printf '%s-%s' "$h" "$seed" | sha256sum | cut -c1-32)
+	"$LOGGEN" --decisions "$n" --session "$sid" --sandbox-id "spiffe://t/$h/$seed" \
+		--bundle-hash "sha256:$BH" --image-digest "$IMAGE" --seed "$seed" --hostname "$h" \
+		--machine-id "mid-$h" --hash-out "$T/hash" "$@" >"$T/hosts/$h/logs/$sid.jsonl"
+	read -r th c <"$T/hash"
+	"$KW" record build --sandbox-id "spiffe://t/$h/$seed" --image-digest "$IMAGE" --policy "$T/bundle" \
+		--transcript-hash "$th" --call-count "$c" --enforcement-mode enforce \
+		--model-provider anthropic --model-id claude-x |
+		"$KW" sign --key "$T/$h.pem" - >"$T/hosts/$h/records/$sid.json"
+	echo "$sid"
+}
+session alpha 300 1 >/dev/null
+session alpha 200 2 >/dev/null
+session beta 100 3 >/dev/null
+INC=$(session beta 100 4 --gap-every 10)
+DB="sqlite:$T/e.sqlite"
+ALL=$(cat "$T"/hosts/*/logs/*.jsonl | grep -vc '"tool":"kwitness\.')
+
+out=$("$KW" estate ingest --db "$DB" --trust "$T/trust" "$T/hosts"); rc=$?
+expect_eq "ingest: exit 0, four stored, one incomplete" \
+	"0 summary: 4 records: 4 stored (1 incomplete), 0 already stored, 0 rejected" "$rc ${out%%;*}"
+expect_eq "every decision of the logs is counted" "$ALL" "$("$KW" estate query --db "$DB" --count)"
+expect_eq "denials: as many as the logs hold" \
+	"$(cat "$T"/hosts/*/logs/*.jsonl | grep -c '"decision":"deny"')" \
+	"$("$KW" estate query --db "$DB" --decision deny --count)"
+per_host() { cat "$T/hosts/$1"/logs/*.jsonl | grep -vc '"tool":"kwitness\.'; }
+expect_eq "--group-by host" "alpha $(per_host alpha)|beta $(per_host beta)" \
+	"$("$KW" estate query --db "$DB" --group-by host --json | jq -r '"\(.hostname) \(.decisions)"' | paste -sd'|')"
+expect_eq "--incomplete: the log with gaps only" "$INC" \
+	"$("$KW" estate query --db "$DB" --incomplete --json | jq -r .session | sort -u)"
+# The first decision's second, from the logs (ts is in microseconds).
+FIRST=$(cat "$T"/hosts/*/logs/*.jsonl | grep -v '"tool":"kwitness\.' | sed 's/.*"ts":\([0-9]*\).*/\1/' | sort -n | head -1)
+FIRST_S=$((FIRST / 1000000))
+expect_eq "--until a second before the first decision: none" 0 \
+	"$("$KW" estate query --db "$DB" --until "$(date -u -d @$((FIRST_S - 1)) +%Y-%m-%dT%H:%M:%SZ)" --count)"
+expect_eq "--since its second (UTC date and time) takes all" "$ALL" \
+	"$("$KW" estate query --db "$DB" --since "$(date -u -d @$FIRST_S +%Y-%m-%dT%H:%M:%S)" --count)"
+expect_eq "--since as seconds since the epoch, a second later: fewer" 1 \
+	"$(test "$("$KW" estate query --db "$DB" --since $((FIRST_S + 1)) --count)" -lt "$ALL" && echo 1)"
+expect_eq "--object 10.0.0.0/8 takes every connect (all go to 10/8)" "$ALL" \
+	"$("$KW" estate query --db "$DB" --object 10.0.0.0/8 --count)"
+expect_eq "--limit 7 --json: seven rows, in time order" "7 true" \
+	"$("$KW" estate query --db "$DB" --limit 7 --json | jq -s '[length, (map(.ts_us) == (map(.ts_us) | sort))] | map(tostring) | join(" ")' -r)"
+
+# Memory: a log 50 times longer takes no more memory to ingest.
+session gamma 2000 5 >/dev/null
+"$MAXRSS" "$T/rss-small" "$KW" estate ingest --db "sqlite:$T/small.sqlite" --trust "$T/trust" "$T/hosts/gamma" >/dev/null
+rm -rf "$T/hosts/gamma"
+session gamma 100000 6 >/dev/null
+"$MAXRSS" "$T/rss-big" "$KW" estate ingest --db "sqlite:$T/big.sqlite" --trust "$T/trust" "$T/hosts/gamma" >/dev/null
+small=$(cat "$T/rss-small") big=$(cat "$T/rss-big")
+echo "# peak RSS: 2,000 decisions $small KiB, 100,000 decisions $big KiB"
+check "memory: ingesting 100,000 decisions takes under 4 MiB more than 2,000 ($small -> $big KiB)" \
+	test "$big" -lt $((small + 4096))
+
+# Bad input: one line on stderr, exit 2.
+bad() { # NAME WANT-IN-MESSAGE ARGS...
+	local name=$1 want=$2 err rc
+	shift 2
+	err=$("$KW" "$@" 2>&1 >/dev/null); rc=$?
+	if [ $rc -eq 2 ] && [ "$(grep -c . <<<"$err")" -eq 1 ] && grep -qF -- "$want" <<<"$err"; then
+		ok "bad input: $name"
+	else
+		not_ok "bad input: $name (exit $rc)"
+		sed 's/^/#   /' <<<"$err" | head -3
+	fi
+}
+mkdir -p "$T/badtrust" && echo 'not a key' >"$T/badtrust/x.jwk"
+bad "unknown database URL" "unknown database URL" estate query --db mysql://x
+bad "no PATH" "give at least one PATH" estate ingest --db "$DB" --trust "$T/trust"
+bad "missing trust folder" "cannot open the trust folder" estate ingest --db "$DB" --trust "$T/none" "$T/hosts"
+bad "a trust file that is no key" "is not a public key" estate ingest --db "$DB" --trust "$T/badtrust" "$T/hosts"
+bad "--decision maybe" "permit or deny" estate query --db "$DB" --decision maybe
+bad "--object 10.0.0.0/99" "not an address range" estate query --db "$DB" --object 10.0.0.0/99
+bad "--since yesterday" "--since" estate query --db "$DB" --since yesterday
+bad "--group-by color" "host, sandbox or tool" estate query --db "$DB" --group-by color
+bad "a database file that is not SQLite" "file is not a database" estate query --db "sqlite:$T/bundle"
+bad "report without --log" "give one RECORD" report "$T/x.json"
+bad "estate report without --session" "--session ID is required" estate report --db "$DB" --trust "$T/trust"
+bad "estate report of an unknown session" "no stored record" estate report --db "$DB" --trust "$T/trust" --session 00
+for h in "estate --help" "estate ingest --help" "estate query --help" "estate report --help" "report --help"; do
+	# shellcheck disable=SC2086
+	"$KW" $h | grep -q '^usage: '
+	expect_eq "$h: usage on stdout, exit 0" "0 0" "${PIPESTATUS[*]}"
+done
+finish

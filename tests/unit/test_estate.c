@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The estate's parsers of untrusted text: a log line as an entries row,
+ * addresses and CIDR ranges as the 32-hex-digit keys the queries compare
+ * (known answers worked out by hand from RFC 4291's mapped form), and the
+ * HTML escaper against markup a sandbox may put in a path or a comm. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "estate/entry.h"
+#include "estate/html.h"
+
+static void addresses(void **state)
+{
+	char a[ESTATE_ADDR_LEN];
+
+	(void)state;
+	assert_true(estate_addr_hex("10.1.2.3", a));
+	assert_string_equal(a, "00000000000000000000ffff0a010203");
+	assert_true(estate_addr_hex("::1", a));
+	assert_string_equal(a, "00000000000000000000000000000001");
+	assert_true(estate_addr_hex("2001:db8::ff00:42:8329", a));
+	assert_string_equal(a, "20010db8000000000000ff0000428329");
+	assert_false(estate_addr_hex("10.1.2", a));
+	assert_false(estate_addr_hex("example.org", a));
+	assert_false(estate_addr_hex("1.2.3.4 ", a));
+}
+
+static void cidrs(void **state)
+{
+	char lo[ESTATE_ADDR_LEN], hi[ESTATE_ADDR_LEN];
+
+	(void)state;
+	assert_true(estate_cidr_range("10.0.0.0/8", lo, hi));
+	assert_string_equal(lo, "00000000000000000000ffff0a000000");
+	assert_string_equal(hi, "00000000000000000000ffff0affffff");
+	/* host bits given are cleared */
+	assert_true(estate_cidr_range("192.168.7.9/23", lo, hi));
+	assert_string_equal(lo, "00000000000000000000ffffc0a80600");
+	assert_string_equal(hi, "00000000000000000000ffffc0a807ff");
+	assert_true(estate_cidr_range("127.0.0.1", lo, hi));
+	assert_string_equal(lo, hi);
+	assert_true(estate_cidr_range("0.0.0.0/0", lo, hi));
+	assert_string_equal(lo, "00000000000000000000ffff00000000");
+	assert_string_equal(hi, "00000000000000000000ffffffffffff");
+	assert_true(estate_cidr_range("fe80::/10", lo, hi));
+	assert_string_equal(lo, "fe800000000000000000000000000000");
+	assert_string_equal(hi, "febfffffffffffffffffffffffffffff");
+	assert_false(estate_cidr_range("10.0.0.0/33", lo, hi));
+	assert_false(estate_cidr_range("10.0.0.0/", lo, hi));
+	assert_false(estate_cidr_range("10.0.0.0/8x", lo, hi));
+	assert_false(estate_cidr_range("::/129", lo, hi));
+	assert_false(estate_cidr_range("/etc/passwd", lo, hi));
+}
+
+static void entry_rows(void **state)
+{
+	static const char connect[] =
+		"{\"cgroup\":\"23471\",\"comm\":\"kw-netprobe\",\"decision\":\"deny\",\"enforced\":true,"
+		"\"host\":\"::1\",\"pid\":31534,\"port\":18081,\"proto\":\"tcp\",\"rule\":\"net.connect:default\","
+		"\"seq\":3,\"tool\":\"net.connect\",\"ts\":1795952651086419,\"uid\":0}";
+	static const char open_entry[] =
+		"{\"hostname\":\"h\",\"session\":\"s\",\"tool\":\"kwitness.open\",\"ts\":5}";
+	static const char odd[] = "{\"decision\":7,\"port\":70000,\"seq\":\"x\",\"tool\":\"fs.open\","
+				  "\"path\":\"/a\\u0000b\",\"enforced\":\"yes\"}";
+	struct estate_entry e;
+
+	(void)state;
+	assert_int_equal(estate_entry_parse(&e, 2, connect, sizeof(connect) - 1), 0);
+	assert_string_equal(e.tool, "net.connect");
+	assert_string_equal(e.decision, "deny");
+	assert_true(e.has_enforced && e.enforced);
+	assert_true(e.has_seq && e.seq == 3 && e.has_ts && e.ts_us == 1795952651086419LL);
+	assert_true(e.has_port && e.port == 18081);
+	assert_string_equal(e.object, "[::1]:18081/tcp");
+	assert_string_equal(e.addr, "00000000000000000000000000000001");
+	assert_ptr_equal(e.text, connect);
+	estate_entry_clear(&e);
+
+	/* The open and close entries are not decisions, whatever they say. */
+	assert_int_equal(estate_entry_parse(&e, 1, open_entry, sizeof(open_entry) - 1), 0);
+	assert_null(e.decision);
+	assert_false(e.has_seq);
+	estate_entry_clear(&e);
+
+	/* Wrong types are absent; a U+0000 cuts the column, not the row. */
+	assert_int_equal(estate_entry_parse(&e, 3, odd, sizeof(odd) - 1), 0);
+	assert_null(e.decision);
+	assert_false(e.has_port);
+	assert_false(e.has_seq);
+	assert_false(e.has_enforced);
+	assert_string_equal(e.path, "/a");
+	estate_entry_clear(&e);
+
+	assert_int_equal(estate_entry_parse(&e, 1, "[1]", 3), -22);
+	assert_int_equal(estate_entry_parse(&e, 1, "{\"tool\":1}", 10), -22);
+	assert_int_equal(estate_entry_parse(&e, 1, "{\"tool\":", 8), -22);
+}
+
+static void escaping(void **state)
+{
+	char *out = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&out, &n);
+
+	(void)state;
+	assert_non_null(f);
+	html_escape(f, "<script>alert('x')</script>&\"\x1b[2J\x7f\tok");
+	fclose(f);
+	assert_string_equal(out, "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;"
+				 "&#xFFFD;[2J&#xFFFD;\tok");
+	free(out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(addresses),
+		cmocka_unit_test(cidrs),
+		cmocka_unit_test(entry_rows),
+		cmocka_unit_test(escaping),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

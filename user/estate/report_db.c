@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kwitness estate report: the report page of a stored session, built from
+ * the database alone. The stored entries are fed back through the same log
+ * check as a file would be (a page of rows at a time), so the page derives
+ * the transcript hash again from what the database holds. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kwitness/jcs.h"
+#include "estate/report_db.h"
+
+#define PAGE_ROWS 10000
+
+struct stored {
+	int64_t id;
+	char *record, *path, *bundle_hash;
+};
+
+static int take_record(void *ctx, int ncols, const char *const *cols, const char *const *names)
+{
+	struct stored *s = ctx;
+
+	(void)names;
+	if (ncols < 4 || !cols[0] || !cols[1])
+		return 1;
+	s->id = strtoll(cols[0], NULL, 10);
+	s->record = strdup(cols[1]);
+	s->path = strdup(cols[2] ? cols[2] : "");
+	s->bundle_hash = strdup(cols[3] ? cols[3] : "");
+	return 1;
+}
+
+static int take_text(void *ctx, int ncols, const char *const *cols, const char *const *names)
+{
+	(void)names;
+	if (ncols > 0 && cols[0])
+		*(char **)ctx = strdup(cols[0]);
+	return 1;
+}
+
+struct feeder {
+	struct estate_db *db;
+	int64_t id, last_line;
+	uint64_t rows;
+	int failed;
+	struct kw_log_check *lc;
+};
+
+static int feed_row(void *ctx, int ncols, const char *const *cols, const char *const *names)
+{
+	struct feeder *fd = ctx;
+
+	(void)names;
+	if (ncols < 2 || !cols[0] || !cols[1])
+		return 1;
+	fd->last_line = strtoll(cols[0], NULL, 10);
+	fd->rows++;
+	if (kw_log_check_feed(fd->lc, cols[1], strlen(cols[1])) || kw_log_check_feed(fd->lc, "\n", 1)) {
+		fd->failed = -ENOMEM;
+		return 1;
+	}
+	return 0;
+}
+
+static int feed_entries(void *ctx, struct kw_log_check *lc)
+{
+	struct feeder *fd = ctx;
+
+	fd->lc = lc;
+	for (;;) {
+		struct estate_val p[2] = { EV_I(fd->id), EV_I(fd->last_line) };
+		uint64_t before = fd->rows;
+
+		if (estate_query(fd->db,
+				 "SELECT line, entry FROM entries WHERE record_id = $1 AND line > $2"
+				 " ORDER BY line LIMIT 10000", p, 2, feed_row, fd))
+			return -EIO;
+		if (fd->failed)
+			return fd->failed;
+		if (fd->rows - before < PAGE_ROWS)
+			return 0;
+	}
+}
+
+struct report *estate_report_session(struct estate_db *db, const struct estate_trust *trust,
+				     const char *session, char *err, size_t errlen)
+{
+	struct stored s = { .id = -1 };
+	struct estate_val p[1] = { EV_S(session) };
+	struct feeder fd = { .db = db };
+	struct report_source src = { .log_fd = -1, .now = time(NULL), .skew = 300 };
+	char tp[KW_THUMBPRINT_MAX] = "", log_name[200];
+	char *bundle = NULL;
+	struct report *r = NULL;
+	json_t *rec;
+
+	if (estate_query(db,
+			 "SELECT id, record_json, record_path, bundle_hash FROM records WHERE session = $1"
+			 " ORDER BY id DESC LIMIT 1", p, 1, take_record, &s)) {
+		snprintf(err, errlen, "database: %s", db->err);
+		goto out;
+	}
+	if (s.id < 0 || !s.record || !s.path || !s.bundle_hash) {
+		snprintf(err, errlen, "no stored record of session %s", session);
+		goto out;
+	}
+	p[0] = EV_S(s.bundle_hash);
+	if (estate_query(db, "SELECT bundle FROM policies WHERE bundle_hash = $1", p, 1, take_text,
+			 &bundle)) {
+		snprintf(err, errlen, "database: %s", db->err);
+		goto out;
+	}
+	/* The key the record names, if the trust folder holds it. */
+	rec = jcs_parse(s.record, strlen(s.record), NULL);
+	if (kw_jwk_thumbprint(json_object_get(json_object_get(rec, "cnf"), "jwk"), tp))
+		tp[0] = '\0';
+	json_decref(rec);
+	src.key = estate_trust_find(trust, tp);
+	if (!src.key) {
+		snprintf(err, errlen, "the record's signer %s is not in the trust folder", tp[0] ? tp : "(none)");
+		goto out;
+	}
+	fd.id = s.id;
+	snprintf(log_name, sizeof(log_name), "the database's entries of record %lld", (long long)s.id);
+	src.record_text = s.record;
+	src.record_len = strlen(s.record);
+	src.bundle = bundle;
+	src.bundle_len = bundle ? strlen(bundle) : 0;
+	src.feed = feed_entries;
+	src.feed_ctx = &fd;
+	src.record_name = s.path;
+	src.log_name = log_name;
+	src.policy_name = "the database's policies table";
+	r = report_build(&src, err, errlen);
+out:
+	free(s.record);
+	free(s.path);
+	free(s.bundle_hash);
+	free(bundle);
+	return r;
+}
