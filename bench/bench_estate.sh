@@ -36,6 +36,14 @@ trap cleanup EXIT
 # PostgreSQL refuses to run as root: the cluster belongs to nobody then.
 as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u nobody -- "$@"; else "$@"; fi; }
 now() { date +%s.%N; }
+# timed CMD...: runs CMD; sets WALL and CPU (user + system of CMD and its
+# children: the client side only, not a PostgreSQL server's work).
+timed() {
+	local TIMEFORMAT='%R %U %S' t
+	t=$( { time "$@" >"$T/timed.out" 2>&1; } 2>&1 ) || { cat "$T/timed.out" >&2; return 1; }
+	read -r WALL u sy <<<"$t"
+	CPU=$(awk -v a="$u" -v b="$sy" 'BEGIN { printf "%.2f", a + b }')
+}
 rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", n / s }'; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 
@@ -71,18 +79,20 @@ DECS=$((HOSTS * SESSIONS * DECISIONS))
 echo "generated $ENTRIES log lines ($DECS decisions, $(du -sh "$T/hosts" | cut -f1)) in $(secs "$t0" "$(now)") s"
 
 # --- baseline: the verification alone -------------------------------------
-t0=$(now)
-for h in $(seq "$HOSTS"); do
-	"$KW" verify --key "$T/trust/host-$h.jwk" --max-age 0 --jobs 1 --dir "$T/hosts/host-$h" >/dev/null
-done
-tb=$(secs "$t0" "$(now)")
-echo "baseline  verify --dir --jobs 1 (no database): $tb s, $(rate "$ENTRIES" "$tb") entries/s"
+verify_all() {
+	for h in $(seq "$HOSTS"); do
+		"$KW" verify --key "$T/trust/host-$h.jwk" --max-age 0 --jobs 1 --dir "$T/hosts/host-$h" || return 1
+	done
+}
+timed verify_all
+echo "baseline  verify --dir --jobs 1 (no database): $WALL s wall, $CPU s CPU:" \
+	"$(rate "$ENTRIES" "$WALL") entries/s wall, $(rate "$ENTRIES" "$CPU") per CPU-second"
 
 # --- SQLite -----------------------------------------------------------------
-t0=$(now)
-"$KW" estate ingest --db "sqlite:$T/estate.sqlite" --trust "$T/trust" "$T/hosts" | tail -1
-ts=$(secs "$t0" "$(now)")
-echo "sqlite    estate ingest: $ts s, $(rate "$ENTRIES" "$ts") entries/s ($(du -h "$T/estate.sqlite" | cut -f1) database)"
+timed "$KW" estate ingest --db "sqlite:$T/estate.sqlite" --trust "$T/trust" "$T/hosts"
+tail -1 "$T/timed.out"
+echo "sqlite    estate ingest: $WALL s wall, $CPU s CPU: $(rate "$ENTRIES" "$WALL") entries/s wall," \
+	"$(rate "$ENTRIES" "$CPU") per CPU-second ($(du -h "$T/estate.sqlite" | cut -f1) database)"
 
 # --- PostgreSQL -------------------------------------------------------------
 pg_ok=
@@ -99,10 +109,10 @@ if [ -n "$PG_BIN" ] && [ -x "$PG_BIN/initdb" ]; then
 fi
 PGURL="postgresql:///estate?host=$T/pg&user=kwitness"
 if [ -n "$pg_ok" ]; then
-	t0=$(now)
-	"$KW" estate ingest --db "$PGURL" --trust "$T/trust" "$T/hosts" | tail -1
-	tp=$(secs "$t0" "$(now)")
-	echo "postgres  estate ingest (COPY): $tp s, $(rate "$ENTRIES" "$tp") entries/s"
+	timed "$KW" estate ingest --db "$PGURL" --trust "$T/trust" "$T/hosts"
+	tail -1 "$T/timed.out"
+	echo "postgres  estate ingest (COPY): $WALL s wall, $(rate "$ENTRIES" "$WALL") entries/s wall" \
+		"(client $CPU s CPU; the server's work is not counted)"
 else
 	echo "postgres  skipped: no PostgreSQL server binaries (scripts/deps.sh installs postgresql)"
 fi

@@ -223,6 +223,9 @@ static int estate_ingest(int argc, char **argv)
 		}
 	}
 	clear_progress(&view);
+	/* The planner's statistics, for the queries that follow. */
+	if (ing.stored && estate_exec(db, db->analyze))
+		fprintf(stderr, "kwitness estate ingest: warning: statistics not refreshed: %s\n", db->err);
 	clock_gettime(CLOCK_MONOTONIC, &view.last);
 	secs = since(&view.start, &view.last);
 	printf("summary: %" PRIu64 " records: %" PRIu64 " stored (%" PRIu64 " incomplete), %" PRIu64

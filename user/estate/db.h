@@ -52,6 +52,7 @@ struct estate_db {
 	/* The engine's words for what the shared SQL leaves open. */
 	const char *id_pk;          /* the migration's @ID_PK@ */
 	const char *begin_migration; /* a transaction that excludes other migrators */
+	const char *analyze;         /* refresh the planner's statistics after an ingest */
 	char err[512];
 	void *impl;
 };

@@ -69,13 +69,20 @@ static int64_t utf8_chars(const char *s)
 	return n;
 }
 
-static int add_filters(struct sql *q, const struct estate_filter *f, char *err, size_t errlen)
+static int add_filters(struct sql *q, const struct estate_db *db, const struct estate_filter *f,
+		       char *err, size_t errlen)
 {
-	put(q, " FROM entries e JOIN records r ON r.id = e.record_id WHERE e.decision IS NOT NULL");
+	/* tool and decision take few values: with an object to look for,
+	 * SQLite must not take their index ("+" keeps a column off an index
+	 * there; PostgreSQL's planner weighs them from its statistics). */
+	bool steer = f->object && db->engine == ESTATE_SQLITE;
+
+	put(q, steer ? " FROM entries e JOIN records r ON r.id = e.record_id WHERE +e.decision IS NOT NULL"
+		     : " FROM entries e JOIN records r ON r.id = e.record_id WHERE e.decision IS NOT NULL");
 	if (f->tool)
-		where(q, "e.tool = $", 1, &EV_S(f->tool));
+		where(q, steer ? "+e.tool = $" : "e.tool = $", 1, &EV_S(f->tool));
 	if (f->decision)
-		where(q, "e.decision = $", 1, &EV_S(f->decision));
+		where(q, steer ? "+e.decision = $" : "e.decision = $", 1, &EV_S(f->decision));
 	if (f->sandbox)
 		where(q, "r.sandbox_id = $", 1, &EV_S(f->sandbox));
 	if (f->session)
@@ -137,7 +144,7 @@ int estate_query_run(struct estate_db *db, const struct estate_filter *f, bool c
 		put(&q, "SELECT e.ts_us, r.hostname, r.machine_id, r.sandbox_id, r.session, e.tool,"
 			" e.object, e.decision, e.enforced, r.bundle_hash, r.enforcement_mode, r.signer,"
 			" r.level, r.record_path, r.complete");
-	if (add_filters(&q, f, err, errlen))
+	if (add_filters(&q, db, f, err, errlen))
 		goto out;
 	if (!count && group != ESTATE_GROUP_NONE) {
 		put(&q, " GROUP BY ");
