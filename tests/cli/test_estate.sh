@@ -51,7 +51,7 @@ ALL=$(cat "$T"/hosts/*/logs/*.jsonl | grep -vc '"tool":"kwitness\.')
 
 out=$("$KW" estate ingest --db "$DB" --trust "$T/trust" "$T/hosts"); rc=$?
 expect_eq "ingest: exit 0, four stored, one incomplete" \
-	"0 summary: 4 records: 4 stored (1 incomplete), 0 already stored, 0 rejected" "$rc ${out%%;*}"
+	"0 summary: 4 records: 4 stored (1 incomplete, 0 at level 1), 0 already stored, 0 rejected" "$rc ${out%%;*}"
 expect_eq "every decision of the logs is counted" "$ALL" "$("$KW" estate query --db "$DB" --count)"
 expect_eq "denials: as many as the logs hold" \
 	"$(cat "$T"/hosts/*/logs/*.jsonl | grep -c '"decision":"deny"')" \
@@ -89,6 +89,27 @@ check "memory: ingesting 100,000 decisions stays under 64 MiB ($small -> $big Ki
 	test "$big" -lt 65536
 check "memory: ...and grows by less than the page cache over 2,000 decisions" \
 	test "$big" -lt $((small + 32768 + 4096))
+
+# Migrations: a database made at schema version 1 (by the sqlite3 tool,
+# from the migration file) is brought to the newest on open, once.
+if command -v sqlite3 >/dev/null; then
+	{
+		echo "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL);"
+		sed 's/@ID_PK@/INTEGER PRIMARY KEY/' "$KW_ROOT/user/estate/sql/0001_estate.sql"
+		echo "INSERT INTO schema_version VALUES (1, 0);"
+	} | sqlite3 "$T/v1.sqlite"
+	"$KW" estate ingest --db "sqlite:$T/v1.sqlite" --trust "$T/trust" "$T/hosts/alpha" >/dev/null
+	expect_eq "migration: a version 1 database is at the newest version, each applied once" \
+		"1|2" "$(sqlite3 "$T/v1.sqlite" 'SELECT version FROM schema_version ORDER BY version' | paste -sd'|')"
+	expect_eq "migration: the new column is there and the records went in" "2 2" \
+		"$(sqlite3 "$T/v1.sqlite" "SELECT count(*), sum(appraisal = '') FROM records" | tr '|' ' ')"
+	sqlite3 "$T/v1.sqlite" "INSERT INTO schema_version VALUES (99, 0)"
+	bad_newer=$("$KW" estate query --db "sqlite:$T/v1.sqlite" --count 2>&1)
+	expect_eq "migration: a database newer than the program is refused" \
+		"kwitness estate query: the database has schema version 99, newer than this kwitness knows (2)" "$bad_newer"
+else
+	not_ok "sqlite3 missing (scripts/deps.sh installs it)"
+fi
 
 # Bad input: one line on stderr, exit 2.
 bad() { # NAME WANT-IN-MESSAGE ARGS...

@@ -149,7 +149,7 @@ suite() {
 	out=$("$KW" estate ingest --db "$URL" --trust "$KT_TMP/trust" "$KT_TMP/hosts" 2>&1); rc=$?
 	expect_eq "$L: ingest exits 1 (some records rejected)" 1 "$rc"
 	check "$L: summary: 7 records, 4 stored (1 incomplete), 3 rejected" \
-		grep -q '^summary: 7 records: 4 stored (1 incomplete), 0 already stored, 3 rejected' <<<"$out"
+		grep -q '^summary: 7 records: 4 stored (1 incomplete, 0 at level 1), 0 already stored, 3 rejected' <<<"$out"
 	[ "$rc" -eq 1 ] || sed 's/^/# /' <<<"$out"
 
 	out=$("$KW" estate query --db "$URL" --tool net.connect --decision deny --json)

@@ -106,6 +106,24 @@ expect_eq "verify without --evidence: valid, level 0" "true 0" "$(jq -r '"\(.val
 check "verify without --evidence: the human line says level 0" \
 	grep -q '^level 0: no TPM evidence appraised' <<<"$("$KW" verify --key "$KT_TMP/signer.jwk" "$REC")"
 
+# The estate: ingest appraises the evidence the log's trailer names.
+mkdir -p "$T/trust" && cp "$KT_TMP/signer.jwk" "$T/trust/"
+estate_level() { # DB: "level appraisal" of the stored record
+	sqlite3 -batch -noheader -separator ' ' "$1" 'SELECT level, appraisal FROM records'
+}
+"$KW" estate ingest --db "sqlite:$T/e1.sqlite" --trust "$T/trust" --tpm-ca "$T/ca1/issuercert.pem" \
+	--enroll-key "$T/enroll.jwk" "$T/state" >"$T/ingest.out"
+check "estate ingest --tpm-ca --enroll-key: the record is stored at level 1" \
+	grep -q '^summary: 1 records: 1 stored (0 incomplete, 1 at level 1)' "$T/ingest.out"
+expect_eq "estate query: level 1" 1 "$("$KW" estate query --db "sqlite:$T/e1.sqlite" --json | jq -r .level | sort -u)"
+"$KW" estate ingest --db "sqlite:$T/e0.sqlite" --trust "$T/trust" "$T/state" >/dev/null
+expect_eq "estate ingest without them: level 0, and why" \
+	"0 TPM evidence not appraised (no --tpm-ca and --enroll-key)" "$(estate_level "$T/e0.sqlite")"
+"$KW" estate ingest --db "sqlite:$T/e2.sqlite" --trust "$T/trust" --tpm-ca "$T/ca2/issuercert.pem" \
+	--enroll-key "$T/enroll.jwk" "$T/state" >/dev/null
+check "estate ingest under another EK CA: level 0 at step 1 (ek_untrusted)" \
+	grep -q '^0 TPM appraisal failed at step 1: ek_untrusted: ' <<<"$(estate_level "$T/e2.sqlite")"
+
 # PCR reference: equal values pass, one changed value fails at step 6.
 jq '.quote.pcr_values' "$EV" >"$T/ref.json"
 expect_eq "verify --pcrs-ref with the quoted values: level 1" 1 \

@@ -18,6 +18,7 @@
 #include "estate/ingest.h"
 #include "estate/query.h"
 #include "estate/trust.h"
+#include "cli_key.h"
 #include "cli_record.h"
 #include "commands.h"
 #include "estate_cli.h"
@@ -39,7 +40,8 @@ static void estate_usage(FILE *f)
 static void ingest_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: kwitness estate ingest [--db URL] [--trust DIR] [--skew SECONDS] PATH...\n\n"
+		"usage: kwitness estate ingest [--db URL] [--trust DIR] [--skew SECONDS]\n"
+		"           [--tpm-ca CA.pem --enroll-key KEY [--pcrs-ref FILE]] PATH...\n\n"
 		"Verifies every record found in PATH (a kwitnessd state folder, a folder of state\n"
 		"folders copied from many hosts, or a record file records/<session>.json) and\n"
 		"stores the ones that verify: the record, every entry of its decision log and\n"
@@ -57,6 +59,12 @@ static void ingest_usage(FILE *f)
 		"  --trust DIR       folder of trusted signer keys, public JWK or PEM files named\n"
 		"                    *.jwk, *.json or *.pem (default %s)\n"
 		"  --skew SECONDS    how far iat may be in the future (default %d)\n"
+		"  --tpm-ca CA.pem   with --enroll-key: appraise the TPM evidence of tpm2 records\n"
+		"                    (state/evidence/, named by the log's trailer) as\n"
+		"                    `kwitness verify --evidence` does; Level 1 when every step\n"
+		"                    holds, else Level 0 with the failing step stored\n"
+		"  --enroll-key KEY  the trusted enrollment key (public JWK or PEM)\n"
+		"  --pcrs-ref FILE   reference PCR values {\"N\": \"hex\", ...} for step 6\n"
 		"  --quiet           no line per rejected record, only the summary\n"
 		"  --help            this text\n"
 		"On a terminal, progress (records, entries per second) is shown on stderr.\n",
@@ -150,9 +158,12 @@ static void ingest_rejected(void *ctx, const char *path, const char *reason, con
 
 static int estate_ingest(int argc, char **argv)
 {
-	enum { O_DB = 1, O_TRUST, O_SKEW, O_QUIET, O_HELP };
+	enum { O_DB = 1, O_TRUST, O_SKEW, O_QUIET, O_TPM_CA, O_ENROLL_KEY, O_PCRS_REF, O_HELP };
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, O_DB },
+		{ "tpm-ca", required_argument, NULL, O_TPM_CA },
+		{ "enroll-key", required_argument, NULL, O_ENROLL_KEY },
+		{ "pcrs-ref", required_argument, NULL, O_PCRS_REF },
 		{ "trust", required_argument, NULL, O_TRUST },
 		{ "skew", required_argument, NULL, O_SKEW },
 		{ "quiet", no_argument, NULL, O_QUIET },
@@ -164,6 +175,10 @@ static int estate_ingest(int argc, char **argv)
 	struct estate_ingest ing = { .now = (int64_t)time(NULL), .skew = KW_DEFAULT_SKEW };
 	struct estate_trust *trust = NULL;
 	struct estate_db *db = NULL;
+	struct kw_appraise_opts tpm = { 0 };
+	struct kw_key *enroll_key = NULL;
+	const char *enroll_path = NULL, *pcrs_path = NULL;
+	json_t *pcrs_ref = NULL;
 	char err[600];
 	long long v;
 	int c, status = 2;
@@ -176,6 +191,9 @@ static int estate_ingest(int argc, char **argv)
 		case O_DB: url = optarg; break;
 		case O_TRUST: trust_dir = optarg; break;
 		case O_QUIET: view.quiet = true; break;
+		case O_TPM_CA: tpm.ca_file = optarg; break;
+		case O_ENROLL_KEY: enroll_path = optarg; break;
+		case O_PCRS_REF: pcrs_path = optarg; break;
 		case O_SKEW:
 			if (cli_parse_int(optarg, 0, 1LL << 40, &v)) {
 				fprintf(stderr, "kwitness estate ingest: --skew needs a number of seconds >= 0\n");
@@ -195,10 +213,28 @@ static int estate_ingest(int argc, char **argv)
 		fprintf(stderr, "kwitness estate ingest: give at least one PATH (state folder or record)\n");
 		return 2;
 	}
+	if (!tpm.ca_file != !enroll_path || (pcrs_path && !tpm.ca_file)) {
+		fprintf(stderr, "kwitness estate ingest: --tpm-ca and --enroll-key go together "
+				"(and --pcrs-ref needs them)\n");
+		return 2;
+	}
+	if (enroll_path) {
+		int e = kw_key_load_public(enroll_path, &enroll_key);
+
+		if (e) {
+			cli_key_error("verify", enroll_path, e);
+			return 2;
+		}
+		tpm.enroll_key = enroll_key;
+		if (pcrs_path && !(pcrs_ref = cli_read_json("estate ingest", "PCR reference", pcrs_path)))
+			goto out;
+		tpm.pcrs_ref = pcrs_ref;
+		ing.tpm = &tpm;
+	}
 	trust = estate_trust_load(trust_dir, err, sizeof(err));
 	if (!trust) {
 		fprintf(stderr, "kwitness estate ingest: %s\n", err);
-		return 2;
+		goto out;
 	}
 	if (!estate_trust_count(trust)) {
 		fprintf(stderr, "kwitness estate ingest: the trust folder %s holds no key\n", trust_dir);
@@ -228,9 +264,9 @@ static int estate_ingest(int argc, char **argv)
 		fprintf(stderr, "kwitness estate ingest: warning: statistics not refreshed: %s\n", db->err);
 	clock_gettime(CLOCK_MONOTONIC, &view.last);
 	secs = since(&view.start, &view.last);
-	printf("summary: %" PRIu64 " records: %" PRIu64 " stored (%" PRIu64 " incomplete), %" PRIu64
-	       " already stored, %" PRIu64 " rejected",
-	       ing.records, ing.stored, ing.incomplete, ing.already, ing.rejected);
+	printf("summary: %" PRIu64 " records: %" PRIu64 " stored (%" PRIu64 " incomplete, %" PRIu64
+	       " at level 1), %" PRIu64 " already stored, %" PRIu64 " rejected",
+	       ing.records, ing.stored, ing.incomplete, ing.level1, ing.already, ing.rejected);
 	for (int r = 0; r < KW_VERIFY_REASON_COUNT; r++)
 		if (ing.by_reason[r])
 			printf("%s %s %" PRIu64, r == 0 ? "" : ",", kw_verify_reason_code(r),
@@ -241,6 +277,8 @@ static int estate_ingest(int argc, char **argv)
 out:
 	estate_close(db);
 	estate_trust_free(trust);
+	kw_key_free(enroll_key);
+	json_decref(pcrs_ref);
 	return status;
 }
 

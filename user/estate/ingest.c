@@ -35,9 +35,9 @@
 /* Host strings kept from the open entry (kwitnessd cuts them far below). */
 #define HOST_FIELD_MAX 512
 
-/* The three folders of a state folder; -1 when one is missing. */
+/* The folders of a state folder; -1 when one is missing. */
 struct state {
-	int records, logs, policies;
+	int records, logs, policies, evidence;
 };
 
 /* One record on its way in. */
@@ -51,6 +51,7 @@ struct item {
 	char hostname[HOST_FIELD_MAX], machine_id[HOST_FIELD_MAX], boot_id[HOST_FIELD_MAX],
 		kernel[HOST_FIELD_MAX];
 	int64_t opened_us, closed_us;
+	char evidence[80];           /* the close entry's evidence name, sha256:<hex> */
 	int db_failed;
 	uint64_t lines;              /* of the log, so far */
 };
@@ -75,7 +76,9 @@ static void state_close(struct state *s)
 		close(s->logs);
 	if (s->policies >= 0)
 		close(s->policies);
-	s->records = s->logs = s->policies = -1;
+	if (s->evidence >= 0)
+		close(s->evidence);
+	s->records = s->logs = s->policies = s->evidence = -1;
 }
 
 /* 0 when path is a state folder (has records/). */
@@ -83,13 +86,14 @@ static int state_open(const char *path, struct state *s)
 {
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), e;
 
-	s->records = s->logs = s->policies = -1;
+	s->records = s->logs = s->policies = s->evidence = -1;
 	if (fd < 0)
 		return -errno;
 	s->records = openat(fd, "records", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	e = s->records < 0 ? -errno : 0;
 	s->logs = openat(fd, "logs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	s->policies = openat(fd, "policies", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	s->evidence = openat(fd, "evidence", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	close(fd);
 	if (e)
 		state_close(s);
@@ -176,6 +180,7 @@ static int on_entry(void *ctx, const char *line, size_t len)
 		it->opened_us = e.has_ts ? e.ts_us : 0;
 	} else if (e.parsed && !strcmp(e.tool, "kwitness.close")) {
 		it->closed_us = e.has_ts ? e.ts_us : 0;
+		keep(it->evidence, sizeof(it->evidence), e.parsed, "evidence");
 	}
 	rc = ing->db->ops->entries_add(ing->db, &e);
 	estate_entry_clear(&e);
@@ -212,6 +217,65 @@ static int reject(struct estate_ingest *ing, struct item *it)
 	return 0;
 }
 
+/* The level of a verified record: 1 when its TPM evidence passes every
+ * step of the appraisal `kwitness verify --evidence` makes. why says what
+ * held it at 0. */
+static int appraise(struct estate_ingest *ing, const struct item *it, const json_t *rec,
+		    const char *text, int evidence_dir, char *why, size_t whylen)
+{
+	const char *platform = member_str(rec, "runtime", "platform");
+	struct kw_appraise_result ar = { 0 };
+	struct kw_buf ev_text = { 0 };
+	json_t *ev = NULL, *whole = NULL;
+	int fd, e, level = 0;
+
+	why[0] = '\0';
+	if (!platform || strcmp(platform, "tpm2"))
+		return 0;
+	if (!ing->tpm) {
+		snprintf(why, whylen, "TPM evidence not appraised (no --tpm-ca and --enroll-key)");
+		return 0;
+	}
+	if (strncmp(it->evidence, "sha256:", 7) || strlen(it->evidence) != 71 ||
+	    strspn(it->evidence + 7, "0123456789abcdef") != 64) {
+		snprintf(why, whylen, "the log's trailer names no TPM evidence");
+		return 0;
+	}
+	{
+		char name[80];
+
+		snprintf(name, sizeof(name), "%s.json", it->evidence + 7);
+		fd = open_below(evidence_dir, name);
+	}
+	if (fd < 0) {
+		snprintf(why, whylen, "the evidence file evidence/%.64s.json cannot be used: %s",
+			 it->evidence + 7, open_error(fd));
+		return 0;
+	}
+	e = kw_read_fd(fd, KW_TPM_EVIDENCE_MAX, &ev_text);
+	close(fd);
+	if (!e)
+		ev = jcs_parse(ev_text.data ? ev_text.data : "", ev_text.len, NULL);
+	whole = jcs_parse(text, strlen(text), NULL);
+	if (!ev || !whole) {
+		snprintf(why, whylen, "the evidence file cannot be read as JSON");
+		goto out;
+	}
+	e = kw_appraise(ev, whole, ing->tpm, &ar);
+	if (e < 0)
+		snprintf(why, whylen, "appraisal failed: %s", strerror(-e));
+	else if (e == 0)
+		level = 1;
+	else
+		snprintf(why, whylen, "TPM appraisal failed at step %d: %s: %.300s",
+			 kw_appraise_step_number(ar.step), kw_appraise_code(ar.step), ar.message);
+out:
+	json_decref(ev);
+	json_decref(whole);
+	kw_buf_free(&ev_text);
+	return level;
+}
+
 static const char insert_record[] =
 	"INSERT INTO records (session, record_digest, sandbox_id, hostname, machine_id, boot_id,"
 	" kernel, signer, bundle_hash, enforcement_mode, platform, level, complete, incomplete_why,"
@@ -224,13 +288,15 @@ static const char insert_record[] =
 static const char finish_record[] =
 	"UPDATE records SET hostname = $2, machine_id = $3, boot_id = $4, kernel = $5,"
 	" complete = $6, incomplete_why = $7, opened_us = $8, closed_us = $9, decisions = $10,"
-	" denials = $11 WHERE id = $1";
+	" denials = $11, level = $12, appraisal = $13 WHERE id = $1";
 
 /* The record's log and bundle through the checks, its rows into the
  * database. rec: the record without its signature, verified so far. */
 static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, const char *text,
-		 const struct kw_key *key, int log_fd, int pol_fd, const char *signer)
+		 const struct kw_key *key, int log_fd, int pol_fd, int evidence_dir, const char *signer)
 {
+	char level_why[400];
+	int level;
 	struct kw_verify_opts o = { .trusted = key, .now = ing->now, .skew = ing->skew,
 				    .call_count = -1, .allow_incomplete = true };
 	struct kw_buf bundle = { 0 };
@@ -326,18 +392,20 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 		ret = reject(ing, it);
 		goto out;
 	}
+	level = appraise(ing, it, rec, text, evidence_dir, level_why, sizeof(level_why));
 	{
-		struct estate_val p[11] = {
+		struct estate_val p[13] = {
 			EV_I(id), EV_S(it->hostname), EV_S(it->machine_id), EV_S(it->boot_id),
 			EV_S(it->kernel), EV_I(lc.complete), EV_S(lc.complete ? "" : lc.incomplete_why),
 			EV_I(it->opened_us), EV_I(it->closed_us), EV_I(lc.decisions), EV_I(lc.denials),
+			EV_I(level), EV_S(level_why),
 		};
 		struct estate_val pp[2] = { EV_S(member_str(rec, "policy", "bundle_hash")),
 					    EV_S(bundle.data ? bundle.data : "") };
 
 		/* A bundle is JSON text (policy.c refuses anything else), so it
 		 * fits a TEXT column as it is. */
-		if (estate_query(ing->db, finish_record, p, 11, NULL, NULL) ||
+		if (estate_query(ing->db, finish_record, p, 13, NULL, NULL) ||
 		    estate_query(ing->db,
 				 "INSERT INTO policies (bundle_hash, bundle) VALUES ($1, $2)"
 				 " ON CONFLICT (bundle_hash) DO NOTHING",
@@ -353,6 +421,7 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 	}
 	ing->stored++;
 	ing->incomplete += !lc.complete;
+	ing->level1 += level == 1;
 	ret = 0;
 out:
 	if (in_copy)
@@ -467,7 +536,7 @@ static int ingest_record(struct estate_ingest *ing, const struct state *st, cons
 		ret = reject(ing, &it);
 		goto out;
 	}
-	ret = store(ing, &it, rec, text.data, key, log_fd, pol_fd, signer);
+	ret = store(ing, &it, rec, text.data, key, log_fd, pol_fd, st->evidence, signer);
 out:
 	if (ing->progress)
 		ing->progress(ing->ctx, ing);
@@ -562,7 +631,7 @@ int estate_ingest_path(struct estate_ingest *ing, const char *path)
 		snprintf(copy, sizeof(copy), "%s", path);
 		snprintf(parent, sizeof(parent), "%s/..", dirname(copy));
 		if (state_open(parent, &st))
-			st.records = st.logs = st.policies = -1;
+			st.records = st.logs = st.policies = st.evidence = -1;
 		ret = ingest_record(ing, &st, path, named ? session : NULL,
 				    kw_open_regular_at(AT_FDCWD, path));
 		state_close(&st);

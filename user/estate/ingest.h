@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "kwitness/record.h"
+#include "kwitness/tpm.h"
 #include "estate/db.h"
 #include "estate/trust.h"
 
@@ -22,6 +23,10 @@ struct estate_ingest {
 	const struct estate_trust *trust;
 	int64_t now;                 /* seconds: iat may not lie further ahead than skew */
 	int64_t skew;
+	/* TPM appraisal of tpm2 records (their evidence is found in the state
+	 * folder's evidence/ by the name the log's close entry gives); NULL:
+	 * not appraised, every record is Level 0. */
+	const struct kw_appraise_opts *tpm;
 	/* Called after every record and every few thousand entries. */
 	void (*progress)(void *ctx, const struct estate_ingest *ing);
 	/* Called for every rejected record. */
@@ -30,7 +35,7 @@ struct estate_ingest {
 
 	/* --- results --- */
 	uint64_t records;            /* record files seen */
-	uint64_t stored, already, rejected, incomplete;
+	uint64_t stored, already, rejected, incomplete, level1;
 	uint64_t entries, log_bytes; /* stored by this run */
 	uint64_t by_reason[KW_VERIFY_REASON_COUNT];
 	char err[600];               /* why the run stopped (a database error) */
