@@ -11,21 +11,13 @@
 # reproduce the signed transcript hash.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/kwd_lib.sh"
+. "$(dirname "$0")/pg_lib.sh"
 
 kwd_require
 command -v sqlite3 >/dev/null || kt_fail_all "sqlite3 missing (scripts/deps.sh)"
 command -v unshare >/dev/null || kt_fail_all "unshare missing (util-linux)"
-PG_TMP=
-PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-pg_stop() {
-	[ -n "$PG_TMP" ] || return 0
-	[ -f "$PG_TMP/data/postmaster.pid" ] &&
-		runuser -u nobody -- "$PG_BIN/pg_ctl" -D "$PG_TMP/data" -m immediate stop >/dev/null 2>&1
-	rm -rf "$PG_TMP"
-	PG_TMP=
-}
 cleanup_all() {
-	pg_stop
+	pg_cleanup
 	kwd_cleanup
 }
 trap cleanup_all EXIT
@@ -303,32 +295,17 @@ DB=$KT_TMP/estate.sqlite
 sqlite_q() { sqlite3 -batch -noheader "$DB" "$1"; }
 suite sqlite "sqlite:$DB" sqlite_q
 expect_eq "sqlite: the database file is private (0600)" 600 "$(stat -c %a "$DB")"
-expect_eq "sqlite: schema version 1" 1 "$(sqlite_q 'SELECT max(version) FROM schema_version')"
+expect_eq "sqlite: schema version 2" 2 "$(sqlite_q 'SELECT max(version) FROM schema_version')"
+check "without an estate setting the collectors spooled nothing" \
+	test ! -e "$HA/spool" -a ! -e "$KT_TMP/hosts/$HOST_B/spool"
 
 # --- PostgreSQL: a private cluster as an unprivileged user ---------------------
-if [ -z "$PG_BIN" ] || [ ! -x "$PG_BIN/initdb" ]; then
-	not_ok "postgresql: initdb not installed (scripts/deps.sh installs postgresql)"
-	finish
-fi
-PG_TMP=$(mktemp -d /tmp/kwitness-pg.XXXXXX)
-chown nobody "$PG_TMP"
-if ! runuser -u nobody -- "$PG_BIN/initdb" -D "$PG_TMP/data" -U kwitness -A trust -E UTF8 \
-	--locale=C.UTF-8 >"$PG_TMP/initdb.log" 2>&1; then
-	sed 's/^/# /' "$PG_TMP/initdb.log" | tail -5
-	not_ok "postgresql: initdb"
-	finish
-fi
-if ! runuser -u nobody -- "$PG_BIN/pg_ctl" -D "$PG_TMP/data" -l "$PG_TMP/server.log" -w \
-	-o "-c listen_addresses='' -c unix_socket_directories='$PG_TMP' -c fsync=off" start >/dev/null; then
-	sed 's/^/# /' "$PG_TMP/server.log" | tail -5
-	not_ok "postgresql: the server starts"
+if ! pg_init; then
+	not_ok "postgresql: a private cluster (initdb, pg_ctl) starts"
 	finish
 fi
 ok "postgresql: a private cluster runs as nobody on a Unix socket"
-"$PG_BIN/createdb" -h "$PG_TMP" -U kwitness estate || kt_fail_all "createdb"
-PGURL="postgresql:///estate?host=$PG_TMP&user=kwitness"
-pg_q() { "$PG_BIN/psql" -X -q -A -t -h "$PG_TMP" -U kwitness -d estate -c "$1"; }
 suite postgresql "$PGURL" pg_q
-expect_eq "postgresql: schema version 1" 1 "$(pg_q 'SELECT max(version) FROM schema_version')"
+expect_eq "postgresql: schema version 2" 2 "$(pg_q 'SELECT max(version) FROM schema_version')"
 
 finish

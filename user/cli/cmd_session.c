@@ -263,6 +263,16 @@ static void print_status(const json_t *reply)
 	printf("state:     %s\n", json_string_value(json_object_get(reply, KW_F_STATE_DIR)));
 	printf("ringbuf:   %lld bytes per session\n",
 	       (long long)json_integer_value(json_object_get(reply, KW_F_RINGBUF_SIZE)));
+	v = json_object_get(reply, KW_F_ESTATE);
+	if (v) {
+		const char *e = json_string_value(json_object_get(v, KW_F_ESTATE_ERROR));
+
+		printf("estate:    %lld waiting in the spool, %lld pushed, %lld rejected%s%s\n",
+		       (long long)json_integer_value(json_object_get(v, KW_F_ESTATE_BACKLOG)),
+		       (long long)json_integer_value(json_object_get(v, KW_F_ESTATE_PUSHED)),
+		       (long long)json_integer_value(json_object_get(v, KW_F_ESTATE_REJECTED)),
+		       e && *e ? "; last error: " : "", e && *e ? e : "");
+	}
 	printf("hooks:    ");
 	json_array_foreach(json_object_get(reply, KW_F_HOOKS_AVAILABLE), i, v)
 		printf(" %s", json_string_value(v));

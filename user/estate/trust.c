@@ -95,6 +95,28 @@ fail:
 	return NULL;
 }
 
+struct estate_trust *estate_trust_of_key(const struct kw_key *key, char *err, size_t errlen)
+{
+	struct estate_trust *t = calloc(1, sizeof(*t));
+	json_t *jwk = key ? kw_key_public_jwk(key) : NULL;
+
+	if (!t || !jwk || !(t->keys = calloc(1, sizeof(*t->keys))) ||
+	    kw_key_from_jwk(jwk, &t->keys[0].key)) {
+		snprintf(err, errlen, "cannot take the public half of the signing key");
+		json_decref(jwk);
+		estate_trust_free(t);
+		return NULL;
+	}
+	json_decref(jwk);
+	t->n = t->cap = 1;
+	if (kw_key_thumbprint(t->keys[0].key, t->keys[0].thumbprint)) {
+		snprintf(err, errlen, "cannot compute the signing key's thumbprint");
+		estate_trust_free(t);
+		return NULL;
+	}
+	return t;
+}
+
 const struct kw_key *estate_trust_find(const struct estate_trust *t, const char *thumbprint)
 {
 	struct trusted_key k = { 0 }, *hit;

@@ -18,6 +18,9 @@ struct estate_trust;
  * followed). A file that is not a public key is an error: a trust folder
  * says exactly whom it trusts. NULL with a one-line message in err. */
 struct estate_trust *estate_trust_load(const char *dir, char *err, size_t errlen);
+/* A trust of one key: the public half of key (a collector trusting its own
+ * signatures when it pushes its records). NULL on error. */
+struct estate_trust *estate_trust_of_key(const struct kw_key *key, char *err, size_t errlen);
 /* The trusted key with this thumbprint, or NULL. */
 const struct kw_key *estate_trust_find(const struct estate_trust *t, const char *thumbprint);
 size_t estate_trust_count(const struct estate_trust *t);

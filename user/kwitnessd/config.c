@@ -141,6 +141,15 @@ int kwd_config_load(struct kwd_config *c, const char *path, bool must_exist, cha
 			e = set_string(&c->model_id, val);
 		} else if (!strcmp(key, "data_class")) {
 			e = set_string(&c->data_class, val);
+		} else if (!strcmp(key, "estate")) {
+			if (strncmp(val, "postgresql://", 13) && strncmp(val, "postgres://", 11) &&
+			    strncmp(val, "sqlite:", 7)) {
+				snprintf(err, errlen, "%s:%u: estate must be postgresql://... or sqlite:PATH",
+					 path, lineno);
+				e = -EINVAL;
+			} else {
+				e = set_string(&c->estate, val);
+			}
 		} else if (!strcmp(key, "tpm") || !strcmp(key, "tpm_pcrs") ||
 			   !strcmp(key, "tpm_enrollment")) {
 			char **slot = key[3] == '\0' ? &c->tpm : key[4] == 'p' ? &c->tpm_pcrs
@@ -190,6 +199,8 @@ void kwd_config_free(struct kwd_config *c)
 	free(c->tpm);
 	free(c->tpm_pcrs);
 	free(c->tpm_enrollment);
+	free(c->estate);
+	c->estate = NULL;
 	c->tpm = c->tpm_pcrs = c->tpm_enrollment = NULL;
 	c->verifier = c->model_provider = c->model_id = c->data_class = NULL;
 }

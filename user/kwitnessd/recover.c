@@ -220,10 +220,12 @@ int kwd_seal_one(struct kwd *d, const char *id, const char *reason, char *why, s
 	}
 	e = sign_and_write(d, open, bundle.data ? bundle.data : "", bundle.len, hash, count,
 			   rec_path, why, whylen);
-	if (!e)
+	if (!e) {
 		kwd_log(d, LOG_NOTICE,
 			"session %s was not closed by the previous collector: sealed (%llu decisions, "
 			"complete false) -> %s", id, (unsigned long long)decisions, rec_path);
+		kwd_push_enqueue(d, id);
+	}
 out:
 	if (fd >= 0)
 		close(fd);

@@ -1026,5 +1026,13 @@ json_t *kwd_status(struct kwd *d, bool sessions_only)
 				  KW_F_RINGBUF_SIZE, (json_int_t)d->cfg.ringbuf_size, KW_F_KERNEL,
 				  d->host.kernel);
 	}
+	{
+		json_t *push = kwd_push_status(d);
+
+		if (push && reply)
+			json_object_set_new(reply, KW_F_ESTATE, push);
+		else
+			json_decref(push);
+	}
 	return reply;
 }
