@@ -25,17 +25,14 @@
 #include "kwitness/logverify.h"
 #include "kwitness/policy.h"
 #include "kwitness/record.h"
+#include "kwitness/statedir.h"
 #include "cli_record.h"
 #include "progress.h"
 #include "verify_batch.h"
 
-#define SESSION_ID_LEN 32
+#define SESSION_ID_LEN KW_SESSION_ID_LEN
 #define MAX_JOBS 1024
 
-/* The three folders of a state folder; -1 when one is missing. */
-struct state {
-	int records, logs, policies;
-};
 
 enum { LEVEL_ENFORCE, LEVEL_ADVISORY, LEVEL_SILENT, LEVEL_DECLARED, LEVEL_OTHER, LEVEL_COUNT };
 static const char *const level_names[LEVEL_COUNT] = { "enforce", "advisory", "silent", "declared",
@@ -43,7 +40,7 @@ static const char *const level_names[LEVEL_COUNT] = { "enforce", "advisory", "si
 
 struct run {
 	const struct verify_batch *b;
-	struct state st;             /* --dir */
+	struct kw_state_dir st;             /* --dir */
 	DIR *dir;                    /* --dir: records/ being walked */
 	int next_arg;                /* record paths: the next one */
 	pthread_mutex_t lock;        /* the walk, the output and the counts */
@@ -69,62 +66,6 @@ struct worker {
 	struct kw_log_check *lc;
 	uint64_t log_seen;           /* bytes of the current log already counted */
 };
-
-static bool is_record_name(const char *name)
-{
-	size_t n = strlen(name);
-
-	if (n != SESSION_ID_LEN + 5 || strcmp(name + SESSION_ID_LEN, ".json"))
-		return false;
-	for (size_t i = 0; i < SESSION_ID_LEN; i++)
-		if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
-			return false;
-	return true;
-}
-
-static void state_close(struct state *s)
-{
-	if (s->records >= 0)
-		close(s->records);
-	if (s->logs >= 0)
-		close(s->logs);
-	if (s->policies >= 0)
-		close(s->policies);
-	s->records = s->logs = s->policies = -1;
-}
-
-/* The state folder itself may be reached through a link the caller
- * chose; nothing below it is. */
-static int state_open(const char *path, struct state *s)
-{
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), e;
-
-	s->records = s->logs = s->policies = -1;
-	if (fd < 0)
-		return -errno;
-	s->records = openat(fd, "records", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	e = s->records < 0 ? -errno : 0;
-	s->logs = openat(fd, "logs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	s->policies = openat(fd, "policies", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	close(fd);
-	return e;
-}
-
-/* A regular file directly in dirfd, never through a link. */
-static int open_below(int dirfd, const char *name)
-{
-	return dirfd < 0 ? -ENOENT : kw_open_regular_at(dirfd, name);
-}
-
-static const char *open_error(int e)
-{
-	switch (e) {
-	case -ELOOP: return "it is a symbolic link, which is not followed";
-	case -EBADFD: return "not a regular file";
-	case -EFBIG: return "larger than any the collector writes";
-	default: return strerror(-e);
-	}
-}
 
 static void set(struct outcome *out, enum kw_verify_reason r, const char *fmt, const char *a,
 		const char *b)
@@ -156,7 +97,7 @@ static int level_of(const json_t *rec)
 }
 
 /* Verifies one record of st; id is its session. */
-static void verify_record(struct worker *w, const struct state *st, int rec_fd,
+static void verify_record(struct worker *w, const struct kw_state_dir *st, int rec_fd,
 			  struct outcome *out)
 {
 	struct kw_verify_opts o = w->run->b->verify;
@@ -170,7 +111,7 @@ static void verify_record(struct worker *w, const struct state *st, int rec_fd,
 	e = kw_read_fd(rec_fd, CLI_RECORD_MAX, &text);
 	if (e) {
 		set(out, KW_VERIFY_RECORD_UNREADABLE, "%s%s", "The record file cannot be read: ",
-		    open_error(e));
+		    kw_state_open_error(e));
 		goto out;
 	}
 	e = kw_record_verify_signed(text.data ? text.data : "", text.len, &o, &out->res, &rec);
@@ -186,10 +127,10 @@ static void verify_record(struct worker *w, const struct state *st, int rec_fd,
 		goto out;
 	}
 	snprintf(name, sizeof(name), "%s.jsonl", out->id);
-	log_fd = open_below(st->logs, name);
+	log_fd = kw_state_open_file(st->logs, name);
 	if (log_fd < 0) {
 		set(out, log_fd == -ENOENT ? KW_VERIFY_LOG_MISSING : KW_VERIFY_LOG_UNREADABLE,
-		    "The decision log logs/%s cannot be used: %s", name, open_error(log_fd));
+		    "The decision log logs/%s cannot be used: %s", name, kw_state_open_error(log_fd));
 		goto out;
 	}
 	bundle_hash = json_string_value(json_object_get(json_object_get(rec, "policy"), "bundle_hash"));
@@ -198,17 +139,17 @@ static void verify_record(struct worker *w, const struct state *st, int rec_fd,
 		    "its bundle_hash is not a sha256 digest, which names bundles in policies/");
 		goto out;
 	}
-	pol_fd = open_below(st->policies, bundle_hash + 7);
+	pol_fd = kw_state_open_file(st->policies, bundle_hash + 7);
 	if (pol_fd < 0) {
 		set(out, pol_fd == -ENOENT ? KW_VERIFY_POLICY_MISSING : KW_VERIFY_POLICY_UNREADABLE,
 		    "The policy bundle policies/%.64s cannot be used: %s", bundle_hash + 7,
-		    open_error(pol_fd));
+		    kw_state_open_error(pol_fd));
 		goto out;
 	}
 	e = kw_read_fd(pol_fd, KW_POLICY_MAX_BYTES, &bundle);
 	if (e) {
 		set(out, KW_VERIFY_POLICY_UNREADABLE, "The policy bundle policies/%.64s cannot be read: %s",
-		    bundle_hash + 7, open_error(e));
+		    bundle_hash + 7, kw_state_open_error(e));
 		goto out;
 	}
 	o.bundle = bundle.data ? bundle.data : "";
@@ -251,7 +192,7 @@ out:
 
 /* The next record: its path for messages, its id, and an open descriptor
  * (or a negative errno). false when there is none left. */
-static bool next_record(struct run *r, struct outcome *out, int *fd, struct state *own)
+static bool next_record(struct run *r, struct outcome *out, int *fd, struct kw_state_dir *own)
 {
 	const struct verify_batch *b = r->b;
 	bool found = false;
@@ -263,7 +204,7 @@ static bool next_record(struct run *r, struct outcome *out, int *fd, struct stat
 		while ((de = readdir(r->dir))) {
 			if (de->d_name[0] == '.')
 				continue;
-			if (!is_record_name(de->d_name)) {
+			if (!kw_is_record_name(de->d_name)) {
 				r->ignored++;
 				continue;
 			}
@@ -271,7 +212,7 @@ static bool next_record(struct run *r, struct outcome *out, int *fd, struct stat
 				 de->d_name);
 			memcpy(out->id, de->d_name, SESSION_ID_LEN);
 			out->id[SESSION_ID_LEN] = '\0';
-			*fd = open_below(r->st.records, de->d_name);
+			*fd = kw_state_open_file(r->st.records, de->d_name);
 			found = true;
 			break;
 		}
@@ -285,14 +226,14 @@ static bool next_record(struct run *r, struct outcome *out, int *fd, struct stat
 		/* records/<id>.json: the state folder is the grandparent. */
 		snprintf(copy, sizeof(copy), "%s", path);
 		base = basename(copy);
-		if (is_record_name(base)) {
+		if (kw_is_record_name(base)) {
 			memcpy(out->id, base, SESSION_ID_LEN);
 			out->id[SESSION_ID_LEN] = '\0';
 		}
 		snprintf(copy, sizeof(copy), "%s", path);
 		parent = dirname(copy);
 		snprintf(state_path, sizeof(state_path), "%s/..", parent);
-		state_open(state_path, own);
+		kw_state_dir_open(state_path, own);
 		*fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 		if (*fd < 0) {
 			*fd = -errno;
@@ -389,7 +330,7 @@ static void *worker_main(void *arg)
 	if (!out)
 		goto fail;
 	for (;;) {
-		struct state own = { -1, -1, -1 };
+		struct kw_state_dir own = KW_STATE_DIR_NONE;
 
 		memset(out, 0, sizeof(*out));
 		out->complete = out->level = -1;
@@ -397,12 +338,12 @@ static void *worker_main(void *arg)
 			break;
 		if (fd < 0)
 			set(out, KW_VERIFY_RECORD_UNREADABLE, "%s%s", "The record file cannot be read: ",
-			    open_error(fd));
+			    kw_state_open_error(fd));
 		else
 			verify_record(w, r->dir ? &r->st : &own, fd, out);
 		if (fd >= 0)
 			close(fd);
-		state_close(&own);
+		kw_state_dir_close(&own);
 		report(r, out);
 	}
 	free(out);
@@ -474,7 +415,7 @@ static void print_summary(struct run *r, double secs, int jobs)
 
 int verify_batch_run(const struct verify_batch *b)
 {
-	struct run r = { .b = b, .st = { -1, -1, -1 } };
+	struct run r = { .b = b, .st = KW_STATE_DIR_NONE };
 	struct worker *w = NULL;
 	pthread_t *tid = NULL;
 	uint64_t total = 0;
@@ -491,11 +432,11 @@ int verify_batch_run(const struct verify_batch *b)
 		kw_key_free(probe);
 	}
 	if (b->state_dir) {
-		e = state_open(b->state_dir, &r.st);
+		e = kw_state_dir_open(b->state_dir, &r.st);
 		if (e) {
 			fprintf(stderr, "kwitness verify: %s is not a state folder (no records/ in it): %s\n",
 				b->state_dir, strerror(-e));
-			state_close(&r.st);
+			kw_state_dir_close(&r.st);
 			return 2;
 		}
 		/* Count first, for the progress line's ETA; then walk again. */
@@ -506,11 +447,11 @@ int verify_batch_run(const struct verify_batch *b)
 			fprintf(stderr, "kwitness verify: %s/records: %s\n", b->state_dir, strerror(errno));
 			if (dup_fd >= 0)
 				close(dup_fd);
-			state_close(&r.st);
+			kw_state_dir_close(&r.st);
 			return 2;
 		}
 		for (struct dirent *de; (de = readdir(r.dir));)
-			total += is_record_name(de->d_name);
+			total += kw_is_record_name(de->d_name);
 		rewinddir(r.dir);
 	} else {
 		total = (uint64_t)b->n_records;
@@ -563,7 +504,7 @@ out:
 	free(tid);
 	if (r.dir)
 		closedir(r.dir);
-	state_close(&r.st);
+	kw_state_dir_close(&r.st);
 	pthread_mutex_destroy(&r.lock);
 	return status;
 }

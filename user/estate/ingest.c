@@ -26,19 +26,15 @@
 #include "kwitness/jcs.h"
 #include "kwitness/logverify.h"
 #include "kwitness/policy.h"
+#include "kwitness/statedir.h"
 #include "estate/entry.h"
 #include "estate/ingest.h"
 
-#define SESSION_ID_LEN 32
+#define SESSION_ID_LEN KW_SESSION_ID_LEN
 #define RECORD_MAX ((size_t)1 << 20)
 #define PROGRESS_EVERY 4096
 /* Host strings kept from the open entry (kwitnessd cuts them far below). */
 #define HOST_FIELD_MAX 512
-
-/* The folders of a state folder; -1 when one is missing. */
-struct state {
-	int records, logs, policies, evidence;
-};
 
 /* One record on its way in. */
 struct item {
@@ -55,65 +51,6 @@ struct item {
 	int db_failed;
 	uint64_t lines;              /* of the log, so far */
 };
-
-static bool is_record_name(const char *name)
-{
-	size_t n = strlen(name);
-
-	if (n != SESSION_ID_LEN + 5 || strcmp(name + SESSION_ID_LEN, ".json"))
-		return false;
-	for (size_t i = 0; i < SESSION_ID_LEN; i++)
-		if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
-			return false;
-	return true;
-}
-
-static void state_close(struct state *s)
-{
-	if (s->records >= 0)
-		close(s->records);
-	if (s->logs >= 0)
-		close(s->logs);
-	if (s->policies >= 0)
-		close(s->policies);
-	if (s->evidence >= 0)
-		close(s->evidence);
-	s->records = s->logs = s->policies = s->evidence = -1;
-}
-
-/* 0 when path is a state folder (has records/). */
-static int state_open(const char *path, struct state *s)
-{
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), e;
-
-	s->records = s->logs = s->policies = s->evidence = -1;
-	if (fd < 0)
-		return -errno;
-	s->records = openat(fd, "records", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	e = s->records < 0 ? -errno : 0;
-	s->logs = openat(fd, "logs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	s->policies = openat(fd, "policies", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	s->evidence = openat(fd, "evidence", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	close(fd);
-	if (e)
-		state_close(s);
-	return e;
-}
-
-static int open_below(int dirfd, const char *name)
-{
-	return dirfd < 0 ? -ENOENT : kw_open_regular_at(dirfd, name);
-}
-
-static const char *open_error(int e)
-{
-	switch (e) {
-	case -ELOOP: return "it is a symbolic link, which is not followed";
-	case -EBADFD: return "not a regular file";
-	case -EFBIG: return "larger than any the collector writes";
-	default: return strerror(-e);
-	}
-}
 
 static void set_reason(struct item *it, enum kw_verify_reason r, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -245,11 +182,11 @@ static int appraise(struct estate_ingest *ing, const struct item *it, const json
 		char name[80];
 
 		snprintf(name, sizeof(name), "%s.json", it->evidence + 7);
-		fd = open_below(evidence_dir, name);
+		fd = kw_state_open_file(evidence_dir, name);
 	}
 	if (fd < 0) {
 		snprintf(why, whylen, "the evidence file evidence/%.64s.json cannot be used: %s",
-			 it->evidence + 7, open_error(fd));
+			 it->evidence + 7, kw_state_open_error(fd));
 		return 0;
 	}
 	e = kw_read_fd(fd, KW_TPM_EVIDENCE_MAX, &ev_text);
@@ -310,7 +247,7 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 	e = kw_read_fd(pol_fd, KW_POLICY_MAX_BYTES, &bundle);
 	if (e) {
 		set_reason(it, KW_VERIFY_POLICY_UNREADABLE, "The policy bundle cannot be read: %s",
-			   open_error(e));
+			   kw_state_open_error(e));
 		ret = reject(ing, it);
 		goto out;
 	}
@@ -456,7 +393,7 @@ static int seen_before(struct estate_ingest *ing, struct item *it, bool *seen)
 }
 
 /* One record file (rec_fd, or a negative errno) of state folder st. */
-static int ingest_record(struct estate_ingest *ing, const struct state *st, const char *path,
+static int ingest_record(struct estate_ingest *ing, const struct kw_state_dir *st, const char *path,
 			 const char *session, int rec_fd)
 {
 	struct item it = { .ing = ing, .path = path };
@@ -474,7 +411,7 @@ static int ingest_record(struct estate_ingest *ing, const struct state *st, cons
 	e = rec_fd < 0 ? rec_fd : kw_read_fd(rec_fd, RECORD_MAX, &text);
 	if (e) {
 		set_reason(&it, KW_VERIFY_RECORD_UNREADABLE, "The record file cannot be read: %s",
-			   open_error(e));
+			   kw_state_open_error(e));
 		ret = reject(ing, &it);
 		goto out;
 	}
@@ -513,10 +450,10 @@ static int ingest_record(struct estate_ingest *ing, const struct state *st, cons
 		goto out;
 	}
 	snprintf(name, sizeof(name), "%s.jsonl", session);
-	log_fd = open_below(st->logs, name);
+	log_fd = kw_state_open_file(st->logs, name);
 	if (log_fd < 0) {
 		set_reason(&it, log_fd == -ENOENT ? KW_VERIFY_LOG_MISSING : KW_VERIFY_LOG_UNREADABLE,
-			   "The decision log logs/%s cannot be used: %s", name, open_error(log_fd));
+			   "The decision log logs/%s cannot be used: %s", name, kw_state_open_error(log_fd));
 		ret = reject(ing, &it);
 		goto out;
 	}
@@ -528,11 +465,11 @@ static int ingest_record(struct estate_ingest *ing, const struct state *st, cons
 		ret = reject(ing, &it);
 		goto out;
 	}
-	pol_fd = open_below(st->policies, bundle_hash + 7);
+	pol_fd = kw_state_open_file(st->policies, bundle_hash + 7);
 	if (pol_fd < 0) {
 		set_reason(&it, pol_fd == -ENOENT ? KW_VERIFY_POLICY_MISSING : KW_VERIFY_POLICY_UNREADABLE,
 			   "The policy bundle policies/%.64s cannot be used: %s", bundle_hash + 7,
-			   open_error(pol_fd));
+			   kw_state_open_error(pol_fd));
 		ret = reject(ing, &it);
 		goto out;
 	}
@@ -549,7 +486,7 @@ out:
 	return ret;
 }
 
-static int ingest_state(struct estate_ingest *ing, const char *dirpath, struct state *st)
+static int ingest_state(struct estate_ingest *ing, const char *dirpath, struct kw_state_dir *st)
 {
 	int dfd = dup(st->records), ret = 0;
 	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
@@ -565,12 +502,12 @@ static int ingest_state(struct estate_ingest *ing, const char *dirpath, struct s
 	while (ret == 0 && (de = readdir(d))) {
 		char path[4200], id[SESSION_ID_LEN + 1];
 
-		if (!is_record_name(de->d_name))
+		if (!kw_is_record_name(de->d_name))
 			continue;
 		memcpy(id, de->d_name, SESSION_ID_LEN);
 		id[SESSION_ID_LEN] = '\0';
 		snprintf(path, sizeof(path), "%s/records/%s", dirpath, de->d_name);
-		ret = ingest_record(ing, st, path, id, open_below(st->records, de->d_name));
+		ret = ingest_record(ing, st, path, id, kw_state_open_file(st->records, de->d_name));
 	}
 	closedir(d);
 	return ret;
@@ -578,7 +515,7 @@ static int ingest_state(struct estate_ingest *ing, const char *dirpath, struct s
 
 int estate_ingest_path(struct estate_ingest *ing, const char *path)
 {
-	struct state st;
+	struct kw_state_dir st;
 	struct stat sb;
 	int ret;
 
@@ -590,11 +527,12 @@ int estate_ingest_path(struct estate_ingest *ing, const char *path)
 		DIR *d;
 		struct dirent *de;
 
-		if (state_open(path, &st) == 0) {
+		if (kw_state_dir_open(path, &st) == 0) {
 			ret = ingest_state(ing, path, &st);
-			state_close(&st);
+			kw_state_dir_close(&st);
 			return ret;
 		}
+		kw_state_dir_close(&st);
 		/* A folder of state folders, one per host. */
 		d = opendir(path);
 		if (!d) {
@@ -609,10 +547,11 @@ int estate_ingest_path(struct estate_ingest *ing, const char *path)
 			if (de->d_name[0] == '.')
 				continue;
 			snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
-			if (lstat(sub, &ls) || !S_ISDIR(ls.st_mode) || state_open(sub, &st))
+			if (lstat(sub, &ls) || !S_ISDIR(ls.st_mode))
 				continue;
-			ret = ingest_state(ing, sub, &st);
-			state_close(&st);
+			if (kw_state_dir_open(sub, &st) == 0)
+				ret = ingest_state(ing, sub, &st);
+			kw_state_dir_close(&st);
 		}
 		closedir(d);
 		return ret;
@@ -624,17 +563,17 @@ int estate_ingest_path(struct estate_ingest *ing, const char *path)
 
 		snprintf(copy, sizeof(copy), "%s", path);
 		base = basename(copy);
-		named = is_record_name(base);
+		named = kw_is_record_name(base);
 		char session[SESSION_ID_LEN + 1];
 
 		snprintf(session, sizeof(session), "%.32s", base);
 		snprintf(copy, sizeof(copy), "%s", path);
 		snprintf(parent, sizeof(parent), "%s/..", dirname(copy));
-		if (state_open(parent, &st))
-			st.records = st.logs = st.policies = st.evidence = -1;
+		/* The log and bundle folders beside records/, where they are. */
+		kw_state_dir_open(parent, &st);
 		ret = ingest_record(ing, &st, path, named ? session : NULL,
 				    kw_open_regular_at(AT_FDCWD, path));
-		state_close(&st);
+		kw_state_dir_close(&st);
 		return ret;
 	}
 }

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A kwitnessd state folder as its readers find it: records/<session>.json,
+ * logs/<session>.jsonl, policies/<sha256 hex>, evidence/<sha256 hex>.json.
+ * Everything below the folder is opened through its folders' descriptors,
+ * never through a link, and only regular files are returned (a FIFO or a
+ * link planted in a copied folder is refused with a reason). */
+#ifndef KWITNESS_STATEDIR_H
+#define KWITNESS_STATEDIR_H
+
+#include <stdbool.h>
+
+#define KW_SESSION_ID_LEN 32
+
+/* The folders' descriptors; -1 when one is missing. */
+struct kw_state_dir {
+	int records, logs, policies, evidence;
+};
+#define KW_STATE_DIR_NONE { -1, -1, -1, -1 }
+
+/* Opens the folders of path (path itself may be reached through a link the
+ * caller chose; nothing below it is). Returns 0, or -errno when it has no
+ * records/ folder; the folders found stay open either way (close with
+ * kw_state_dir_close). */
+int kw_state_dir_open(const char *path, struct kw_state_dir *s);
+void kw_state_dir_close(struct kw_state_dir *s);
+/* "<32 lowercase hex>.json": a record file's name. */
+bool kw_is_record_name(const char *name);
+/* A regular file directly in dirfd (kw_open_regular_at); -ENOENT when the
+ * folder is missing (dirfd < 0). */
+int kw_state_open_file(int dirfd, const char *name);
+/* Why kw_state_open_file or a read failed, as a phrase. */
+const char *kw_state_open_error(int e);
+
+#endif
