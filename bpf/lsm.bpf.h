@@ -881,6 +881,14 @@ static __always_inline int kw_exec_hook(struct linux_binprm *bprm, int hash)
 			status = r < 0 ? KW_DIGEST_ERROR : KW_DIGEST_ALGORITHM;
 			derr = (__s32)r;
 		}
+		/* The hash may sleep, and a sleepable program is no classic RCU
+		 * reader: a close that ran meanwhile has untagged the session and
+		 * may have written its trailer, and its slot may hold another
+		 * session now. Look the session up again after the last call
+		 * that can sleep, so a closed session takes no number and no
+		 * other session gets this exec. */
+		if (!kw_session_find(&c, KW_CLASS_EXEC))
+			return 0;
 	}
 	sc = kw_scratch();
 	if (!sc)
