@@ -8,7 +8,7 @@
  *   id      KW_CLASS_<id> in enum kw_class
  *   bit     its bit number in a class mask
  *   name    the policy section, and the class's name in logs and replies
- *   kernel  CGROUP: cgroup programs attached to each session's cgroup;
+ *   kernel  CGROUP: cgroup programs attached once at the cgroup2 root;
  *           LSM: BPF-LSM programs attached once, for every task
  *   probe   the `kwitness probe` class that tells whether this kernel can
  *           run the class's kind of program (enum kw_probe_class, KW_PROBE_<probe>)
