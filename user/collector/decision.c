@@ -287,6 +287,8 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 			add_str(e, "family", "inet");
 		else if (ev->family == AF_INET6)
 			add_str(e, "family", "inet6");
+		else if (ev->family == AF_PACKET)
+			add_str(e, "family", "packet");
 		else
 			add_int(e, "family", ev->family);
 		add_int(e, "protocol", ev->protocol);
