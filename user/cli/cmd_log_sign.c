@@ -185,6 +185,7 @@ int cli_log_sign_remote(const char *url, const char *log_vkey, const char *token
 		return 2;
 	}
 	if (tlog_key_parse_vkey(log_vkey, strlen(log_vkey), &lk) || lk.type != TLOG_SIG_ED25519) {
+		tlog_key_clear(&lk);
 		fprintf(stderr, "kwitness log sign: --log-vkey is not a log verifier key\n");
 		return 2;
 	}

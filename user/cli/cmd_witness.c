@@ -103,6 +103,8 @@ int cmd_witness(int argc, char **argv)
 			if (nlogs == TLOG_WITNESS_LOGS_MAX ||
 			    tlog_key_parse_vkey(optarg, strlen(optarg), &logs[nlogs]) ||
 			    logs[nlogs].type != TLOG_SIG_ED25519) {
+				if (nlogs < TLOG_WITNESS_LOGS_MAX)
+					tlog_key_clear(&logs[nlogs]);
 				fprintf(stderr, "kwitness witness: --log %s is not a log verifier key\n", optarg);
 				status = 2;
 				goto out;

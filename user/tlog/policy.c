@@ -81,8 +81,10 @@ static int parse_line(struct tlog_policy *p, char **w, size_t nw, unsigned ln, c
 			return fail(err, cap, ln, "log takes a vkey and an optional URL");
 		if (p->nlogs == TLOG_POLICY_MAX)
 			return fail(err, cap, ln, "more than %d logs", TLOG_POLICY_MAX);
-		if (tlog_key_parse_vkey(w[1], strlen(w[1]), &k) || k.type != TLOG_SIG_ED25519)
+		if (tlog_key_parse_vkey(w[1], strlen(w[1]), &k) || k.type != TLOG_SIG_ED25519) {
+			tlog_key_clear(&k); /* a cosignature vkey parses, and holds a key */
 			return fail(err, cap, ln, "not an Ed25519 log vkey: %.60s", w[1]);
+		}
 		if (same_key(p, k.pub)) {
 			tlog_key_clear(&k);
 			return fail(err, cap, ln, "duplicate key");
