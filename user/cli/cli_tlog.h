@@ -13,6 +13,12 @@
 int cli_tlog_key(const char *cmd, const char *path, const char *name, uint8_t type,
 		 struct tlog_key *out);
 
+/* Reads and parses a tlog-policy file; NULL after printing why. Free with
+ * cli_tlog_policy_free. (verify_transparency.c) */
+struct tlog_policy;
+struct tlog_policy *cli_tlog_policy_load(const char *cmd, const char *path);
+void cli_tlog_policy_free(struct tlog_policy *p);
+
 /* kwitness log sign (cmd_log_sign.c). */
 #include <stddef.h>
 #include <stdio.h>

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kwitness/level.h"
 #include "kwitness/record.h"
 #include "estate/db.h"
 #include "estate/ingest.h"
@@ -20,6 +21,7 @@
 #include "estate/trust.h"
 #include "cli_key.h"
 #include "cli_record.h"
+#include "cli_tlog.h"
 #include "commands.h"
 #include "estate_cli.h"
 
@@ -41,7 +43,8 @@ static void ingest_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: kwitness estate ingest [--db URL] [--trust DIR] [--skew SECONDS]\n"
-		"           [--tpm-ca CA.pem --enroll-key KEY [--pcrs-ref FILE]] PATH...\n\n"
+		"           [--tpm-ca CA.pem --enroll-key KEY [--pcrs-ref FILE]]\n"
+		"           [--transparency POLICY] PATH...\n\n"
 		"Verifies every record found in PATH (a kwitnessd state folder, a folder of state\n"
 		"folders copied from many hosts, or a record file records/<session>.json) and\n"
 		"stores the ones that verify: the record, every entry of its decision log and\n"
@@ -65,6 +68,15 @@ static void ingest_usage(FILE *f)
 		"                    holds, else Level 0 with the failing step stored\n"
 		"  --enroll-key KEY  the trusted enrollment key (public JWK or PEM)\n"
 		"  --pcrs-ref FILE   reference PCR values {\"N\": \"hex\", ...} for step 6\n"
+		"  --transparency POLICY  a C2SP tlog-policy: a record that carries a\n"
+		"                    transparency URL has its C2SP tlog-proof (RECORD.tlog-proof,\n"
+		"                    beside the record file, as kwitnessd and `kwitness log sign`\n"
+		"                    write it) checked as `kwitness verify --transparency` does;\n"
+		"                    when every step holds, the log's origin, the leaf index and\n"
+		"                    the checkpoint are stored and the record is \"Level 0,\n"
+		"                    logged\" or, on Level 1, \"Level 2\"; when a step fails (or\n"
+		"                    the proof is missing) it keeps its lower level and the\n"
+		"                    failing step is stored. Without it no record is logged\n"
 		"  --quiet           no line per rejected record, only the summary\n"
 		"  --help            this text\n"
 		"On a terminal, progress (records, entries per second) is shown on stderr.\n",
@@ -79,8 +91,10 @@ static void query_usage(FILE *f)
 		"row per stored decision that passes every filter, with its time, host and\n"
 		"machine id, sandbox id, session, tool, object, decision and whether it was\n"
 		"enforced, policy bundle hash and enforcement mode, the signer's key\n"
-		"thumbprint, the level (0, or 1 with appraised TPM evidence) and the record's\n"
-		"path. Exit status: 0 rows found, 1 none, 2 usage or database error.\n\n"
+		"thumbprint, the record's TRACE level (Level 0, Level 0, logged, Level 1 or\n"
+		"Level 2, as `kwitness verify` reports it; see `estate ingest --help`), its\n"
+		"leaf index in the transparency log when it was proven logged, and the\n"
+		"record's path. Exit status: 0 rows found, 1 none, 2 usage or database error.\n\n"
 		"  --db URL            sqlite:PATH or postgresql://... (default %s)\n"
 		"  --tool T            e.g. net.connect, fs.open\n"
 		"  --decision D        permit or deny\n"
@@ -93,7 +107,8 @@ static void query_usage(FILE *f)
 		"  --signer THUMBPRINT the signing key's RFC 7638 thumbprint\n"
 		"  --incomplete        only sessions whose decision log is incomplete\n"
 		"  --limit N           at most N rows (default %d; 0: all)\n"
-		"  --json              one JSON object per row\n"
+		"  --json              one JSON object per row (level: the level's number,\n"
+		"                      level_name: its name, log_index: null when not logged)\n"
 		"  --count             only the number of matching decisions\n"
 		"  --group-by KEY      decisions per host, sandbox or tool\n"
 		"  --help              this text\n",
@@ -158,12 +173,13 @@ static void ingest_rejected(void *ctx, const char *path, const char *reason, con
 
 static int estate_ingest(int argc, char **argv)
 {
-	enum { O_DB = 1, O_TRUST, O_SKEW, O_QUIET, O_TPM_CA, O_ENROLL_KEY, O_PCRS_REF, O_HELP };
+	enum { O_DB = 1, O_TRUST, O_SKEW, O_QUIET, O_TPM_CA, O_ENROLL_KEY, O_PCRS_REF, O_TLOG, O_HELP };
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, O_DB },
 		{ "tpm-ca", required_argument, NULL, O_TPM_CA },
 		{ "enroll-key", required_argument, NULL, O_ENROLL_KEY },
 		{ "pcrs-ref", required_argument, NULL, O_PCRS_REF },
+		{ "transparency", required_argument, NULL, O_TLOG },
 		{ "trust", required_argument, NULL, O_TRUST },
 		{ "skew", required_argument, NULL, O_SKEW },
 		{ "quiet", no_argument, NULL, O_QUIET },
@@ -177,7 +193,8 @@ static int estate_ingest(int argc, char **argv)
 	struct estate_db *db = NULL;
 	struct kw_appraise_opts tpm = { 0 };
 	struct kw_key *enroll_key = NULL;
-	const char *enroll_path = NULL, *pcrs_path = NULL;
+	const char *enroll_path = NULL, *pcrs_path = NULL, *tlog_path = NULL;
+	struct tlog_policy *tlog = NULL;
 	json_t *pcrs_ref = NULL;
 	char err[600];
 	long long v;
@@ -194,6 +211,7 @@ static int estate_ingest(int argc, char **argv)
 		case O_TPM_CA: tpm.ca_file = optarg; break;
 		case O_ENROLL_KEY: enroll_path = optarg; break;
 		case O_PCRS_REF: pcrs_path = optarg; break;
+		case O_TLOG: tlog_path = optarg; break;
 		case O_SKEW:
 			if (cli_parse_int(optarg, 0, 1LL << 40, &v)) {
 				fprintf(stderr, "kwitness estate ingest: --skew needs a number of seconds >= 0\n");
@@ -231,6 +249,12 @@ static int estate_ingest(int argc, char **argv)
 		tpm.pcrs_ref = pcrs_ref;
 		ing.tpm = &tpm;
 	}
+	if (tlog_path) {
+		tlog = cli_tlog_policy_load("estate ingest", tlog_path);
+		if (!tlog)
+			goto out;
+		ing.tlog = tlog;
+	}
 	trust = estate_trust_load(trust_dir, err, sizeof(err));
 	if (!trust) {
 		fprintf(stderr, "kwitness estate ingest: %s\n", err);
@@ -266,11 +290,16 @@ static int estate_ingest(int argc, char **argv)
 	secs = since(&view.start, &view.last);
 	printf("summary: %" PRIu64 " records: %" PRIu64 " stored (%" PRIu64 " incomplete, %" PRIu64
 	       " at level 1), %" PRIu64 " already stored, %" PRIu64 " rejected",
-	       ing.records, ing.stored, ing.incomplete, ing.level1, ing.already, ing.rejected);
+	       ing.records, ing.stored, ing.incomplete, ing.by_level[KW_LEVEL_1], ing.already,
+	       ing.rejected);
 	for (int r = 0; r < KW_VERIFY_REASON_COUNT; r++)
 		if (ing.by_reason[r])
 			printf("%s %s %" PRIu64, r == 0 ? "" : ",", kw_verify_reason_code(r),
 			       ing.by_reason[r]);
+	if (tlog)
+		printf("; logged: %" PRIu64 " (%" PRIu64 " at level 2, %" PRIu64 " at level 0, logged)",
+		       ing.by_level[KW_LEVEL_2] + ing.by_level[KW_LEVEL_0_LOGGED],
+		       ing.by_level[KW_LEVEL_2], ing.by_level[KW_LEVEL_0_LOGGED]);
 	printf("; %" PRIu64 " entries in %.2f s (%.0f entries/s)\n", ing.entries, secs,
 	       secs > 0 ? (double)ing.entries / secs : 0.0);
 	status = ing.rejected ? 1 : 0;
@@ -279,6 +308,7 @@ out:
 	estate_trust_free(trust);
 	kw_key_free(enroll_key);
 	json_decref(pcrs_ref);
+	cli_tlog_policy_free(tlog);
 	return status;
 }
 
@@ -300,14 +330,14 @@ static const char *const heads[EC_COUNT] = {
 	[EC_SANDBOX] = "SANDBOX", [EC_SESSION] = "SESSION", [EC_TOOL] = "TOOL",
 	[EC_OBJECT] = "OBJECT", [EC_DECISION] = "DECISION", [EC_ENFORCED] = "ENFORCED",
 	[EC_BUNDLE_HASH] = "BUNDLE", [EC_MODE] = "MODE", [EC_SIGNER] = "SIGNER",
-	[EC_LEVEL] = "LEVEL", [EC_RECORD_PATH] = "RECORD", [EC_COMPLETE] = "COMPLETE",
+	[EC_LEVEL] = "LEVEL", [EC_LOG_INDEX] = "LOG_INDEX", [EC_RECORD_PATH] = "RECORD", [EC_COMPLETE] = "COMPLETE",
 };
 static const char *const json_names[EC_COUNT] = {
 	[EC_TS_US] = "time", [EC_HOSTNAME] = "host", [EC_MACHINE_ID] = "machine_id",
 	[EC_SANDBOX] = "sandbox_id", [EC_SESSION] = "session", [EC_TOOL] = "tool",
 	[EC_OBJECT] = "object", [EC_DECISION] = "decision", [EC_ENFORCED] = "enforced",
 	[EC_BUNDLE_HASH] = "bundle_hash", [EC_MODE] = "enforcement_mode", [EC_SIGNER] = "signer",
-	[EC_LEVEL] = "level", [EC_RECORD_PATH] = "record", [EC_COMPLETE] = "complete",
+	[EC_LEVEL] = "level_name", [EC_LOG_INDEX] = "log_index", [EC_RECORD_PATH] = "record", [EC_COMPLETE] = "complete",
 };
 
 static char *cell_text(int col, const char *v, bool grouped)
@@ -348,6 +378,12 @@ static int json_row(struct table *t, int ncols, const char *const *cols, const c
 		} else if (i == EC_ENFORCED || i == EC_COMPLETE) {
 			j = json_boolean(strcmp(v, "0"));
 		} else if (i == EC_LEVEL) {
+			int l = kw_level_parse(v);
+
+			json_object_set_new(o, "level", l < 0 ? json_null()
+							      : json_integer(kw_level_number(l)));
+			j = json_string(v);
+		} else if (i == EC_LOG_INDEX) {
 			j = json_integer(strtoll(v, NULL, 10));
 		} else {
 			/* Text a sandbox chose may not be valid UTF-8 after the

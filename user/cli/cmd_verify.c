@@ -15,6 +15,7 @@
 
 #include "kwitness/buf.h"
 #include "kwitness/jcs.h"
+#include "kwitness/level.h"
 #include "kwitness/logverify.h"
 #include "kwitness/record.h"
 #include "kwitness/tpm.h"
@@ -107,15 +108,13 @@ static void completeness_text(const struct kw_log_check *lc, char *out, size_t n
 
 static void print_result(const struct kw_verify_result *res, bool as_json, const char *detail,
 			 const struct kw_log_check *lc, const struct kw_appraise_result *ap,
-			 bool appraised, const struct tl_verdict *tl)
+			 bool appraised, const struct tlog_verdict *tl)
 {
-	int level = res->reason == KW_VERIFY_OK && appraised && ap->step == KW_APPRAISE_OK;
-	/* Levels build on each other: logged counts for Level 2 only on Level 1. */
+	bool tpm_ok = res->reason == KW_VERIFY_OK && appraised && ap->step == KW_APPRAISE_OK;
 	bool logged = res->reason == KW_VERIFY_OK && tl && tl->step == 0;
+	enum kw_level lv = kw_level_of(tpm_ok, logged);
+	int level = kw_level_number(lv);
 	char completeness[400];
-
-	if (logged && level)
-		level = 2;
 
 	if (as_json) {
 		json_t *o = json_pack("{s:b, s:s, s:s, s:i}", "valid", res->reason == KW_VERIFY_OK,
@@ -162,15 +161,15 @@ static void print_result(const struct kw_verify_result *res, bool as_json, const
 		printf("completeness: %s\n", completeness);
 		if (logged)
 			printf("transparency: logged: %s\n", tl->message);
-		if (logged && level == 2)
+		if (lv == KW_LEVEL_2)
 			printf("level 2: %s; logged and witnessed\n", ap->message);
-		else if (logged)
+		else if (lv == KW_LEVEL_0_LOGGED)
 			printf("level 0, logged: %s\n", appraised ?
 			       "the TPM appraisal failed, so Level 2 cannot hold" :
 			       "no TPM evidence appraised (Level 2 needs Level 1)");
 		else if (!appraised)
 			printf("level 0: no TPM evidence appraised\n");
-		else if (level)
+		else if (lv == KW_LEVEL_1)
 			printf("level 1: %s\n", ap->message);
 		else
 			printf("level 0: TPM appraisal failed at step %d: %s: %s\n",
@@ -248,7 +247,7 @@ static int verify_one(struct kw_verify_opts *o, const struct kw_key *trusted, co
 		      const char *logpath, const char *policypath, const struct tpm_check *tpm,
 		      const struct tl_check *tlc, bool as_json)
 {
-	struct tl_verdict tl = { 0 };
+	struct tlog_verdict tl = { 0 };
 	bool tl_done = false;
 	struct kw_appraise_result ar = { 0 };
 	bool appraised = false;
@@ -432,7 +431,7 @@ int cmd_verify(int argc, char **argv)
 		}
 	}
 	if (consistency) {
-		struct tl_verdict cv;
+		struct tlog_verdict cv;
 
 		if (!tlc.policy || optind != argc - 1) {
 			fprintf(stderr, "kwitness verify: --consistency OLD NEW needs --transparency POLICY and NEW\n");

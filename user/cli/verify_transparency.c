@@ -1,12 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The offline Level 2 check: each step with its own reason code.
- *   2 tlog_leaf_mismatch     the record's anchor-v1 leaf is not the proof's
- *   3 tlog_origin_mismatch   the checkpoint's log is not in the policy, or the
- *                            record's transparency URL names another log or body
- *   4 tlog_checkpoint_signature  the log's signature on the checkpoint fails
- *   5 tlog_witness_quorum    too few policy witnesses cosigned
- *   6 tlog_inclusion_invalid the audit path does not lead to the root
- * and tlog_proof_malformed for a proof file that is not one. */
+/* kwitness verify --transparency: the proof and policy files read, then
+ * judged by tlog_check_record (tlog/record_check.c, where the steps and
+ * their reason codes are); and --consistency, step by step. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -16,20 +11,18 @@
 #include <string.h>
 
 #include "kwitness/buf.h"
-#include "kwitness/jcs.h"
 #include "cli_record.h"
-#include "tlog/anchor.h"
+#include "cli_tlog.h"
 #include "tlog/base64.h"
 #include "tlog/policy.h"
-#include "tlog/proof.h"
-#include "tlog/record_url.h"
+#include "tlog/record_check.h"
 #include "tlog/witness.h"
 #include "verify_transparency.h"
 
-static int verdict(struct tl_verdict *v, int step, const char *code, const char *fmt, ...)
+static int verdict(struct tlog_verdict *v, int step, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-static int verdict(struct tl_verdict *v, int step, const char *code, const char *fmt, ...)
+static int verdict(struct tlog_verdict *v, int step, const char *code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -41,19 +34,19 @@ static int verdict(struct tl_verdict *v, int step, const char *code, const char 
 	return 0;
 }
 
-static struct tlog_policy *load_policy(const char *path)
+struct tlog_policy *cli_tlog_policy_load(const char *cmd, const char *path)
 {
 	struct kw_buf b = { 0 };
 	struct tlog_policy *p = calloc(1, sizeof(*p));
 	char err[300];
 
-	if (!p || cli_read("verify", "transparency policy", path, TLOG_POLICY_FILE_MAX, &b)) {
+	if (!p || cli_read(cmd, "transparency policy", path, TLOG_POLICY_FILE_MAX, &b)) {
 		free(p);
 		kw_buf_free(&b);
 		return NULL;
 	}
 	if (tlog_policy_parse(b.data ? b.data : "", b.len, p, err, sizeof(err))) {
-		fprintf(stderr, "kwitness verify: %s: %s\n", path, err);
+		fprintf(stderr, "kwitness %s: %s: %s\n", cmd, path, err);
 		free(p);
 		p = NULL;
 	}
@@ -61,103 +54,34 @@ static struct tlog_policy *load_policy(const char *path)
 	return p;
 }
 
-/* The checkpoint's origin is a policy log's name. */
-static bool origin_known(const struct tlog_policy *p, const char *origin)
+void cli_tlog_policy_free(struct tlog_policy *p)
 {
-	for (size_t i = 0; i < p->nlogs; i++)
-		if (!strcmp(p->logs[i].name, origin))
-			return true;
-	return false;
+	if (p)
+		tlog_policy_free(p);
+	free(p);
 }
 
 int verify_transparency(const char *policy_path, const char *proof_path, const char *record,
-			size_t record_len, struct tl_verdict *v)
+			size_t record_len, struct tlog_verdict *v)
 {
-	struct tlog_policy *pol = load_policy(policy_path);
-	struct kw_buf pb = { 0 }, entry = { 0 };
-	struct tlog_proof *proof = calloc(1, sizeof(*proof));
-	struct tlog_note note;
-	struct tlog_checkpoint cp;
-	struct tlog_hash leaf;
-	char url[TLOG_RECORD_URL_MAX];
-	const char *have_url;
-	json_t *rec = NULL;
+	struct tlog_policy *pol = cli_tlog_policy_load("verify", policy_path);
+	struct kw_buf pb = { 0 };
 	int ret = -1;
 
 	memset(v, 0, sizeof(*v));
 	v->code = "ok";
-	if (!pol || !proof || cli_read("verify", "proof", proof_path, TLOG_WITNESS_REQUEST_MAX, &pb))
+	if (!pol || cli_read("verify", "proof", proof_path, TLOG_WITNESS_REQUEST_MAX, &pb))
 		goto out;
-	ret = 0;
-	if (tlog_proof_parse(pb.data ? pb.data : "", pb.len, proof) ||
-	    tlog_note_parse(proof->checkpoint, proof->checkpoint_len, &note) ||
-	    tlog_checkpoint_parse(note.text, note.text_len, &cp)) {
-		verdict(v, 2, "tlog_proof_malformed", "%s is not a C2SP tlog-proof with a checkpoint",
-			proof_path);
-		goto out;
-	}
-	snprintf(v->origin, sizeof(v->origin), "%s", cp.origin);
-	v->index = proof->index;
-	v->size = cp.size;
-	/* Step 2: the leaf is the record's own anchor-v1 bytes. */
-	rec = jcs_parse(record, record_len, NULL);
-	if (!rec || anchor_claim_bytes(rec, &entry)) {
-		verdict(v, 2, "tlog_leaf_mismatch", "the record has no anchor-v1 form");
-		goto out;
-	}
-	tlog_leaf_hash(entry.data, entry.len, &leaf);
-	if (proof->has_extra && (proof->extra_len != TLOG_HASH_LEN ||
-				 memcmp(proof->extra, leaf.b, TLOG_HASH_LEN))) {
-		verdict(v, 2, "tlog_leaf_mismatch",
-			"the proof is for another entry than this record's anchor-v1 leaf");
-		goto out;
-	}
-	/* Step 3: the log is one the policy trusts, and the one the record names. */
-	have_url = json_string_value(json_object_get(rec, "transparency"));
-	if (!origin_known(pol, cp.origin)) {
-		verdict(v, 3, "tlog_origin_mismatch", "the checkpoint's log %s is not in the policy",
-			cp.origin);
-		goto out;
-	}
-	if (tlog_record_url(cp.origin, rec, url) || !have_url || strcmp(have_url, url)) {
-		verdict(v, 3, "tlog_origin_mismatch",
-			"the record's transparency URL is %s%s%s, not this log's URL for it (%s)",
-			have_url ? "\"" : "", have_url ? have_url : "missing", have_url ? "\"" : "", url);
-		goto out;
-	}
-	/* Steps 4 and 5: the log's signature, the witnesses' quorum. */
-	switch (tlog_policy_check(pol, &note, &cp, &v->cosigned)) {
-	case TLOG_POLICY_OK:
-		break;
-	case TLOG_POLICY_UNKNOWN_LOG:
-	case TLOG_POLICY_LOG_SIGNATURE:
-		verdict(v, 4, "tlog_checkpoint_signature",
-			"the checkpoint carries no valid signature by the policy's key for %s", cp.origin);
-		goto out;
-	case TLOG_POLICY_QUORUM:
-		verdict(v, 5, "tlog_witness_quorum",
-			"the policy's witness quorum is not met (%zu policy witnesses cosigned)", v->cosigned);
-		goto out;
-	}
-	/* Step 6: the audit path from this leaf at this index to the root. */
-	if (!tlog_inclusion_verify(proof->index, cp.size, &leaf, proof->path, proof->count, &cp.root)) {
-		verdict(v, 6, "tlog_inclusion_invalid",
-			"the audit path does not lead from the record's leaf at index %" PRIu64
-			" to the root of the %" PRIu64 "-entry tree", proof->index, cp.size);
-		goto out;
-	}
-	snprintf(v->message, sizeof(v->message),
-		 "entry %" PRIu64 " of %s (checkpoint of %" PRIu64 " entries, %zu witness%s cosigned)",
-		 proof->index, cp.origin, cp.size, v->cosigned, v->cosigned == 1 ? "" : "es");
+	ret = tlog_check_record(pol, pb.data ? pb.data : "", pb.len, proof_path, record, record_len, v);
+	if (ret)
+		fprintf(stderr, "kwitness verify: out of memory\n");
+	/* The verdict must not point into the proof's buffer, freed here. */
+	v->checkpoint = NULL;
+	v->checkpoint_len = 0;
 out:
-	json_decref(rec);
 	kw_buf_free(&pb);
-	kw_buf_free(&entry);
-	free(proof);
-	if (pol)
-		tlog_policy_free(pol);
-	free(pol);
-	return ret;
+	cli_tlog_policy_free(pol);
+	return ret ? -1 : 0;
 }
 
 /* A checkpoint note from text; 0 when signed by a policy log. */
@@ -174,9 +98,9 @@ static int signed_cp(const struct tlog_policy *pol, const char *text, size_t len
 }
 
 int verify_consistency(const char *policy_path, const char *old_path, const char *new_path,
-		       struct tl_verdict *v)
+		       struct tlog_verdict *v)
 {
-	struct tlog_policy *pol = load_policy(policy_path);
+	struct tlog_policy *pol = cli_tlog_policy_load("verify", policy_path);
 	struct kw_buf ob = { 0 }, nb = { 0 };
 	struct tlog_note on, nn;
 	struct tlog_checkpoint ocp, ncp;
@@ -252,8 +176,6 @@ int verify_consistency(const char *policy_path, const char *old_path, const char
 out:
 	kw_buf_free(&ob);
 	kw_buf_free(&nb);
-	if (pol)
-		tlog_policy_free(pol);
-	free(pol);
+	cli_tlog_policy_free(pol);
 	return ret;
 }

@@ -7,25 +7,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tlog/note.h"
+#include "tlog/record_check.h"
 
-struct tl_verdict {
-	int step;         /* the step that failed (2..6), 0 when all held */
-	const char *code; /* its reason code, "ok" when all held */
-	char message[400];
-	char origin[TLOG_NAME_MAX];
-	uint64_t index, size;
-	size_t cosigned;
-};
-
-/* Returns 0 (v says logged or why not) or -1 after printing a usage or
+/* Reads the policy and the proof and judges them (tlog_check_record).
+ * Returns 0 (v says logged or why not) or -1 after printing a usage or
  * input error (unreadable policy or proof). */
 int verify_transparency(const char *policy_path, const char *proof_path, const char *record,
-			size_t record_len, struct tl_verdict *v);
+			size_t record_len, struct tlog_verdict *v);
 /* OLD is a checkpoint, NEW an add-checkpoint body (kwitness log request
  * --old SIZE: the old size, the consistency proof and the new checkpoint).
  * Both must be signed by a log of the policy. */
 int verify_consistency(const char *policy_path, const char *old_path, const char *new_path,
-		       struct tl_verdict *v);
+		       struct tlog_verdict *v);
 
 #endif

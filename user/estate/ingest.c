@@ -29,6 +29,10 @@
 #include "kwitness/statedir.h"
 #include "estate/entry.h"
 #include "estate/ingest.h"
+#include "tlog/base64.h"
+#include "tlog/record_check.h"
+#include "tlog/record_url.h"
+#include "tlog/witness.h"
 
 #define SESSION_ID_LEN KW_SESSION_ID_LEN
 #define RECORD_MAX ((size_t)1 << 20)
@@ -213,6 +217,46 @@ out:
 	return level;
 }
 
+/* Whether the record is proven logged: 1 when its tlog-proof passes every
+ * step of the check `kwitness verify --transparency` makes (v holds what
+ * it proved), 0 when not (why says what held it back; '' for a record that
+ * names no log), -1 when the run cannot go on. */
+static int prove_logged(struct estate_ingest *ing, const json_t *rec, const char *text,
+			int proof_fd, const char *proof_name, struct kw_buf *proof,
+			struct tlog_verdict *v, char *why, size_t whylen)
+{
+	int e;
+
+	why[0] = '\0';
+	if (!json_object_get(rec, "transparency"))
+		return 0;
+	if (!ing->tlog) {
+		snprintf(why, whylen, "transparency not checked (no --transparency POLICY)");
+		return 0;
+	}
+	if (proof_fd < 0) {
+		snprintf(why, whylen, "tlog_proof_missing: the proof %.300s cannot be used: %s",
+			 proof_name, kw_state_open_error(proof_fd));
+		return 0;
+	}
+	e = kw_read_fd(proof_fd, TLOG_WITNESS_REQUEST_MAX, proof);
+	if (e) {
+		snprintf(why, whylen, "tlog_proof_malformed: the proof %.300s cannot be read: %s",
+			 proof_name, kw_state_open_error(e));
+		return 0;
+	}
+	if (tlog_check_record(ing->tlog, proof->data ? proof->data : "", proof->len, proof_name,
+			      text, strlen(text), v)) {
+		snprintf(ing->err, sizeof(ing->err), "out of memory");
+		return -1;
+	}
+	if (v->step) {
+		snprintf(why, whylen, "%s: transparency step %d: %s", v->code, v->step, v->message);
+		return 0;
+	}
+	return 1;
+}
+
 static const char insert_record[] =
 	"INSERT INTO records (session, record_digest, sandbox_id, hostname, machine_id, boot_id,"
 	" kernel, signer, bundle_hash, enforcement_mode, platform, level, complete, incomplete_why,"
@@ -225,15 +269,22 @@ static const char insert_record[] =
 static const char finish_record[] =
 	"UPDATE records SET hostname = $2, machine_id = $3, boot_id = $4, kernel = $5,"
 	" complete = $6, incomplete_why = $7, opened_us = $8, closed_us = $9, decisions = $10,"
-	" denials = $11, level = $12, appraisal = $13 WHERE id = $1";
+	" denials = $11, level = $12, appraisal = $13, trace_level = $14, transparency = $15,"
+	" log_origin = $16, log_index = $17, checkpoint_size = $18, checkpoint_root = $19,"
+	" checkpoint = $20 WHERE id = $1";
 
 /* The record's log and bundle through the checks, its rows into the
  * database. rec: the record without its signature, verified so far. */
 static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, const char *text,
-		 const struct kw_key *key, int log_fd, int pol_fd, int evidence_dir, const char *signer)
+		 const struct kw_key *key, int log_fd, int pol_fd, int evidence_dir, const char *signer,
+		 int proof_fd, const char *proof_name)
 {
-	char level_why[400];
-	int level;
+	char level_why[400], tlog_why[600], root[TLOG_B64_LEN(TLOG_HASH_LEN)] = "";
+	char *checkpoint = NULL;
+	struct kw_buf proof = { 0 };
+	struct tlog_verdict tv;
+	enum kw_level level;
+	int tpm_level, logged;
 	struct kw_verify_opts o = { .trusted = key, .now = ing->now, .skew = ing->skew,
 				    .call_count = -1, .allow_incomplete = true };
 	struct kw_buf bundle = { 0 };
@@ -329,20 +380,36 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 		ret = reject(ing, it);
 		goto out;
 	}
-	level = appraise(ing, it, rec, text, evidence_dir, level_why, sizeof(level_why));
+	tpm_level = appraise(ing, it, rec, text, evidence_dir, level_why, sizeof(level_why));
+	logged = prove_logged(ing, rec, text, proof_fd, proof_name, &proof, &tv, tlog_why,
+			      sizeof(tlog_why));
+	if (logged < 0)
+		goto out;
+	if (logged) {
+		tlog_b64_encode(tv.root.b, TLOG_HASH_LEN, root);
+		checkpoint = strndup(tv.checkpoint, tv.checkpoint_len);
+		if (!checkpoint) {
+			snprintf(ing->err, sizeof(ing->err), "out of memory");
+			goto out;
+		}
+	}
+	level = kw_level_of(tpm_level == 1, logged == 1);
 	{
-		struct estate_val p[13] = {
+		struct estate_val none = { .type = EV_NULL };
+		struct estate_val p[20] = {
 			EV_I(id), EV_S(it->hostname), EV_S(it->machine_id), EV_S(it->boot_id),
 			EV_S(it->kernel), EV_I(lc.complete), EV_S(lc.complete ? "" : lc.incomplete_why),
 			EV_I(it->opened_us), EV_I(it->closed_us), EV_I(lc.decisions), EV_I(lc.denials),
-			EV_I(level), EV_S(level_why),
+			EV_I(kw_level_number(level)), EV_S(level_why), EV_S(kw_level_name(level)),
+			EV_S(tlog_why), EV_S(logged ? tv.origin : ""), logged ? EV_I(tv.index) : none,
+			logged ? EV_I(tv.size) : none, EV_S(root), EV_S(checkpoint ? checkpoint : ""),
 		};
 		struct estate_val pp[2] = { EV_S(member_str(rec, "policy", "bundle_hash")),
 					    EV_S(bundle.data ? bundle.data : "") };
 
 		/* A bundle is JSON text (policy.c refuses anything else), so it
 		 * fits a TEXT column as it is. */
-		if (estate_query(ing->db, finish_record, p, 13, NULL, NULL) ||
+		if (estate_query(ing->db, finish_record, p, 20, NULL, NULL) ||
 		    estate_query(ing->db,
 				 "INSERT INTO policies (bundle_hash, bundle) VALUES ($1, $2)"
 				 " ON CONFLICT (bundle_hash) DO NOTHING",
@@ -358,7 +425,7 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 	}
 	ing->stored++;
 	ing->incomplete += !lc.complete;
-	ing->level1 += level == 1;
+	ing->by_level[level]++;
 	ret = 0;
 out:
 	if (in_copy)
@@ -374,6 +441,8 @@ out:
 	if (lc_live)
 		kw_log_check_free(&lc);
 	kw_buf_free(&bundle);
+	kw_buf_free(&proof);
+	free(checkpoint);
 	return ret;
 }
 
@@ -393,9 +462,13 @@ static int seen_before(struct estate_ingest *ing, struct item *it, bool *seen)
 }
 
 /* One record file (rec_fd, or a negative errno) of state folder st. */
+/* proof_path: where the record's tlog-proof is (a record file given by
+ * itself); NULL: records/<session>.json.tlog-proof of the state folder. */
 static int ingest_record(struct estate_ingest *ing, const struct kw_state_dir *st, const char *path,
-			 const char *session, int rec_fd)
+			 const char *session, int rec_fd, const char *proof_path)
 {
+	char proof_name[4300] = "";
+	int proof_fd = -ENOENT;
 	struct item it = { .ing = ing, .path = path };
 	struct kw_verify_opts o = { .now = ing->now, .skew = ing->skew, .call_count = -1 };
 	struct kw_buf text = { 0 };
@@ -473,8 +546,21 @@ static int ingest_record(struct estate_ingest *ing, const struct kw_state_dir *s
 		ret = reject(ing, &it);
 		goto out;
 	}
-	ret = store(ing, &it, rec, text.data, key, log_fd, pol_fd, st->evidence, signer);
+	if (ing->tlog && json_object_get(rec, "transparency")) {
+		if (proof_path) {
+			snprintf(proof_name, sizeof(proof_name), "%s", proof_path);
+			proof_fd = kw_open_regular_at(AT_FDCWD, proof_path);
+		} else {
+			snprintf(proof_name, sizeof(proof_name), "records/%s.json%s", session,
+				 TLOG_PROOF_EXT);
+			proof_fd = kw_state_open_file(st->records, proof_name + 8);
+		}
+	}
+	ret = store(ing, &it, rec, text.data, key, log_fd, pol_fd, st->evidence, signer, proof_fd,
+		    proof_name);
 out:
+	if (proof_fd >= 0)
+		close(proof_fd);
 	if (ing->progress)
 		ing->progress(ing->ctx, ing);
 	if (log_fd >= 0)
@@ -507,7 +593,8 @@ static int ingest_state(struct estate_ingest *ing, const char *dirpath, struct k
 		memcpy(id, de->d_name, SESSION_ID_LEN);
 		id[SESSION_ID_LEN] = '\0';
 		snprintf(path, sizeof(path), "%s/records/%s", dirpath, de->d_name);
-		ret = ingest_record(ing, st, path, id, kw_state_open_file(st->records, de->d_name));
+		ret = ingest_record(ing, st, path, id, kw_state_open_file(st->records, de->d_name),
+				    NULL);
 	}
 	closedir(d);
 	return ret;
@@ -558,7 +645,7 @@ int estate_ingest_path(struct estate_ingest *ing, const char *path)
 	}
 	/* A record file: records/<session>.json of a state folder. */
 	{
-		char copy[4200], parent[4300], *base;
+		char copy[4200], parent[4300], proof[4300], *base;
 		bool named;
 
 		snprintf(copy, sizeof(copy), "%s", path);
@@ -571,8 +658,9 @@ int estate_ingest_path(struct estate_ingest *ing, const char *path)
 		snprintf(parent, sizeof(parent), "%s/..", dirname(copy));
 		/* The log and bundle folders beside records/, where they are. */
 		kw_state_dir_open(parent, &st);
+		snprintf(proof, sizeof(proof), "%s%s", path, TLOG_PROOF_EXT);
 		ret = ingest_record(ing, &st, path, named ? session : NULL,
-				    kw_open_regular_at(AT_FDCWD, path));
+				    kw_open_regular_at(AT_FDCWD, path), proof);
 		kw_state_dir_close(&st);
 		return ret;
 	}

@@ -2,7 +2,8 @@
 /* kwitness estate ingest: every record of the state folders (or record
  * files) given is verified before anything of it is stored (the signature
  * under a trusted key, the decision log streamed through the log check, the
- * policy bundle and the measurement; completeness is recorded). A record
+ * policy bundle and the measurement; completeness, the TPM appraisal and
+ * the transparency log's proof give the record's TRACE level). A record
  * that fails goes into rejected with its reason code. Entries go to the
  * database as the log is read, inside the record's transaction, which is
  * rolled back when the record does not verify: memory does not grow with
@@ -13,9 +14,11 @@
 #include <stdint.h>
 
 #include "kwitness/record.h"
+#include "kwitness/level.h"
 #include "kwitness/tpm.h"
 #include "estate/db.h"
 #include "estate/trust.h"
+#include "tlog/policy.h"
 
 struct estate_ingest {
 	/* --- settings --- */
@@ -27,6 +30,12 @@ struct estate_ingest {
 	 * folder's evidence/ by the name the log's close entry gives); NULL:
 	 * not appraised, every record is Level 0. */
 	const struct kw_appraise_opts *tpm;
+	/* The witness policy records that carry a `transparency` URL are
+	 * checked against, with their C2SP tlog-proof (RECORD.tlog-proof beside
+	 * the record file), as `kwitness verify --transparency` checks them;
+	 * NULL: not checked, no record is logged. A proof that fails leaves the
+	 * record at its level without the log, with the failing step stored. */
+	const struct tlog_policy *tlog;
 	/* Called after every record and every few thousand entries. */
 	void (*progress)(void *ctx, const struct estate_ingest *ing);
 	/* Called for every rejected record. */
@@ -35,7 +44,8 @@ struct estate_ingest {
 
 	/* --- results --- */
 	uint64_t records;            /* record files seen */
-	uint64_t stored, already, rejected, incomplete, level1;
+	uint64_t stored, already, rejected, incomplete;
+	uint64_t by_level[4];         /* stored records per enum kw_level */
 	uint64_t entries, log_bytes; /* stored by this run */
 	uint64_t by_reason[KW_VERIFY_REASON_COUNT];
 	char err[600];               /* why the run stopped (a database error) */

@@ -26,8 +26,10 @@ struct estate_filter {
 /* The result columns of a row query, in order. */
 enum estate_col {
 	EC_TS_US, EC_HOSTNAME, EC_MACHINE_ID, EC_SANDBOX, EC_SESSION, EC_TOOL, EC_OBJECT,
-	EC_DECISION, EC_ENFORCED, EC_BUNDLE_HASH, EC_MODE, EC_SIGNER, EC_LEVEL, EC_RECORD_PATH,
-	EC_COMPLETE, EC_COUNT
+	EC_DECISION, EC_ENFORCED, EC_BUNDLE_HASH, EC_MODE, EC_SIGNER,
+	EC_LEVEL,     /* the record's TRACE level by name (kwitness/level.h) */
+	EC_LOG_INDEX, /* its leaf index in the transparency log; NULL: not logged */
+	EC_RECORD_PATH, EC_COMPLETE, EC_COUNT
 };
 
 /* Runs the query: rows (group NONE, count false), the number of rows

@@ -81,6 +81,11 @@ struct report {
 	size_t nprocs;
 	bool procs_more;
 	char *policy; /* pretty-printed, or the bundle as text */
+	/* the stored level (estate report) */
+	bool has_level;
+	char level[32], appraisal[400], transparency[600], log_origin[256], checkpoint_root[64];
+	int64_t log_index, checkpoint_size;
+	char *checkpoint;
 };
 
 /* s cut to fit dst, never inside a UTF-8 sequence. */
@@ -276,6 +281,23 @@ struct report *report_build(const struct report_source *src, char *err, size_t e
 	copy(r->record_name, sizeof(r->record_name), src->record_name);
 	copy(r->log_name, sizeof(r->log_name), src->log_name);
 	copy(r->policy_name, sizeof(r->policy_name), src->policy_name);
+	if (src->level) {
+		const struct report_level *l = src->level;
+
+		r->has_level = true;
+		copy(r->level, sizeof(r->level), l->name);
+		copy(r->appraisal, sizeof(r->appraisal), l->appraisal);
+		copy(r->transparency, sizeof(r->transparency), l->transparency);
+		copy(r->log_origin, sizeof(r->log_origin), l->log_origin);
+		copy(r->checkpoint_root, sizeof(r->checkpoint_root), l->checkpoint_root);
+		r->log_index = l->log_index;
+		r->checkpoint_size = l->checkpoint_size;
+		if (l->checkpoint && l->checkpoint[0] && !(r->checkpoint = strdup(l->checkpoint))) {
+			snprintf(err, errlen, "out of memory");
+			report_free(r);
+			return NULL;
+		}
+	}
 	if (src->key && !kw_key_thumbprint(src->key, tp))
 		snprintf(r->key_source, sizeof(r->key_source), "the trusted key %s", tp);
 	else
@@ -349,6 +371,7 @@ void report_free(struct report *r)
 	free(r->marks);
 	free(r->denials);
 	free(r->policy);
+	free(r->checkpoint);
 	free(r);
 }
 
@@ -466,6 +489,33 @@ static void html_timeline(const struct report *r, FILE *f)
 	fputs("<p>Circle (green): permit. Square (red): deny.</p>\n", f);
 }
 
+/* The level stored at ingest, with what the log proof showed. */
+static void html_level(const struct report *r, FILE *f)
+{
+	char buf[64];
+
+	fputs("<h2>Level</h2>\n<p id=\"level\">", f);
+	html_escape(f, r->level);
+	fputs("</p>\n<table id=\"transparency\">\n", f);
+	html_kv(f, "TPM appraisal", r->appraisal[0] ? r->appraisal : "-", false);
+	if (r->log_origin[0]) {
+		html_kv(f, "transparency log", r->log_origin, false);
+		snprintf(buf, sizeof(buf), "%" PRId64, r->log_index);
+		html_kv(f, "leaf index", buf, false);
+		snprintf(buf, sizeof(buf), "%" PRId64, r->checkpoint_size);
+		html_kv(f, "checkpoint size", buf, false);
+		html_kv(f, "checkpoint root hash", r->checkpoint_root, true);
+		fputs("<tr><th>checkpoint</th><td><pre>", f);
+		html_escape(f, r->checkpoint ? r->checkpoint : "");
+		fputs("</pre></td></tr>\n", f);
+	} else {
+		html_kv(f, "transparency log", r->transparency[0] ? r->transparency
+								   : "not logged (the record names no log)",
+			false);
+	}
+	fputs("</table>\n", f);
+}
+
 int report_write_html(const struct report *r, FILE *f)
 {
 	char buf[400];
@@ -484,7 +534,10 @@ int report_write_html(const struct report *r, FILE *f)
 	}
 	fputs("</p>\n<p>Signature checked under ", f);
 	html_escape(f, r->key_source);
-	fputs(". Level 0: no TPM evidence appraised.</p>\n", f);
+	if (r->has_level)
+		fputs(".</p>\n", f);
+	else
+		fputs(". Level 0: no TPM evidence appraised.</p>\n", f);
 	if (r->res.warning[0]) {
 		fputs("<p class=\"warn\">", f);
 		html_escape(f, r->res.warning);
@@ -503,7 +556,10 @@ int report_write_html(const struct report *r, FILE *f)
 			h->match > 0 ? "ok" : h->match == 0 ? "bad" : "",
 			h->match > 0 ? "match" : h->match == 0 ? "DIFFERS" : "-");
 	}
-	fputs("</table>\n<h2>Completeness</h2>\n", f);
+	fputs("</table>\n", f);
+	if (r->has_level)
+		html_level(r, f);
+	fputs("<h2>Completeness</h2>\n", f);
 	completeness(r, buf, sizeof(buf));
 	fprintf(f, "<p id=\"completeness\" class=\"%s\">", r->lc.complete ? "ok" : "warn");
 	html_escape(f, buf);
@@ -599,7 +655,29 @@ int report_write_text(const struct report *r, FILE *f)
 	}
 	fputs("signature: checked under ", f);
 	text_safe(f, r->key_source);
-	fputs("; level 0\n", f);
+	if (r->has_level) {
+		fputs("; ", f);
+		text_safe(f, r->level);
+		fputc('\n', f);
+		if (r->appraisal[0]) {
+			fputs("appraisal: ", f);
+			text_safe(f, r->appraisal);
+			fputc('\n', f);
+		}
+		if (r->log_origin[0]) {
+			fprintf(f, "logged: entry %" PRId64 " of ", r->log_index);
+			text_safe(f, r->log_origin);
+			fprintf(f, " (checkpoint of %" PRId64 " entries, root ", r->checkpoint_size);
+			text_safe(f, r->checkpoint_root);
+			fputs(")\n", f);
+		} else if (r->transparency[0]) {
+			fputs("not logged: ", f);
+			text_safe(f, r->transparency);
+			fputc('\n', f);
+		}
+	} else {
+		fputs("; level 0\n", f);
+	}
 	for (int i = 0; i < r->nrows; i++) {
 		const struct hash_row *h = &r->rows[i];
 

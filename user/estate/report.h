@@ -25,6 +25,17 @@
 #define REPORT_PROCS_MAX 256    /* distinct (pid, comm) listed */
 #define REPORT_TEXT_MAX 512     /* a string kept from an entry */
 
+/* The level the estate database stored for the record at ingest (its TPM
+ * appraisal and transparency-log proof are not checked again here). */
+struct report_level {
+	const char *name;            /* kw_level_name: "Level 0, logged"... */
+	const char *appraisal;       /* why not Level 1 ('' when it is, or no TPM) */
+	const char *transparency;    /* why not logged ('' when logged or no URL) */
+	const char *log_origin;      /* '' when not logged */
+	int64_t log_index, checkpoint_size; /* -1 when not logged */
+	const char *checkpoint_root, *checkpoint;
+};
+
 /* Where the session comes from. */
 struct report_source {
 	const char *record_text;     /* the record file's bytes */
@@ -39,6 +50,7 @@ struct report_source {
 	const char *record_name, *log_name, *policy_name; /* shown as given */
 	int64_t now;
 	int64_t skew;
+	const struct report_level *level; /* NULL: not judged (files) */
 };
 
 struct report;

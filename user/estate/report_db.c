@@ -17,6 +17,9 @@
 struct stored {
 	int64_t id;
 	char *record, *path, *bundle_hash;
+	/* the level stored at ingest */
+	char *text[6]; /* trace_level, appraisal, transparency, log_origin, root, checkpoint */
+	int64_t log_index, checkpoint_size;
 };
 
 static int take_record(void *ctx, int ncols, const char *const *cols, const char *const *names)
@@ -24,12 +27,16 @@ static int take_record(void *ctx, int ncols, const char *const *cols, const char
 	struct stored *s = ctx;
 
 	(void)names;
-	if (ncols < 4 || !cols[0] || !cols[1])
+	if (ncols < 12 || !cols[0] || !cols[1])
 		return 1;
 	s->id = strtoll(cols[0], NULL, 10);
 	s->record = strdup(cols[1]);
 	s->path = strdup(cols[2] ? cols[2] : "");
 	s->bundle_hash = strdup(cols[3] ? cols[3] : "");
+	for (int i = 0; i < 6; i++)
+		s->text[i] = strdup(cols[4 + i] ? cols[4 + i] : "");
+	s->log_index = cols[10] ? strtoll(cols[10], NULL, 10) : -1;
+	s->checkpoint_size = cols[11] ? strtoll(cols[11], NULL, 10) : -1;
 	return 1;
 }
 
@@ -95,12 +102,20 @@ struct report *estate_report_session(struct estate_db *db, const struct estate_t
 	char tp[KW_THUMBPRINT_MAX] = "", log_name[200];
 	char *bundle = NULL;
 	struct report *r = NULL;
+	struct report_level level;
 	json_t *rec;
 
 	if (estate_query(db,
-			 "SELECT id, record_json, record_path, bundle_hash FROM records WHERE session = $1"
+			 "SELECT id, record_json, record_path, bundle_hash, trace_level, appraisal,"
+			 " transparency, log_origin, checkpoint_root, checkpoint, log_index,"
+			 " checkpoint_size FROM records WHERE session = $1"
 			 " ORDER BY id DESC LIMIT 1", p, 1, take_record, &s)) {
 		snprintf(err, errlen, "database: %s", db->err);
+		goto out;
+	}
+	if (s.id >= 0 && (!s.text[0] || !s.text[1] || !s.text[2] || !s.text[3] || !s.text[4] ||
+			  !s.text[5])) {
+		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
 	if (s.id < 0 || !s.record || !s.path || !s.bundle_hash) {
@@ -134,11 +149,18 @@ struct report *estate_report_session(struct estate_db *db, const struct estate_t
 	src.record_name = s.path;
 	src.log_name = log_name;
 	src.policy_name = "the database's policies table";
+	level = (struct report_level){ .name = s.text[0], .appraisal = s.text[1],
+				       .transparency = s.text[2], .log_origin = s.text[3],
+				       .checkpoint_root = s.text[4], .checkpoint = s.text[5],
+				       .log_index = s.log_index, .checkpoint_size = s.checkpoint_size };
+	src.level = &level;
 	r = report_build(&src, err, errlen);
 out:
 	free(s.record);
 	free(s.path);
 	free(s.bundle_hash);
+	for (int i = 0; i < 6; i++)
+		free(s.text[i]);
 	free(bundle);
 	return r;
 }
