@@ -227,6 +227,20 @@ $(BUILD)/tests/%: tests/helpers/%.c $(KBPF_A) $(COLL_A) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(KBPF_A) $(COLL_A) $(LIB_A) $(LIBS_BPF) $(LIBS_CORE)
 
+# The benchmarks' control programs (the floors), their own object and skeleton.
+FLOOR_OBJ  := $(BUILD)/bench/floor.bpf.o
+FLOOR_SKEL := $(BUILD)/bench/floor.skel.h
+$(FLOOR_OBJ): bench/floor.bpf.c $(wildcard include/kwitness/abi/*.h) $(VMLINUX)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  BPF     $<")
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(INCLUDES) -Wall -Werror -c $< -o $@
+
+$(FLOOR_SKEL): $(FLOOR_OBJ)
+	$(if $(Q),@echo "  SKEL    $@")
+	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/bench/bench_hooks $(BUILD)/bench/bench_lsm: $(FLOOR_SKEL)
+
 # Benchmarks link the same library units as kwitnessd (and the CLI's client).
 $(BUILD)/bench/%: bench/%.c $(CLI_LIB_OBJ) $(KBPF_A) $(COLL_A) $(TLOG_A) $(LIB_A)
 	@mkdir -p $(dir $@)

@@ -3,12 +3,19 @@
  * loop of connect() of a UDP socket to 127.0.0.1 (cgroup/connect4 fires on
  * each; no packet is sent, so the hook is a visible part of the cost), in:
  *   1. no kwitness programs loaded;
+ *   control: a 2-instruction program attached to another cgroup;
+ *   (a) floor: an empty program ("allow") attached to this process's cgroup;
+ *   (b) floor: the unavoidable recording work (bench/floor.bpf.c: session
+ *       lookup, sequence number, one reserve/submit of a kw_ev_net-sized
+ *       event) attached to this process's cgroup, a thread consuming;
  *   2. programs loaded and attached to another session's cgroup, this
  *      process untagged (in a different cgroup);
  *   3. this process tagged, record: all (a thread consumes the ring buffer);
  *   4. this process tagged, record: deny (permits only counted).
- * Prints CPU ns/op (fastest and median round), the deltas against (1), and
- * the kernel's own accounting of the program's run time. Needs root. */
+ * Every configuration runs once per round, rounds interleaved. Prints CPU
+ * ns/op (fastest and median round), the cost added to (1), the kernel's own
+ * accounting of each program's run time (kernel.bpf_stats), and kwitness's
+ * program as a ratio to floors (a) and (b). Needs root. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +35,7 @@
 #include <bpf/libbpf.h>
 
 #include "kwitness/hooks.h"
+#include "bench/floor.skel.h"
 #include "kwitness/policy.h"
 /* kwitnessd's wakeup rule (kwd_wakeup_bytes, KWD_POLL_MS), to measure what it does */
 #include "../user/kwitnessd/kwitnessd.h"
@@ -45,6 +53,18 @@ static double now_ns(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
 	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+/* The machine is shared: say how busy it was. */
+static void print_loadavg(const char *when)
+{
+	char buf[128] = "";
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f && fgets(buf, sizeof(buf), f))
+		printf("  load average %s: %s", when, buf);
+	if (f)
+		fclose(f);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -114,23 +134,30 @@ static int join(const char *cg)
 	return fclose(f);
 }
 
-static atomic_int stop;
 static atomic_ullong consumed;
+
+struct consumer_arg {
+	struct ring_buffer *rb;
+	atomic_int stop;
+};
+
+static atomic_ullong floor_consumed;
 
 static int on_event(void *ctx, void *data, size_t size)
 {
-	(void)ctx; (void)data; (void)size;
-	consumed++;
+	(void)data; (void)size;
+	(*(atomic_ullong *)ctx)++;
 	return 0;
 }
 
 static void *consumer(void *arg)
 {
-	struct ring_buffer *rb = arg;
+	struct consumer_arg *c = arg;
 
-	while (!stop)
-		ring_buffer__poll(rb, KWD_POLL_MS);
-	ring_buffer__consume(rb);
+	while (!c->stop)
+		if (ring_buffer__poll(c->rb, KWD_POLL_MS) == 0)
+			ring_buffer__consume(c->rb); /* the programs may not have woken it */
+	ring_buffer__consume(c->rb);
 	return NULL;
 }
 
@@ -184,6 +211,65 @@ static int attach_trivial_connect4(const char *cg, int *prog_fd, int *cg_fd)
 	return 0;
 }
 
+/* The floors (bench/floor.bpf.c), loaded once; attached only while measured,
+ * so the other configurations never run with them. */
+struct floors {
+	struct floor_bpf *skel;
+	int rb_fd;
+	struct ring_buffer *rb;
+	char cg_a[512], cg_b[512];
+	int cgfd_a, cgfd_b;
+};
+
+static void floors_close(struct floors *fl)
+{
+	ring_buffer__free(fl->rb);
+	if (fl->rb_fd >= 0)
+		close(fl->rb_fd);
+	if (fl->cgfd_a >= 0)
+		close(fl->cgfd_a);
+	if (fl->cgfd_b >= 0)
+		close(fl->cgfd_b);
+	floor_bpf__destroy(fl->skel);
+}
+
+static int floors_open(struct floors *fl, size_t ringbuf_size)
+{
+	struct stat st;
+	__u64 cgid;
+	__u32 slot = 0;
+
+	fl->rb_fd = fl->cgfd_a = fl->cgfd_b = -1;
+	fl->rb = NULL;
+	fl->skel = floor_bpf__open();
+	if (!fl->skel)
+		return -1;
+	/* the lsm programs are bench_lsm's */
+	bpf_program__set_autoload(fl->skel->progs.floor_empty_file_open, false);
+	bpf_program__set_autoload(fl->skel->progs.floor_record_file_open, false);
+	if (floor_bpf__load(fl->skel))
+		goto fail;
+	fl->rb_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "floor_rb", 0, 0, ringbuf_size, NULL);
+	fl->cgfd_a = open(fl->cg_a, O_RDONLY | O_DIRECTORY);
+	fl->cgfd_b = open(fl->cg_b, O_RDONLY | O_DIRECTORY);
+	if (fl->rb_fd < 0 || fl->cgfd_a < 0 || fl->cgfd_b < 0 || fstat(fl->cgfd_b, &st))
+		goto fail;
+	cgid = st.st_ino;
+	if (bpf_map__update_elem(fl->skel->maps.floor_cgroups, &cgid, sizeof(cgid), &slot,
+				 sizeof(slot), BPF_ANY) ||
+	    bpf_map__update_elem(fl->skel->maps.floor_ringbufs, &slot, sizeof(slot), &fl->rb_fd,
+				 sizeof(fl->rb_fd), BPF_ANY))
+		goto fail;
+	fl->rb = ring_buffer__new(fl->rb_fd, on_event, &floor_consumed, NULL);
+	if (!fl->rb)
+		goto fail;
+	return 0;
+fail:
+	floors_close(fl);
+	fl->skel = NULL;
+	return -1;
+}
+
 /* Every loaded program called name (other kwitness instances may run too:
  * ours is the one whose run count moves while we measure). */
 #define MAX_PROGS 32
@@ -192,9 +278,9 @@ struct progs {
 	int fd[MAX_PROGS];
 };
 
-static void find_progs(const char *name, struct progs *p)
+static void find_progs(const char *name, __u32 after_id, struct progs *p)
 {
-	__u32 id = 0;
+	__u32 id = after_id;
 
 	p->n = 0;
 	while (p->n < MAX_PROGS && !bpf_prog_get_next_id(id, &id)) {
@@ -254,6 +340,42 @@ static void add_busiest(const struct progs *p, const unsigned long long *c0,
 	*ns += best_ns;
 }
 
+/* Runs of one program and its kernel-measured time, added to *runs, *ns. */
+static void one_prog_stats(int fd, unsigned long long *runs, unsigned long long *ns)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		*runs += info.run_cnt;
+		*ns += info.run_time_ns;
+	}
+}
+
+/* One floor: its program attached to its cgroup, this process in it. */
+static double measure_floor(struct bpf_program *prog, int cgfd, const char *cg,
+			    const char *back, unsigned long long *runs, unsigned long long *ns)
+{
+	unsigned long long r0 = 0, n0 = 0, r1 = 0, n1 = 0;
+	struct bpf_link *l = bpf_program__attach_cgroup(prog, cgfd);
+	double t;
+
+	if (!l || join(cg)) {
+		fprintf(stderr, "bench_hooks: attaching a floor program failed\n");
+		exit(1);
+	}
+	usleep(100000);
+	one_prog_stats(bpf_program__fd(prog), &r0, &n0);
+	t = measure();
+	one_prog_stats(bpf_program__fd(prog), &r1, &n1);
+	*runs += r1 - r0;
+	*ns += n1 - n0;
+	join(back);
+	bpf_link__destroy(l);
+	return t;
+}
+
 /* The fastest round (the machine is shared: other load only adds) and the median. */
 static void summarize(struct result *r, double *min, double *med)
 {
@@ -271,7 +393,14 @@ int main(void)
 				      .wakeup_bytes = kwd_wakeup_bytes(16u << 20) };
 	char tagged[512], tagged2[512], other[512], home[1024] = "", err[256], line[600];
 	char pol_all[512], pol_deny[512];
-	struct result r1, r1b, r2, r3, r4;
+	struct result r1, r1b, r2, r3, r4, ra, rb_;
+	struct floors fl;
+	double mina, meda, minb, medb;
+	unsigned long long fruns[2] = { 0 }, fns[2] = { 0 }, fconsumed;
+	pthread_t fthr;
+	struct consumer_arg fcons, kcons;
+	__u32 max_id_before = 0;
+	struct result d3, d4, da, db;
 	double min1b, med1b;
 	bool have_control = true;
 	unsigned long long recorded = 0, dropped = 0, unrecorded = 0;
@@ -310,9 +439,13 @@ int main(void)
 	snprintf(tagged, sizeof(tagged), "%s/kwbench-%d-tagged", cg2, getpid());
 	snprintf(tagged2, sizeof(tagged2), "%s/kwbench-%d-tagged2", cg2, getpid());
 	snprintf(other, sizeof(other), "%s/kwbench-%d-other", cg2, getpid());
+	snprintf(fl.cg_a, sizeof(fl.cg_a), "%s/kwbench-%d-floor-a", cg2, getpid());
+	snprintf(fl.cg_b, sizeof(fl.cg_b), "%s/kwbench-%d-floor-b", cg2, getpid());
 	mkdir(tagged, 0755);
 	mkdir(tagged2, 0755);
 	mkdir(other, 0755);
+	mkdir(fl.cg_a, 0755);
+	mkdir(fl.cg_b, 0755);
 	if (join(other)) {
 		perror("join");
 		return 1;
@@ -324,6 +457,13 @@ int main(void)
 		 "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"deny\",\"net\":"
 		 "{\"connect\":[\"127.0.0.1/32:%u\"]}}", ntohs(dst.sin_port));
 
+	if (floors_open(&fl, opts.ringbuf_size)) {
+		fprintf(stderr, "bench_hooks: loading the floor programs failed\n");
+		return 1;
+	}
+	fcons.rb = fl.rb;
+	fcons.stop = 0;
+	pthread_create(&fthr, NULL, consumer, &fcons);
 	/* per-program run time from the kernel (kernel.bpf_stats_enabled) */
 	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	printf("bench_hooks: UDP connect() to 127.0.0.1:%u, %d interleaved rounds x %d ops\n",
@@ -331,6 +471,20 @@ int main(void)
 	printf("  tagged sessions as kwitnessd runs them: %zu KiB ring buffer, consumer woken at "
 	       "%zu KiB waiting (ring buffer / %d), else it consumes every %d ms\n",
 	       opts.ringbuf_size >> 10, opts.wakeup_bytes >> 10, KWD_WAKEUP_FRACTION, KWD_POLL_MS);
+	print_loadavg("at the start");
+	{
+		/* programs someone else attached at the cgroup2 root run in every
+		 * configuration here, "no programs" included */
+		__u32 ids[64], cnt = 64, flags = 0;
+		int rfd = open(cg2, O_RDONLY | O_DIRECTORY);
+
+		if (rfd >= 0 && !bpf_prog_query(rfd, BPF_CGROUP_INET4_CONNECT, 0, &flags, ids,
+						 &cnt) && cnt)
+			printf("  NOTE: %u connect4 program(s) already attached at the cgroup2 root run "
+			       "in every configuration below (1. included)\n", cnt);
+		if (rfd >= 0)
+			close(rfd);
+	}
 	/* the configurations alternate inside each round, so drift in the
 	 * machine's load hits all of them alike */
 	for (round = 0; round < ROUNDS; round++) {
@@ -361,6 +515,18 @@ int main(void)
 			}
 		}
 
+		ra.ns[round] = measure_floor(fl.skel->progs.floor_empty_connect4, fl.cgfd_a, fl.cg_a,
+					     other, &fruns[0], &fns[0]);
+		rb_.ns[round] = measure_floor(fl.skel->progs.floor_record_connect4, fl.cgfd_b,
+					      fl.cg_b, other, &fruns[1], &fns[1]);
+
+		{
+			__u32 id = 0;
+
+			max_id_before = 0;
+			while (!bpf_prog_get_next_id(id, &id))
+				max_id_before = id;
+		}
 		if (kw_hooks_open(&opts, &h, err, sizeof(err))) {
 			fprintf(stderr, "kw_hooks_open: %s\n", err);
 			return 1;
@@ -370,15 +536,17 @@ int main(void)
 			return 1;
 		/* and that of loading (JIT, text patching, RCU) */
 		usleep(300000);
-		find_progs("kw_connect4", &pr);
+		/* only the instance loaded just now: others may be attached too */
+		find_progs("kw_connect4", max_id_before, &pr);
 		prog_stats(&pr, c0, n0);
 		r2.ns[round] = measure();
 		prog_stats(&pr, c1, n1);
 		add_busiest(&pr, c0, n0, c1, n1, &runs[1], &run_ns[1]);
 
-		rb = ring_buffer__new(rba, on_event, NULL, NULL);
-		stop = 0;
-		pthread_create(&thr, NULL, consumer, rb);
+		rb = ring_buffer__new(rba, on_event, &consumed, NULL);
+		kcons.rb = rb;
+		kcons.stop = 0;
+		pthread_create(&thr, NULL, consumer, &kcons);
 		if (join(tagged)) {
 			perror("join tagged");
 			return 1;
@@ -394,10 +562,14 @@ int main(void)
 		add_busiest(&pr, c0, n0, c1, n1, &runs[3], &run_ns[3]);
 		join(other);
 		close_progs(&pr);
-		stop = 1;
+		kcons.stop = 1;
 		pthread_join(thr, NULL);
 		ring_buffer__free(rb);
 
+		d3.ns[round] = r3.ns[round] - r1.ns[round];
+		d4.ns[round] = r4.ns[round] - r1.ns[round];
+		da.ns[round] = ra.ns[round] - r1.ns[round];
+		db.ns[round] = rb_.ns[round] - r1.ns[round];
 		kw_hooks_session_counters(h, 1, &cnt);
 		recorded += cnt.next_seq;
 		dropped += cnt.dropped;
@@ -409,11 +581,27 @@ int main(void)
 		close(cga);
 		close(cgd);
 	}
+	print_loadavg("at the end");
 	summarize(&r1, &min1, &med1);
 	summarize(&r1b, &min1b, &med1b);
 	summarize(&r2, &min2, &med2);
 	summarize(&r3, &min3, &med3);
 	summarize(&r4, &min4, &med4);
+	summarize(&ra, &mina, &meda);
+	summarize(&rb_, &minb, &medb);
+	fcons.stop = 1;
+	pthread_join(fthr, NULL);
+	{
+		__u32 slot = 0;
+		struct { __u64 next_seq, dropped; } fs = { 0, 0 };
+
+		bpf_map__lookup_elem(fl.skel->maps.floor_sessions, &slot, sizeof(slot), &fs,
+				     sizeof(fs), 0);
+		fconsumed = floor_consumed;
+		printf("  floor (b): %llu recorded, %llu consumed, %llu dropped\n",
+		       (unsigned long long)fs.next_seq, fconsumed, (unsigned long long)fs.dropped);
+	}
+	floors_close(&fl);
 	printf("                                           fastest   (delta)     median   (delta)\n");
 	printf("  1. no programs loaded:                 %7.1f ns            %7.1f ns\n", min1,
 	       med1);
@@ -422,6 +610,10 @@ int main(void)
 		       "kernel's cost of any cgroup connect hook):\n"
 		       "                                         %7.1f ns (%+6.1f)  %7.1f ns (%+6.1f)\n",
 		       min1b, min1b - min1, med1b, med1b - med1);
+	printf("  (a) floor: empty program on this cgroup: %7.1f ns (%+6.1f)  %7.1f ns (%+6.1f)\n",
+	       mina, mina - min1, meda, meda - med1);
+	printf("  (b) floor: lookup+seq+reserve/submit:  %7.1f ns (%+6.1f)  %7.1f ns (%+6.1f)\n",
+	       minb, minb - min1, medb, medb - med1);
 	printf("  2. loaded, attached elsewhere, untagged: %7.1f ns (%+6.1f)  %7.1f ns (%+6.1f)\n",
 	       min2, min2 - min1, med2, med2 - med1);
 	printf("  3. tagged, record: all:                %7.1f ns (%+6.1f)  %7.1f ns (%+6.1f)\n",
@@ -438,7 +630,39 @@ int main(void)
 		       runs[2] ? (double)run_ns[2] / (double)runs[2] : 0.0);
 		printf("     record: deny: %llu runs, %.1f ns per run\n", runs[3],
 		       runs[3] ? (double)run_ns[3] / (double)runs[3] : 0.0);
+		printf("     (a) empty:    %llu runs, %.1f ns per run\n", fruns[0],
+		       fruns[0] ? (double)fns[0] / (double)fruns[0] : 0.0);
+		printf("     (b) recording floor: %llu runs, %.1f ns per run\n", fruns[1],
+		       fruns[1] ? (double)fns[1] / (double)fruns[1] : 0.0);
 		close(stats_fd);
+	}
+	{
+		/* the program's own time (kernel.bpf_stats) and the cost it adds to
+		 * connect() over no programs, each against the floors' */
+		double pa = fruns[0] ? (double)fns[0] / (double)fruns[0] : 0;
+		double pb = fruns[1] ? (double)fns[1] / (double)fruns[1] : 0;
+		double pall = runs[2] ? (double)run_ns[2] / (double)runs[2] : 0;
+		double pdeny = runs[3] ? (double)run_ns[3] / (double)runs[3] : 0;
+
+		double x, a3, a4, aa, ab;
+
+		summarize(&d3, &x, &a3);
+		summarize(&d4, &x, &a4);
+		summarize(&da, &x, &aa);
+		summarize(&db, &x, &ab);
+		printf("  added to connect() over 1. (median of the per-round differences): "
+		       "(a) %+.1f ns, (b) %+.1f ns, record: all %+.1f ns, record: deny %+.1f ns\n",
+		       aa, ab, a3, a4);
+		printf("  kwitness tagged against the floors, ratio to (a) / to (b):\n");
+		printf("     record: all:  program run time %.2fx / %.2fx; added cost %.2fx / %.2fx\n",
+		       pa > 0 ? pall / pa : 0, pb > 0 ? pall / pb : 0, aa > 0 ? a3 / aa : 0,
+		       ab > 0 ? a3 / ab : 0);
+		printf("     record: deny: program run time %.2fx / %.2fx; added cost %.2fx / %.2fx\n",
+		       pa > 0 ? pdeny / pa : 0, pb > 0 ? pdeny / pb : 0, aa > 0 ? a4 / aa : 0,
+		       ab > 0 ? a4 / ab : 0);
+		printf("aim: tagged within 1.5x floor (b) (program run time): record: all %s, "
+		       "record: deny %s\n", pb > 0 && pall <= 1.5 * pb ? "met" : "NOT met",
+		       pb > 0 && pdeny <= 1.5 * pb ? "met" : "NOT met");
 	}
 	printf("aims (fastest): untagged < +25 ns: %s; tagged (record: all) < +300 ns: %s\n",
 	       min2 - min1 < 25 ? "met" : "NOT met", min3 - min1 < 300 ? "met" : "NOT met");
@@ -451,5 +675,7 @@ int main(void)
 	rmdir(tagged);
 	rmdir(tagged2);
 	rmdir(other);
+	rmdir(fl.cg_a);
+	rmdir(fl.cg_b);
 	return 0;
 }
