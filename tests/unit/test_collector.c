@@ -295,6 +295,41 @@ static void test_log_events_large(void **state)
 	unlink(path);
 }
 
+/* The transcript gathers entries before hashing them: entries of every size
+ * around its stage (up to more than a whole stage, and exactly filling it)
+ * give the hash sha256sum computes. */
+static void test_log_entry_sizes(void **state)
+{
+	static const size_t sizes[] = { 1, 2, 4094, 4095, 4096, 4097, 9000, 3, 4093, 1, 200 };
+	char path[] = "/tmp/kwitness-test-log.XXXXXX";
+	char hash[KW_DIGEST_STR_MAX], rehash[KW_DIGEST_STR_MAX];
+	struct kw_buf file = { 0 };
+	struct kw_logwriter log;
+	uint64_t count = 0;
+	char *entry = malloc(9001);
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_non_null(entry);
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(path);
+	assert_int_equal(kw_logwriter_open(&log, path), 0);
+	for (size_t k = 0; k < 40; k++) {
+		size_t n = sizes[k % (sizeof(sizes) / sizeof(sizes[0]))];
+
+		memset(entry, 'a' + (int)(k % 26), n);
+		assert_int_equal(kw_logwriter_append(&log, entry, n), 0);
+	}
+	finish_log(&log, path, hash, &count, &file);
+	assert_int_equal(count, 40);
+	transcript_by_sha256sum(path, rehash);
+	assert_string_equal(rehash, hash);
+	kw_buf_free(&file);
+	free(entry);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -304,6 +339,7 @@ int main(void)
 		cmocka_unit_test(test_log_known_answer),
 		cmocka_unit_test(test_log_reopen),
 		cmocka_unit_test(test_log_events_large),
+		cmocka_unit_test(test_log_entry_sizes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,100 +16,138 @@
 #include "kwitness/jcs.h"
 #include "kwitness/policy.h"
 
-enum field_type { F_STR, F_LOSSY, F_INT, F_BOOL };
+/* F_CSTR: NUL-terminated, its length found while it is copied */
+enum field_type { F_STR, F_CSTR, F_LOSSY, F_INT, F_BOOL };
+
+/* Every member name an entry may have, in RFC 8785 order (UTF-16 order;
+ * all ASCII here, so byte order): an entry is a set of members indexed by
+ * this enum and written in enum order, with no sorting at run time.
+ * tests/unit/test_decision.c checks entries against the canonicaliser. */
+enum member {
+	M_ACCESS,
+	M_CGROUP,
+	M_CHILD_CGROUP,
+	M_COMM,
+	M_DECISION,
+	M_DEV,
+	M_DIGEST,
+	M_DIGEST_UNAVAILABLE,
+	M_ENFORCED,
+	M_FAMILY,
+	M_FLAGS,
+	M_FSTYPE,
+	M_GENERATION,
+	M_HOST,
+	M_INO,
+	M_INTERPRETER,
+	M_MODE,
+	M_MOUNT,
+	M_NAME,
+	M_PATH,
+	M_PID,
+	M_PORT,
+	M_PROTO,
+	M_PROTOCOL,
+	M_RULE,
+	M_SEQ,
+	M_SIGNAL,
+	M_TARGET_CGROUP,
+	M_TARGET_PID,
+	M_TOOL,
+	M_TRUNCATED,
+	M_TS,
+	M_TYPE,
+	M_UID,
+	M_VERITY_DIGEST,
+	M_COUNT
+};
+
+static const char *const member_name[M_COUNT] = {
+	[M_ACCESS] = "access",
+	[M_CGROUP] = "cgroup",
+	[M_CHILD_CGROUP] = "child_cgroup",
+	[M_COMM] = "comm",
+	[M_DECISION] = "decision",
+	[M_DEV] = "dev",
+	[M_DIGEST] = "digest",
+	[M_DIGEST_UNAVAILABLE] = "digest_unavailable",
+	[M_ENFORCED] = "enforced",
+	[M_FAMILY] = "family",
+	[M_FLAGS] = "flags",
+	[M_FSTYPE] = "fstype",
+	[M_GENERATION] = "generation",
+	[M_HOST] = "host",
+	[M_INO] = "ino",
+	[M_INTERPRETER] = "interpreter",
+	[M_MODE] = "mode",
+	[M_MOUNT] = "mount",
+	[M_NAME] = "name",
+	[M_PATH] = "path",
+	[M_PID] = "pid",
+	[M_PORT] = "port",
+	[M_PROTO] = "proto",
+	[M_PROTOCOL] = "protocol",
+	[M_RULE] = "rule",
+	[M_SEQ] = "seq",
+	[M_SIGNAL] = "signal",
+	[M_TARGET_CGROUP] = "target_cgroup",
+	[M_TARGET_PID] = "target_pid",
+	[M_TOOL] = "tool",
+	[M_TRUNCATED] = "truncated",
+	[M_TS] = "ts",
+	[M_TYPE] = "type",
+	[M_UID] = "uid",
+	[M_VERITY_DIGEST] = "verity_digest",
+};
 
 struct field {
-	const char *key;
 	enum field_type type;
 	const char *s;
 	size_t n;
 	int64_t i;
-	bool b;
 };
 
-#define MAX_FIELDS 24
+_Static_assert(M_COUNT <= 64, "one presence bit per member");
 
 struct entry {
-	struct field f[MAX_FIELDS];
-	size_t n;
+	uint64_t present; /* bit m: f[m] is set */
+	struct field f[M_COUNT];
 	char scratch[8][64]; /* backing store for formatted strings */
 	size_t n_scratch;
 	char digest[sizeof(KW_SHA256_PREFIX) + 2 * KW_SHA256_LEN];
 	char verity[sizeof("sha512:") + 2 * KW_VERITY_MAX];
 };
 
-static void add_str(struct entry *e, const char *key, const char *s)
+static inline void set(struct entry *e, enum member m, struct field f)
 {
-	e->f[e->n++] = (struct field){ .key = key, .type = F_STR, .s = s, .n = strlen(s) };
+	e->f[m] = f;
+	e->present |= 1ULL << m;
 }
 
-static void add_lossy(struct entry *e, const char *key, const char *s, size_t n)
+static void add_str(struct entry *e, enum member m, const char *s)
 {
-	e->f[e->n++] = (struct field){ .key = key, .type = F_LOSSY, .s = s, .n = n };
+	set(e, m, (struct field){ .type = F_CSTR, .s = s });
 }
 
-static void add_int(struct entry *e, const char *key, int64_t v)
+static void add_strn(struct entry *e, enum member m, const char *s, size_t n)
 {
-	e->f[e->n++] = (struct field){ .key = key, .type = F_INT, .i = v };
+	set(e, m, (struct field){ .type = F_STR, .s = s, .n = n });
 }
 
-/* 64-bit kernel identifiers (cgroup ids) can exceed 2^53 - 1, which a
- * JSON number may not (docs/canonical-json.md): they are always decimal
- * strings, so a member's type never depends on its value. */
-static void add_id(struct entry *e, const char *key, uint64_t v)
+static void add_lossy(struct entry *e, enum member m, const char *s, size_t n)
 {
-	char *buf = e->scratch[e->n_scratch++];
-
-	snprintf(buf, 64, "%llu", (unsigned long long)v);
-	add_str(e, key, buf);
+	set(e, m, (struct field){ .type = F_LOSSY, .s = s, .n = n });
 }
 
-static void add_bool(struct entry *e, const char *key, bool v)
+static void add_int(struct entry *e, enum member m, int64_t v)
 {
-	e->f[e->n++] = (struct field){ .key = key, .type = F_BOOL, .b = v };
+	set(e, m, (struct field){ .type = F_INT, .i = v });
 }
 
-static char *scratch(struct entry *e)
+/* Decimal of v at p (no NUL); returns the end. */
+static char *put_uint(char *p, uint64_t v)
 {
-	return e->scratch[e->n_scratch++];
-}
-
-/* RFC 8785 member order is UTF-16 order; every key here is ASCII, so strcmp.
- * The common members (f[0..n_common)) and the kind's own members (the rest)
- * are each added in key order; emitting merges the two lists. */
-static int emit_field(struct jcs_obj *o, const struct field *f)
-{
-	switch (f->type) {
-	case F_STR: return jcs_obj_strn(o, f->key, f->s, f->n);
-	case F_LOSSY: return jcs_obj_strn_lossy(o, f->key, f->s, f->n, NULL);
-	case F_INT: return jcs_obj_int(o, f->key, f->i);
-	case F_BOOL: return jcs_obj_bool(o, f->key, f->b);
-	}
-	return -EINVAL;
-}
-
-static int emit(struct entry *e, size_t n_common, struct kw_buf *out)
-{
-	size_t i = 0, j = n_common;
-	struct jcs_obj o;
-	int ret;
-
-	ret = jcs_obj_begin(&o, out);
-	while (!ret && (i < n_common || j < e->n)) {
-		if (j == e->n || (i < n_common && strcmp(e->f[i].key, e->f[j].key) < 0))
-			ret = emit_field(&o, &e->f[i++]);
-		else
-			ret = emit_field(&o, &e->f[j++]);
-	}
-	if (!ret)
-		ret = jcs_obj_end(&o);
-	return ret;
-}
-
-/* Decimal of v at p; returns the end. */
-static char *put_uint(char *p, unsigned v)
-{
-	char tmp[12];
+	char tmp[20];
 	size_t n = 0;
 
 	do {
@@ -119,6 +157,57 @@ static char *put_uint(char *p, unsigned v)
 	while (n)
 		*p++ = tmp[--n];
 	return p;
+}
+
+/* 64-bit kernel identifiers (cgroup ids) can exceed 2^53 - 1, which a
+ * JSON number may not (docs/canonical-json.md): they are always decimal
+ * strings, so a member's type never depends on its value. */
+static void add_id(struct entry *e, enum member m, uint64_t v)
+{
+	char *buf = e->scratch[e->n_scratch++];
+
+	add_strn(e, m, buf, (size_t)(put_uint(buf, v) - buf));
+}
+
+static void add_bool(struct entry *e, enum member m, bool v)
+{
+	set(e, m, (struct field){ .type = F_BOOL, .i = v });
+}
+
+static char *scratch(struct entry *e)
+{
+	return e->scratch[e->n_scratch++];
+}
+
+static int emit_field(struct jcs_obj *o, const char *key, const struct field *f)
+{
+	switch (f->type) {
+	case F_STR: return jcs_obj_strn(o, key, f->s, f->n);
+	case F_CSTR: return jcs_obj_str(o, key, f->s);
+	case F_LOSSY: return jcs_obj_strn_lossy(o, key, f->s, f->n, NULL);
+	case F_INT: return jcs_obj_int(o, key, f->i);
+	case F_BOOL: return jcs_obj_bool(o, key, f->i != 0);
+	}
+	return -EINVAL;
+}
+
+/* The members present, in enum (= key) order. */
+static int emit(struct entry *e, struct kw_buf *out)
+{
+	uint64_t left = e->present;
+	struct jcs_obj o;
+	int ret;
+
+	ret = jcs_obj_begin(&o, out);
+	while (!ret && left) {
+		int m = __builtin_ctzll(left);
+
+		left &= left - 1;
+		ret = emit_field(&o, member_name[m], &e->f[m]);
+	}
+	if (!ret)
+		ret = jcs_obj_end(&o);
+	return ret;
 }
 
 /* Dotted quad (inet_ntop goes through printf). */
@@ -240,9 +329,9 @@ static void add_exec_members(struct entry *e, const struct kw_ev_exec *ev)
 	char *dev = scratch(e), *why;
 
 	snprintf(dev, 64, "%u:%u", ev->dev >> 20, ev->dev & 0xfffff);
-	add_str(e, "dev", dev);
+	add_str(e, M_DEV, dev);
 	if (ev->digest_status == KW_DIGEST_OK) {
-		add_str(e, "digest", hex_digest(e->digest, KW_SHA256_PREFIX, ev->sha256,
+		add_str(e, M_DIGEST, hex_digest(e->digest, KW_SHA256_PREFIX, ev->sha256,
 						KW_SHA256_LEN));
 	} else {
 		why = scratch(e);
@@ -257,12 +346,12 @@ static void add_exec_members(struct entry *e, const struct kw_ev_exec *ev)
 			snprintf(why, 64, "ima_error:%d", ev->digest_err);
 		else
 			snprintf(why, 64, "unsupported");
-		add_str(e, "digest_unavailable", why);
+		add_str(e, M_DIGEST_UNAVAILABLE, why);
 	}
-	add_int(e, "generation", ev->generation);
-	add_id(e, "ino", ev->ino);
+	add_int(e, M_GENERATION, ev->generation);
+	add_id(e, M_INO, ev->ino);
 	if (ev->p.h.flags & KW_EVF_INTERP)
-		add_bool(e, "interpreter", true);
+		add_bool(e, M_INTERPRETER, true);
 }
 
 /* "verity_digest" (last in key order): the fs-verity digest, when the file
@@ -270,9 +359,9 @@ static void add_exec_members(struct entry *e, const struct kw_ev_exec *ev)
 static void add_verity(struct entry *e, const struct kw_ev_exec *ev)
 {
 	if (ev->verity_len == 32)
-		add_str(e, "verity_digest", hex_digest(e->verity, "sha256:", ev->verity, 32));
+		add_str(e, M_VERITY_DIGEST, hex_digest(e->verity, "sha256:", ev->verity, 32));
 	else if (ev->verity_len == 64)
-		add_str(e, "verity_digest", hex_digest(e->verity, "sha512:", ev->verity, 64));
+		add_str(e, M_VERITY_DIGEST, hex_digest(e->verity, "sha512:", ev->verity, 64));
 }
 
 static size_t bounded_len(const char *s, size_t claimed, size_t cap)
@@ -297,7 +386,7 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 {
 	struct kw_event_hdr h;
 	struct entry ent, *e = &ent;
-	size_t n_common, start;
+	size_t start;
 	int64_t real_ns;
 	char rule[48];
 	int ret = 0;
@@ -312,22 +401,21 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 	if (h.seq > (uint64_t)JCS_MAX_SAFE_INT || h.ts_ns > (uint64_t)INT64_MAX ||
 	    __builtin_add_overflow((int64_t)h.ts_ns, boot_to_realtime_ns, &real_ns))
 		return -EINVAL;
-	e->n = 0;
+	e->present = 0;
 	e->n_scratch = 0;
 
-	/* common members, added in key order (the sort then has little to do) */
-	add_id(e, "cgroup", h.cgroup_id);
-	add_lossy(e, "comm", h.comm, strnlen(h.comm, sizeof(h.comm)));
-	add_str(e, "decision", h.decision == KW_PERMIT ? "permit" : "deny");
-	add_bool(e, "enforced", h.decision != KW_PERMIT && h.enforced);
-	add_int(e, "pid", h.pid);
-	add_str(e, "rule", kw_rule_name(h.kind, h.rule, rule, sizeof(rule)));
-	add_int(e, "seq", (int64_t)h.seq);
-	add_int(e, "ts", real_ns / 1000);
-	add_int(e, "uid", h.uid);
-	n_common = e->n;
+	/* common members */
+	add_id(e, M_CGROUP, h.cgroup_id);
+	add_lossy(e, M_COMM, h.comm, strnlen(h.comm, sizeof(h.comm)));
+	add_str(e, M_DECISION, h.decision == KW_PERMIT ? "permit" : "deny");
+	add_bool(e, M_ENFORCED, h.decision != KW_PERMIT && h.enforced);
+	add_int(e, M_PID, h.pid);
+	add_str(e, M_RULE, kw_rule_name(h.kind, h.rule, rule, sizeof(rule)));
+	add_int(e, M_SEQ, (int64_t)h.seq);
+	add_int(e, M_TS, real_ns / 1000);
+	add_int(e, M_UID, h.uid);
 
-	/* the kind's own members, in key order too */
+	/* the kind's own members */
 
 	switch (h.kind) {
 	case KW_EV_NET_CONNECT:
@@ -344,10 +432,10 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 			ipv4_text(ev->addr, host);
 		else
 			inet_ntop(AF_INET6, ev->addr, host, 64);
-		add_str(e, "host", host);
-		add_int(e, "port", ev->port);
-		add_str(e, "proto", proto_name(ev->proto, scratch(e)));
-		add_str(e, "tool", h.kind == KW_EV_NET_CONNECT ? "net.connect" :
+		add_str(e, M_HOST, host);
+		add_int(e, M_PORT, ev->port);
+		add_str(e, M_PROTO, proto_name(ev->proto, scratch(e)));
+		add_str(e, M_TOOL, h.kind == KW_EV_NET_CONNECT ? "net.connect" :
 				   h.kind == KW_EV_NET_SEND ? "net.send" : "net.bind");
 		break;
 	}
@@ -360,18 +448,18 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 			break;
 		}
 		if (ev->family == AF_INET)
-			add_str(e, "family", "inet");
+			add_str(e, M_FAMILY, "inet");
 		else if (ev->family == AF_INET6)
-			add_str(e, "family", "inet6");
+			add_str(e, M_FAMILY, "inet6");
 		else
-			add_int(e, "family", ev->family);
-		add_int(e, "protocol", ev->protocol);
-		add_str(e, "tool", "net.socket");
+			add_int(e, M_FAMILY, ev->family);
+		add_int(e, M_PROTOCOL, ev->protocol);
+		add_str(e, M_TOOL, "net.socket");
 		t = sock_type_name(ev->type);
 		if (t)
-			add_str(e, "type", t);
+			add_str(e, M_TYPE, t);
 		else
-			add_int(e, "type", ev->type);
+			add_int(e, M_TYPE, ev->type);
 		break;
 	}
 	case KW_EV_DEV: {
@@ -390,11 +478,11 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 		if (ev->access & BPF_DEVCG_ACC_MKNOD)
 			acc[n++] = 'm';
 		acc[n] = '\0';
-		add_str(e, "access", acc);
+		add_str(e, M_ACCESS, acc);
 		snprintf(dev, 64, "%c %u:%u", ev->type == BPF_DEVCG_DEV_BLOCK ? 'b' : 'c',
 			 ev->major, ev->minor);
-		add_str(e, "dev", dev);
-		add_str(e, "tool", "dev.access");
+		add_str(e, M_DEV, dev);
+		add_str(e, M_TOOL, "dev.access");
 		break;
 	}
 	case KW_EV_CGROUP_UNTRACKED: {
@@ -404,8 +492,8 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 			ret = -EINVAL;
 			break;
 		}
-		add_id(e, "child_cgroup", ev->child_cgroup);
-		add_str(e, "tool", "cgroup.untracked");
+		add_id(e, M_CHILD_CGROUP, ev->child_cgroup);
+		add_str(e, M_TOOL, "cgroup.untracked");
 		break;
 	}
 	case KW_EV_SYSCTL: {
@@ -415,10 +503,10 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 			ret = -EINVAL;
 			break;
 		}
-		add_lossy(e, "name", ev->name, bounded_len(ev->name, ev->name_len, KW_SYSCTL_NAME_MAX));
-		add_str(e, "tool", "sysctl.write");
+		add_lossy(e, M_NAME, ev->name, bounded_len(ev->name, ev->name_len, KW_SYSCTL_NAME_MAX));
+		add_str(e, M_TOOL, "sysctl.write");
 		if (h.flags & KW_EVF_TRUNCATED)
-			add_bool(e, "truncated", true);
+			add_bool(e, M_TRUNCATED, true);
 		break;
 	}
 	case KW_EV_FS_OPEN:
@@ -440,28 +528,28 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 		fstype = h.kind == KW_EV_MOUNT && ev->access == KW_MOUNTOP_FSCONFIG;
 
 		if (h.kind == KW_EV_FS_PATHOP)
-			add_str(e, "access", "w");
+			add_str(e, M_ACCESS, "w");
 		else if (h.kind == KW_EV_NET_UNIX)
-			add_str(e, "access", ev->access == KW_UNIX_SEND ? "send" : "connect");
+			add_str(e, M_ACCESS, ev->access == KW_UNIX_SEND ? "send" : "connect");
 		else if (h.kind != KW_EV_MOUNT)
-			add_str(e, "access", path_access(ev->access, scratch(e)));
+			add_str(e, M_ACCESS, path_access(ev->access, scratch(e)));
 		if (h.kind == KW_EV_FS_EXEC)
 			add_exec_members(e, data);
 		if (fstype)
-			add_lossy(e, "fstype", ev->path, n);
+			add_lossy(e, M_FSTYPE, ev->path, n);
 		if (h.flags & KW_EVF_DETACHED)
-			add_str(e, "mount", "detached");
+			add_str(e, M_MOUNT, "detached");
 		if (!fstype)
-			add_lossy(e, "path", ev->path, n);
+			add_lossy(e, M_PATH, ev->path, n);
 		switch (h.kind) {
-		case KW_EV_FS_OPEN: add_str(e, "tool", "fs.open"); break;
-		case KW_EV_FS_EXEC: add_str(e, "tool", "fs.exec"); break;
-		case KW_EV_NET_UNIX: add_str(e, "tool", "net.unix"); break;
-		case KW_EV_MOUNT: add_str(e, "tool", mount_op_name(ev->access)); break;
-		default: add_str(e, "tool", path_op_name(ev->access)); break;
+		case KW_EV_FS_OPEN: add_str(e, M_TOOL, "fs.open"); break;
+		case KW_EV_FS_EXEC: add_str(e, M_TOOL, "fs.exec"); break;
+		case KW_EV_NET_UNIX: add_str(e, M_TOOL, "net.unix"); break;
+		case KW_EV_MOUNT: add_str(e, M_TOOL, mount_op_name(ev->access)); break;
+		default: add_str(e, M_TOOL, path_op_name(ev->access)); break;
 		}
 		if (h.flags & KW_EVF_TRUNCATED)
-			add_bool(e, "truncated", true);
+			add_bool(e, M_TRUNCATED, true);
 		if (h.kind == KW_EV_FS_EXEC)
 			add_verity(e, data);
 		break;
@@ -481,14 +569,14 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 			break;
 		}
 		if (h.kind == KW_EV_MOUNT) {
-			add_int(e, "flags", ev->sig_or_mode);
-			add_str(e, "tool", "fs.mount");
+			add_int(e, M_FLAGS, ev->sig_or_mode);
+			add_str(e, M_TOOL, "fs.mount");
 			break;
 		}
-		add_int(e, h.kind == KW_EV_PROC_PTRACE ? "mode" : "signal", ev->sig_or_mode);
-		add_id(e, "target_cgroup", ev->target_cgroup);
-		add_int(e, "target_pid", ev->target_pid);
-		add_str(e, "tool", h.kind == KW_EV_PROC_KILL ? "proc.kill" :
+		add_int(e, h.kind == KW_EV_PROC_PTRACE ? M_MODE : M_SIGNAL, ev->sig_or_mode);
+		add_id(e, M_TARGET_CGROUP, ev->target_cgroup);
+		add_int(e, M_TARGET_PID, ev->target_pid);
+		add_str(e, M_TOOL, h.kind == KW_EV_PROC_KILL ? "proc.kill" :
 				   h.kind == KW_EV_PROC_SIGIO ? "proc.sigio" : "proc.ptrace");
 		break;
 	}
@@ -496,7 +584,7 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 		ret = -EINVAL;
 	}
 	if (!ret)
-		ret = emit(e, n_common, out);
+		ret = emit(e, out);
 	if (ret && out->len > start) {
 		/* a member the emitter refused: no half entry stays behind */
 		out->len = start;

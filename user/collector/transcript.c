@@ -14,12 +14,19 @@ int kw_transcript_init(struct kw_transcript *t)
 	int ret;
 
 	t->count = 0;
+	t->staged = 0;
 	ret = kw_digest_init(&t->digest, KW_SHA256);
 	if (ret)
 		return ret;
-	ret = kw_digest_update(&t->digest, "[", 1);
-	if (ret)
-		kw_digest_free(&t->digest);
+	t->stage[t->staged++] = '[';
+	return 0;
+}
+
+static int transcript_flush(struct kw_transcript *t)
+{
+	int ret = kw_digest_update(&t->digest, t->stage, t->staged);
+
+	t->staged = 0;
 	return ret;
 }
 
@@ -27,22 +34,38 @@ int kw_transcript_append(struct kw_transcript *t, const char *entry, size_t len)
 {
 	int ret;
 
-	if (t->count) {
-		ret = kw_digest_update(&t->digest, ",", 1);
+	if (len + 1 > KW_TRANSCRIPT_STAGE - t->staged) {
+		ret = transcript_flush(t);
 		if (ret)
 			return ret;
 	}
-	ret = kw_digest_update(&t->digest, entry, len);
-	if (ret)
-		return ret;
+	if (t->count)
+		t->stage[t->staged++] = ',';
+	if (len + 1 > KW_TRANSCRIPT_STAGE) {
+		/* an entry longer than the stage goes straight to the hash */
+		ret = transcript_flush(t);
+		if (!ret)
+			ret = kw_digest_update(&t->digest, entry, len);
+		if (ret)
+			return ret;
+	} else {
+		memcpy(t->stage + t->staged, entry, len);
+		t->staged += len;
+	}
 	t->count++;
 	return 0;
 }
 
 int kw_transcript_final(struct kw_transcript *t, char hash[KW_DIGEST_STR_MAX], uint64_t *count)
 {
-	int ret = kw_digest_update(&t->digest, "]", 1);
+	int ret = 0;
 
+	if (t->staged == KW_TRANSCRIPT_STAGE)
+		ret = transcript_flush(t);
+	if (!ret) {
+		t->stage[t->staged++] = ']';
+		ret = transcript_flush(t);
+	}
 	if (ret) {
 		kw_digest_free(&t->digest);
 		return ret;

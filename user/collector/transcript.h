@@ -9,9 +9,15 @@
 
 #include "kwitness/digest.h"
 
+/* Entries are short (about 200 bytes): they are gathered here and hashed a
+ * few kilobytes at a time, not with two digest calls per entry. */
+#define KW_TRANSCRIPT_STAGE 4096
+
 struct kw_transcript {
 	struct kw_digest digest;
 	uint64_t count;
+	size_t staged;
+	unsigned char stage[KW_TRANSCRIPT_STAGE];
 };
 int kw_transcript_init(struct kw_transcript *t);
 /* entry: one canonical JSON entry (no newline). */
