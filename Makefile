@@ -240,6 +240,7 @@ $(FLOOR_SKEL): $(FLOOR_OBJ)
 	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/bench/bench_hooks $(BUILD)/bench/bench_lsm: $(FLOOR_SKEL)
+$(BUILD)/bench/bench_collector $(BUILD)/bench/bench_vs_auditd: bench/kwd_daemon.h
 
 # Benchmarks link the same library units as kwitnessd (and the CLI's client).
 $(BUILD)/bench/%: bench/%.c $(CLI_LIB_OBJ) $(KBPF_A) $(COLL_A) $(TLOG_A) $(LIB_A)

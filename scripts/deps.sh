@@ -18,7 +18,7 @@ PACKAGES=(
 	qemu-system-x86 busybox-static cpio e2fsprogs
 	nodejs
 	golang-go golang-golang-x-mod-dev
-	runc crun bubblewrap python3 man-db systemd
+	runc crun bubblewrap python3 man-db systemd auditd
 	libsqlite3-dev sqlite3 libpq-dev postgresql chromium
 )
 # The canonicalize package (Apache-2.0), the test oracle for canonical JSON.
