@@ -3,7 +3,8 @@
  * 127.0.0.1:9, measured three ways in one run, phases alternating each round:
  *   untouched:  audit disabled, no kwitness;
  *   auditd:     an audit rule on connect() for this executable
- *               (auditctl -a always,exit -S connect -F exe=...), auditd running;
+ *               (auditctl -a always,exit -S connect -F exe=...), auditd running,
+ *               the backlog limit Debian's packaged rules set (-b 8192);
  *   kwitness:   in a session of a private kwitnessd, record: all.
  * Each phase runs in a child forked for it (audit gives a task its audit
  * context at fork). Prints the loop's ns per connect() (wall and the
@@ -12,7 +13,8 @@
  *
  * Needs root, auditctl and auditd (scripts/deps.sh installs auditd; this
  * installs nothing), build/kwitnessd. It leaves no audit rule behind and puts
- * back what it found: the audit enabled flag, and auditd running or not.
+ * back what it found: the audit enabled flag, the backlog limit, and auditd
+ * running or not.
  * Usage: bench_vs_auditd [ROUNDS [OPS]]   (default 5, 100000) */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -122,20 +124,27 @@ static int sh(const char *cmd)
 	return st == 0 ? 0 : -1;
 }
 
-/* The kernel's audit "enabled" flag (0, 1, or 2 = locked), -1 unknown. */
-static int audit_enabled(void)
+/* A number from auditctl -s ("enabled 0", "backlog_limit 64"), -1 unknown. */
+static int audit_status(const char *what)
 {
-	char line[128];
+	char line[128], fmt[64];
 	int v = -1;
 	FILE *p = popen("auditctl -s 2>/dev/null", "r");
 
 	if (!p)
 		return -1;
+	snprintf(fmt, sizeof(fmt), "%s %%d", what);
 	while (fgets(line, sizeof(line), p))
-		if (sscanf(line, "enabled %d", &v) == 1)
+		if (sscanf(line, fmt, &v) == 1)
 			break;
 	pclose(p);
 	return v;
+}
+
+/* The kernel's audit "enabled" flag (0, 1, or 2 = locked), -1 unknown. */
+static int audit_enabled(void)
+{
+	return audit_status("enabled");
 }
 
 /* The running auditd's pid, from the kernel's own record ("pid N"), or 0. */
@@ -203,7 +212,8 @@ static void auditd_stop(pid_t p)
 int main(int argc, char **argv)
 {
 	double un_w[32], un_c[32], au_w[32], au_c[32], kw_w[32], kw_c[32], au_d[32], kw_d[32];
-	int rounds = argc > 1 ? atoi(argv[1]) : 5, en0, failures = 0;
+	int rounds = argc > 1 ? atoi(argv[1]) : 5, en0, bl0, failures = 0;
+	char cmd[96];
 	pid_t ad0, ad = 0;
 	bool started_auditd = false;
 	ssize_t n;
@@ -233,6 +243,7 @@ int main(int argc, char **argv)
 	snprintf(rule_args, sizeof(rule_args),
 		 "always,exit -F arch=b64 -S connect -F exe=%s -k %s", self, key);
 	en0 = audit_enabled();
+	bl0 = audit_status("backlog_limit");
 	ad0 = auditd_pid();
 	if (en0 < 0) {
 		printf("bench_vs_auditd: skipped (auditctl -s failed: no audit in this kernel?)\n");
@@ -278,7 +289,9 @@ int main(int argc, char **argv)
 		} else {
 			ad = ad0;
 		}
-		if (!ad || sh("auditctl -e 1 >/dev/null") || rule_add()) {
+		/* the backlog Debian's packaged rules set (-b 8192), not the kernel's 64 */
+		if (!ad || sh("auditctl -e 1 >/dev/null") || sh("auditctl -b 8192 >/dev/null") ||
+		    rule_add()) {
 			printf("bench_vs_auditd: could not start auditd or add the rule\n");
 			failures++;
 		} else {
@@ -290,6 +303,9 @@ int main(int argc, char **argv)
 			au_c[r] = lr.cpu_ns;
 		}
 		rule_del();
+		snprintf(cmd, sizeof(cmd), "auditctl -b %d >/dev/null", bl0);
+		if (bl0 > 0 && sh(cmd))
+			failures++;
 		if (started_auditd) {
 			auditd_stop(ad);
 			started_auditd = false;
@@ -336,9 +352,10 @@ int main(int argc, char **argv)
 	rule_del();
 	if (started_auditd)
 		auditd_stop(ad);
+	snprintf(cmd, sizeof(cmd), "auditctl -b %d >/dev/null", bl0);
+	if (bl0 > 0 && audit_status("backlog_limit") != bl0 && sh(cmd))
+		printf("bench_vs_auditd: WARNING: could not restore the backlog limit %d\n", bl0);
 	if (audit_enabled() != en0) {
-		char cmd[64];
-
 		snprintf(cmd, sizeof(cmd), "auditctl -e %d >/dev/null", en0);
 		if (sh(cmd))
 			printf("bench_vs_auditd: WARNING: could not restore audit enabled %d\n", en0);
