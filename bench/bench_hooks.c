@@ -35,12 +35,21 @@
 #include <bpf/libbpf.h>
 
 #include "kwitness/hooks.h"
+#include "kwitness/abi/net_match.h"
 #include "bench/floor.skel.h"
 #include "kwitness/policy.h"
 /* kwitnessd's wakeup rule (kwd_wakeup_bytes, KWD_POLL_MS), to measure what it does */
 #include "../user/kwitnessd/kwitnessd.h"
 
 #define ROUNDS 11
+/* floor_steps_connect4: floor (b), then kwitness's other work piece by piece */
+#define STEPS 8
+static const char *const step_name[STEPS] = {
+	"floor (b) alone", "+ boot-time stamp", "+ pid/tgid, uid", "+ comm",
+	"+ ring buffer query (wakeup batching)", "+ LPM rule lookup and port scan",
+	"+ the event's fields",
+	"same, pid/uid/comm from the task (BTF)",
+};
 #define OPS_PER_ROUND 100000
 
 static struct sockaddr_in dst;
@@ -260,6 +269,21 @@ static int floors_open(struct floors *fl, size_t ringbuf_size)
 	    bpf_map__update_elem(fl->skel->maps.floor_ringbufs, &slot, sizeof(slot), &fl->rb_fd,
 				 sizeof(fl->rb_fd), BPF_ANY))
 		goto fail;
+	{
+		/* the breakdown's one rule: 127.0.0.1/32, the receiver's port */
+		struct kw_net_key key = { .prefixlen = KW_NET_KEY_FIXED_BITS + 32, .slot = 0,
+					  .op = KW_NET_CONNECT, .family = 4 };
+		struct kw_net_rules rules = { .count = 1 };
+		uint32_t a = dst.sin_addr.s_addr;
+
+		memcpy(key.addr, &a, 4);
+		rules.r[0] = (struct kw_net_port_rule){ .port_lo = ntohs(dst.sin_port),
+							.port_hi = ntohs(dst.sin_port),
+							.rule = 0, .prefixlen = 32, .allow = 1 };
+		if (bpf_map__update_elem(fl->skel->maps.floor_net_rules, &key, sizeof(key), &rules,
+					 sizeof(rules), BPF_ANY))
+			goto fail;
+	}
 	fl->rb = ring_buffer__new(fl->rb_fd, on_event, &floor_consumed, NULL);
 	if (!fl->rb)
 		goto fail;
@@ -399,6 +423,7 @@ int main(void)
 	unsigned long long fruns[2] = { 0 }, fns[2] = { 0 }, fconsumed;
 	pthread_t fthr;
 	struct consumer_arg fcons, kcons;
+	unsigned long long sruns[STEPS] = { 0 }, sns[STEPS] = { 0 };
 	__u32 max_id_before = 0;
 	struct result d3, d4, da, db;
 	double min1b, med1b;
@@ -519,6 +544,11 @@ int main(void)
 					     other, &fruns[0], &fns[0]);
 		rb_.ns[round] = measure_floor(fl.skel->progs.floor_record_connect4, fl.cgfd_b,
 					      fl.cg_b, other, &fruns[1], &fns[1]);
+		for (int st = 0; st < STEPS; st++) {
+			fl.skel->bss->floor_steps = (__u32)st;
+			measure_floor(fl.skel->progs.floor_steps_connect4, fl.cgfd_b, fl.cg_b, other,
+				      &sruns[st], &sns[st]);
+		}
 
 		{
 			__u32 id = 0;
@@ -634,6 +664,16 @@ int main(void)
 		       fruns[0] ? (double)fns[0] / (double)fruns[0] : 0.0);
 		printf("     (b) recording floor: %llu runs, %.1f ns per run\n", fruns[1],
 		       fruns[1] ? (double)fns[1] / (double)fruns[1] : 0.0);
+		printf("  what each piece of kwitness's recording adds to floor (b) "
+		       "(bench/floor.bpf.c floor_steps_connect4, ns per run, cumulative):\n");
+		for (int st = 0; st < STEPS; st++) {
+			double v = sruns[st] ? (double)sns[st] / (double)sruns[st] : 0.0;
+			/* the last is a variant of the one before it, not a further piece */
+			double prev = st && sruns[st - 1] ? (double)sns[st - 1] / (double)sruns[st - 1] :
+							    v;
+
+			printf("     %-40s %6.1f  (%+.1f)\n", step_name[st], v, v - prev);
+		}
 		close(stats_fd);
 	}
 	{
