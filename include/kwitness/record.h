@@ -132,5 +132,9 @@ int kw_record_verify_evidence(const json_t *rec, const struct kw_verify_opts *op
 			      struct kw_verify_result *res);
 /* Stable reason code, e.g. "signature_invalid"; "ok" for KW_VERIFY_OK. */
 const char *kw_verify_reason_code(enum kw_verify_reason r);
+/* Sets res to reason r with the message fmt says, for the checks around a
+ * record (its files found in a state folder); returns (int)r. */
+int kw_verify_result_set(struct kw_verify_result *res, enum kw_verify_reason r, const char *fmt,
+			 ...) __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -8,6 +8,7 @@
 #define KWITNESS_STATEDIR_H
 
 #include <stdbool.h>
+#include <jansson.h>
 
 #define KW_SESSION_ID_LEN 32
 
@@ -30,5 +31,18 @@ bool kw_is_record_name(const char *name);
 int kw_state_open_file(int dirfd, const char *name);
 /* Why kw_state_open_file or a read failed, as a phrase. */
 const char *kw_state_open_error(int e);
+
+/* The evidence of a record whose signature verified, found in its state
+ * folder by its session id and bundle hash: the decision log
+ * logs/<session>.jsonl (opened into *log_fd) and the policy bundle
+ * policies/<hex> (read into *bundle). Returns 0, or the reason (a
+ * KW_VERIFY_* code, log or policy missing or unreadable) with res's reason
+ * and message set as `kwitness verify --dir` and `estate ingest` report
+ * them; nothing is left open then. */
+struct kw_buf;
+struct kw_verify_result;
+int kw_state_find_evidence(const struct kw_state_dir *st, const char *session,
+			   const json_t *rec, int *log_fd, struct kw_buf *bundle,
+			   struct kw_verify_result *res);
 
 #endif

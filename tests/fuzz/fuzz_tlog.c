@@ -2,7 +2,8 @@
 /* The transparency log's parsers, on what arrives from outside: the first
  * byte picks one, the rest is its input. 0: a signed note and the checkpoint
  * in it (checked against a fixed log key); 1: a tlog-proof file (and the
- * proof's path run through the verifier); 2: a tlog-policy file; 3: a
+ * proof's path run through the verifier, and the whole proof through the
+ * offline check of a fixed record against a policy of the fixed key); 2: a tlog-policy file; 3: a
  * witness add-checkpoint request (the witness trusts a fixed key, so nothing
  * reaches its state); 4: a vkey; 5: an HTTP request (the log and witness
  * servers' input). Each input is its own allocation, so a read
@@ -17,9 +18,14 @@
 #include "tlog/note.h"
 #include "tlog/policy.h"
 #include "tlog/proof.h"
+#include "tlog/record_check.h"
 #include "tlog/witness.h"
 
 static struct tlog_key log_key;
+static struct tlog_policy log_policy;
+static const char record[] =
+	"{\"iat\":1,\"subject\":\"spiffe://fuzz\","
+	"\"transparency\":\"https://log.example/fuzz/kwitness/x.tlog-proof\"}";
 
 static void setup(void)
 {
@@ -30,6 +36,10 @@ static void setup(void)
 		return;
 	if (kw_key_from_seed(seed, &k) || tlog_key_from("log.example/fuzz", TLOG_SIG_ED25519, k, &log_key))
 		abort();
+	log_policy.logs[0] = log_key;
+	log_policy.nlogs = 1;
+	log_policy.quorum = -1;
+	log_policy.has_quorum = 1;
 }
 
 static void fuzz_note(const char *in, size_t len)
@@ -65,6 +75,15 @@ static void fuzz_proof(const char *in, size_t len)
 		(void)tlog_inclusion_verify(p->index, p->index + 1 + p->count, &leaf, p->path, p->count,
 					    &root);
 		(void)tlog_consistency_verify(p->index, p->index * 2 + 1, &leaf, &root, p->path, p->count);
+	}
+	{
+		struct tlog_verdict v;
+
+		if (tlog_check_record(&log_policy, in, len, "fuzz", record, sizeof(record) - 1, &v))
+			abort();
+		if (v.step < 0 || v.step > 6 || !v.code ||
+		    (v.checkpoint && (v.checkpoint < in || v.checkpoint + v.checkpoint_len > in + len)))
+			abort();
 	}
 	kw_buf_free(&b);
 	free(p);

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kwitness/b64url.h"
+#include "kwitness/base64.h"
 #include "kwitness/digest.h"
 #include "kwitness/record.h"
 #include "collector/transcript.h"
@@ -116,32 +116,32 @@ static void test_b64url_rfc4648(void **state)
 	for (size_t i = 0; i < 7; i++) {
 		size_t len = strlen(plain[i]);
 
-		assert_int_equal(kw_b64url_encode((const uint8_t *)plain[i], len, out), strlen(enc[i]));
+		assert_int_equal(kw_b64_encode(KW_B64_URL, (const uint8_t *)plain[i], len, out), strlen(enc[i]));
 		assert_string_equal(out, enc[i]);
-		assert_true(strlen(enc[i]) + 1 <= KW_B64URL_LEN(len));
-		assert_int_equal(kw_b64url_decode(enc[i], strlen(enc[i]), back, sizeof(back), &n), 0);
+		assert_true(strlen(enc[i]) + 1 <= KW_B64_LEN(len));
+		assert_int_equal(kw_b64_decode(KW_B64_URL, enc[i], strlen(enc[i]), back, sizeof(back), &n), 0);
 		assert_int_equal(n, len);
 		assert_memory_equal(back, plain[i], len);
 	}
 	/* The URL alphabet: 0xfb 0xff -> "-_8". */
-	assert_int_equal(kw_b64url_encode((const uint8_t *)"\xfb\xff", 2, out), 3);
+	assert_int_equal(kw_b64_encode(KW_B64_URL, (const uint8_t *)"\xfb\xff", 2, out), 3);
 	assert_string_equal(out, "-_8");
 }
 
 static void test_b64url_round_trip(void **state)
 {
 	uint8_t in[100], back[100];
-	char enc[KW_B64URL_LEN(100)];
+	char enc[KW_B64_LEN(100)];
 	size_t n;
 
 	(void)state;
 	for (size_t len = 0; len <= sizeof(in); len++) {
 		for (size_t i = 0; i < len; i++)
 			in[i] = (uint8_t)(i * 37 + len * 11);
-		size_t el = kw_b64url_encode(in, len, enc);
+		size_t el = kw_b64_encode(KW_B64_URL, in, len, enc);
 
 		assert_int_equal(strlen(enc), el);
-		assert_int_equal(kw_b64url_decode(enc, el, back, sizeof(back), &n), 0);
+		assert_int_equal(kw_b64_decode(KW_B64_URL, enc, el, back, sizeof(back), &n), 0);
 		assert_int_equal(n, len);
 		assert_memory_equal(in, back, len);
 	}
@@ -161,12 +161,12 @@ static void test_b64url_refuses_non_canonical(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(kw_b64url_decode(bad[i], strlen(bad[i]), out, sizeof(out), &n), -EINVAL);
+		assert_int_equal(kw_b64_decode(KW_B64_URL, bad[i], strlen(bad[i]), out, sizeof(out), &n), -EINVAL);
 	/* An embedded NUL inside the given length is a character like any other. */
-	assert_int_equal(kw_b64url_decode("Zm\0v", 4, out, sizeof(out), &n), -EINVAL);
+	assert_int_equal(kw_b64_decode(KW_B64_URL, "Zm\0v", 4, out, sizeof(out), &n), -EINVAL);
 	/* Short output buffer. */
-	assert_int_equal(kw_b64url_decode("Zm9vYmFy", 8, out, 5, &n), -ENOBUFS);
-	assert_int_equal(kw_b64url_decode("Zm9vYmFy", 8, out, 6, &n), 0);
+	assert_int_equal(kw_b64_decode(KW_B64_URL, "Zm9vYmFy", 8, out, 5, &n), -ENOBUFS);
+	assert_int_equal(kw_b64_decode(KW_B64_URL, "Zm9vYmFy", 8, out, 6, &n), 0);
 	assert_int_equal(n, 6);
 }
 

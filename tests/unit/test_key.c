@@ -17,7 +17,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
-#include "kwitness/b64url.h"
+#include "kwitness/base64.h"
 #include "kwitness/jcs.h"
 #include "kwitness/key.h"
 
@@ -86,7 +86,7 @@ static void check_rfc8032(const char *name, const char *seed_hex, const char *pu
 			  const uint8_t *msg, size_t msglen, const char *sig_hex)
 {
 	uint8_t seed[32], pub[32], want[64], sig[64];
-	char x[KW_B64URL_LEN(32)];
+	char x[KW_B64_LEN(32)];
 	struct kw_key *key = NULL;
 	json_t *jwk;
 
@@ -95,7 +95,7 @@ static void check_rfc8032(const char *name, const char *seed_hex, const char *pu
 	assert_int_equal(hex_decode(sig_hex, want, 64), 64);
 	assert_int_equal(kw_key_from_seed(seed, &key), 0);
 	jwk = kw_key_public_jwk(key);
-	kw_b64url_encode(pub, 32, x);
+	kw_b64_encode(KW_B64_URL, pub, 32, x);
 	assert_string_equal(json_string_value(json_object_get(jwk, "x")), x);
 	json_decref(jwk);
 	assert_int_equal(kw_key_sign(key, msg, msglen, sig), 0);
@@ -247,7 +247,7 @@ static void test_thumbprints(void **state)
 	char tp[KW_THUMBPRINT_MAX];
 	struct kw_key *key = NULL;
 	uint8_t seed[32], sig[64];
-	char sigb[KW_B64URL_LEN(64)];
+	char sigb[KW_B64_LEN(64)];
 	const char *input;
 	json_t *bad;
 
@@ -270,7 +270,7 @@ static void test_thumbprints(void **state)
 	assert_int_equal(kw_key_from_seed(seed, &key), 0);
 	input = json_string_value(json_object_get(rfc8037, "A.4_signing_input"));
 	assert_int_equal(kw_key_sign(key, input, strlen(input), sig), 0);
-	kw_b64url_encode(sig, 64, sigb);
+	kw_b64_encode(KW_B64_URL, sig, 64, sigb);
 	assert_string_equal(sigb, json_string_value(json_object_get(rfc8037, "A.4_signature_b64u")));
 	kw_key_free(key);
 

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "kwitness/b64url.h"
+#include "kwitness/base64.h"
 #include "kwitness/jcs.h"
 #include "kwitness/key.h"
 #include "kwitness/record.h"
@@ -653,7 +653,7 @@ static void test_every_reason_code(void **state)
 	bool seen[KW_VERIFY_MALFORMED + 1] = { false };
 	char msg[320];
 	uint8_t sig[64];
-	char sigb[KW_B64URL_LEN(65)];
+	char sigb[KW_B64_LEN(65)];
 
 	(void)state;
 #define EXPECT(record, opts, reason)                                                   \
@@ -695,7 +695,7 @@ static void test_every_reason_code(void **state)
 	set_path(r, "signature=\"AAAA=\"");
 	EXPECT(r, &o, KW_VERIFY_SIGNATURE_MALFORMED);
 	memset(sig, 7, sizeof(sig));
-	kw_b64url_encode(sig, 63, sigb);
+	kw_b64_encode(KW_B64_URL, sig, 63, sigb);
 	json_object_set_new(r, "signature", json_string(sigb));
 	EXPECT(r, &o, KW_VERIFY_SIGNATURE_MALFORMED);
 	{

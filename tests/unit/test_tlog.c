@@ -22,7 +22,7 @@
 
 #include "kwitness/key.h"
 #include "tlog/anchor.h"
-#include "tlog/base64.h"
+#include "kwitness/base64.h"
 #include "tlog/log.h"
 #include "tlog/merkle.h"
 #include "tlog/note.h"
@@ -250,17 +250,17 @@ static void test_base64_strict(void **state)
 	char enc[16];
 
 	(void)state;
-	assert_int_equal(tlog_b64_decode("Zm9vYg==", 8, out, sizeof(out), &n), 0);
+	assert_int_equal(kw_b64_decode(KW_B64_STD, "Zm9vYg==", 8, out, sizeof(out), &n), 0);
 	assert_int_equal(n, 4);
 	assert_memory_equal(out, "foob", 4);
-	assert_int_equal(tlog_b64_encode((const uint8_t *)"foob", 4, enc), 8);
+	assert_int_equal(kw_b64_encode(KW_B64_STD, (const uint8_t *)"foob", 4, enc), 8);
 	assert_string_equal(enc, "Zm9vYg==");
-	assert_int_equal(tlog_b64_decode("Zm9vYh==", 8, out, sizeof(out), &n), -EINVAL); /* bits */
-	assert_int_equal(tlog_b64_decode("Zm9vYg=", 7, out, sizeof(out), &n), -EINVAL);
-	assert_int_equal(tlog_b64_decode("Zm9v\nYg==", 9, out, sizeof(out), &n), -EINVAL);
-	assert_int_equal(tlog_b64_decode("Zm=vYg==", 8, out, sizeof(out), &n), -EINVAL);
-	assert_int_equal(tlog_b64_decode("Zm9vYg-_", 8, out, sizeof(out), &n), -EINVAL);
-	assert_int_equal(tlog_b64_decode("Zm9vYmFy", 8, out, 5, &n), -ENOBUFS);
+	assert_int_equal(kw_b64_decode(KW_B64_STD, "Zm9vYh==", 8, out, sizeof(out), &n), -EINVAL); /* bits */
+	assert_int_equal(kw_b64_decode(KW_B64_STD, "Zm9vYg=", 7, out, sizeof(out), &n), -EINVAL);
+	assert_int_equal(kw_b64_decode(KW_B64_STD, "Zm9v\nYg==", 9, out, sizeof(out), &n), -EINVAL);
+	assert_int_equal(kw_b64_decode(KW_B64_STD, "Zm=vYg==", 8, out, sizeof(out), &n), -EINVAL);
+	assert_int_equal(kw_b64_decode(KW_B64_STD, "Zm9vYg-_", 8, out, sizeof(out), &n), -EINVAL);
+	assert_int_equal(kw_b64_decode(KW_B64_STD, "Zm9vYmFy", 8, out, 5, &n), -ENOBUFS);
 }
 
 /* "PRIVATE+KEY+<name>+<id>+<base64(0x01 || seed)>" -> a signer. */
@@ -274,7 +274,7 @@ static void signer_from_skey(const char *skey, struct tlog_key *k)
 	char name[64];
 	struct kw_key *key;
 
-	assert_int_equal(tlog_b64_decode(b64, strlen(b64), raw, sizeof(raw), &n), 0);
+	assert_int_equal(kw_b64_decode(KW_B64_STD, b64, strlen(b64), raw, sizeof(raw), &n), 0);
 	assert_int_equal(n, 33);
 	assert_int_equal(raw[0], 1);
 	memcpy(name, p, (size_t)(plus - p));

@@ -15,7 +15,7 @@
 
 #include <openssl/evp.h>
 
-#include "kwitness/b64url.h"
+#include "kwitness/base64.h"
 #include "kwitness/jcs.h"
 #include "kwitness/key.h"
 #include "kwitness/tpm.h"
@@ -141,14 +141,14 @@ static json_t *with(const json_t *base, const char *obj, const char *key, json_t
 static json_t *b64_flip(const json_t *s, size_t i)
 {
 	uint8_t buf[4096];
-	char out[KW_B64URL_LEN(4096)];
+	char out[KW_B64_LEN(4096)];
 	size_t n = 0;
 	const char *v = json_string_value(s);
 
-	assert_int_equal(kw_b64url_decode(v, strlen(v), buf, sizeof(buf), &n), 0);
+	assert_int_equal(kw_b64_decode(KW_B64_URL, v, strlen(v), buf, sizeof(buf), &n), 0);
 	assert_true(i < n);
 	buf[i] ^= 1;
-	kw_b64url_encode(buf, n, out);
+	kw_b64_encode(KW_B64_URL, buf, n, out);
 	return json_string(out);
 }
 
@@ -262,7 +262,7 @@ static void test_truncations_and_flips(void **state)
 	};
 	struct kw_appraise_result res;
 	uint8_t buf[4096];
-	char out[KW_B64URL_LEN(4096)];
+	char out[KW_B64_LEN(4096)];
 
 	(void)state;
 	for (size_t m = 0; m < 3; m++) {
@@ -270,11 +270,11 @@ static void test_truncations_and_flips(void **state)
 		const char *v = json_string_value(json_object_get(parent, members[m][1]));
 		size_t n = 0;
 
-		assert_int_equal(kw_b64url_decode(v, strlen(v), buf, sizeof(buf), &n), 0);
+		assert_int_equal(kw_b64_decode(KW_B64_URL, v, strlen(v), buf, sizeof(buf), &n), 0);
 		for (size_t len = 0; len < n; len++) {
 			json_t *ev;
 
-			kw_b64url_encode(buf, len, out);
+			kw_b64_encode(KW_B64_URL, buf, len, out);
 			ev = with(evidence, members[m][0], members[m][1], json_string(out));
 			assert_int_not_equal(appraise(ev, record, NULL, enroll_key, ca_path, &res),
 					     KW_APPRAISE_OK);
@@ -286,7 +286,7 @@ static void test_truncations_and_flips(void **state)
 			json_t *ev;
 
 			buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-			kw_b64url_encode(buf, n, out);
+			kw_b64_encode(KW_B64_URL, buf, n, out);
 			buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
 			ev = with(evidence, "quote", "attest", json_string(out));
 			assert_int_not_equal(appraise(ev, record, NULL, enroll_key, ca_path, &res),

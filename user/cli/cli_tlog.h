@@ -1,11 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Helpers shared by the transparency-log commands (log, witness, verify). */
+/* Helpers shared by the transparency-log commands (log, witness, verify,
+ * estate ingest): cli_tlog.c. */
 #ifndef KWITNESS_CLI_TLOG_H
 #define KWITNESS_CLI_TLOG_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "collector/publish.h"
 #include "tlog/note.h"
+#include "tlog/policy.h"
+#include "tlog/witness_client.h"
+
+/* --witness-at given at most this often. */
+#define CLI_WITNESSES_MAX 16
 
 /* Loads the private key at path as a note key named name of the given type
  * (TLOG_SIG_ED25519 for a log, TLOG_SIG_COSIGNATURE for a witness). Prints
@@ -13,15 +22,28 @@
 int cli_tlog_key(const char *cmd, const char *path, const char *name, uint8_t type,
 		 struct tlog_key *out);
 
-/* Reads and parses a tlog-policy file; NULL after printing why. Free with
- * cli_tlog_policy_free. (verify_transparency.c) */
-struct tlog_policy;
-struct tlog_policy *cli_tlog_policy_load(const char *cmd, const char *path);
+/* Reads and parses a tlog-policy file (what names it in messages); NULL
+ * after printing why. Free with cli_tlog_policy_free. */
+struct tlog_policy *cli_tlog_policy_load(const char *cmd, const char *what, const char *path);
 void cli_tlog_policy_free(struct tlog_policy *p);
 
+/* The witnesses asked to cosign and the policy their cosignatures must
+ * meet, for kw_publish (log sign, log serve --append-token). */
+struct cli_tlog_witnesses {
+	struct tlog_witness_client wc[CLI_WITNESSES_MAX];
+	struct kw_publish_witness pw[CLI_WITNESSES_MAX];
+	size_t opened;
+	struct tlog_policy *policy; /* NULL: none given */
+};
+
+/* Opens the n (<= CLI_WITNESSES_MAX) --witness-at specs for the log whose
+ * key is lk, and reads policy_path (NULL: none); prints why not. 0 or -1;
+ * close with cli_tlog_witnesses_close either way. */
+int cli_tlog_witnesses_open(const char *cmd, struct cli_tlog_witnesses *w, char **specs, size_t n,
+			    const struct tlog_key *lk, const char *policy_path);
+void cli_tlog_witnesses_close(struct cli_tlog_witnesses *w);
+
 /* kwitness log sign (cmd_log_sign.c). */
-#include <stddef.h>
-#include <stdio.h>
 void cli_log_sign_usage(FILE *f);
 int cli_log_sign(const char *dir, const char *logkey, const char *signkey, char **witnesses,
 		 size_t nw, const char *policy_path, const char *out, const char *unsigned_path);

@@ -20,6 +20,7 @@
 #include "estate/query.h"
 #include "estate/trust.h"
 #include "cli_key.h"
+#include "cli_options.h"
 #include "cli_record.h"
 #include "cli_tlog.h"
 #include "commands.h"
@@ -201,8 +202,7 @@ static int estate_ingest(int argc, char **argv)
 	int c, status = 2;
 	double secs;
 
-	optind = 1;
-	opterr = 0;
+	cli_options_begin();
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case O_DB: url = optarg; break;
@@ -221,10 +221,7 @@ static int estate_ingest(int argc, char **argv)
 			break;
 		case O_HELP: ingest_usage(stdout); return 0;
 		default:
-			fprintf(stderr, "kwitness estate ingest: unknown or incomplete option '%s'\n",
-				argv[optind - 1]);
-			ingest_usage(stderr);
-			return 2;
+			return cli_bad_option("estate ingest", argv, ingest_usage);
 		}
 	}
 	if (optind == argc) {
@@ -250,7 +247,7 @@ static int estate_ingest(int argc, char **argv)
 		ing.tpm = &tpm;
 	}
 	if (tlog_path) {
-		tlog = cli_tlog_policy_load("estate ingest", tlog_path);
+		tlog = cli_tlog_policy_load("estate ingest", "transparency policy", tlog_path);
 		if (!tlog)
 			goto out;
 		ing.tlog = tlog;
@@ -514,8 +511,7 @@ static int estate_query_cmd(int argc, char **argv)
 	char err[600];
 	int c, status = 2;
 
-	optind = 1;
-	opterr = 0;
+	cli_options_begin();
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case O_DB: url = optarg; break;
@@ -569,10 +565,7 @@ static int estate_query_cmd(int argc, char **argv)
 			break;
 		case O_HELP: query_usage(stdout); return 0;
 		default:
-			fprintf(stderr, "kwitness estate query: unknown or incomplete option '%s'\n",
-				argv[optind - 1]);
-			query_usage(stderr);
-			return 2;
+			return cli_bad_option("estate query", argv, query_usage);
 		}
 	}
 	if (optind != argc) {

@@ -12,6 +12,7 @@
 #include "kwitness/key.h"
 #include "kwitness/protocol.h"
 #include "cli_key.h"
+#include "cli_options.h"
 #include "commands.h"
 
 void cli_key_error(const char *cmd, const char *what, int err)
@@ -133,8 +134,7 @@ int cmd_keygen(int argc, char **argv)
 	struct kw_key *key = NULL;
 	int c, ret;
 
-	optind = 1;
-	opterr = 0;
+	cli_options_begin();
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
@@ -144,10 +144,7 @@ int cmd_keygen(int argc, char **argv)
 			keygen_usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "kwitness keygen: unknown or incomplete option '%s'\n",
-				argv[optind - 1]);
-			keygen_usage(stderr);
-			return 2;
+			return cli_bad_option("keygen", argv, keygen_usage);
 		}
 	}
 	if (optind != argc) {
@@ -213,8 +210,7 @@ int cmd_key(int argc, char **argv)
 	}
 	argc--;
 	argv++;
-	optind = 1;
-	opterr = 0;
+	cli_options_begin();
 	while ((c = getopt_long(argc, argv, "k:jth", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k':
@@ -230,10 +226,7 @@ int cmd_key(int argc, char **argv)
 			key_usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "kwitness key show: unknown or incomplete option '%s'\n",
-				argv[optind - 1]);
-			key_usage(stderr);
-			return 2;
+			return cli_bad_option("key show", argv, key_usage);
 		}
 	}
 	if (optind != argc || (only_jwk && only_tp)) {

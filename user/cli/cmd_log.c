@@ -14,6 +14,7 @@
 #include "kwitness/buf.h"
 #include "kwitness/jcs.h"
 #include "cli_key.h"
+#include "cli_options.h"
 #include "cli_record.h"
 #include "cli_tlog.h"
 #include "commands.h"
@@ -83,23 +84,20 @@ static int open_dir(const char *dir)
 	return fd;
 }
 
-int cli_tlog_key(const char *cmd, const char *path, const char *name, uint8_t type,
-		 struct tlog_key *out)
+/* What a subcommand made, on stdout; exit status 0. */
+static int print_out(const struct kw_buf *out)
 {
-	struct kw_key *k = NULL;
-
-	if (!path) {
-		fprintf(stderr, "kwitness %s: --key KEY is required\n", cmd);
-		return -EINVAL;
-	}
-	if (cli_load_signing_key(cmd, path, &k))
-		return -EINVAL;
-	if (tlog_key_from(name, type, k, out)) {
-		fprintf(stderr, "kwitness %s: '%s' is not a key name (no spaces or '+')\n", cmd, name);
-		kw_key_free(k);
-		return -EINVAL;
-	}
+	fwrite(out->data, 1, out->len, stdout);
 	return 0;
+}
+
+/* The end of a subcommand that read a log's checkpoint into b and made out. */
+static int release(int dirfd, struct kw_buf *b, struct kw_buf *out, int status)
+{
+	close(dirfd);
+	kw_buf_free(b);
+	kw_buf_free(out);
+	return status;
 }
 
 /* The checkpoint of DIR; prints why not. */
@@ -297,15 +295,10 @@ static int do_proof(const char *dir, const char *index_s, bool anchor)
 		       tlog_proof_format(&p, &out);
 	if (!ret && anchor)
 		ret = kw_buf_putc(&out, '\n');
-	if (!ret) {
-		fwrite(out.data, 1, out.len, stdout);
-		status = 0;
-	}
+	if (!ret)
+		status = print_out(&out);
 out:
-	close(fd);
-	kw_buf_free(&b);
-	kw_buf_free(&out);
-	return status;
+	return release(fd, &b, &out, status);
 }
 
 static int do_request(const char *dir, long long old)
@@ -334,13 +327,9 @@ static int do_request(const char *dir, long long old)
 		fprintf(stderr, "kwitness log: consistency proof from %lld: %s\n", old, strerror(-ret));
 		goto out;
 	}
-	fwrite(out.data, 1, out.len, stdout);
-	status = 0;
+	status = print_out(&out);
 out:
-	close(fd);
-	kw_buf_free(&b);
-	kw_buf_free(&out);
-	return status;
+	return release(fd, &b, &out, status);
 }
 
 static int do_cosign(const char *dir, const char *keypath, const char *file)
@@ -434,7 +423,7 @@ int cmd_log(int argc, char **argv)
 	};
 	const char *keypath = NULL, *origin = NULL, *vkey = NULL, *name = NULL, *lines = NULL, *sub;
 	const char *signkey = NULL, *wpolicy = NULL, *out = NULL, *log_vkey = NULL, *token = NULL;
-	char *witness_at[16];
+	char *witness_at[CLI_WITNESSES_MAX];
 	size_t nwitness = 0;
 	bool records = false, anchor = false, witness = false;
 	long long old = 0;
@@ -448,8 +437,7 @@ int cmd_log(int argc, char **argv)
 	sub = argv[1];
 	if (!strcmp(sub, "serve"))
 		return cli_log_serve(argc - 1, argv + 1);
-	optind = 1;
-	opterr = 0;
+	cli_options_begin();
 	while ((c = getopt_long(argc - 1, argv + 1, "", opts, NULL)) != -1) {
 		switch (c) {
 		case O_KEY: keypath = optarg; break;
@@ -466,8 +454,8 @@ int cmd_log(int argc, char **argv)
 		case O_LOG_VKEY: log_vkey = optarg; break;
 		case O_TOKEN: token = optarg; break;
 		case O_WITNESS_AT:
-			if (nwitness == sizeof(witness_at) / sizeof(witness_at[0])) {
-				fprintf(stderr, "kwitness log: at most 16 --witness-at\n");
+			if (nwitness == CLI_WITNESSES_MAX) {
+				fprintf(stderr, "kwitness log: at most %d --witness-at\n", CLI_WITNESSES_MAX);
 				return 2;
 			}
 			witness_at[nwitness++] = optarg;

@@ -17,6 +17,7 @@
 #include "kwitness/buf.h"
 #include "kwitness/jcs.h"
 #include "collector/publish.h"
+#include "cli_options.h"
 #include "cli_record.h"
 #include "cli_tlog.h"
 #include "serve.h"
@@ -25,7 +26,6 @@
 #include "tlog/tiles.h"
 #include "tlog/witness_client.h"
 
-#define WITNESSES_MAX 16
 #define TOKEN_MAX 200
 /* The largest file served: a full entry bundle. */
 #define SERVE_FILE_MAX ((size_t)TLOG_TILE_WIDTH * (TLOG_ENTRY_MAX + 2))
@@ -168,11 +168,9 @@ int cli_log_serve(int argc, char **argv)
 		{ 0 },
 	};
 	const char *listen_at = NULL, *token = NULL, *keypath = NULL, *wpolicy = NULL;
-	char *wspec[WITNESSES_MAX];
-	size_t nw = 0, opened = 0;
-	struct tlog_witness_client wc[WITNESSES_MAX];
-	struct kw_publish_witness pw[WITNESSES_MAX];
-	struct tlog_policy *pol = NULL;
+	char *wspec[CLI_WITNESSES_MAX];
+	size_t nw = 0;
+	struct cli_tlog_witnesses wit = { 0 };
 	struct log_service s = { .dirfd = -1 };
 	struct tlog_key lk = { 0 };
 	struct kw_buf b = { 0 };
@@ -180,8 +178,7 @@ int cli_log_serve(int argc, char **argv)
 	struct tlog_checkpoint cp;
 	int c, status = 2;
 
-	optind = 1;
-	opterr = 0;
+	cli_options_begin();
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case O_LISTEN: listen_at = optarg; break;
@@ -189,8 +186,8 @@ int cli_log_serve(int argc, char **argv)
 		case O_KEY: keypath = optarg; break;
 		case O_WPOLICY: wpolicy = optarg; break;
 		case O_WITNESS_AT:
-			if (nw == WITNESSES_MAX) {
-				fprintf(stderr, "kwitness log serve: at most %d witnesses\n", WITNESSES_MAX);
+			if (nw == CLI_WITNESSES_MAX) {
+				fprintf(stderr, "kwitness log serve: at most %d witnesses\n", CLI_WITNESSES_MAX);
 				return 2;
 			}
 			wspec[nw++] = optarg;
@@ -199,9 +196,7 @@ int cli_log_serve(int argc, char **argv)
 			log_serve_usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "kwitness log serve: unknown or incomplete option '%s'\n",
-				argv[optind - 1]);
-			return 2;
+			return cli_bad_option("log serve", argv, NULL);
 		}
 	}
 	if (optind != argc - 1 || !listen_at || (token && !keypath)) {
@@ -233,44 +228,14 @@ int cli_log_serve(int argc, char **argv)
 		kw_buf_free(&t);
 		if (cli_tlog_key("log", keypath, cp.origin, TLOG_SIG_ED25519, &lk))
 			goto out;
-		for (; opened < nw; opened++) {
-			char err[300];
-
-			if (tlog_witness_client_open(wspec[opened], &lk, &wc[opened], err, sizeof(err))) {
-				fprintf(stderr, "kwitness log serve: %s\n", err);
-				goto out;
-			}
-			pw[opened] = (struct kw_publish_witness){ tlog_witness_client_submit, &wc[opened] };
-		}
-		if (wpolicy) {
-			struct kw_buf pb = { 0 };
-			char err[300];
-			int e;
-
-			pol = calloc(1, sizeof(*pol));
-			if (!pol || cli_read("log", "witness policy", wpolicy, TLOG_POLICY_FILE_MAX, &pb)) {
-				kw_buf_free(&pb);
-				goto out;
-			}
-			e = tlog_policy_parse(pb.data ? pb.data : "", pb.len, pol, err, sizeof(err));
-			kw_buf_free(&pb);
-			if (e) {
-				fprintf(stderr, "kwitness log serve: %s: %s\n", wpolicy, err);
-				free(pol);
-				pol = NULL;
-				goto out;
-			}
-		}
-		s.pub = (struct kw_publish){ .log_dir = s.dir, .log_key = &lk, .witnesses = pw,
-					     .nwitnesses = nw, .policy = pol };
+		if (cli_tlog_witnesses_open("log serve", &wit, wspec, nw, &lk, wpolicy))
+			goto out;
+		s.pub = (struct kw_publish){ .log_dir = s.dir, .log_key = &lk, .witnesses = wit.pw,
+					     .nwitnesses = nw, .policy = wit.policy };
 	}
 	status = cli_serve("log serve", listen_at, token ? CLI_RECORD_MAX : 0, serve_log, &s);
 out:
-	for (size_t i = 0; i < opened; i++)
-		tlog_witness_client_close(&wc[i]);
-	if (pol)
-		tlog_policy_free(pol);
-	free(pol);
+	cli_tlog_witnesses_close(&wit);
 	tlog_key_clear(&lk);
 	OPENSSL_cleanse(s.token, sizeof(s.token));
 	if (s.dirfd >= 0)

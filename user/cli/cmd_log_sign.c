@@ -20,7 +20,6 @@
 #include "tlog/log.h"
 #include "tlog/witness_client.h"
 
-#define WITNESSES_MAX 16
 
 void cli_log_sign_usage(FILE *f)
 {
@@ -101,18 +100,15 @@ int cli_log_sign(const char *dir, const char *logkey, const char *signkey, char 
 {
 	struct tlog_key lk = { 0 };
 	struct kw_key *key = NULL;
-	struct tlog_witness_client wc[WITNESSES_MAX];
-	struct kw_publish_witness pw[WITNESSES_MAX];
-	struct tlog_policy *pol = NULL;
+	struct cli_tlog_witnesses wit = { 0 };
 	struct kw_publish pub = { .log_dir = dir };
 	struct kw_buf cp = { 0 };
 	struct tlog_note n;
 	struct tlog_checkpoint c;
-	size_t opened = 0;
-	int status = 2, ret, fd;
+	int status = 2, fd;
 
-	if (nw > WITNESSES_MAX) {
-		fprintf(stderr, "kwitness log sign: at most %d witnesses\n", WITNESSES_MAX);
+	if (nw > CLI_WITNESSES_MAX) {
+		fprintf(stderr, "kwitness log sign: at most %d witnesses\n", CLI_WITNESSES_MAX);
 		return 2;
 	}
 	/* The log's origin names its key. */
@@ -127,44 +123,15 @@ int cli_log_sign(const char *dir, const char *logkey, const char *signkey, char 
 	if (cli_tlog_key("log", logkey, c.origin, TLOG_SIG_ED25519, &lk) ||
 	    cli_load_signing_key("log", signkey, &key))
 		goto out;
-	for (; opened < nw; opened++) {
-		char err[300];
-
-		if (tlog_witness_client_open(witnesses[opened], &lk, &wc[opened], err, sizeof(err))) {
-			fprintf(stderr, "kwitness log sign: %s\n", err);
-			goto out;
-		}
-		pw[opened] = (struct kw_publish_witness){ tlog_witness_client_submit, &wc[opened] };
-	}
-	if (policy_path) {
-		struct kw_buf pb = { 0 };
-		char err[300];
-
-		pol = calloc(1, sizeof(*pol));
-		if (!pol || cli_read("log", "witness policy", policy_path, TLOG_POLICY_FILE_MAX, &pb)) {
-			kw_buf_free(&pb);
-			goto out;
-		}
-		ret = tlog_policy_parse(pb.data ? pb.data : "", pb.len, pol, err, sizeof(err));
-		kw_buf_free(&pb);
-		if (ret) {
-			fprintf(stderr, "kwitness log sign: %s: %s\n", policy_path, err);
-			free(pol);
-			pol = NULL;
-			goto out;
-		}
-	}
+	if (cli_tlog_witnesses_open("log sign", &wit, witnesses, nw, &lk, policy_path))
+		goto out;
 	pub.log_key = &lk;
-	pub.witnesses = pw;
+	pub.witnesses = wit.pw;
 	pub.nwitnesses = nw;
-	pub.policy = pol;
+	pub.policy = wit.policy;
 	status = sign_and_write(&pub, key, out, unsigned_path);
 out:
-	for (size_t i = 0; i < opened; i++)
-		tlog_witness_client_close(&wc[i]);
-	if (pol)
-		tlog_policy_free(pol);
-	free(pol);
+	cli_tlog_witnesses_close(&wit);
 	tlog_key_clear(&lk);
 	kw_key_free(key);
 	kw_buf_free(&cp);

@@ -14,6 +14,7 @@
 #include "kwitness/protocol.h"
 #include "kwitness/record.h"
 #include "cli_key.h"
+#include "cli_options.h"
 #include "cli_record.h"
 #include "commands.h"
 #include "collector/transcript.h"
@@ -120,8 +121,7 @@ static int record_build(int argc, char **argv)
 	json_t *rec = NULL;
 	int c, status = 1;
 
-	optind = 1;
-	opterr = 0;
+	cli_options_begin();
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case O_SANDBOX: in.sandbox_id = optarg; break;
@@ -152,10 +152,7 @@ static int record_build(int argc, char **argv)
 			build_usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "kwitness record build: unknown or incomplete option '%s'\n",
-				argv[optind - 1]);
-			build_usage(stderr);
-			return 2;
+			return cli_bad_option("record build", argv, build_usage);
 		}
 	}
 	if (decisions && (thash || call_count >= 0)) {
@@ -255,8 +252,7 @@ int cmd_sign(int argc, char **argv)
 	json_t *rec = NULL;
 	int c, status = 1;
 
-	optind = 1;
-	opterr = 0;
+	cli_options_begin();
 	while ((c = getopt_long(argc, argv, "k:ph", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k':
@@ -269,9 +265,7 @@ int cmd_sign(int argc, char **argv)
 			sign_usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "kwitness sign: unknown or incomplete option '%s'\n", argv[optind - 1]);
-			sign_usage(stderr);
-			return 2;
+			return cli_bad_option("sign", argv, sign_usage);
 		}
 	}
 	if (optind != argc - 1) {

@@ -20,6 +20,7 @@
 #include "estate/report_db.h"
 #include "estate/trust.h"
 #include "cli_key.h"
+#include "cli_options.h"
 #include "cli_record.h"
 #include "commands.h"
 #include "estate_cli.h"
@@ -104,8 +105,7 @@ int cmd_report(int argc, char **argv)
 	char err[400];
 	int c, status = 2;
 
-	optind = 1;
-	opterr = 0;
+	cli_options_begin();
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case O_LOG: logpath = optarg; break;
@@ -114,9 +114,7 @@ int cmd_report(int argc, char **argv)
 		case O_HTML: html = optarg; break;
 		case O_HELP: report_usage(stdout); return 0;
 		default:
-			fprintf(stderr, "kwitness report: unknown or incomplete option '%s'\n", argv[optind - 1]);
-			report_usage(stderr);
-			return 2;
+			return cli_bad_option("report", argv, report_usage);
 		}
 	}
 	if (optind != argc - 1 || !logpath || !policypath) {
@@ -185,8 +183,7 @@ int estate_report_cmd(int argc, char **argv)
 	char err[600];
 	int c, status = 2;
 
-	optind = 1;
-	opterr = 0;
+	cli_options_begin();
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case O_DB: url = optarg; break;
@@ -195,10 +192,7 @@ int estate_report_cmd(int argc, char **argv)
 		case O_HTML: html = optarg; break;
 		case O_HELP: estate_report_usage(stdout); return 0;
 		default:
-			fprintf(stderr, "kwitness estate report: unknown or incomplete option '%s'\n",
-				argv[optind - 1]);
-			estate_report_usage(stderr);
-			return 2;
+			return cli_bad_option("estate report", argv, estate_report_usage);
 		}
 	}
 	if (!session || optind != argc) {

@@ -11,6 +11,7 @@
 #include "kwitness/tpm.h"
 #include "kwitness/tpm_binding.h"
 #include "cli_key.h"
+#include "cli_options.h"
 #include "cli_record.h"
 #include "commands.h"
 
@@ -103,8 +104,7 @@ int cmd_tpm(int argc, char **argv)
 	sub = argv[1];
 	argc--;
 	argv++;
-	optind = 1;
-	opterr = 0;
+	cli_options_begin();
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case O_TPM: tcti = optarg; break;
@@ -118,9 +118,7 @@ int cmd_tpm(int argc, char **argv)
 			tpm_usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "kwitness tpm: unknown or incomplete option '%s'\n", argv[optind - 1]);
-			tpm_usage(stderr);
-			return 2;
+			return cli_bad_option("tpm", argv, tpm_usage);
 		}
 	}
 	if (optind != argc || !tcti) {

@@ -20,6 +20,7 @@
 #include "kwitness/record.h"
 #include "kwitness/tpm.h"
 #include "cli_key.h"
+#include "cli_options.h"
 #include "cli_record.h"
 #include "commands.h"
 #include "progress.h"
@@ -383,8 +384,7 @@ int cmd_verify(int argc, char **argv)
 	long long v, jobs = 0;
 	int c, ret, status;
 
-	optind = 1;
-	opterr = 0;
+	cli_options_begin();
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case O_KEY: keypath = optarg; break;
@@ -425,9 +425,7 @@ int cmd_verify(int argc, char **argv)
 			verify_usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "kwitness verify: unknown or incomplete option '%s'\n", argv[optind - 1]);
-			verify_usage(stderr);
-			return 2;
+			return cli_bad_option("verify", argv, verify_usage);
 		}
 	}
 	if (consistency) {

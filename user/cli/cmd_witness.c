@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "kwitness/buf.h"
+#include "cli_options.h"
 #include "cli_record.h"
 #include "cli_tlog.h"
 #include "commands.h"
@@ -91,8 +92,7 @@ int cmd_witness(int argc, char **argv)
 		witness_usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
-	optind = 1;
-	opterr = 0;
+	cli_options_begin();
 	while ((c = getopt_long(argc - 1, argv + 1, "", opts, NULL)) != -1) {
 		switch (c) {
 		case O_KEY: keypath = optarg; break;

@@ -102,10 +102,10 @@ static void verify_record(struct worker *w, const struct kw_state_dir *st, int r
 {
 	struct kw_verify_opts o = w->run->b->verify;
 	struct kw_buf text = { 0 }, bundle = { 0 };
-	char name[SESSION_ID_LEN + 8], image[KW_DIGEST_STR_MAX];
-	const char *bundle_hash, *digest;
+	char image[KW_DIGEST_STR_MAX];
+	const char *digest;
 	json_t *rec = NULL;
-	int e, log_fd = -1, pol_fd = -1;
+	int e, log_fd = -1;
 
 	o.trusted = w->key;
 	e = kw_read_fd(rec_fd, CLI_RECORD_MAX, &text);
@@ -120,38 +120,8 @@ static void verify_record(struct worker *w, const struct kw_state_dir *st, int r
 	out->level = level_of(rec);
 
 	/* The evidence, found by session id and bundle hash. */
-	if (!out->id[0]) {
-		set(out, KW_VERIFY_LOG_MISSING, "%s%s",
-		    "The record's decision log was not found: ",
-		    "the record file is not named <session>.json");
+	if (kw_state_find_evidence(st, out->id, rec, &log_fd, &bundle, &out->res))
 		goto out;
-	}
-	snprintf(name, sizeof(name), "%s.jsonl", out->id);
-	log_fd = kw_state_open_file(st->logs, name);
-	if (log_fd < 0) {
-		set(out, log_fd == -ENOENT ? KW_VERIFY_LOG_MISSING : KW_VERIFY_LOG_UNREADABLE,
-		    "The decision log logs/%s cannot be used: %s", name, kw_state_open_error(log_fd));
-		goto out;
-	}
-	bundle_hash = json_string_value(json_object_get(json_object_get(rec, "policy"), "bundle_hash"));
-	if (!bundle_hash || strncmp(bundle_hash, "sha256:", 7)) {
-		set(out, KW_VERIFY_POLICY_MISSING, "%s%s", "The record's policy bundle was not found: ",
-		    "its bundle_hash is not a sha256 digest, which names bundles in policies/");
-		goto out;
-	}
-	pol_fd = kw_state_open_file(st->policies, bundle_hash + 7);
-	if (pol_fd < 0) {
-		set(out, pol_fd == -ENOENT ? KW_VERIFY_POLICY_MISSING : KW_VERIFY_POLICY_UNREADABLE,
-		    "The policy bundle policies/%.64s cannot be used: %s", bundle_hash + 7,
-		    kw_state_open_error(pol_fd));
-		goto out;
-	}
-	e = kw_read_fd(pol_fd, KW_POLICY_MAX_BYTES, &bundle);
-	if (e) {
-		set(out, KW_VERIFY_POLICY_UNREADABLE, "The policy bundle policies/%.64s cannot be read: %s",
-		    bundle_hash + 7, kw_state_open_error(e));
-		goto out;
-	}
 	o.bundle = bundle.data ? bundle.data : "";
 	o.bundle_len = bundle.len;
 	digest = json_string_value(json_object_get(json_object_get(rec, "build_provenance"), "digest"));
@@ -183,8 +153,6 @@ static void verify_record(struct worker *w, const struct kw_state_dir *st, int r
 out:
 	if (log_fd >= 0)
 		close(log_fd);
-	if (pol_fd >= 0)
-		close(pol_fd);
 	json_decref(rec);
 	kw_buf_free(&text);
 	kw_buf_free(&bundle);

@@ -3,7 +3,6 @@
  * judged by tlog_check_record (tlog/record_check.c, where the steps and
  * their reason codes are); and --consistency, step by step. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,58 +12,16 @@
 #include "kwitness/buf.h"
 #include "cli_record.h"
 #include "cli_tlog.h"
-#include "tlog/base64.h"
+#include "kwitness/base64.h"
 #include "tlog/policy.h"
 #include "tlog/record_check.h"
 #include "tlog/witness.h"
 #include "verify_transparency.h"
 
-static int verdict(struct tlog_verdict *v, int step, const char *code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int verdict(struct tlog_verdict *v, int step, const char *code, const char *fmt, ...)
-{
-	va_list ap;
-
-	v->step = step;
-	v->code = code;
-	va_start(ap, fmt);
-	vsnprintf(v->message, sizeof(v->message), fmt, ap);
-	va_end(ap);
-	return 0;
-}
-
-struct tlog_policy *cli_tlog_policy_load(const char *cmd, const char *path)
-{
-	struct kw_buf b = { 0 };
-	struct tlog_policy *p = calloc(1, sizeof(*p));
-	char err[300];
-
-	if (!p || cli_read(cmd, "transparency policy", path, TLOG_POLICY_FILE_MAX, &b)) {
-		free(p);
-		kw_buf_free(&b);
-		return NULL;
-	}
-	if (tlog_policy_parse(b.data ? b.data : "", b.len, p, err, sizeof(err))) {
-		fprintf(stderr, "kwitness %s: %s: %s\n", cmd, path, err);
-		free(p);
-		p = NULL;
-	}
-	kw_buf_free(&b);
-	return p;
-}
-
-void cli_tlog_policy_free(struct tlog_policy *p)
-{
-	if (p)
-		tlog_policy_free(p);
-	free(p);
-}
-
 int verify_transparency(const char *policy_path, const char *proof_path, const char *record,
 			size_t record_len, struct tlog_verdict *v)
 {
-	struct tlog_policy *pol = cli_tlog_policy_load("verify", policy_path);
+	struct tlog_policy *pol = cli_tlog_policy_load("verify", "transparency policy", policy_path);
 	struct kw_buf pb = { 0 };
 	int ret = -1;
 
@@ -100,7 +57,7 @@ static int signed_cp(const struct tlog_policy *pol, const char *text, size_t len
 int verify_consistency(const char *policy_path, const char *old_path, const char *new_path,
 		       struct tlog_verdict *v)
 {
-	struct tlog_policy *pol = cli_tlog_policy_load("verify", policy_path);
+	struct tlog_policy *pol = cli_tlog_policy_load("verify", "transparency policy", policy_path);
 	struct kw_buf ob = { 0 }, nb = { 0 };
 	struct tlog_note on, nn;
 	struct tlog_checkpoint ocp, ncp;
@@ -118,7 +75,7 @@ int verify_consistency(const char *policy_path, const char *old_path, const char
 	ret = 0;
 	e = signed_cp(pol, ob.data ? ob.data : "", ob.len, &on, &ocp);
 	if (e) {
-		verdict(v, 4, e == -EINVAL ? "tlog_proof_malformed" : "tlog_checkpoint_signature",
+		tlog_verdict_fail(v, 4, e == -EINVAL ? "tlog_proof_malformed" : "tlog_checkpoint_signature",
 			"%s is not a checkpoint signed by a log of the policy", old_path);
 		goto out;
 	}
@@ -126,7 +83,7 @@ int verify_consistency(const char *policy_path, const char *old_path, const char
 	nl = nb.len ? memchr(nb.data, '\n', nb.len) : NULL;
 	if (!nl || nl - nb.data < 5 || memcmp(nb.data, "old ", 4) ||
 	    tlog_parse_u64(nb.data + 4, (size_t)(nl - nb.data) - 4, &old_size)) {
-		verdict(v, 2, "tlog_proof_malformed", "%s does not start with an old size line "
+		tlog_verdict_fail(v, 2, "tlog_proof_malformed", "%s does not start with an old size line "
 			"(make it with kwitness log request --old SIZE)", new_path);
 		goto out;
 	}
@@ -134,8 +91,8 @@ int verify_consistency(const char *policy_path, const char *old_path, const char
 	while (pos < nb.len && nb.data[pos] != '\n') {
 		nl = memchr(nb.data + pos, '\n', nb.len - pos);
 		if (!nl || count == TLOG_PROOF_MAX || nl - (nb.data + pos) != 44 ||
-		    tlog_b64_decode(nb.data + pos, 44, proof[count].b, TLOG_HASH_LEN, &n)) {
-			verdict(v, 2, "tlog_proof_malformed", "%s: a bad consistency proof line", new_path);
+		    kw_b64_decode(KW_B64_STD, nb.data + pos, 44, proof[count].b, TLOG_HASH_LEN, &n)) {
+			tlog_verdict_fail(v, 2, "tlog_proof_malformed", "%s: a bad consistency proof line", new_path);
 			goto out;
 		}
 		count++;
@@ -144,30 +101,30 @@ int verify_consistency(const char *policy_path, const char *old_path, const char
 	pos++;
 	e = pos < nb.len ? signed_cp(pol, nb.data + pos, nb.len - pos, &nn, &ncp) : -EINVAL;
 	if (e) {
-		verdict(v, 4, e == -EINVAL ? "tlog_proof_malformed" : "tlog_checkpoint_signature",
+		tlog_verdict_fail(v, 4, e == -EINVAL ? "tlog_proof_malformed" : "tlog_checkpoint_signature",
 			"%s holds no checkpoint signed by a log of the policy", new_path);
 		goto out;
 	}
 	snprintf(v->origin, sizeof(v->origin), "%s", ncp.origin);
 	v->size = ncp.size;
 	if (strcmp(ocp.origin, ncp.origin)) {
-		verdict(v, 3, "tlog_origin_mismatch", "the checkpoints are of two logs (%s, %s)",
+		tlog_verdict_fail(v, 3, "tlog_origin_mismatch", "the checkpoints are of two logs (%s, %s)",
 			ocp.origin, ncp.origin);
 		goto out;
 	}
 	if (ncp.size < ocp.size) {
-		verdict(v, 6, "tlog_rollback", "the log went back from %" PRIu64 " to %" PRIu64
+		tlog_verdict_fail(v, 6, "tlog_rollback", "the log went back from %" PRIu64 " to %" PRIu64
 			" entries", ocp.size, ncp.size);
 		goto out;
 	}
 	if (ncp.size == ocp.size && !tlog_hash_equal(&ncp.root, &ocp.root)) {
-		verdict(v, 6, "tlog_fork", "two checkpoints of %" PRIu64 " entries with different roots",
+		tlog_verdict_fail(v, 6, "tlog_fork", "two checkpoints of %" PRIu64 " entries with different roots",
 			ncp.size);
 		goto out;
 	}
 	if (old_size != ocp.size ||
 	    !tlog_consistency_verify(ocp.size, ncp.size, &ocp.root, &ncp.root, proof, count)) {
-		verdict(v, 6, "tlog_inconsistent", "the tree of %" PRIu64 " entries is not a prefix of "
+		tlog_verdict_fail(v, 6, "tlog_inconsistent", "the tree of %" PRIu64 " entries is not a prefix of "
 			"the tree of %" PRIu64 " (the consistency proof fails)", ocp.size, ncp.size);
 		goto out;
 	}

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdarg.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,7 +28,7 @@
 #include "kwitness/statedir.h"
 #include "estate/entry.h"
 #include "estate/ingest.h"
-#include "tlog/base64.h"
+#include "kwitness/base64.h"
 #include "tlog/record_check.h"
 #include "tlog/record_url.h"
 #include "tlog/witness.h"
@@ -55,18 +54,6 @@ struct item {
 	int db_failed;
 	uint64_t lines;              /* of the log, so far */
 };
-
-static void set_reason(struct item *it, enum kw_verify_reason r, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void set_reason(struct item *it, enum kw_verify_reason r, const char *fmt, ...)
-{
-	va_list ap;
-
-	it->res.reason = r;
-	va_start(ap, fmt);
-	vsnprintf(it->res.message, sizeof(it->res.message), fmt, ap);
-	va_end(ap);
-}
 
 static void db_error(struct estate_ingest *ing, const char *what)
 {
@@ -276,10 +263,11 @@ static const char finish_record[] =
 /* The record's log and bundle through the checks, its rows into the
  * database. rec: the record without its signature, verified so far. */
 static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, const char *text,
-		 const struct kw_key *key, int log_fd, int pol_fd, int evidence_dir, const char *signer,
+		 const struct kw_key *key, int log_fd, const struct kw_buf *bundle, int evidence_dir,
+		 const char *signer,
 		 int proof_fd, const char *proof_name)
 {
-	char level_why[400], tlog_why[600], root[TLOG_B64_LEN(TLOG_HASH_LEN)] = "";
+	char level_why[400], tlog_why[600], root[KW_B64_LEN(TLOG_HASH_LEN)] = "";
 	char *checkpoint = NULL;
 	struct kw_buf proof = { 0 };
 	struct tlog_verdict tv;
@@ -287,7 +275,6 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 	int tpm_level, logged;
 	struct kw_verify_opts o = { .trusted = key, .now = ing->now, .skew = ing->skew,
 				    .call_count = -1, .allow_incomplete = true };
-	struct kw_buf bundle = { 0 };
 	struct kw_log_check lc = { 0 };
 	char image[KW_DIGEST_STR_MAX];
 	const char *digest;
@@ -295,15 +282,8 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 	bool in_tx = false, in_copy = false, lc_live = false;
 	int e, ret = -1;
 
-	e = kw_read_fd(pol_fd, KW_POLICY_MAX_BYTES, &bundle);
-	if (e) {
-		set_reason(it, KW_VERIFY_POLICY_UNREADABLE, "The policy bundle cannot be read: %s",
-			   kw_state_open_error(e));
-		ret = reject(ing, it);
-		goto out;
-	}
-	o.bundle = bundle.data ? bundle.data : "";
-	o.bundle_len = bundle.len;
+	o.bundle = bundle->data ? bundle->data : "";
+	o.bundle_len = bundle->len;
 	digest = member_str(rec, "build_provenance", "digest");
 	if (digest && kw_digest_valid(digest)) {
 		snprintf(image, sizeof(image), "%s", digest);
@@ -386,7 +366,7 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 	if (logged < 0)
 		goto out;
 	if (logged) {
-		tlog_b64_encode(tv.root.b, TLOG_HASH_LEN, root);
+		kw_b64_encode(KW_B64_STD, tv.root.b, TLOG_HASH_LEN, root);
 		checkpoint = strndup(tv.checkpoint, tv.checkpoint_len);
 		if (!checkpoint) {
 			snprintf(ing->err, sizeof(ing->err), "out of memory");
@@ -405,7 +385,7 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 			logged ? EV_I(tv.size) : none, EV_S(root), EV_S(checkpoint ? checkpoint : ""),
 		};
 		struct estate_val pp[2] = { EV_S(member_str(rec, "policy", "bundle_hash")),
-					    EV_S(bundle.data ? bundle.data : "") };
+					    EV_S(bundle->data ? bundle->data : "") };
 
 		/* A bundle is JSON text (policy.c refuses anything else), so it
 		 * fits a TEXT column as it is. */
@@ -440,7 +420,6 @@ out:
 	}
 	if (lc_live)
 		kw_log_check_free(&lc);
-	kw_buf_free(&bundle);
 	kw_buf_free(&proof);
 	free(checkpoint);
 	return ret;
@@ -471,20 +450,19 @@ static int ingest_record(struct estate_ingest *ing, const struct kw_state_dir *s
 	int proof_fd = -ENOENT;
 	struct item it = { .ing = ing, .path = path };
 	struct kw_verify_opts o = { .now = ing->now, .skew = ing->skew, .call_count = -1 };
-	struct kw_buf text = { 0 };
-	char name[SESSION_ID_LEN + 8], signer[KW_THUMBPRINT_MAX] = "";
-	const char *bundle_hash;
+	struct kw_buf text = { 0 }, bundle = { 0 };
+	char signer[KW_THUMBPRINT_MAX] = "";
 	const struct kw_key *key = NULL;
 	json_t *rec = NULL, *whole;
 	bool seen;
-	int e, ret = -1, log_fd = -1, pol_fd = -1;
+	int e, ret = -1, log_fd = -1;
 
 	ing->records++;
 	snprintf(it.session, sizeof(it.session), "%s", session ? session : "");
 	e = rec_fd < 0 ? rec_fd : kw_read_fd(rec_fd, RECORD_MAX, &text);
 	if (e) {
-		set_reason(&it, KW_VERIFY_RECORD_UNREADABLE, "The record file cannot be read: %s",
-			   kw_state_open_error(e));
+		kw_verify_result_set(&it.res, KW_VERIFY_RECORD_UNREADABLE,
+				     "The record file cannot be read: %s", kw_state_open_error(e));
 		ret = reject(ing, &it);
 		goto out;
 	}
@@ -515,34 +493,7 @@ static int ingest_record(struct estate_ingest *ing, const struct kw_state_dir *s
 		ret = reject(ing, &it);
 		goto out;
 	}
-	if (!session) {
-		set_reason(&it, KW_VERIFY_LOG_MISSING,
-			   "The record's decision log was not found: the record file is not named "
-			   "<session>.json");
-		ret = reject(ing, &it);
-		goto out;
-	}
-	snprintf(name, sizeof(name), "%s.jsonl", session);
-	log_fd = kw_state_open_file(st->logs, name);
-	if (log_fd < 0) {
-		set_reason(&it, log_fd == -ENOENT ? KW_VERIFY_LOG_MISSING : KW_VERIFY_LOG_UNREADABLE,
-			   "The decision log logs/%s cannot be used: %s", name, kw_state_open_error(log_fd));
-		ret = reject(ing, &it);
-		goto out;
-	}
-	bundle_hash = member_str(rec, "policy", "bundle_hash");
-	if (!bundle_hash || strncmp(bundle_hash, "sha256:", 7)) {
-		set_reason(&it, KW_VERIFY_POLICY_MISSING,
-			   "The record's policy bundle was not found: its bundle_hash is not a sha256 "
-			   "digest, which names bundles in policies/");
-		ret = reject(ing, &it);
-		goto out;
-	}
-	pol_fd = kw_state_open_file(st->policies, bundle_hash + 7);
-	if (pol_fd < 0) {
-		set_reason(&it, pol_fd == -ENOENT ? KW_VERIFY_POLICY_MISSING : KW_VERIFY_POLICY_UNREADABLE,
-			   "The policy bundle policies/%.64s cannot be used: %s", bundle_hash + 7,
-			   kw_state_open_error(pol_fd));
+	if (kw_state_find_evidence(st, session, rec, &log_fd, &bundle, &it.res)) {
 		ret = reject(ing, &it);
 		goto out;
 	}
@@ -556,7 +507,7 @@ static int ingest_record(struct estate_ingest *ing, const struct kw_state_dir *s
 			proof_fd = kw_state_open_file(st->records, proof_name + 8);
 		}
 	}
-	ret = store(ing, &it, rec, text.data, key, log_fd, pol_fd, st->evidence, signer, proof_fd,
+	ret = store(ing, &it, rec, text.data, key, log_fd, &bundle, st->evidence, signer, proof_fd,
 		    proof_name);
 out:
 	if (proof_fd >= 0)
@@ -565,10 +516,9 @@ out:
 		ing->progress(ing->ctx, ing);
 	if (log_fd >= 0)
 		close(log_fd);
-	if (pol_fd >= 0)
-		close(pol_fd);
 	json_decref(rec);
 	kw_buf_free(&text);
+	kw_buf_free(&bundle);
 	return ret;
 }
 

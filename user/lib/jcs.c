@@ -498,37 +498,55 @@ static int enter(struct parser *ps)
 	return 0;
 }
 
-static int parse_array(struct parser *ps)
+/* The opening character (appended, one level deeper) and white space: 1
+ * when close follows at once (consumed, appended, the level given back). */
+static int open_container(struct parser *ps, char open, char close)
 {
 	int rc;
-	if ((rc = enter(ps)) || (rc = putch(ps, '[')))
+	if ((rc = enter(ps)) || (rc = putch(ps, open)))
 		return rc;
 	ps->p++;
 	skip_ws(ps);
-	if (ps->p < ps->end && *ps->p == ']') {
+	if (ps->p < ps->end && *ps->p == close) {
 		ps->p++;
 		ps->depth--;
-		return putch(ps, ']');
+		return (rc = putch(ps, close)) ? rc : 1;
 	}
-	for (;;) {
+	return 0;
+}
+
+/* After an element or a member: 1 when ',' follows (consumed, appended),
+ * 0 when close follows (consumed only), else an error. */
+static int next_item(struct parser *ps, char close)
+{
+	int rc;
+	skip_ws(ps);
+	if (ps->p < ps->end && *ps->p == ',') {
+		ps->p++;
+		return (rc = putch(ps, ',')) ? rc : 1;
+	}
+	if (ps->p < ps->end && *ps->p == close) {
+		ps->p++;
+		return 0;
+	}
+	char what[24];
+	describe(ps->p, ps->end, what, sizeof(what));
+	return fail(ps, ps->p, "expected ',' or '%c' but found %s", close, what);
+}
+
+static int parse_array(struct parser *ps)
+{
+	int rc = open_container(ps, '[', ']');
+	if (rc)
+		return rc < 0 ? rc : 0;
+	do {
 		if ((rc = parse_value(ps)))
 			return rc;
-		skip_ws(ps);
-		if (ps->p < ps->end && *ps->p == ',') {
-			ps->p++;
-			if ((rc = putch(ps, ',')))
-				return rc;
-			continue;
-		}
-		if (ps->p < ps->end && *ps->p == ']') {
-			ps->p++;
-			ps->depth--;
-			return putch(ps, ']');
-		}
-		char what[24];
-		describe(ps->p, ps->end, what, sizeof(what));
-		return fail(ps, ps->p, "expected ',' or ']' but found %s", what);
-	}
+	} while ((rc = next_item(ps, ']')) > 0);
+	if (rc < 0)
+		return rc;
+	ps->depth--;
+	return putch(ps, ']');
 }
 
 static inline const char *key_of(struct parser *ps, const struct member *m)
@@ -687,17 +705,10 @@ out:
 
 static int parse_object(struct parser *ps)
 {
-	int rc;
-	if ((rc = enter(ps)) || (rc = putch(ps, '{')))
-		return rc;
-	ps->p++;
 	size_t base = ps->m_len, keys_mark = ps->keys.len;
-	skip_ws(ps);
-	if (ps->p < ps->end && *ps->p == '}') {
-		ps->p++;
-		ps->depth--;
-		return putch(ps, '}');
-	}
+	int rc = open_container(ps, '{', '}');
+	if (rc)
+		return rc < 0 ? rc : 0;
 	for (;;) {
 		skip_ws(ps);
 		if (ps->p >= ps->end || *ps->p != '"') {
@@ -735,20 +746,11 @@ static int parse_object(struct parser *ps)
 		if ((rc = putch(ps, ':')) || (rc = parse_value(ps)))
 			return rc;
 		ps->m[mi].end = ps->out->len;
-		skip_ws(ps);
-		if (ps->p < ps->end && *ps->p == ',') {
-			ps->p++;
-			if ((rc = putch(ps, ',')))
-				return rc;
-			continue;
-		}
-		if (ps->p < ps->end && *ps->p == '}') {
-			ps->p++;
+		rc = next_item(ps, '}');
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
 			break;
-		}
-		char what[24];
-		describe(ps->p, ps->end, what, sizeof(what));
-		return fail(ps, ps->p, "expected ',' or '}' but found %s", what);
 	}
 	if ((rc = finish_object(ps, base)))
 		return rc;

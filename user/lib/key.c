@@ -16,7 +16,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
-#include "kwitness/b64url.h"
+#include "kwitness/base64.h"
 #include "kwitness/buf.h"
 #include "kwitness/jcs.h"
 #include "kwitness/key.h"
@@ -324,7 +324,7 @@ int kw_key_from_jwk(const json_t *jwk, struct kw_key **out)
 		return -EINVAL;
 	x = json_object_get(jwk, "x");
 	if (!json_is_string(x) ||
-	    kw_b64url_decode(json_string_value(x), json_string_length(x), raw, sizeof(raw), &n) ||
+	    kw_b64_decode(KW_B64_URL, json_string_value(x), json_string_length(x), raw, sizeof(raw), &n) ||
 	    n != ED25519_KEY_LEN)
 		return -EINVAL;
 	return kw_key_from_raw_public(raw, out);
@@ -382,11 +382,11 @@ out:
 
 json_t *kw_key_public_jwk(const struct kw_key *key)
 {
-	char x[KW_B64URL_LEN(ED25519_KEY_LEN)];
+	char x[KW_B64_LEN(ED25519_KEY_LEN)];
 
 	if (!key)
 		return NULL;
-	kw_b64url_encode(key->pub, ED25519_KEY_LEN, x);
+	kw_b64_encode(KW_B64_URL, key->pub, ED25519_KEY_LEN, x);
 	return json_pack("{s:s, s:s, s:s}", "crv", "Ed25519", "kty", "OKP", "x", x);
 }
 
@@ -451,7 +451,7 @@ int kw_jwk_thumbprint(const json_t *jwk, char out[KW_THUMBPRINT_MAX])
 		ret = -EIO;
 		goto out;
 	}
-	kw_b64url_encode(md, sizeof(md), out);
+	kw_b64_encode(KW_B64_URL, md, sizeof(md), out);
 out:
 	kw_buf_free(&canon);
 	json_decref(reduced);

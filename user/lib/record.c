@@ -8,7 +8,7 @@
 
 #include <openssl/crypto.h>
 
-#include "kwitness/b64url.h"
+#include "kwitness/base64.h"
 #include "kwitness/jcs.h"
 #include "kwitness/record.h"
 #include "record_internal.h"
@@ -79,7 +79,7 @@ json_t *kw_record_build(const struct kw_record_input *in, char *err, size_t errl
 int kw_record_sign(json_t *record, const struct kw_key *key, char *err, size_t errlen)
 {
 	uint8_t sig[KW_ED25519_SIG_LEN];
-	char sig_b64[KW_B64URL_LEN(KW_ED25519_SIG_LEN)], why[256];
+	char sig_b64[KW_B64_LEN(KW_ED25519_SIG_LEN)], why[256];
 	struct kw_buf canon = { 0 };
 	struct kw_verify_opts vo = { 0 };
 	struct kw_verify_result res;
@@ -118,7 +118,7 @@ int kw_record_sign(json_t *record, const struct kw_key *key, char *err, size_t e
 		snprintf(err, errlen, "Ed25519 signing failed: %s", strerror(-ret));
 		goto out;
 	}
-	kw_b64url_encode(sig, sizeof(sig), sig_b64);
+	kw_b64_encode(KW_B64_URL, sig, sizeof(sig), sig_b64);
 	if (json_object_set_new(record, "signature", json_string(sig_b64))) {
 		ret = -ENOMEM;
 		snprintf(err, errlen, "out of memory");

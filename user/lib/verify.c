@@ -13,7 +13,7 @@
 
 #include <openssl/crypto.h>
 
-#include "kwitness/b64url.h"
+#include "kwitness/base64.h"
 #include "kwitness/jcs.h"
 #include "kwitness/logverify.h"
 #include "kwitness/record.h"
@@ -60,6 +60,18 @@ const char *kw_verify_reason_code(enum kw_verify_reason r)
 	if ((size_t)r >= sizeof(reasons) / sizeof(reasons[0]))
 		return "unknown";
 	return reasons[r].code;
+}
+
+int kw_verify_result_set(struct kw_verify_result *res, enum kw_verify_reason r, const char *fmt,
+			 ...)
+{
+	va_list ap;
+
+	res->reason = r;
+	va_start(ap, fmt);
+	vsnprintf(res->message, sizeof(res->message), fmt, ap);
+	va_end(ap);
+	return (int)r;
 }
 
 /* Sets the reason; detail (may be NULL) follows the reason's sentence. */
@@ -263,7 +275,7 @@ int kw_record_verify_signed(const char *text, size_t len, const struct kw_verify
 		goto out;
 	}
 	if (!json_is_string(sigv) ||
-	    kw_b64url_decode(json_string_value(sigv), json_string_length(sigv), sig, sizeof(sig), &siglen) ||
+	    kw_b64_decode(KW_B64_URL, json_string_value(sigv), json_string_length(sigv), sig, sizeof(sig), &siglen) ||
 	    siglen != KW_ED25519_SIG_LEN) {
 		ret = verdict(res, KW_VERIFY_SIGNATURE_MALFORMED, NULL);
 		goto out;

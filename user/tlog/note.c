@@ -9,7 +9,7 @@
 #include <openssl/evp.h>
 
 #include "kwitness/key.h"
-#include "tlog/base64.h"
+#include "kwitness/base64.h"
 #include "tlog/note.h"
 
 /* "— " : U+2014 EM DASH in UTF-8, then a space. */
@@ -100,7 +100,7 @@ int tlog_key_parse_vkey(const char *s, size_t len, struct tlog_key *out)
 			return -EINVAL;
 		id = id << 4 | (uint32_t)v;
 	}
-	if (tlog_b64_decode(p2 + 1, len - (size_t)(p2 + 1 - s), raw, sizeof(raw), &rawlen) ||
+	if (kw_b64_decode(KW_B64_STD, p2 + 1, len - (size_t)(p2 + 1 - s), raw, sizeof(raw), &rawlen) ||
 	    rawlen != 33)
 		return -EINVAL;
 	if (raw[0] != TLOG_SIG_ED25519 && raw[0] != TLOG_SIG_COSIGNATURE)
@@ -120,12 +120,12 @@ int tlog_key_parse_vkey(const char *s, size_t len, struct tlog_key *out)
 int tlog_key_vkey(const struct tlog_key *k, char out[TLOG_VKEY_MAX])
 {
 	uint8_t raw[33];
-	char b64[TLOG_B64_LEN(33)];
+	char b64[KW_B64_LEN(33)];
 	int n;
 
 	raw[0] = k->type;
 	memcpy(raw + 1, k->pub, 32);
-	tlog_b64_encode(raw, sizeof(raw), b64);
+	kw_b64_encode(KW_B64_STD, raw, sizeof(raw), b64);
 	n = snprintf(out, TLOG_VKEY_MAX, "%s+%08" PRIx32 "+%s", k->name, k->keyid, b64);
 	return n > 0 && n < TLOG_VKEY_MAX ? 0 : -ENAMETOOLONG;
 }
@@ -192,10 +192,10 @@ static int parse_sig_line(const char *line, size_t len, struct tlog_note_sig *si
 	sig->b64 = sp + 1;
 	sig->b64_len = len - (size_t)(sig->b64 - line);
 	/* Decode fully when it fits, else just its first 4 bytes (the key ID). */
-	ret = tlog_b64_decode(sig->b64, sig->b64_len, raw, sizeof(raw), &rawlen);
+	ret = kw_b64_decode(KW_B64_STD, sig->b64, sig->b64_len, raw, sizeof(raw), &rawlen);
 	if (ret == -ENOBUFS)
 		ret = sig->b64_len % 4 ? -EINVAL :
-		      tlog_b64_decode(sig->b64, 8, raw, sizeof(raw), &rawlen);
+		      kw_b64_decode(KW_B64_STD, sig->b64, 8, raw, sizeof(raw), &rawlen);
 	if (ret || rawlen < 5)
 		return -EINVAL;
 	sig->keyid = (uint32_t)raw[0] << 24 | (uint32_t)raw[1] << 16 | (uint32_t)raw[2] << 8 | raw[3];
@@ -259,7 +259,7 @@ int tlog_note_sign(const struct tlog_key *k, const char *text, size_t text_len,
 		   uint64_t timestamp, struct kw_buf *out)
 {
 	uint8_t raw[SIG_BYTES_MAX];
-	char b64[TLOG_B64_LEN(SIG_BYTES_MAX)];
+	char b64[KW_B64_LEN(SIG_BYTES_MAX)];
 	size_t n = 4;
 	struct kw_buf msg = { 0 };
 	int ret;
@@ -286,7 +286,7 @@ int tlog_note_sign(const struct tlog_key *k, const char *text, size_t text_len,
 	if (ret)
 		return ret;
 	n += ED25519_SIG;
-	tlog_b64_encode(raw, n, b64);
+	kw_b64_encode(KW_B64_STD, raw, n, b64);
 	if (kw_buf_puts(out, SIG_PREFIX) || kw_buf_puts(out, k->name) || kw_buf_putc(out, ' ') ||
 	    kw_buf_puts(out, b64) || kw_buf_putc(out, '\n'))
 		return -ENOMEM;
@@ -301,7 +301,7 @@ static int verify_one(const struct tlog_note *n, const struct tlog_note_sig *sig
 	struct kw_buf msg = { 0 };
 	int ret;
 
-	if (tlog_b64_decode(sig->b64, sig->b64_len, raw, sizeof(raw), &rawlen))
+	if (kw_b64_decode(KW_B64_STD, sig->b64, sig->b64_len, raw, sizeof(raw), &rawlen))
 		return -EBADMSG;
 	if (k->type == TLOG_SIG_ED25519) {
 		if (rawlen != 4 + ED25519_SIG)
@@ -389,7 +389,7 @@ int tlog_checkpoint_parse(const char *text, size_t len, struct tlog_checkpoint *
 	memcpy(out->origin, line[0], llen[0]);
 	if (tlog_parse_u64(line[1], llen[1], &out->size))
 		return -EINVAL;
-	if (llen[2] != 44 || tlog_b64_decode(line[2], llen[2], out->root.b, TLOG_HASH_LEN, &rawlen) ||
+	if (llen[2] != 44 || kw_b64_decode(KW_B64_STD, line[2], llen[2], out->root.b, TLOG_HASH_LEN, &rawlen) ||
 	    rawlen != TLOG_HASH_LEN)
 		return -EINVAL;
 	return 0;
@@ -397,9 +397,9 @@ int tlog_checkpoint_parse(const char *text, size_t len, struct tlog_checkpoint *
 
 int tlog_checkpoint_format(const struct tlog_checkpoint *cp, struct kw_buf *out)
 {
-	char b64[TLOG_B64_LEN(TLOG_HASH_LEN)], num[24];
+	char b64[KW_B64_LEN(TLOG_HASH_LEN)], num[24];
 
-	tlog_b64_encode(cp->root.b, TLOG_HASH_LEN, b64);
+	kw_b64_encode(KW_B64_STD, cp->root.b, TLOG_HASH_LEN, b64);
 	snprintf(num, sizeof(num), "%" PRIu64, cp->size);
 	if (kw_buf_puts(out, cp->origin) || kw_buf_putc(out, '\n') || kw_buf_puts(out, num) ||
 	    kw_buf_putc(out, '\n') || kw_buf_puts(out, b64) || kw_buf_putc(out, '\n'))

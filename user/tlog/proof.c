@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tlog/base64.h"
+#include "kwitness/base64.h"
 #include "tlog/note.h"
 #include "tlog/proof.h"
 #include "tlog/tiles.h"
@@ -38,7 +38,7 @@ int tlog_proof_parse(const char *buf, size_t len, struct tlog_proof *out)
 	if (next_line(buf, len, &pos, &line, &llen))
 		return -EINVAL;
 	if (llen > 6 && !memcmp(line, "extra ", 6)) {
-		if (tlog_b64_decode(line + 6, llen - 6, out->extra, sizeof(out->extra),
+		if (kw_b64_decode(KW_B64_STD, line + 6, llen - 6, out->extra, sizeof(out->extra),
 				    &out->extra_len))
 			return -EINVAL;
 		out->has_extra = true;
@@ -53,7 +53,7 @@ int tlog_proof_parse(const char *buf, size_t len, struct tlog_proof *out)
 		if (llen == 0)
 			break;
 		if (out->count == TLOG_PROOF_MAX || llen != 44 ||
-		    tlog_b64_decode(line, llen, out->path[out->count].b, TLOG_HASH_LEN, &n) ||
+		    kw_b64_decode(KW_B64_STD, line, llen, out->path[out->count].b, TLOG_HASH_LEN, &n) ||
 		    n != TLOG_HASH_LEN)
 			return -EINVAL;
 		out->count++;
@@ -67,11 +67,11 @@ int tlog_proof_parse(const char *buf, size_t len, struct tlog_proof *out)
 
 int tlog_proof_format(const struct tlog_proof *p, struct kw_buf *out)
 {
-	char b64[TLOG_B64_LEN(TLOG_PROOF_EXTRA_MAX)], num[32];
+	char b64[KW_B64_LEN(TLOG_PROOF_EXTRA_MAX)], num[32];
 	int ret = kw_buf_puts(out, TLOG_PROOF_HEADER "\n");
 
 	if (!ret && p->has_extra && p->extra_len) {
-		tlog_b64_encode(p->extra, p->extra_len, b64);
+		kw_b64_encode(KW_B64_STD, p->extra, p->extra_len, b64);
 		ret = kw_buf_puts(out, "extra ");
 		if (!ret)
 			ret = kw_buf_puts(out, b64);
@@ -82,7 +82,7 @@ int tlog_proof_format(const struct tlog_proof *p, struct kw_buf *out)
 	if (!ret)
 		ret = kw_buf_puts(out, num);
 	for (size_t i = 0; i < p->count && !ret; i++) {
-		tlog_b64_encode(p->path[i].b, TLOG_HASH_LEN, b64);
+		kw_b64_encode(KW_B64_STD, p->path[i].b, TLOG_HASH_LEN, b64);
 		ret = kw_buf_puts(out, b64);
 		if (!ret)
 			ret = kw_buf_putc(out, '\n');

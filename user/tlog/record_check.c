@@ -23,10 +23,7 @@
 #include "tlog/record_check.h"
 #include "tlog/record_url.h"
 
-static void verdict(struct tlog_verdict *v, int step, const char *code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void verdict(struct tlog_verdict *v, int step, const char *code, const char *fmt, ...)
+void tlog_verdict_fail(struct tlog_verdict *v, int step, const char *code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -66,7 +63,7 @@ int tlog_check_record(const struct tlog_policy *pol, const char *proof_text, siz
 	if (tlog_proof_parse(proof_text, proof_len, proof) ||
 	    tlog_note_parse(proof->checkpoint, proof->checkpoint_len, &note) ||
 	    tlog_checkpoint_parse(note.text, note.text_len, &cp)) {
-		verdict(v, 2, "tlog_proof_malformed", "%s is not a C2SP tlog-proof with a checkpoint",
+		tlog_verdict_fail(v, 2, "tlog_proof_malformed", "%s is not a C2SP tlog-proof with a checkpoint",
 			proof_name);
 		goto out;
 	}
@@ -79,25 +76,25 @@ int tlog_check_record(const struct tlog_policy *pol, const char *proof_text, siz
 	/* Step 2: the leaf is the record's own anchor-v1 bytes. */
 	rec = jcs_parse(record, record_len, NULL);
 	if (!rec || anchor_claim_bytes(rec, &entry)) {
-		verdict(v, 2, "tlog_leaf_mismatch", "the record has no anchor-v1 form");
+		tlog_verdict_fail(v, 2, "tlog_leaf_mismatch", "the record has no anchor-v1 form");
 		goto out;
 	}
 	tlog_leaf_hash(entry.data, entry.len, &leaf);
 	if (proof->has_extra && (proof->extra_len != TLOG_HASH_LEN ||
 				 memcmp(proof->extra, leaf.b, TLOG_HASH_LEN))) {
-		verdict(v, 2, "tlog_leaf_mismatch",
+		tlog_verdict_fail(v, 2, "tlog_leaf_mismatch",
 			"the proof is for another entry than this record's anchor-v1 leaf");
 		goto out;
 	}
 	/* Step 3: the log is one the policy trusts, and the one the record names. */
 	have_url = json_string_value(json_object_get(rec, "transparency"));
 	if (!origin_known(pol, cp.origin)) {
-		verdict(v, 3, "tlog_origin_mismatch", "the checkpoint's log %s is not in the policy",
+		tlog_verdict_fail(v, 3, "tlog_origin_mismatch", "the checkpoint's log %s is not in the policy",
 			cp.origin);
 		goto out;
 	}
 	if (tlog_record_url(cp.origin, rec, url) || !have_url || strcmp(have_url, url)) {
-		verdict(v, 3, "tlog_origin_mismatch",
+		tlog_verdict_fail(v, 3, "tlog_origin_mismatch",
 			"the record's transparency URL is %s%s%s, not this log's URL for it (%s)",
 			have_url ? "\"" : "", have_url ? have_url : "missing", have_url ? "\"" : "", url);
 		goto out;
@@ -108,17 +105,17 @@ int tlog_check_record(const struct tlog_policy *pol, const char *proof_text, siz
 		break;
 	case TLOG_POLICY_UNKNOWN_LOG:
 	case TLOG_POLICY_LOG_SIGNATURE:
-		verdict(v, 4, "tlog_checkpoint_signature",
+		tlog_verdict_fail(v, 4, "tlog_checkpoint_signature",
 			"the checkpoint carries no valid signature by the policy's key for %s", cp.origin);
 		goto out;
 	case TLOG_POLICY_QUORUM:
-		verdict(v, 5, "tlog_witness_quorum",
+		tlog_verdict_fail(v, 5, "tlog_witness_quorum",
 			"the policy's witness quorum is not met (%zu policy witnesses cosigned)", v->cosigned);
 		goto out;
 	}
 	/* Step 6: the audit path from this leaf at this index to the root. */
 	if (!tlog_inclusion_verify(proof->index, cp.size, &leaf, proof->path, proof->count, &cp.root)) {
-		verdict(v, 6, "tlog_inclusion_invalid",
+		tlog_verdict_fail(v, 6, "tlog_inclusion_invalid",
 			"the audit path does not lead from the record's leaf at index %" PRIu64
 			" to the root of the %" PRIu64 "-entry tree", proof->index, cp.size);
 		goto out;

@@ -26,6 +26,11 @@ struct tlog_verdict {
 	size_t cosigned;
 };
 
+/* Records a failure at step with its reason code and a message (the
+ * consistency check of verify --consistency reports through it too). */
+void tlog_verdict_fail(struct tlog_verdict *v, int step, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 /* Judges the proof (proof_name names it in messages) for the record's bytes
  * as signed. 0 with the verdict in v, or -ENOMEM. */
 int tlog_check_record(const struct tlog_policy *pol, const char *proof, size_t proof_len,

@@ -15,7 +15,7 @@
 
 #include <openssl/sha.h>
 
-#include "tlog/base64.h"
+#include "kwitness/base64.h"
 #include "tlog/merkle.h"
 #include "tlog/tiles.h"
 #include "tlog/witness.h"
@@ -55,7 +55,7 @@ static int state_read(int dirfd, const char *origin, struct state *st)
 	sp = b.len ? memchr(b.data, ' ', b.len) : NULL;
 	if (!sp || b.data[b.len - 1] != '\n' ||
 	    tlog_parse_u64(b.data, (size_t)(sp - b.data), &st->size) ||
-	    tlog_b64_decode(sp + 1, b.len - (size_t)(sp + 1 - b.data) - 1, st->root.b,
+	    kw_b64_decode(KW_B64_STD, sp + 1, b.len - (size_t)(sp + 1 - b.data) - 1, st->root.b,
 			    TLOG_HASH_LEN, &n) || n != TLOG_HASH_LEN)
 		ret = -EBADMSG;
 	kw_buf_free(&b);
@@ -64,11 +64,11 @@ static int state_read(int dirfd, const char *origin, struct state *st)
 
 static int state_write(int dirfd, const char *origin, const struct state *st)
 {
-	char name[72], tmp[96], line[96], b64[TLOG_B64_LEN(32)];
+	char name[72], tmp[96], line[96], b64[KW_B64_LEN(32)];
 	int fd, ret = 0, n;
 
 	state_name(origin, name);
-	tlog_b64_encode(st->root.b, TLOG_HASH_LEN, b64);
+	kw_b64_encode(KW_B64_STD, st->root.b, TLOG_HASH_LEN, b64);
 	n = snprintf(line, sizeof(line), "%" PRIu64 " %s\n", st->size, b64);
 	snprintf(tmp, sizeof(tmp), "%s.tmp%ld", name, (long)getpid());
 	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -128,7 +128,7 @@ int tlog_witness_add_checkpoint(const struct tlog_witness *w, const char *req, s
 			break;
 		}
 		if (count == PROOF_LINES_MAX || nl - (req + pos) != 44 ||
-		    tlog_b64_decode(req + pos, 44, proof[count].b, TLOG_HASH_LEN, &n) ||
+		    kw_b64_decode(KW_B64_STD, req + pos, 44, proof[count].b, TLOG_HASH_LEN, &n) ||
 		    n != TLOG_HASH_LEN)
 			return 400;
 		count++;
@@ -189,7 +189,7 @@ int tlog_witness_request(uint64_t old, const struct tlog_hash *proof, size_t cou
 	snprintf(line, sizeof(line), "old %" PRIu64 "\n", old);
 	ret = kw_buf_puts(out, line);
 	for (size_t i = 0; i < count && !ret; i++) {
-		tlog_b64_encode(proof[i].b, TLOG_HASH_LEN, line);
+		kw_b64_encode(KW_B64_STD, proof[i].b, TLOG_HASH_LEN, line);
 		ret = kw_buf_puts(out, line);
 		if (!ret)
 			ret = kw_buf_putc(out, '\n');

@@ -8,7 +8,7 @@
 
 #include <openssl/crypto.h>
 
-#include "kwitness/b64url.h"
+#include "kwitness/base64.h"
 #include "evidence.h"
 #include "tpm_internal.h"
 
@@ -94,7 +94,7 @@ int kw_appraise(const json_t *evidence, const json_t *record, const struct kw_ap
 	const char *nonce = runtime_str(record, "nonce");
 	const char *measurement = runtime_str(record, "measurement");
 	const char *fw = runtime_str(record, "firmware_version");
-	char why[400], tp[KW_THUMBPRINT_MAX], extra_b64[KW_B64URL_LEN(64)];
+	char why[400], tp[KW_THUMBPRINT_MAX], extra_b64[KW_B64_LEN(64)];
 	uint8_t name[34];
 	int ret, part = 0;
 
@@ -141,7 +141,7 @@ int kw_appraise(const json_t *evidence, const json_t *record, const struct kw_ap
 		ret = verdict(res, KW_APPRAISE_NONCE_MISMATCH, "the record has no usable cnf.jwk");
 		goto out;
 	}
-	kw_b64url_encode(f.extra, f.extra_len, extra_b64);
+	kw_b64_encode(KW_B64_URL, f.extra, f.extra_len, extra_b64);
 	if (f.extra_len != 32 || strcmp(extra_b64, tp)) {
 		ret = verdict(res, KW_APPRAISE_NONCE_MISMATCH,
 			      "the quote was made for key %s, the record is signed by key %s",

@@ -13,7 +13,7 @@
 
 #include <openssl/crypto.h>
 
-#include "kwitness/b64url.h"
+#include "kwitness/base64.h"
 #include "kwitness/jcs.h"
 #include "kwitness/tpm_binding.h"
 #include "evidence.h"
@@ -27,7 +27,7 @@ int kw_key_thumbprint_raw(const struct kw_key *key, uint8_t out[32])
 
 	if (ret)
 		return ret;
-	ret = kw_b64url_decode(tp, strlen(tp), out, 32, &n);
+	ret = kw_b64_decode(KW_B64_URL, tp, strlen(tp), out, 32, &n);
 	return ret ? ret : n == 32 ? 0 : -EINVAL;
 }
 
@@ -141,7 +141,7 @@ int kw_binding_refresh(struct kw_tpm_binding *b, struct kw_tpm *tpm, const struc
 		memcpy(b->pcr_digest, f.pcr_digest, 32);
 		snprintf(b->measurement, sizeof(b->measurement), "%s", f.measurement);
 		snprintf(b->firmware_version, sizeof(b->firmware_version), "%s", f.firmware_version);
-		kw_b64url_encode(nonce, 32, b->nonce_b64);
+		kw_b64_encode(KW_B64_URL, nonce, 32, b->nonce_b64);
 		ret = write_evidence(b, &q, err, errlen);
 	}
 	kw_tpm_quote_free(&q);

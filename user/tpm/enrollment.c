@@ -9,7 +9,7 @@
 
 #include <openssl/crypto.h>
 
-#include "kwitness/b64url.h"
+#include "kwitness/base64.h"
 #include "kwitness/jcs.h"
 #include "kwitness/tpm_binding.h"
 #include "enrollment.h"
@@ -49,7 +49,7 @@ json_t *kw_enrollment_sign(const struct kw_buf *ek_der, const uint8_t ak_name[34
 			   const struct kw_key *key, char *err, size_t errlen)
 {
 	char ek_digest[KW_DIGEST_STR_MAX], name_hex[69], tp[KW_THUMBPRINT_MAX];
-	char sig_b64[KW_B64URL_LEN(KW_ED25519_SIG_LEN)];
+	char sig_b64[KW_B64_LEN(KW_ED25519_SIG_LEN)];
 	uint8_t sig[KW_ED25519_SIG_LEN];
 	struct kw_buf canon = { 0 };
 	json_t *enr;
@@ -64,7 +64,7 @@ json_t *kw_enrollment_sign(const struct kw_buf *ek_der, const uint8_t ak_name[34
 			"method", "credential-activation", "ek_certificate", ek_digest, "ak_name",
 			name_hex, "enrollment_key", tp, "enrolled_at", (json_int_t)time(NULL));
 	if (!enr || jcs_dump(enr, &canon) || kw_key_sign(key, canon.data, canon.len, sig) ||
-	    (kw_b64url_encode(sig, sizeof(sig), sig_b64),
+	    (kw_b64_encode(KW_B64_URL, sig, sizeof(sig), sig_b64),
 	     json_object_set_new(enr, "signature", json_string(sig_b64)))) {
 		snprintf(err, errlen, "cannot sign the enrollment record");
 		json_decref(enr);
@@ -95,7 +95,7 @@ int kw_enrollment_check(const json_t *enr, const struct kw_key *key, const struc
 		return no(why, whylen, "the evidence carries no enrollment record (the AK was never enrolled)");
 	if (!key)
 		return no(why, whylen, "no enrollment key is trusted (--enroll-key)");
-	if (!sig_b64 || kw_b64url_decode(sig_b64, strlen(sig_b64), sig, sizeof(sig), &siglen) ||
+	if (!sig_b64 || kw_b64_decode(KW_B64_URL, sig_b64, strlen(sig_b64), sig, sizeof(sig), &siglen) ||
 	    siglen != sizeof(sig))
 		return no(why, whylen, "the enrollment record has no well-formed signature");
 	body = json_deep_copy(enr);

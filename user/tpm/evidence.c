@@ -7,18 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kwitness/b64url.h"
+#include "kwitness/base64.h"
 #include "evidence.h"
 #include "tpm_internal.h"
 
 static json_t *b64(const void *p, size_t n)
 {
-	char *s = malloc(KW_B64URL_LEN(n));
+	char *s = malloc(KW_B64_LEN(n));
 	json_t *j;
 
 	if (!s)
 		return NULL;
-	kw_b64url_encode(p, n, s);
+	kw_b64_encode(KW_B64_URL, p, n, s);
 	j = json_string(s);
 	free(s);
 	return j;
@@ -78,7 +78,7 @@ static int unb64(const json_t *j, struct kw_buf *out)
 	ret = kw_buf_reserve(out, n);
 	if (ret)
 		return ret;
-	ret = kw_b64url_decode(s, n, (uint8_t *)out->data, out->cap, &len);
+	ret = kw_b64_decode(KW_B64_URL, s, n, (uint8_t *)out->data, out->cap, &len);
 	if (ret)
 		return ret;
 	out->len = len;
