@@ -21,27 +21,9 @@ BH=$(sha256sum "$T/bundle" | cut -c1-64)
 IMAGE=sha256:$(printf 'a%.0s' $(seq 64))
 mkdir -p "$T/trust"
 
+. "$KW_ROOT/tests/cli/estate_lib.sh"
 # session HOST N SEED [LOGGEN ARGS]: a signed session in host folder HOST.
-session() {
-	local h=$1 n=$2 seed=$3 sid th c
-	shift 3
-	mkdir -p "$T/hosts/$h/records" "$T/hosts/$h/logs" "$T/hosts/$h/policies"
-	cp "$T/bundle" "$T/hosts/$h/policies/$BH"
-	[ -f "$T/$h.pem" ] || {
-		"$KW" keygen --out "$T/$h.pem" >/dev/null
-		"$KW" key show --key "$T/$h.pem" --jwk >"$T/trust/$h.jwk"
-	}
-	sid=$(printf '%s-%s' "$h" "$seed" | sha256sum | cut -c1-32)
-	"$LOGGEN" --decisions "$n" --session "$sid" --sandbox-id "spiffe://t/$h/$seed" \
-		--bundle-hash "sha256:$BH" --image-digest "$IMAGE" --seed "$seed" --hostname "$h" \
-		--machine-id "mid-$h" --hash-out "$T/hash" "$@" >"$T/hosts/$h/logs/$sid.jsonl"
-	read -r th c <"$T/hash"
-	"$KW" record build --sandbox-id "spiffe://t/$h/$seed" --image-digest "$IMAGE" --policy "$T/bundle" \
-		--transcript-hash "$th" --call-count "$c" --enforcement-mode enforce \
-		--model-provider anthropic --model-id claude-x |
-		"$KW" sign --key "$T/$h.pem" - >"$T/hosts/$h/records/$sid.json"
-	echo "$sid"
-}
+session() { estate_session "$1" "$2" "$3" estate_sign_plain "${@:4}"; }
 session alpha 300 1 >/dev/null
 session alpha 200 2 >/dev/null
 session beta 100 3 >/dev/null

@@ -42,33 +42,15 @@ LOG=$T/log
 } >"$T/policy"
 WIT=(--witness-at "local:w1.example:$T/w1.pem:$T/ws1" --witness-at "local:w2.example:$T/w2.pem:$T/ws2")
 
-# session HOST N SEED logged|plain: a signed session in host folder HOST;
-# prints its id.
-session() {
-	local h=$1 n=$2 seed=$3 how=$4 sid th c
-	mkdir -p "$T/hosts/$h/records" "$T/hosts/$h/logs" "$T/hosts/$h/policies"
-	cp "$T/bundle" "$T/hosts/$h/policies/$BH"
-	[ -f "$T/$h.pem" ] || {
-		"$KW" keygen --out "$T/$h.pem" >/dev/null
-		"$KW" key show --key "$T/$h.pem" --jwk >"$T/trust/$h.jwk"
-	}
-	sid=$(printf '%s-%s' "$h" "$seed" | sha256sum | cut -c1-32)
-	"$LOGGEN" --decisions "$n" --session "$sid" --sandbox-id "spiffe://t/$h/$seed" \
-		--bundle-hash "sha256:$BH" --image-digest "$IMAGE" --seed "$seed" --hostname "$h" \
-		--machine-id "mid-$h" --hash-out "$T/hash" >"$T/hosts/$h/logs/$sid.jsonl"
-	read -r th c <"$T/hash"
-	"$KW" record build --sandbox-id "spiffe://t/$h/$seed" --image-digest "$IMAGE" --policy "$T/bundle" \
-		--transcript-hash "$th" --call-count "$c" --enforcement-mode enforce \
-		--model-provider anthropic --model-id claude-x >"$T/unsigned"
-	if [ "$how" = logged ]; then
-		"$KW" log sign "$LOG" --key "$T/log.pem" --signing-key "$T/$h.pem" "${WIT[@]}" \
-			--witness-policy "$T/policy" --out "$T/hosts/$h/records/$sid.json" "$T/unsigned" \
-			>/dev/null || echo "# log sign failed for $sid" >&2
-	else
-		"$KW" sign --key "$T/$h.pem" "$T/unsigned" >"$T/hosts/$h/records/$sid.json"
-	fi
-	echo "$sid"
+. "$KW_ROOT/tests/cli/estate_lib.sh"
+# A SIGN for estate_session: signed once, logged, cosigned (log sign writes
+# RECORD and RECORD.tlog-proof).
+sign_logged() {
+	"$KW" log sign "$LOG" --key "$T/log.pem" --signing-key "$T/$1.pem" "${WIT[@]}" \
+		--witness-policy "$T/policy" --out "$3" "$2" >/dev/null || echo "# log sign failed for $3" >&2
 }
+# session HOST N SEED logged|plain: prints the session id.
+session() { estate_session "$1" "$2" "$3" "$([ "$4" = logged ] && echo sign_logged || echo estate_sign_plain)"; }
 S_OK=$(session alpha 50 1 logged)      # leaf 0
 S_BAD=$(session alpha 40 2 logged)     # leaf 1: its proof is tampered below
 S_OK2=$(session beta 30 3 logged)      # leaf 2
