@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "kwitness/abi/event.h"
+#include "kwitness/net_names.h"
 
 /* Bounds: a bundle over these is refused with an error naming the field. */
 #define KW_POLICY_MAX_BYTES (256 * 1024)
@@ -69,6 +70,10 @@ struct kw_policy {
 	uint32_t classes;    /* enum kw_class: the sections present */
 
 	struct kw_net_rule *net; size_t n_net;           /* connect, send, bind */
+	struct kw_name_rule *names; size_t n_names;      /* connect, send: host names */
+	bool dns_steer;                                  /* names or a net.dns section:
+							    the session's DNS goes through kwitnessd */
+	struct kw_dns_conf dns;                          /* net.dns, or its defaults */
 	uint64_t socket_allow;                           /* as kw_session.socket_allow */
 	uint8_t socket_rule[16];                         /* as kw_session.socket_rule */
 	struct kw_dev_rule_spec *dev; size_t n_dev;

@@ -474,6 +474,14 @@ json_t *kwd_session_open(struct kwd *d, const struct kw_request *req)
 		err = kwd_error(KW_ERR_POLICY_INVALID, "%s", msg[0] ? msg : strerror(-e));
 		goto fail;
 	}
+	if (s->pol->dns_steer) {
+		/* Names are parsed and checked, but nothing steers the session's
+		 * DNS yet: refused rather than enforced as if it did. */
+		err = kwd_error(KW_ERR_HOOKS_UNAVAILABLE,
+				"the policy names hosts or has net.dns: egress by name needs the "
+				"DNS steering of kwitnessd, which this build does not have yet");
+		goto fail;
+	}
 	err = check_hooks(d, s->pol);
 	if (err)
 		goto fail;

@@ -241,8 +241,11 @@ static int parse_net_rule(struct pctx *c, const char *s, const char *list, size_
 	}
 	colon = strrchr(body, ':');
 	if (!colon)
-		return fail(c, "%s[%zu]: bad rule \"%s\" (want [!]CIDR:PORTS)", list, idx,
-			    quote(s, q));
+		return fail(c, "%s[%zu]: bad rule \"%s\" (want [!]CIDR:PORTS or NAME:PORTS)", list,
+			    idx, quote(s, q));
+	if (!memchr(body, '/', (size_t)(colon - body)) && !memchr(body, ':', (size_t)(colon - body)) &&
+	    op != KW_NET_BIND)
+		return 1; /* a host name: parse_name_rule */
 	if ((size_t)(colon - body) >= sizeof(cidr))
 		return fail(c, "%s[%zu]: bad CIDR \"%s\"", list, idx, quote(s, q));
 	memcpy(cidr, body, (size_t)(colon - body));
@@ -255,6 +258,154 @@ static int parse_net_rule(struct pctx *c, const char *s, const char *list, size_
 	}
 	if (parse_ports(colon + 1, &r->port_lo, &r->port_hi))
 		return fail(c, "%s[%zu]: bad port \"%s\"", list, idx, quote(colon + 1, q));
+	return 0;
+}
+
+/* "[*.]NAME:PORTS", PORTS a comma-separated list of ports and ranges. */
+static int parse_name_rule(struct pctx *c, const char *s, const char *list, size_t idx, uint8_t op)
+{
+	const char *colon = strrchr(s, ':'), *why;
+	struct kw_name_rule *r;
+	char q[80];
+
+	if (s[0] == '!')
+		return fail(c, "%s[%zu]: a deny rule takes a CIDR, not a name (\"%s\")", list, idx,
+			    quote(s, q));
+	if (c->p->n_names == KW_POLICY_MAX_NAME_RULES)
+		return fail(c, "%s[%zu]: more than %d host name rules", list, idx,
+			    KW_POLICY_MAX_NAME_RULES);
+	if (!c->p->names) {
+		c->p->names = calloc(KW_POLICY_MAX_NAME_RULES, sizeof(*c->p->names));
+		if (!c->p->names)
+			return -ENOMEM;
+	}
+	r = &c->p->names[c->p->n_names];
+	memset(r, 0, sizeof(*r));
+	r->op = op;
+	r->index = (uint16_t)idx;
+	if (kw_name_normalise(s, (size_t)(colon - s), true, r->name, &r->wildcard, &why)) {
+		char host[KW_NAME_MAX + 4];
+		size_t n = (size_t)(colon - s) < sizeof(host) - 1 ? (size_t)(colon - s) :
+								      sizeof(host) - 1;
+
+		memcpy(host, s, n);
+		host[n] = '\0';
+		return fail(c, "%s[%zu]: bad host name \"%s\" (%s)", list, idx, quote(host, q),
+			    why);
+	}
+	if (kw_name_ports_parse(colon + 1, r->ports, &r->n_ports))
+		return fail(c, "%s[%zu]: bad port \"%s\" (want 443, 80,443, 8000-8100 or *; at most %d)",
+			    list, idx, quote(colon + 1, q), KW_NAME_PORT_RANGES);
+	c->p->n_names++;
+	c->p->dns_steer = true;
+	return 0;
+}
+
+/* "ADDR" or "ADDR:PORT", "[V6ADDR]:PORT" */
+static int parse_resolver(struct pctx *c, const char *s, size_t idx, struct kw_dns_resolver *r)
+{
+	char addr[64], q[80];
+	const char *port = NULL, *end;
+	size_t n;
+	unsigned long p = 53;
+
+	memset(r, 0, sizeof(*r));
+	if (s[0] == '[') {
+		end = strchr(s, ']');
+		if (!end || (end[1] && end[1] != ':'))
+			goto bad;
+		n = (size_t)(end - s - 1);
+		if (n >= sizeof(addr))
+			goto bad;
+		memcpy(addr, s + 1, n);
+		addr[n] = '\0';
+		if (end[1] == ':')
+			port = end + 2;
+	} else {
+		end = strchr(s, ':');
+		if (end && strchr(end + 1, ':'))
+			end = NULL; /* a bare IPv6 address */
+		n = end ? (size_t)(end - s) : strlen(s);
+		if (n >= sizeof(addr))
+			goto bad;
+		memcpy(addr, s, n);
+		addr[n] = '\0';
+		if (end)
+			port = end + 1;
+	}
+	if (port && (parse_uint(port, strlen(port), 65535, &p) || p == 0))
+		goto bad;
+	r->port = (uint16_t)p;
+	if (inet_pton(AF_INET, addr, r->addr) == 1)
+		r->family = 4;
+	else if (inet_pton(AF_INET6, addr, r->addr) == 1)
+		r->family = 6;
+	else
+		goto bad;
+	return 0;
+bad:
+	return fail(c, "net.dns.resolvers[%zu]: bad resolver \"%s\" (want ADDR, ADDR:PORT or [ADDR6]:PORT)",
+		    idx, quote(s, q));
+}
+
+static int get_ttl(struct pctx *c, json_t *dns, const char *key, uint32_t *out)
+{
+	json_t *v = json_object_get(dns, key);
+
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    json_integer_value(v) > KW_DNS_TTL_LIMIT)
+		return fail(c, "net.dns.%s: must be an integer of seconds, 0 to %d", key,
+			    KW_DNS_TTL_LIMIT);
+	*out = (uint32_t)json_integer_value(v);
+	return 0;
+}
+
+static int parse_dns(struct pctx *c, json_t *net)
+{
+	static const char *const keys[] = { "resolvers", "allow_other_names", "min_ttl", "max_ttl",
+					    NULL };
+	struct kw_dns_conf *d = &c->p->dns;
+	json_t *dns, *a, *v;
+	size_t i;
+	int ret;
+
+	d->min_ttl = KW_DNS_DEFAULT_MIN_TTL;
+	d->max_ttl = KW_DNS_DEFAULT_MAX_TTL;
+	dns = json_object_get(net, "dns");
+	if (!dns)
+		return 0;
+	if (!json_is_object(dns))
+		return fail(c, "net.dns: must be an object");
+	c->p->dns_steer = true;
+	ret = check_keys(c, dns, "net.dns", keys);
+	if (!ret)
+		ret = get_bool(c, dns, "allow_other_names", "net.dns.allow_other_names",
+			       &d->allow_other_names);
+	if (!ret)
+		ret = get_ttl(c, dns, "min_ttl", &d->min_ttl);
+	if (!ret)
+		ret = get_ttl(c, dns, "max_ttl", &d->max_ttl);
+	if (ret)
+		return ret;
+	if (d->min_ttl > d->max_ttl)
+		return fail(c, "net.dns: min_ttl %u is above max_ttl %u", d->min_ttl, d->max_ttl);
+	a = get_array(c, dns, "resolvers", "net.dns.resolvers", KW_DNS_MAX_RESOLVERS, &ret);
+	if (ret || !a)
+		return ret;
+	if (json_array_size(a) == 0)
+		return fail(c, "net.dns.resolvers: empty (leave it out for the host's resolvers)");
+	json_array_foreach(a, i, v) {
+		const char *s = item_string(c, v, "net.dns.resolvers", i, &ret);
+
+		if (!s)
+			return ret;
+		ret = parse_resolver(c, s, i, &d->resolvers[d->n_resolvers]);
+		if (ret)
+			return ret;
+		d->n_resolvers++;
+	}
 	return 0;
 }
 
@@ -286,9 +437,12 @@ static int parse_net_list(struct pctx *c, json_t *net, const char *key, uint8_t 
 			c->cap_net = cap;
 		}
 		ret = parse_net_rule(c, s, name, i, op, &c->p->net[c->p->n_net]);
+		if (ret == 1)
+			ret = parse_name_rule(c, s, name, i, op);
+		else if (!ret)
+			c->p->n_net++;
 		if (ret)
 			return ret;
-		c->p->n_net++;
 	}
 	return 0;
 }
@@ -363,7 +517,8 @@ static int parse_socket_rule(struct pctx *c, const char *s, size_t idx)
 
 static int parse_net(struct pctx *c, json_t *root)
 {
-	static const char *const keys[] = { "connect", "send", "bind", "socket", "unix", NULL };
+	static const char *const keys[] = { "connect", "send", "bind", "socket", "unix", "dns",
+					    NULL };
 	json_t *net, *a, *v;
 	size_t i;
 	int ret;
@@ -378,6 +533,8 @@ static int parse_net(struct pctx *c, json_t *root)
 		ret = parse_net_list(c, net, "send", KW_NET_SEND, KW_CLASS_NET_SEND);
 	if (!ret)
 		ret = parse_net_list(c, net, "bind", KW_NET_BIND, KW_CLASS_NET_BIND);
+	if (!ret)
+		ret = parse_dns(c, net);
 	if (ret)
 		return ret;
 	a = get_array(c, net, "socket", "net.socket", KW_POLICY_MAX_SOCKET_RULES, &ret);
@@ -847,6 +1004,8 @@ int kw_policy_parse(const char *bundle, size_t len, struct kw_policy **out, char
 		json_decref(root);
 		return -ENOMEM;
 	}
+	c.p->dns.min_ttl = KW_DNS_DEFAULT_MIN_TTL;
+	c.p->dns.max_ttl = KW_DNS_DEFAULT_MAX_TTL;
 	ret = parse_root(&c, root);
 	json_decref(root);
 	/* every prefix must fit the kernel's per-prefix rule array */
@@ -872,6 +1031,7 @@ void kw_policy_free(struct kw_policy *p)
 	if (!p)
 		return;
 	free(p->net);
+	free(p->names);
 	free(p->dev);
 	free(p->paths);
 	free(p->exec_digests);
