@@ -8,8 +8,8 @@
  *   (b) floor: the unavoidable recording work (bench/floor.bpf.c: session
  *       lookup, sequence number, one reserve/submit of a kw_ev_net-sized
  *       event) attached to this process's cgroup, a thread consuming;
- *   2. programs loaded and attached to another session's cgroup, this
- *      process untagged (in a different cgroup);
+ *   2. programs loaded (attached at the cgroup2 root, so they run for every
+ *      task) and a session open on another cgroup, this process untagged;
  *   3. this process tagged, record: all (a thread consumes the ring buffer);
  *   4. this process tagged, record: deny (permits only counted).
  * Every configuration runs once per round, rounds interleaved. Prints CPU
@@ -644,7 +644,7 @@ int main(void)
 	       mina, mina - min1, meda, meda - med1);
 	printf("  (b) floor: lookup+seq+reserve/submit:  %7.1f ns (%+6.1f)  %7.1f ns (%+6.1f)\n",
 	       minb, minb - min1, medb, medb - med1);
-	printf("  2. loaded, attached elsewhere, untagged: %7.1f ns (%+6.1f)  %7.1f ns (%+6.1f)\n",
+	printf("  2. loaded (at the root), untagged:     %7.1f ns (%+6.1f)  %7.1f ns (%+6.1f)\n",
 	       min2, min2 - min1, med2, med2 - med1);
 	printf("  3. tagged, record: all:                %7.1f ns (%+6.1f)  %7.1f ns (%+6.1f)\n",
 	       min3, min3 - min1, med3, med3 - med1);
@@ -654,8 +654,9 @@ int main(void)
 	       "unrecorded\n", recorded, (unsigned long long)consumed, dropped, unrecorded);
 	if (stats_fd >= 0) {
 		printf("  kernel-measured cgroup/connect4 program (kernel.bpf_stats):\n");
-		printf("     untagged: %llu runs of any kw_connect4 (none is attached to its "
-		       "cgroup)\n", runs[1]);
+		printf("     untagged: %llu runs, %.1f ns per run (two hash lookups, cgroup and task, "
+		       "both missing)\n", runs[1],
+		       runs[1] ? (double)run_ns[1] / (double)runs[1] : 0.0);
 		printf("     record: all:  %llu runs, %.1f ns per run\n", runs[2],
 		       runs[2] ? (double)run_ns[2] / (double)runs[2] : 0.0);
 		printf("     record: deny: %llu runs, %.1f ns per run\n", runs[3],

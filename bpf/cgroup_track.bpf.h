@@ -110,4 +110,149 @@ int BPF_PROG(kw_cgroup_rmdir, struct cgroup *cgrp, const char *path)
 	return 0;
 }
 
+/* ---- A session follows its tasks ----
+ * Membership by cgroup alone ends when a task writes its pid into another
+ * cgroup's cgroup.procs or is cloned into one (clone3 CLONE_INTO_CGROUP). So
+ * every session task also carries a tag (kw_task_tags): set when it joins a
+ * tagged cgroup, inherited at fork, and given by kw_tag_existing at open. kw_session_find falls back to it, and
+ * the cgroup programs are attached at the cgroup2 root, so a tagged task is
+ * decided wherever it goes. Leaving the session's cgroups is recorded
+ * (KW_EV_CGROUP_MOVE). */
+
+static __always_inline __u64 kw_task_cgroup_id(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
+}
+
+static __always_inline struct kw_task_tag *kw_task_tag_of(struct task_struct *task)
+{
+	__u64 key = (__u64)task;
+
+	return bpf_map_lookup_elem(&kw_task_tags, &key);
+}
+
+/* Tags task with the session in slot (its current generation); a thread
+ * group leader also by tgid. */
+static __always_inline void kw_tag_task(struct task_struct *task, __u32 slot)
+{
+	struct kw_session *s = bpf_map_lookup_elem(&kw_sessions, &slot);
+	struct kw_task_tag t = { .slot = slot };
+	__u64 key = (__u64)task;
+	__u32 tgid;
+
+	if (!s)
+		return;
+	t.generation = s->generation;
+	bpf_map_update_elem(&kw_task_tags, &key, &t, BPF_ANY);
+	tgid = BPF_CORE_READ(task, tgid);
+	if (tgid == BPF_CORE_READ(task, pid))
+		bpf_map_update_elem(&kw_tgid_tags, &tgid, &t, BPF_ANY);
+}
+
+/* Records that a session task (target) now runs in cgroup dst outside the
+ * session's cgroups. The decision is a permit: the move happened and the
+ * session keeps deciding for the task there. */
+static __always_inline void kw_record_move(__u32 slot, __u32 target_pid, __u64 dst, __u32 how)
+{
+	struct kw_ev_proc *e;
+	struct kw_ctx c;
+	int verdict;
+
+	c.slot = slot;
+	c.s = bpf_map_lookup_elem(&kw_sessions, &c.slot);
+	if (!c.s || !c.s->classes)
+		return;
+	c.cgroup_id = dst;
+	e = kw_record_decision(&c, KW_EV_CGROUP_MOVE, 1, KW_RULE_DEFAULT, sizeof(*e), &verdict);
+	if (e) {
+		e->target_pid = target_pid;
+		e->sig_or_mode = how;
+		e->target_cgroup = dst;
+		kw_event_submit(e);
+	}
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(kw_task_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u64 pcg = bpf_get_current_cgroup_id(), ccg;
+	__u32 *slot, *cslot;
+	int s;
+
+	slot = bpf_map_lookup_elem(&kw_cgroups, &pcg);
+	if (slot)
+		s = (int)*slot;
+	else
+		s = kw_tag_slot(kw_task_tag_of(parent));
+	if (s < 0)
+		return 0;
+	kw_tag_task(child, (__u32)s);
+	/* clone3(CLONE_INTO_CGROUP) puts the child elsewhere from the start */
+	ccg = kw_task_cgroup_id(child);
+	if (ccg == pcg)
+		return 0;
+	cslot = bpf_map_lookup_elem(&kw_cgroups, &ccg);
+	if (!cslot || *cslot != (__u32)s)
+		kw_record_move((__u32)s, BPF_CORE_READ(child, tgid), ccg, KW_MOVE_CLONE_INTO);
+	return 0;
+}
+
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(kw_task_attach, struct cgroup *dst, const char *path, struct task_struct *task,
+	     bool threadgroup)
+{
+	__u64 dst_id;
+	__u32 *slot;
+	int s;
+
+	if (!kw_cgroup_is_v2(dst))
+		return 0;
+	dst_id = BPF_CORE_READ(dst, kn, id);
+	slot = bpf_map_lookup_elem(&kw_cgroups, &dst_id);
+	s = kw_tag_slot(kw_task_tag_of(task));
+	if (slot) {
+		/* joining a session's cgroup: the task is that session's now */
+		if (s != (int)*slot)
+			kw_tag_task(task, *slot);
+		return 0;
+	}
+	if (s >= 0)
+		kw_record_move((__u32)s, BPF_CORE_READ(task, tgid), dst_id, KW_MOVE_PROCS);
+	return 0;
+}
+
+/* A freed task's address may hold the next task: its tag goes first. */
+SEC("tp_btf/sched_process_free")
+int BPF_PROG(kw_task_free, struct task_struct *task)
+{
+	__u64 key = (__u64)task;
+	__u32 tgid;
+
+	if (bpf_map_delete_elem(&kw_task_tags, &key))
+		return 0; /* it had no tag */
+	tgid = BPF_CORE_READ(task, tgid);
+	if (tgid == BPF_CORE_READ(task, pid))
+		bpf_map_delete_elem(&kw_tgid_tags, &tgid);
+	return 0;
+}
+
+/* Run once per session open (a task iterator read by kwitnessd): tags every
+ * task, threads included, already in a tagged cgroup, so none that was there
+ * before the session opened can leave unseen. */
+SEC("iter/task")
+int kw_tag_existing(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	__u64 cg;
+	__u32 *slot;
+
+	if (!task)
+		return 0;
+	cg = kw_task_cgroup_id(task);
+	slot = bpf_map_lookup_elem(&kw_cgroups, &cg);
+	if (slot && kw_tag_slot(kw_task_tag_of(task)) != (int)*slot)
+		kw_tag_task(task, *slot);
+	return 0;
+}
+
 #endif

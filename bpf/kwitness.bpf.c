@@ -17,6 +17,9 @@
 #ifndef AF_INET6
 #define AF_INET6 10
 #endif
+#ifndef IPPROTO_ICMPV6
+#define IPPROTO_ICMPV6 58
+#endif
 #ifndef container_of
 #define container_of(ptr, type, member) \
 	((type *)((void *)(ptr) - __builtin_offsetof(type, member)))

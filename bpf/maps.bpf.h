@@ -20,6 +20,38 @@ struct {
 	__type(value, __u32);
 } kw_cgroups SEC(".maps");
 
+/* A session follows its tasks: the tag every session task carries (see
+ * cgroup_track.bpf.h), checked when the task's cgroup is not tagged. Keyed
+ * by the task's address (bpf_get_current_task(): cgroup programs of 6.1
+ * cannot use task storage); deleted when the task is freed, before its
+ * memory can hold another task. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KW_MAX_TAGGED_TASKS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);
+	__type(value, struct kw_task_tag);
+} kw_task_tags SEC(".maps");
+
+/* The same tags by thread group id, for kwitnessd's control socket (a
+ * process inside a session, even one that left its cgroup, is refused). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KW_MAX_TAGGED_TASKS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct kw_task_tag);
+} kw_tgid_tags SEC(".maps");
+
+/* slot -> the generation whose task tags are honoured (0: none). Cleared at
+ * untag, so tagged tasks stop being decided then, as tagged cgroups do. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KW_MAX_SESSIONS);
+	__type(key, __u32);
+	__type(value, __u32);
+} kw_slot_live SEC(".maps");
+
 /* One ring buffer per session slot, created by userspace at session start.
  * The template's size is irrelevant: ring buffers of any size fit the slot. */
 struct kw_ringbuf_tmpl {

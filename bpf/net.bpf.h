@@ -7,20 +7,17 @@
 
 #include "kwitness/abi/net_match.h"
 
-static __always_inline int kw_net_hook(struct bpf_sock_addr *ctx, __u8 op, __u32 class_bit,
-				       __u16 kind, int v6)
+/* One recorded decision on ctx's address under the rules of op. */
+static __always_inline int kw_net_decide(struct bpf_sock_addr *ctx, struct kw_ctx *c, __u8 op,
+					 __u16 kind, int v6)
 {
 	struct kw_net_key key = {};
 	struct kw_net_rules *rules;
 	struct kw_ev_net *e;
-	struct kw_ctx c;
 	__u16 rule, port;
 	int permit, verdict;
 
-	if (!kw_session_find(&c, class_bit))
-		return 1;
-
-	key.slot = c.slot;
+	key.slot = c->slot;
 	key.op = op;
 	if (v6) {
 		__u32 a0 = ctx->user_ip6[0], a1 = ctx->user_ip6[1];
@@ -49,7 +46,7 @@ static __always_inline int kw_net_hook(struct bpf_sock_addr *ctx, __u8 op, __u32
 	rules = bpf_map_lookup_elem(&kw_net_rules, &key);
 	permit = kw_net_eval(rules, port, &rule);
 
-	e = kw_record_decision(&c, kind, permit, rule, sizeof(*e), &verdict);
+	e = kw_record_decision(c, kind, permit, rule, sizeof(*e), &verdict);
 	if (e) {
 		e->family = key.family;
 		e->proto = (__u8)ctx->protocol;
@@ -61,16 +58,43 @@ static __always_inline int kw_net_hook(struct bpf_sock_addr *ctx, __u8 op, __u32
 	return verdict;
 }
 
+static __always_inline int kw_net_hook(struct bpf_sock_addr *ctx, __u8 op, __u32 class_bit,
+				       __u16 kind, int v6)
+{
+	struct kw_ctx c;
+
+	if (!kw_session_find(&c, class_bit))
+		return 1;
+	return kw_net_decide(ctx, &c, op, kind, v6);
+}
+
+/* A connected datagram socket sends without naming a destination, which
+ * cgroup/sendmsg never sees: its connect() is also a net.send decision, so
+ * connect and send govern connected UDP alike. */
+static __always_inline int kw_connect_hook(struct bpf_sock_addr *ctx, int v6)
+{
+	struct kw_ctx c;
+	int verdict = 1;
+
+	if (!kw_session_find(&c, KW_CLASS_NET_CONNECT | KW_CLASS_NET_SEND))
+		return 1;
+	if (c.s->classes & KW_CLASS_NET_CONNECT)
+		verdict = kw_net_decide(ctx, &c, KW_NET_CONNECT, KW_EV_NET_CONNECT, v6);
+	if (verdict && ctx->type == SOCK_DGRAM && (c.s->classes & KW_CLASS_NET_SEND))
+		verdict = kw_net_decide(ctx, &c, KW_NET_SEND, KW_EV_NET_SEND, v6);
+	return verdict;
+}
+
 SEC("cgroup/connect4")
 int kw_connect4(struct bpf_sock_addr *ctx)
 {
-	return kw_net_hook(ctx, KW_NET_CONNECT, KW_CLASS_NET_CONNECT, KW_EV_NET_CONNECT, 0);
+	return kw_connect_hook(ctx, 0);
 }
 
 SEC("cgroup/connect6")
 int kw_connect6(struct bpf_sock_addr *ctx)
 {
-	return kw_net_hook(ctx, KW_NET_CONNECT, KW_CLASS_NET_CONNECT, KW_EV_NET_CONNECT, 1);
+	return kw_connect_hook(ctx, 1);
 }
 
 SEC("cgroup/sendmsg4")
@@ -98,11 +122,12 @@ int kw_bind6(struct bpf_sock_addr *ctx)
 }
 
 /* Only inet and inet6 sockets reach this hook; other families are outside the
- * cgroup hook's reach (docs/policy.md). */
+ * cgroup hook's reach (docs/policy.md). Ping sockets are told apart from
+ * other datagram sockets by their protocol. */
 SEC("cgroup/sock_create")
 int kw_sock_create(struct bpf_sock *sk)
 {
-	__u32 family = sk->family, type = sk->type, bit = 64;
+	__u32 family = sk->family, type = sk->type, protocol = sk->protocol, bit = 64;
 	__u16 rule = KW_RULE_DEFAULT;
 	struct kw_ev_socket *e;
 	struct kw_ctx c;
@@ -110,22 +135,29 @@ int kw_sock_create(struct bpf_sock *sk)
 
 	if (!kw_session_find(&c, KW_CLASS_NET_SOCKET))
 		return 1;
-	if (family == AF_INET && type < 8)
-		bit = type;
+	if (family == AF_INET && type == SOCK_DGRAM && protocol == IPPROTO_ICMP)
+		bit = KW_SOCK_BIT_INET_ICMP;
+	else if (family == AF_INET6 && type == SOCK_DGRAM && protocol == IPPROTO_ICMPV6)
+		bit = KW_SOCK_BIT_INET6_ICMP;
+	else if (family == AF_INET && type < 8)
+		bit = KW_SOCK_BIT(0, type);
 	else if (family == AF_INET6 && type < 8)
-		bit = 8 + type;
-	if (bit < 16 && (c.s->socket_allow >> bit) & 1) {
+		bit = KW_SOCK_BIT(1, type);
+	if (bit < KW_SOCK_BITS && (c.s->socket_allow >> bit) & 1) {
+		/* Implicit governance decides only what it refuses. */
+		if (c.s->flags & KW_SESSF_SOCKET_IMPLICIT)
+			return 1;
 		permit = 1;
 		/* keep the mask: the verifier needs the bound the compiler knows */
 		asm volatile("" : "+r"(bit));
-		rule = c.s->socket_rule[bit & 15];
+		rule = c.s->socket_rule[bit & (KW_SOCK_BITS - 1)];
 	}
 
 	e = kw_record_decision(&c, KW_EV_NET_SOCKET, permit, rule, sizeof(*e), &verdict);
 	if (e) {
 		e->family = family;
 		e->type = type;
-		e->protocol = sk->protocol;
+		e->protocol = protocol;
 		e->pad = 0;
 		kw_event_submit(e);
 	}

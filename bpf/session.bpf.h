@@ -21,17 +21,40 @@ struct kw_ctx {
 	__u32 slot;
 };
 
-/* 1 when the current task is in a tagged cgroup whose session governs
- * class_bit; fills c. One hash lookup decides the untagged case. */
+/* The live session a task's tag names, or -1. */
+static __always_inline int kw_tag_slot(struct kw_task_tag *tag)
+{
+	__u32 *live;
+
+	if (!tag)
+		return -1;
+	live = bpf_map_lookup_elem(&kw_slot_live, &tag->slot);
+	if (!live || !*live || *live != tag->generation)
+		return -1;
+	return (int)tag->slot;
+}
+
+/* 1 when the current task belongs to a session that governs class_bit: its
+ * cgroup is tagged, or else the task carries the session's tag (it left the
+ * session's cgroups: a session follows its tasks). Fills c. An untagged task
+ * costs two hash lookups (cgroup id, task address). */
 static __always_inline int kw_session_find(struct kw_ctx *c, __u32 class_bit)
 {
+	__u64 task;
 	__u32 *slot;
+	int tagged;
 
 	c->cgroup_id = bpf_get_current_cgroup_id();
 	slot = bpf_map_lookup_elem(&kw_cgroups, &c->cgroup_id);
-	if (!slot)
-		return 0;
-	c->slot = *slot;
+	if (slot) {
+		c->slot = *slot;
+	} else {
+		task = bpf_get_current_task();
+		tagged = kw_tag_slot(bpf_map_lookup_elem(&kw_task_tags, &task));
+		if (tagged < 0)
+			return 0;
+		c->slot = (__u32)tagged;
+	}
 	c->s = bpf_map_lookup_elem(&kw_sessions, &c->slot);
 	if (!c->s || !(c->s->classes & class_bit))
 		return 0;

@@ -57,28 +57,33 @@ int kw_hooks_session_add(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint6
 int kw_hooks_session_untag(struct kw_hooks *h, uint32_t slot);
 /* Reads the counters of kw_sessions[slot]. */
 int kw_hooks_session_counters(struct kw_hooks *h, uint32_t slot, struct kw_session *out);
+/* The slot of the open session whose task tag the process tgid carries (it
+ * was in that session, wherever it runs now), or -1. */
+int kw_hooks_pid_slot(struct kw_hooks *h, uint32_t tgid);
 /* Removes rules and the ring buffer; the slot can be reused. */
 int kw_hooks_session_free(struct kw_hooks *h, uint32_t slot);
 
-/* Sessions that outlive the collector (pin_dir set). A session's cgroup links
- * are pinned under <pin_dir>/sessions/<slot>/ and the global links under
- * <pin_dir>/links/: when the collector dies the kernel goes on enforcing and
+/* Sessions that outlive the collector (pin_dir set). Every link is global and
+ * pinned under <pin_dir>/links/ (the cgroup programs at the cgroup2 root, the
+ * tracking tracepoints, the LSM programs); a session lives in the pinned
+ * maps, and <pin_dir>/sessions/<slot>/ marks it live (removed at untag):
+ * when the collector dies the kernel goes on enforcing, following tasks and
  * numbering; events wait in the ring buffer (kw_ringbufs holds it); when it
  * is full the decision is counted as dropped (and refused under
  * on_record_failure deny). kw_hooks_close keeps every pin. */
 
-/* Marks the slots that have pinned session links or a ring buffer. Returns how many. */
+/* Marks the slots that have a live mark or a ring buffer. Returns how many. */
 int kw_hooks_pinned_slots(struct kw_hooks *h, bool pinned[KW_MAX_SESSIONS]);
-/* Takes over a pinned session: its links (moved to this instance's programs
- * when the kernel allows), its ring buffer (*ringbuf_fd, owned by h, and its
- * size), and *conf = kw_sessions[slot]. Without need_links a slot whose links
- * are gone (a close had untagged it) is taken too. 0 or -errno with err; on failure the
- * pins are left for kw_hooks_session_discard. */
-int kw_hooks_session_adopt(struct kw_hooks *h, uint32_t slot, bool need_links,
+/* Takes over a pinned session: its ring buffer (*ringbuf_fd, owned by h, and
+ * its size), and *conf = kw_sessions[slot]. With need_live the session must
+ * still govern (live mark and kw_slot_live); without, one a close had
+ * untagged is taken too. 0 or -errno with err; on failure the pinned state
+ * is left for kw_hooks_session_discard. */
+int kw_hooks_session_adopt(struct kw_hooks *h, uint32_t slot, bool need_live,
 			   struct kw_session *conf, int *ringbuf_fd, size_t *ringbuf_size, char *err,
 			   size_t errlen);
-/* Ends what is left of a pinned session nobody adopts: links, pins,
- * membership, rules, ring buffer. */
+/* Ends what is left of a pinned session nobody adopts: live mark, task tags
+ * validity, membership, rules, ring buffer. */
 int kw_hooks_session_discard(struct kw_hooks *h, uint32_t slot);
 /* After untag: waits until no program that found a session before the untag
  * can still run (an RCU grace period). 0 or -errno (nohz_full kernels refuse). */

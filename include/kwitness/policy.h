@@ -75,7 +75,8 @@ struct kw_policy {
 							    the session's DNS goes through kwitnessd */
 	struct kw_dns_conf dns;                          /* net.dns, or its defaults */
 	uint64_t socket_allow;                           /* as kw_session.socket_allow */
-	uint8_t socket_rule[16];                         /* as kw_session.socket_rule */
+	uint8_t socket_rule[KW_SOCK_BITS];               /* as kw_session.socket_rule */
+	bool socket_implicit;                            /* KW_SESSF_SOCKET_IMPLICIT */
 	struct kw_dev_rule_spec *dev; size_t n_dev;
 	bool sysctl_write;
 	struct kw_path_rule *paths; size_t n_paths;      /* fs.read/write/deny, exec.allow, net.unix */

@@ -105,6 +105,8 @@
 /* connection */
 #define KW_ERR_BUSY "busy"
 #define KW_ERR_PERMISSION_DENIED "permission_denied"
+/* the client runs inside an open session (by cgroup or task tag) */
+#define KW_ERR_FORBIDDEN_FROM_SESSION "forbidden_from_session"
 /* open */
 #define KW_ERR_POLICY_INVALID "policy_invalid"
 #define KW_ERR_HOOKS_UNAVAILABLE "hooks_unavailable"
@@ -112,10 +114,14 @@
 #define KW_ERR_CGROUP_NOT_FOUND "cgroup_not_found"
 #define KW_ERR_INVALID_CGROUP "invalid_cgroup"
 #define KW_ERR_CGROUP_TAGGED "cgroup_tagged"
+/* a non-root client that neither owns nor was granted the cgroup */
+#define KW_ERR_FORBIDDEN_CGROUP "forbidden_cgroup"
 #define KW_ERR_TOO_MANY_SESSIONS "too_many_sessions"
 /* close */
 #define KW_ERR_UNKNOWN_SESSION "unknown_session"
 #define KW_ERR_SESSION_CLOSING "session_closing"
+/* a non-root client closing another user's session */
+#define KW_ERR_FORBIDDEN_SESSION "forbidden_session"
 #define KW_ERR_RECORD_FAILED "record_failed"
 /* any */
 #define KW_ERR_STORAGE "storage"

@@ -10,6 +10,16 @@
  *   sendto HOST PORT             one UDP datagram
  *   bind HOST PORT               bind a TCP socket
  *   socket FAMILY TYPE           inet|inet6|unix|packet|netlink, stream|dgram|raw
+ *   udpconnect HOST PORT         UDP connect(), then send() without an address
+ *   rawsend HOST PORT            a UDP datagram built by hand on an IPv4 raw
+ *                                socket (IPPROTO_UDP)
+ *   ping HOST                    an ICMP echo request on a ping socket
+ *                                (SOCK_DGRAM, IPPROTO_ICMP/ICMPV6)
+ *   packetsend                   a frame on an AF_PACKET socket, out of lo
+ *   clone-into CGROUP HOST PORT  clone3(CLONE_INTO_CGROUP) into the cgroup
+ *                                folder CGROUP; the child TCP-connects and
+ *                                prints its result; the clone's own errno
+ *                                otherwise
  *   open PATH r|w|rw             open a file (device nodes: cgroup/dev)
  *   sysctl NAME [VALUE|-]        read /proc/sys/NAME, or write VALUE ('-': the
  *                                value just read, a harmless write)
@@ -35,7 +45,15 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <netinet/ip_icmp.h>
+#include <netinet/icmp6.h>
+#include <linux/sched.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -227,6 +245,91 @@ static int do_socket(const char *fam, const char *type)
 		return result(errno);
 	close(fd);
 	return result(0);
+}
+
+/* The ways around connect/send: connected UDP, raw, ping and packet sockets.
+ * Each reports the first errno (socket, connect or send) or ok when the
+ * datagram left. */
+static int escape_op(const char *op, const char *host, const char *port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd, e = 0;
+
+	if (parse_addr(host, port, &ss, &len)) {
+		fprintf(stderr, "kw-netprobe: bad address %s %s\n", host, port);
+		return 2;
+	}
+	if (!strcmp(op, "udpconnect")) {
+		fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return result(errno);
+		if (connect(fd, (struct sockaddr *)&ss, len) < 0 || send(fd, "k", 1, 0) < 0)
+			e = errno;
+	} else if (!strcmp(op, "rawsend")) {
+		struct { uint16_t sport, dport, len, sum; char data[1]; } udp = {
+			htons(9), ((struct sockaddr_in *)&ss)->sin_port, htons(9), 0, { 'k' }
+		};
+
+		if (ss.ss_family != AF_INET)
+			return 2;
+		fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_UDP);
+		if (fd < 0)
+			return result(errno);
+		((struct sockaddr_in *)&ss)->sin_port = 0;
+		if (sendto(fd, &udp, 9, 0, (struct sockaddr *)&ss, len) < 0)
+			e = errno;
+	} else { /* ping */
+		struct icmphdr echo = { .type = ICMP_ECHO };
+		struct icmp6_hdr echo6 = { .icmp6_type = ICMP6_ECHO_REQUEST };
+		int v6 = ss.ss_family == AF_INET6;
+
+		fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC,
+			    v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP);
+		if (fd < 0)
+			return result(errno);
+		if (sendto(fd, v6 ? (void *)&echo6 : (void *)&echo,
+			   v6 ? sizeof(echo6) : sizeof(echo), 0, (struct sockaddr *)&ss, len) < 0)
+			e = errno;
+	}
+	close(fd);
+	return result(e);
+}
+
+static int packet_send(void)
+{
+	struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP),
+				  .sll_halen = ETH_ALEN };
+	int fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_IP)), e = 0;
+
+	if (fd < 0)
+		return result(errno);
+	to.sll_ifindex = (int)if_nametoindex("lo");
+	if (sendto(fd, "k", 1, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
+		e = errno;
+	close(fd);
+	return result(e);
+}
+
+static int clone_into(const char *cgroup, const char *host, const char *port)
+{
+	struct clone_args ca = { .flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD };
+	int cfd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC), status;
+	long pid;
+
+	if (cfd < 0)
+		return result(errno);
+	ca.cgroup = (uint64_t)cfd;
+	fflush(stdout);
+	pid = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (pid < 0)
+		return result(errno);
+	if (pid == 0)
+		_exit((status = net_op("connect", host, port), fflush(stdout), status));
+	close(cfd);
+	while (waitpid((pid_t)pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 static int do_open(const char *path, const char *mode)
@@ -477,6 +580,14 @@ int main(int argc, char **argv)
 		return net_op(argv[1], argv[2], argv[3]);
 	if (!strcmp(argv[1], "socket") && argc == 4)
 		return do_socket(argv[2], argv[3]);
+	if ((!strcmp(argv[1], "udpconnect") || !strcmp(argv[1], "rawsend")) && argc == 4)
+		return escape_op(argv[1], argv[2], argv[3]);
+	if (!strcmp(argv[1], "ping") && argc == 3)
+		return escape_op(argv[1], argv[2], "0");
+	if (!strcmp(argv[1], "packetsend") && argc == 2)
+		return packet_send();
+	if (!strcmp(argv[1], "clone-into") && argc == 5)
+		return clone_into(argv[2], argv[3], argv[4]);
 	if (!strcmp(argv[1], "open") && argc == 4)
 		return do_open(argv[2], argv[3]);
 	if (!strcmp(argv[1], "sysctl") && (argc == 3 || argc == 4))
@@ -491,8 +602,9 @@ int main(int argc, char **argv)
 		return do_ctlflood(argv[2], atoi(argv[3]), atoll(argv[4]), atoi(argv[5]));
 usage:
 	fprintf(stderr, "usage: kw-netprobe listen PORT.. | connect|sendto|bind HOST PORT |\n"
-			"       socket FAMILY TYPE | open PATH r|w|rw | sysctl NAME [VALUE|-] |\n"
-			"       flood sendto|socket HOST PORT COUNT [RATE] | ctl SOCKET |\n"
-			"       hold SOCKET TEXT | ctlflood SOCKET CLIENTS BYTES SECONDS\n");
+			"       socket FAMILY TYPE | udpconnect|rawsend HOST PORT | ping HOST |\n"
+			"       packetsend | clone-into CGROUP HOST PORT | open PATH r|w|rw |\n"
+			"       sysctl NAME [VALUE|-] | flood sendto|socket HOST PORT COUNT [RATE] |\n"
+			"       ctl SOCKET | hold SOCKET TEXT | ctlflood SOCKET CLIENTS BYTES SECONDS\n");
 	return 2;
 }

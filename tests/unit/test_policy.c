@@ -117,10 +117,11 @@ static void test_design_example(void **state)
 	assert_int_equal(p->net[3].op, KW_NET_BIND);
 	assert_int_equal(p->net[3].index, 0);
 	assert_int_equal(p->net[3].port_lo, 1024);
-	/* inet and inet6, every type below 8 */
-	assert_int_equal(p->socket_allow, 0xffff);
+	/* plain inet and inet6: stream (1) and dgram (2) only */
+	assert_int_equal(p->socket_allow, 0x0606);
 	assert_int_equal(p->socket_rule[1], 0);
 	assert_int_equal(p->socket_rule[8 + 2], 1);
+	assert_false(p->socket_implicit);
 	assert_int_equal(p->n_dev, 3);
 	assert_int_equal(p->dev[0].type, BPF_DEVCG_DEV_CHAR);
 	assert_int_equal(p->dev[0].major, 1);
@@ -153,9 +154,10 @@ static void test_each_section_sets_its_class(void **state)
 		const char *body;
 		uint32_t classes;
 	} cases[] = {
-		{ ",\"net\":{\"connect\":[]}}", KW_CLASS_NET_CONNECT },
-		{ ",\"net\":{\"send\":[\"0.0.0.0/0:53\"]}}", KW_CLASS_NET_SEND },
-		{ ",\"net\":{\"bind\":[\"::/0:8000-8999\"]}}", KW_CLASS_NET_BIND },
+		/* any net list governs sockets too (raw, ping: docs/policy.md) */
+		{ ",\"net\":{\"connect\":[]}}", KW_CLASS_NET_CONNECT | KW_CLASS_NET_SOCKET },
+		{ ",\"net\":{\"send\":[\"0.0.0.0/0:53\"]}}", KW_CLASS_NET_SEND | KW_CLASS_NET_SOCKET },
+		{ ",\"net\":{\"bind\":[\"::/0:8000-8999\"]}}", KW_CLASS_NET_BIND | KW_CLASS_NET_SOCKET },
 		{ ",\"net\":{\"socket\":[\"inet:stream\"]}}", KW_CLASS_NET_SOCKET },
 		{ ",\"net\":{\"unix\":[\"/run/app.sock\"]}}", KW_CLASS_UNIX },
 		{ ",\"net\":{}}", 0 },
@@ -216,11 +218,31 @@ static void test_section_values(void **state)
 	/* socket types: stream=1 dgram=2 raw=3; rule index of the first match */
 	p = parse_ok(HEAD ",\"net\":{\"socket\":[\"unix\",\"inet6:dgram|raw\",\"inet:stream\","
 		     "\"inet6\"]}}");
-	assert_int_equal(p->socket_allow, (1u << 1) | 0xff00);
+	assert_int_equal(p->socket_allow, (1u << 1) | (1u << 10) | (1u << 11) | (1u << 9));
 	assert_int_equal(p->socket_rule[1], 2);
 	assert_int_equal(p->socket_rule[8 + 2], 1);
 	assert_int_equal(p->socket_rule[8 + 3], 1);
 	assert_int_equal(p->socket_rule[8 + 1], 3);
+	kw_policy_free(p);
+
+	/* ping sockets have their own bits: dgram does not grant them, icmp does */
+	p = parse_ok(HEAD ",\"net\":{\"socket\":[\"inet:dgram\",\"inet6:icmp\",\"inet:icmp|raw\"]}}");
+	assert_int_equal(p->socket_allow, (1ull << 2) | (1ull << KW_SOCK_BIT_INET6_ICMP) |
+					  (1ull << KW_SOCK_BIT_INET_ICMP) | (1ull << 3));
+	assert_int_equal(p->socket_rule[KW_SOCK_BIT_INET6_ICMP], 1);
+	assert_int_equal(p->socket_rule[KW_SOCK_BIT_INET_ICMP], 2);
+	assert_int_equal(p->socket_rule[3], 2);
+	kw_policy_free(p);
+
+	/* no net.socket but another net list: stream and dgram pass undecided,
+	 * the rest (raw, ping, seqpacket) is governed and denied */
+	p = parse_ok(HEAD ",\"net\":{\"send\":[]}}");
+	assert_true(p->socket_implicit);
+	assert_int_equal(p->socket_allow, 0x0606);
+	kw_policy_free(p);
+	p = parse_ok(HEAD ",\"net\":{\"unix\":[\"/run/x.sock\"]}}");
+	assert_false(p->socket_implicit);
+	assert_int_equal(p->classes & KW_CLASS_NET_SOCKET, 0);
 	kw_policy_free(p);
 
 	p = parse_ok(HEAD ",\"net\":{\"unix\":[\"/run/a.sock\",\"/\"]}}");

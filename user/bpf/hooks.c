@@ -51,7 +51,6 @@ struct kw_slot_state {
 	bool tagged;
 	int ringbuf_fd;
 	size_t ringbuf_size;
-	struct bpf_link *links[KW_N_CG_PROGS];
 };
 
 struct kw_hooks {
@@ -59,6 +58,8 @@ struct kw_hooks {
 	uint32_t available;
 	char why[KW_CLASS_COUNT][160];
 	struct bpf_link *tp_mkdir, *tp_rmdir;
+	struct bpf_link *tp_fork, *tp_attach, *tp_free; /* a session follows its tasks */
+	struct bpf_link *root_links[KW_N_CG_PROGS]; /* cgroup programs at the cgroup2 root */
 	size_t ringbuf_size;
 	uint32_t wakeup_bytes;
 	char *pin_dir; /* NULL: nothing is pinned, sessions end with the process */
@@ -216,23 +217,33 @@ static bool sessions_pinned(const char *pin_dir)
 	return any;
 }
 
-struct bpf_link *kw_hooks_global_link(struct bpf_program *prog, const char *pin_dir, bool reuse)
+/* A link of prog for every task (cgroup_fd < 0: its own attach point; else
+ * the cgroup it is attached to), pinned at <pin_dir>/links/<program> when
+ * pin_dir is set. */
+static struct bpf_link *global_link(struct bpf_program *prog, int cgroup_fd, const char *pin_dir,
+				    bool reuse)
 {
 	struct bpf_link *l;
 	char path[512];
 	int e;
 
 	if (!pin_dir)
-		return bpf_program__attach(prog);
+		return cgroup_fd < 0 ? bpf_program__attach(prog) :
+				       bpf_program__attach_cgroup(prog, cgroup_fd);
 	if (pin_path(path, sizeof(path), pin_dir, -1, bpf_program__name(prog))) {
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
 	/* Sessions of an earlier collector are still enforced by its programs:
 	 * keep them (same maps), never a moment with none or with two. */
-	if (reuse && !access(path, F_OK) && (l = bpf_link__open(path)))
+	if (reuse && !access(path, F_OK) && (l = bpf_link__open(path))) {
+		/* a cgroup link runs this instance's program from now on (a
+		 * tracing link cannot be moved: it keeps the old one, same maps) */
+		if (cgroup_fd >= 0)
+			bpf_link__update_program(l, prog);
 		return l;
-	l = bpf_program__attach(prog);
+	}
+	l = cgroup_fd < 0 ? bpf_program__attach(prog) : bpf_program__attach_cgroup(prog, cgroup_fd);
 	if (!l)
 		return NULL;
 	unlink(path); /* an older link detaches as its pin goes */
@@ -251,6 +262,93 @@ void kw_hooks_global_unpin(const char *pin_dir, const char *name)
 
 	if (pin_dir && !pin_path(path, sizeof(path), pin_dir, -1, name))
 		unlink(path);
+}
+
+struct bpf_link *kw_hooks_global_link(struct bpf_program *prog, const char *pin_dir, bool reuse)
+{
+	return global_link(prog, -1, pin_dir, reuse);
+}
+
+/* Pinned maps may hold what a collector that died without pinned sessions
+ * left (none to resume): cgroups still mapped to its slots, sessions still
+ * governing. With the programs at the cgroup2 root, those would be decided
+ * again, so this instance starts from no session at all. Pinned sessions are
+ * left to resume, which adopts or ends each. */
+static void forget_dead_sessions(struct kw_hooks *h)
+{
+	int sessions = bpf_map__fd(h->skel->maps.kw_sessions);
+	int cgroups = bpf_map__fd(h->skel->maps.kw_cgroups);
+	__u64 key, next;
+	__u32 slot, zero = 0;
+	struct kw_session s;
+
+	for (slot = 0; slot < KW_MAX_SESSIONS; slot++) {
+		bpf_map_update_elem(bpf_map__fd(h->skel->maps.kw_slot_live), &slot, &zero, BPF_ANY);
+		if (bpf_map_lookup_elem(sessions, &slot, &s) == 0 && s.classes) {
+			s.classes = 0;
+			bpf_map_update_elem(sessions, &slot, &s, BPF_ANY);
+		}
+	}
+	while (bpf_map_get_next_key(cgroups, NULL, &next) == 0) {
+		key = next;
+		if (bpf_map_delete_elem(cgroups, &key))
+			break;
+	}
+}
+
+/* The cgroup2 mount point from /proc/self/mountinfo (field 5 of the line
+ * whose filesystem type, after " - ", is cgroup2). */
+static int cgroup2_root(char *out, size_t len)
+{
+	char line[4096];
+	int ret = -ENOENT;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	if (!f)
+		return -errno;
+	while (ret && fgets(line, sizeof(line), f)) {
+		char mnt[4096];
+
+		if (!strstr(line, " - cgroup2 "))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1 && strlen(mnt) < len) {
+			memcpy(out, mnt, strlen(mnt) + 1);
+			ret = 0;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/* The cgroup programs run for every task on the host, attached once at the
+ * cgroup2 root (multi-attach: other programs stay, and no cgroup below can
+ * override them): a session task that left its cgroups is decided wherever
+ * it went. A class whose program cannot be attached there is unavailable. */
+static void attach_at_root(struct kw_hooks *h, bool reuse)
+{
+	char root[4096];
+	size_t i;
+	int fd;
+
+	if (cgroup2_root(root, sizeof(root)) ||
+	    (fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		set_why(h, h->available & ~KW_CLASS_LSM_MASK, "no cgroup2 mount to attach to");
+		h->available &= KW_CLASS_LSM_MASK;
+		return;
+	}
+	for (i = 0; i < KW_N_CG_PROGS; i++) {
+		const struct kw_cg_prog *p = &kw_cg_progs[i];
+
+		if (!(h->available & p->class_bit))
+			continue;
+		h->root_links[i] = global_link(cg_prog(h, p), fd, h->pin_dir, reuse);
+		if (!h->root_links[i]) {
+			set_why(h, p->class_bit, "attaching %s at the cgroup2 root failed: %s",
+				p->section, strerror(errno));
+			h->available &= ~p->class_bit;
+		}
+	}
+	close(fd);
 }
 
 int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char *err,
@@ -320,10 +418,13 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 	if (bpf_program__fd(h->skel->progs.kw_cgroup_mkdir) >= 0) {
 		h->tp_mkdir = kw_hooks_global_link(h->skel->progs.kw_cgroup_mkdir, h->pin_dir, reuse);
 		h->tp_rmdir = kw_hooks_global_link(h->skel->progs.kw_cgroup_rmdir, h->pin_dir, reuse);
-		if (!h->tp_mkdir || !h->tp_rmdir) {
+		h->tp_fork = kw_hooks_global_link(h->skel->progs.kw_task_fork, h->pin_dir, reuse);
+		h->tp_attach = kw_hooks_global_link(h->skel->progs.kw_task_attach, h->pin_dir, reuse);
+		h->tp_free = kw_hooks_global_link(h->skel->progs.kw_task_free, h->pin_dir, reuse);
+		if (!h->tp_mkdir || !h->tp_rmdir || !h->tp_fork || !h->tp_attach || !h->tp_free) {
 			ret = -errno ?: -EINVAL;
-			snprintf(err, errlen, "attaching tp_btf/cgroup_mkdir/rmdir failed: %s",
-				 strerror(-ret));
+			snprintf(err, errlen, "attaching tp_btf/cgroup_mkdir/rmdir, "
+				 "sched_process_fork/free, cgroup_attach_task failed: %s", strerror(-ret));
 			goto fail;
 		}
 	}
@@ -335,6 +436,10 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 	for (i = 0; i < KW_N_CG_PROGS; i++)
 		if (bpf_program__fd(cg_prog(h, &kw_cg_progs[i])) < 0)
 			h->available &= ~kw_cg_progs[i].class_bit;
+	if (!reuse)
+		forget_dead_sessions(h);
+	if (h->available && h->tp_mkdir)
+		attach_at_root(h, reuse);
 	if (!h->tp_mkdir) {
 		/* without tracking, children made after tagging would escape */
 		set_why(h, h->available, "tp_btf/cgroup_mkdir unavailable: new child cgroups "
@@ -363,14 +468,16 @@ void kw_hooks_close(struct kw_hooks *h)
 
 	if (!h)
 		return;
-	for (i = 0; i < KW_MAX_SESSIONS; i++) {
-		for (j = 0; j < KW_N_CG_PROGS; j++)
-			bpf_link__destroy(h->slots[i].links[j]);
+	for (j = 0; j < KW_N_CG_PROGS; j++)
+		bpf_link__destroy(h->root_links[j]);
+	for (i = 0; i < KW_MAX_SESSIONS; i++)
 		if (h->slots[i].ringbuf_fd >= 0)
 			close(h->slots[i].ringbuf_fd);
-	}
 	bpf_link__destroy(h->tp_mkdir);
 	bpf_link__destroy(h->tp_rmdir);
+	bpf_link__destroy(h->tp_fork);
+	bpf_link__destroy(h->tp_attach);
+	bpf_link__destroy(h->tp_free);
 	kwitness_bpf__destroy(h->skel);
 	free(h->pin_dir);
 	free(h);
@@ -516,21 +623,21 @@ static int untag_members(struct kw_hooks *h, uint32_t slot)
 	return n < 0 ? n : 0;
 }
 
-/* Detaches the session's cgroup links, pins included. */
-static void detach_links(struct kw_hooks *h, uint32_t slot)
+/* The marker of a live session, <pin_dir>/sessions/<slot>/: it says a later
+ * collector has a session to resume (its state is all in the pinned maps). */
+static int mark_live(struct kw_hooks *h, uint32_t slot, bool live)
 {
-	struct kw_slot_state *st = &h->slots[slot];
 	char dir[512];
-	size_t i;
+	int ret;
 
-	for (i = 0; i < KW_N_CG_PROGS; i++) {
-		if (st->links[i] && h->pin_dir)
-			bpf_link__unpin(st->links[i]);
-		bpf_link__destroy(st->links[i]);
-		st->links[i] = NULL;
-	}
-	if (h->pin_dir && !pin_path(dir, sizeof(dir), h->pin_dir, (int)slot, NULL))
-		rmdir(dir);
+	if (!h->pin_dir)
+		return 0;
+	ret = pin_path(dir, sizeof(dir), h->pin_dir, (int)slot, NULL);
+	if (ret)
+		return ret;
+	if (!live)
+		return rmdir(dir) && errno != ENOENT ? -errno : 0;
+	return mkdir_p(dir);
 }
 
 static int delete_rules(struct kw_hooks *h, uint32_t slot)
@@ -567,6 +674,47 @@ static int tag_one(const struct kw_hooks *h, int map_fd, uint64_t id, uint32_t s
 	snprintf(err, errlen, "tagging cgroup %llu failed: %s", (unsigned long long)id,
 		 strerror(errno));
 	return errno == E2BIG ? -ENOSPC : -errno;
+}
+
+static uint32_t read_generation(const struct kw_hooks *h, uint32_t slot)
+{
+	struct kw_session s;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.kw_sessions), &slot, &s))
+		return 0;
+	return s.generation;
+}
+
+/* Tags every task (threads included) already in the session's cgroups, in
+ * the kernel: a task iterator (kw_tag_existing) run once, read to its end.
+ * Tasks that fork or join later are tagged by the tracepoints. */
+static int tag_existing_tasks(const struct kw_hooks *h, char *err, size_t errlen)
+{
+	struct bpf_link *link = bpf_program__attach_iter(h->skel->progs.kw_tag_existing, NULL);
+	char buf[256];
+	ssize_t n;
+	int fd, ret = 0;
+
+	if (!link) {
+		ret = -errno ?: -EINVAL;
+		snprintf(err, errlen, "the task iterator could not be attached: %s", strerror(-ret));
+		return ret;
+	}
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "the task iterator could not be created: %s", strerror(errno));
+	} else {
+		while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+			;
+		if (n < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "the task iterator failed: %s", strerror(errno));
+		}
+		close(fd);
+	}
+	bpf_link__destroy(link);
+	return ret;
 }
 
 /* Tags every descendant of the directory dirfd (already tagged itself): each
@@ -684,7 +832,15 @@ static int write_session(struct kw_hooks *h, uint32_t slot, const struct kw_poli
 	s.wakeup_bytes = h->wakeup_bytes;
 	s.socket_allow = pol->socket_allow;
 	memcpy(s.socket_rule, pol->socket_rule, sizeof(s.socket_rule));
+	s.flags = pol->socket_implicit ? KW_SESSF_SOCKET_IMPLICIT : 0;
 	return bpf_map_update_elem(fd, &slot, &s, BPF_ANY) ? -errno : 0;
+}
+
+/* kw_slot_live[slot]: the generation whose task tags count (0: none). */
+static int set_live(struct kw_hooks *h, uint32_t slot, uint32_t generation)
+{
+	return bpf_map_update_elem(bpf_map__fd(h->skel->maps.kw_slot_live), &slot, &generation,
+				   BPF_ANY) ? -errno : 0;
 }
 
 /* Keeps the counters (the collector may still read them) but governs nothing. */
@@ -732,52 +888,6 @@ static void remove_ringbuf(struct kw_hooks *h, uint32_t slot)
 	h->slots[slot].ringbuf_fd = -1;
 }
 
-static int attach_links(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint32_t classes,
-			char *err, size_t errlen)
-{
-	struct kw_slot_state *st = &h->slots[slot];
-	char path[512];
-	size_t i;
-
-	if (h->pin_dir) {
-		int ret = pin_path(path, sizeof(path), h->pin_dir, (int)slot, NULL);
-
-		if (!ret)
-			ret = mkdir_p(path);
-		if (ret) {
-			snprintf(err, errlen, "pin directory %s: %s", path, strerror(-ret));
-			return ret;
-		}
-	}
-	for (i = 0; i < KW_N_CG_PROGS; i++) {
-		const struct kw_cg_prog *p = &kw_cg_progs[i];
-		int ret;
-
-		if (!(classes & p->class_bit))
-			continue;
-		/* cgroup links are multi-attach: other programs on the cgroup stay */
-		st->links[i] = bpf_program__attach_cgroup(cg_prog(h, p), cgroup_fd);
-		if (!st->links[i]) {
-			ret = -errno ?: -EINVAL;
-			snprintf(err, errlen, "attaching %s to the cgroup failed: %s", p->section,
-				 strerror(-ret));
-			return ret;
-		}
-		if (h->pin_dir) {
-			pin_path(path, sizeof(path), h->pin_dir, (int)slot,
-				 bpf_program__name(cg_prog(h, p)));
-			unlink(path); /* a stale pin of a slot nobody adopted */
-			ret = bpf_link__pin(st->links[i], path);
-			if (ret) {
-				snprintf(err, errlen, "pinning %s at %s failed: %s", p->section,
-					 path, strerror(-ret));
-				return ret;
-			}
-		}
-	}
-	return 0;
-}
-
 int kw_hooks_session_add(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint64_t cgroup_id,
 			 const struct kw_policy *pol, int *ringbuf_fd, char *err, size_t errlen)
 {
@@ -817,7 +927,7 @@ int kw_hooks_session_add(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint6
 	untag_members(h, slot);
 	delete_rules(h, slot);
 
-	/* order: configuration, rules, ring buffer, links, membership; nothing
+	/* order: configuration, rules, ring buffer, live mark, membership; nothing
 	 * is decided for the session before its cgroup is tagged */
 	ret = write_session(h, slot, pol);
 	if (ret) {
@@ -837,14 +947,21 @@ int kw_hooks_session_add(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint6
 	ret = create_ringbuf(h, slot, err, errlen);
 	if (ret)
 		goto fail;
-	ret = attach_links(h, slot, cgroup_fd, pol->classes, err, errlen);
-	if (ret)
-		goto fail;
 
+	/* task tags of this generation count from now on */
+	ret = set_live(h, slot, read_generation(h, slot));
+	if (!ret)
+		ret = mark_live(h, slot, true);
+	if (ret) {
+		snprintf(err, errlen, "marking slot %u live failed: %s", slot, strerror(-ret));
+		goto fail;
+	}
 	st->tagged = true;
 	ret = tag_one(h, map_fd, cgroup_id, slot, err, errlen);
 	if (!ret)
 		ret = tag_descendants(h, map_fd, cgroup_fd, slot, 0, err, errlen);
+	if (!ret)
+		ret = tag_existing_tasks(h, err, errlen);
 	if (ret)
 		goto fail;
 	*ringbuf_fd = st->ringbuf_fd;
@@ -865,7 +982,8 @@ int kw_hooks_session_untag(struct kw_hooks *h, uint32_t slot)
 	st = &h->slots[slot];
 	if (!st->used)
 		return -ENOENT;
-	detach_links(h, slot);
+	set_live(h, slot, 0); /* tagged tasks stop being decided, as cgroups do */
+	mark_live(h, slot, false);
 	ret = untag_members(h, slot);
 	st->tagged = false;
 	return ret;
@@ -878,6 +996,19 @@ int kw_hooks_session_counters(struct kw_hooks *h, uint32_t slot, struct kw_sessi
 	if (slot >= KW_MAX_SESSIONS)
 		return -EINVAL;
 	return bpf_map_lookup_elem(fd, &slot, out) ? -errno : 0;
+}
+
+int kw_hooks_pid_slot(struct kw_hooks *h, uint32_t tgid)
+{
+	struct kw_task_tag tag;
+	uint32_t live;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.kw_tgid_tags), &tgid, &tag) ||
+	    tag.slot >= KW_MAX_SESSIONS ||
+	    bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.kw_slot_live), &tag.slot, &live) ||
+	    !live || live != tag.generation)
+		return -1;
+	return (int)tag.slot;
 }
 
 int kw_hooks_session_free(struct kw_hooks *h, uint32_t slot)
@@ -913,7 +1044,7 @@ int kw_hooks_pinned_slots(struct kw_hooks *h, bool pinned[KW_MAX_SESSIONS])
 	if (!h->pin_dir ||
 	    snprintf(path, sizeof(path), "%s/sessions", h->pin_dir) >= (int)sizeof(path))
 		return 0;
-	/* a session whose close had untagged it has no links, only its ring buffer */
+	/* a session whose close had untagged it has no live mark, only its ring buffer */
 	for (uint32_t slot = 0; slot < KW_MAX_SESSIONS; slot++) {
 		__u32 id;
 
@@ -940,31 +1071,27 @@ int kw_hooks_pinned_slots(struct kw_hooks *h, bool pinned[KW_MAX_SESSIONS])
 	return n;
 }
 
-/* Opens the slot's pinned links and its ring buffer (kept alive by
- * kw_ringbufs). Links are moved to this instance's programs when the kernel
- * allows it (same maps either way). */
-static int open_pinned(struct kw_hooks *h, uint32_t slot, bool need_links, char *err,
+/* Opens the slot's ring buffer (kept alive by kw_ringbufs). With need_live,
+ * the session must still be governing: its live mark, kw_slot_live[slot] and
+ * kw_sessions[slot] of one generation (its programs are the root links,
+ * shared by every session; all its state is in the pinned maps). */
+static int open_pinned(struct kw_hooks *h, uint32_t slot, bool need_live, char *err,
 		       size_t errlen)
 {
 	struct kw_slot_state *st = &h->slots[slot];
-	int outer = bpf_map__fd(h->skel->maps.kw_ringbufs), n = 0;
+	int outer = bpf_map__fd(h->skel->maps.kw_ringbufs);
 	struct bpf_map_info info;
-	__u32 len = sizeof(info), id = 0;
+	__u32 len = sizeof(info), id = 0, live = 0;
+	struct kw_session conf;
 	char path[512];
-	size_t i;
 
-	for (i = 0; i < KW_N_CG_PROGS; i++) {
-		struct bpf_program *prog = cg_prog(h, &kw_cg_progs[i]);
-
-		if (pin_path(path, sizeof(path), h->pin_dir, (int)slot, bpf_program__name(prog)) ||
-		    access(path, F_OK))
-			continue;
-		st->links[i] = bpf_link__open(path);
-		if (!st->links[i])
-			continue;
-		n++;
-		if (bpf_program__fd(prog) >= 0)
-			bpf_link__update_program(st->links[i], prog);
+	if (need_live &&
+	    (pin_path(path, sizeof(path), h->pin_dir, (int)slot, NULL) || access(path, F_OK) ||
+	     bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.kw_slot_live), &slot, &live) ||
+	     kw_hooks_session_counters(h, slot, &conf) || !live || live != conf.generation)) {
+		snprintf(err, errlen, "slot %u: the session no longer governs (no live mark under "
+			 "%s/sessions/%u)", slot, h->pin_dir, slot);
+		return -ENOENT;
 	}
 	if (bpf_map_lookup_elem(outer, &slot, &id) == 0 && id)
 		st->ringbuf_fd = bpf_map_get_fd_by_id(id);
@@ -973,11 +1100,6 @@ static int open_pinned(struct kw_hooks *h, uint32_t slot, bool need_links, char 
 		if (bpf_obj_get_info_by_fd(st->ringbuf_fd, &info, &len) == 0)
 			st->ringbuf_size = info.max_entries;
 	}
-	if (!n && need_links) {
-		snprintf(err, errlen, "slot %u: no pinned links under %s/sessions/%u", slot,
-			 h->pin_dir, slot);
-		return -ENOENT;
-	}
 	if (st->ringbuf_fd < 0 || !st->ringbuf_size) {
 		snprintf(err, errlen, "slot %u: the ring buffer is gone", slot);
 		return -ENOENT;
@@ -985,7 +1107,7 @@ static int open_pinned(struct kw_hooks *h, uint32_t slot, bool need_links, char 
 	return 0;
 }
 
-int kw_hooks_session_adopt(struct kw_hooks *h, uint32_t slot, bool need_links,
+int kw_hooks_session_adopt(struct kw_hooks *h, uint32_t slot, bool need_live,
 			   struct kw_session *conf, int *ringbuf_fd, size_t *ringbuf_size, char *err,
 			   size_t errlen)
 {
@@ -1003,17 +1125,13 @@ int kw_hooks_session_adopt(struct kw_hooks *h, uint32_t slot, bool need_links,
 		return -EBUSY;
 	}
 	st->used = st->tagged = true;
-	ret = open_pinned(h, slot, need_links, err, errlen);
+	ret = open_pinned(h, slot, need_live, err, errlen);
 	if (!ret && kw_hooks_session_counters(h, slot, conf)) {
 		ret = -errno;
 		snprintf(err, errlen, "slot %u: reading the session: %s", slot, strerror(errno));
 	}
 	if (ret) {
-		/* keep the pins: kw_hooks_session_discard decides */
-		for (size_t i = 0; i < KW_N_CG_PROGS; i++) {
-			bpf_link__destroy(st->links[i]);
-			st->links[i] = NULL;
-		}
+		/* keep the pinned state: kw_hooks_session_discard decides */
 		if (st->ringbuf_fd >= 0)
 			close(st->ringbuf_fd);
 		st->ringbuf_fd = -1;

@@ -6,6 +6,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdbool.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,8 +39,9 @@ static void run_usage(FILE *f)
 	fprintf(f,
 		"usage: kwitness run --policy FILE [--sandbox-id ID] [--image-digest D]\n"
 		"                    [--key-jwk FILE] [--model-provider P] [--model-id M]\n"
-		"                    [--data-class C] [--close-wait SECONDS] [--json]\n"
-		"                    [--socket PATH] -- CMD [ARGS]\n\n"
+		"                    [--data-class C] [--close-wait SECONDS]\n"
+		"                    [--user USER[:GROUP] | --as-root] [--json] [--socket PATH]\n"
+		"                    -- CMD [ARGS]\n\n"
 		"Runs CMD in a new cgroup under a kwitnessd session. When CMD exits the cgroup\n"
 		"is frozen, what is left in it is killed (counted in the trailer), the session\n"
 		"is closed and the signed record verified (with --key-jwk, else with the\n"
@@ -45,7 +50,108 @@ static void run_usage(FILE *f)
 		"moment, kwitness run waits for it up to --close-wait seconds (default %d;\n"
 		"the kernel keeps enforcing meanwhile). Defaults: sandbox id\n"
 		"spiffe://kwitness.local/run/<pid>, image digest the sha256 of CMD's\n"
-		"executable. Exit status: CMD's.\n", KW_RUN_CLOSE_WAIT);
+		"executable. Exit status: CMD's.\n\n"
+		"Run as root, CMD runs unprivileged (no_new_privs set): as --user USER[:GROUP]\n"
+		"(names or numbers) when given, else as SUDO_UID/SUDO_GID when set, else as\n"
+		"nobody. --as-root keeps root, which can undo the sandbox (docs/security.md).\n",
+		KW_RUN_CLOSE_WAIT);
+}
+
+/* Who CMD runs as. */
+struct run_identity {
+	bool keep;        /* --as-root, or kwitness run is not root itself */
+	uid_t uid;
+	gid_t gid;
+	const char *name; /* for the supplementary groups; NULL: none */
+};
+
+static int parse_user(const char *spec, struct run_identity *id)
+{
+	char user[256], *colon, *end;
+	struct passwd *pw;
+	unsigned long n;
+
+	if (snprintf(user, sizeof(user), "%s", spec) >= (int)sizeof(user) || !user[0])
+		return -EINVAL;
+	colon = strchr(user, ':');
+	if (colon)
+		*colon++ = '\0';
+	errno = 0;
+	n = strtoul(user, &end, 10);
+	pw = (*end || end == user) ? getpwnam(user) : getpwuid((uid_t)n);
+	if (pw) {
+		id->uid = pw->pw_uid;
+		id->gid = pw->pw_gid;
+		id->name = pw->pw_name;
+	} else if (!*end && end != user && !errno && n < 0xffffffffu) {
+		id->uid = (uid_t)n;
+		id->gid = (gid_t)n;
+		id->name = NULL;
+	} else {
+		return -ENOENT;
+	}
+	if (colon) {
+		struct group *gr;
+
+		errno = 0;
+		n = strtoul(colon, &end, 10);
+		gr = (*end || end == colon) ? getgrnam(colon) : NULL;
+		if (gr)
+			id->gid = gr->gr_gid;
+		else if (!*end && end != colon && !errno && n < 0xffffffffu)
+			id->gid = (gid_t)n;
+		else
+			return -ENOENT;
+	}
+	if (id->uid == 0)
+		return -EPERM; /* root is --as-root, said out loud */
+	return 0;
+}
+
+/* --user, else SUDO_UID/SUDO_GID, else nobody (65534 when there is no such
+ * user). Strings kept from getpw* are copied: later calls overwrite them. */
+static int choose_identity(const char *user, bool as_root, struct run_identity *id,
+			   char *name_buf, size_t name_len)
+{
+	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
+	int e;
+
+	memset(id, 0, sizeof(*id));
+	if (as_root || geteuid() != 0) {
+		id->keep = true;
+		return 0;
+	}
+	if (user)
+		e = parse_user(user, id);
+	else if (su && *su && strcmp(su, "0")) {
+		char spec[64];
+
+		snprintf(spec, sizeof(spec), "%s%s%s", su, sg && *sg ? ":" : "", sg ? sg : "");
+		e = parse_user(spec, id);
+	} else {
+		e = parse_user("nobody", id);
+		if (e == -ENOENT)
+			e = parse_user("65534:65534", id);
+	}
+	if (!e && id->name) {
+		snprintf(name_buf, name_len, "%s", id->name);
+		id->name = name_buf;
+	}
+	return e;
+}
+
+/* In the child, after it joined the cgroup: drop to id for good. */
+static int become(const struct run_identity *id)
+{
+	if (id->keep)
+		return 0;
+	if ((id->name ? initgroups(id->name, id->gid) : setgroups(0, NULL)) < 0 ||
+	    setresgid(id->gid, id->gid, id->gid) < 0 || setresuid(id->uid, id->uid, id->uid) < 0)
+		return -errno;
+	/* no setuid binary or file capability gives root back */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	return 0;
 }
 
 /* The executable execvp would run, for the default image digest. */
@@ -236,8 +342,14 @@ int cmd_run(int argc, char **argv)
 		KW_OPEN_LONG_OPTIONS,
 		{ "key-jwk", required_argument, NULL, 'k' },
 		{ "close-wait", required_argument, NULL, 'w' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "as-root", no_argument, NULL, 'R' },
 		{ 0 },
 	};
+	const char *user = NULL;
+	bool as_root = false;
+	struct run_identity ident;
+	char ident_name[256];
 	struct kw_open_options o = { 0 };
 	const char *key_jwk = NULL;
 	int close_wait = KW_RUN_CLOSE_WAIT;
@@ -266,6 +378,8 @@ int cmd_run(int argc, char **argv)
 			close_wait = (int)v;
 			break;
 		}
+		case 'u': user = optarg; break;
+		case 'R': as_root = true; break;
 		case 'h': run_usage(stdout); return 0;
 		default: run_usage(stderr); return 2;
 		}
@@ -273,6 +387,21 @@ int cmd_run(int argc, char **argv)
 	if (!o.policy || optind >= argc) {
 		fprintf(stderr, "kwitness run: --policy FILE and a command after -- are required\n");
 		run_usage(stderr);
+		return 2;
+	}
+	if (user && as_root) {
+		fprintf(stderr, "kwitness run: --user and --as-root exclude each other\n");
+		return 2;
+	}
+	if (user && geteuid() != 0) {
+		fprintf(stderr, "kwitness run: --user needs root\n");
+		return 2;
+	}
+	e = choose_identity(user, as_root, &ident, ident_name, sizeof(ident_name));
+	if (e) {
+		fprintf(stderr, "kwitness run: %s: %s\n", user ? user : "the user to run as",
+			e == -EPERM ? "root needs --as-root" : e == -ENOENT ? "no such user or group" :
+			strerror(-e));
 		return 2;
 	}
 	if (!o.sandbox_id) {
@@ -341,6 +470,8 @@ int cmd_run(int argc, char **argv)
 
 		close(pipefd[0]);
 		ce = kw_cgroup_join(cg, getpid());
+		if (!ce)
+			ce = become(&ident);
 		if (!ce) {
 			execvp(argv[optind], argv + optind);
 			ce = -errno;

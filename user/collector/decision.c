@@ -561,11 +561,21 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 		/* fallthrough */
 	case KW_EV_PROC_KILL:
 	case KW_EV_PROC_PTRACE:
-	case KW_EV_PROC_SIGIO: {
+	case KW_EV_PROC_SIGIO:
+	case KW_EV_CGROUP_MOVE: {
 		const struct kw_ev_proc *ev = data;
 
 		if (size < sizeof(*ev)) {
 			ret = -EINVAL;
+			break;
+		}
+		if (h.kind == KW_EV_CGROUP_MOVE) {
+			/* a session task left the session's cgroups; still governed */
+			add_id(e, "target_cgroup", ev->target_cgroup);
+			add_int(e, "target_pid", ev->target_pid);
+			add_str(e, "tool", "cgroup.move");
+			add_str(e, "via", ev->sig_or_mode == KW_MOVE_CLONE_INTO ? "clone_into_cgroup" :
+					  "cgroup.procs");
 			break;
 		}
 		if (h.kind == KW_EV_MOUNT) {

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,65 @@ static int set_group(struct kwd_config *c, const char *v)
 	return 0;
 }
 
+/* "grant = USER|@GROUP PATH": USER and GROUP are names or numbers. */
+static int add_grant(struct kwd_config *c, char *v, char *err, size_t errlen, const char *file,
+		     unsigned line)
+{
+	char *sp = strpbrk(v, " \t"), *path, *who = v, *end;
+	struct kwd_grant *g;
+	unsigned long n;
+	size_t len;
+
+	if (!sp) {
+		snprintf(err, errlen, "%s:%u: grant = USER|@GROUP /cgroup/path", file, line);
+		return -EINVAL;
+	}
+	*sp = '\0';
+	path = trim(sp + 1);
+	len = strlen(path);
+	while (len > 1 && path[len - 1] == '/')
+		path[--len] = '\0';
+	if (path[0] != '/' || strstr(path, "/../") || strstr(path, "/./") ||
+	    (len >= 3 && !strcmp(path + len - 3, "/..")) || strstr(path, "//")) {
+		snprintf(err, errlen, "%s:%u: grant path must be absolute and normalised", file, line);
+		return -EINVAL;
+	}
+	if (c->n_grants == KWD_MAX_GRANTS) {
+		snprintf(err, errlen, "%s:%u: at most %d grants", file, line, KWD_MAX_GRANTS);
+		return -E2BIG;
+	}
+	g = &c->grants[c->n_grants];
+	g->is_group = who[0] == '@';
+	if (g->is_group)
+		who++;
+	errno = 0;
+	n = strtoul(who, &end, 10);
+	if (*who && !*end && !errno && n < 0xffffffffu) {
+		g->id = (uint32_t)n;
+	} else if (g->is_group) {
+		struct group *gr = getgrnam(who);
+
+		if (!gr) {
+			snprintf(err, errlen, "%s:%u: unknown group '%s'", file, line, who);
+			return -ENOENT;
+		}
+		g->id = gr->gr_gid;
+	} else {
+		struct passwd *pw = getpwnam(who);
+
+		if (!pw) {
+			snprintf(err, errlen, "%s:%u: unknown user '%s'", file, line, who);
+			return -ENOENT;
+		}
+		g->id = pw->pw_uid;
+	}
+	g->path = strdup(path);
+	if (!g->path)
+		return -ENOMEM;
+	c->n_grants++;
+	return 0;
+}
+
 int kwd_config_load(struct kwd_config *c, const char *path, bool must_exist, char *err,
 		    size_t errlen)
 {
@@ -133,6 +193,8 @@ int kwd_config_load(struct kwd_config *c, const char *path, bool must_exist, cha
 					 path, lineno);
 			else if (!c->ringbuf_from_cli)
 				c->ringbuf_size = n;
+		} else if (!strcmp(key, "grant")) {
+			e = add_grant(c, val, err, errlen, path, lineno);
 		} else if (!strcmp(key, "verifier")) {
 			e = set_string(&c->verifier, val);
 		} else if (!strcmp(key, "model_provider")) {
@@ -202,5 +264,8 @@ void kwd_config_free(struct kwd_config *c)
 	free(c->estate);
 	c->estate = NULL;
 	c->tpm = c->tpm_pcrs = c->tpm_enrollment = NULL;
+	for (unsigned i = 0; i < c->n_grants; i++)
+		free(c->grants[i].path);
+	c->n_grants = 0;
 	c->verifier = c->model_provider = c->model_id = c->data_class = NULL;
 }

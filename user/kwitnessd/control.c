@@ -142,12 +142,14 @@ int kwd_control_listen(struct kwd *d, char *err, size_t errlen)
 }
 
 /* Supplementary groups come from /proc/<pid>/status ("Groups:"). */
-static bool pid_in_group(pid_t pid, gid_t group)
+bool kwd_pid_in_group(pid_t pid, gid_t group, gid_t primary)
 {
 	char path[64], line[4096];
 	bool found = false;
 	FILE *f;
 
+	if (primary == group)
+		return true;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -171,19 +173,34 @@ static bool pid_in_group(pid_t pid, gid_t group)
 	return found;
 }
 
-static bool peer_allowed(struct kwd *d, int fd, uid_t *uid)
+static bool peer_allowed(struct kwd *d, int fd, struct kwd_peer *peer)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
 		return false;
-	*uid = cred.uid;
+	peer->uid = cred.uid;
+	peer->gid = cred.gid;
+	peer->pid = cred.pid;
 	if (cred.uid == 0)
 		return true;
 	if (!d->cfg.have_group)
 		return false;
-	return cred.gid == d->cfg.group || pid_in_group(cred.pid, d->cfg.group);
+	return kwd_pid_in_group(cred.pid, d->cfg.group, cred.gid);
+}
+
+/* One error line, then the connection is closed. */
+static void refuse(int fd, const char *code, const char *message)
+{
+	json_t *e = kwd_error(code, "%s", message);
+	char *text = e ? json_dumps(e, JSON_COMPACT) : NULL;
+
+	if (text && send(fd, text, strlen(text), MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
+		(void)!send(fd, "\n", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	free(text);
+	json_decref(e);
+	close(fd);
 }
 
 /* Keeps d->client_mem equal to the bytes every client's buffers hold. */
@@ -218,7 +235,7 @@ static void client_kill(struct kwd_client *c)
 static void client_drop(struct kwd_client *c, const char *what, size_t bound)
 {
 	kwd_log(c->d, LOG_NOTICE, "control client %llu (uid %d): %s over %zu bytes: disconnected",
-		(unsigned long long)c->id, (int)c->uid, what, bound);
+		(unsigned long long)c->id, (int)c->peer.uid, what, bound);
 	client_kill(c);
 }
 
@@ -366,20 +383,20 @@ static json_t *handle_request(struct kwd_client *c, const char *line, size_t len
 		return kwd_error(rerr.code, "%s", rerr.message);
 	switch (req.op) {
 	case KW_REQ_OPEN:
-		reply = kwd_session_open(c->d, &req);
+		reply = kwd_session_open(c->d, &req, &c->peer);
 		break;
 	case KW_REQ_CLOSE:
-		reply = kwd_session_close_req(c->d, &req, c->id);
+		reply = kwd_session_close_req(c->d, &req, c->id, &c->peer);
 		if (!reply) {
 			c->awaiting++; /* the reply comes when the session is drained */
 			*deferred = true;
 		}
 		break;
 	case KW_REQ_STATUS:
-		reply = kwd_status(c->d, false);
+		reply = kwd_status(c->d, false, &c->peer);
 		break;
 	case KW_REQ_LIST:
-		reply = kwd_status(c->d, true);
+		reply = kwd_status(c->d, true, &c->peer);
 		break;
 	case KW_REQ_PING:
 		reply = json_pack("{s:b}", KW_F_OK, 1);
@@ -540,8 +557,9 @@ void kwd_control_accept(struct kwd *d)
 {
 	for (;;) {
 		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
+		struct kwd_peer peer = { .uid = (uid_t)-1 };
+		struct kwd_session *in;
 		struct kwd_client *c;
-		uid_t uid = (uid_t)-1;
 		int fd = accept4(d->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
@@ -564,14 +582,19 @@ void kwd_control_accept(struct kwd *d)
 			close(fd);
 			continue;
 		}
-		if (!peer_allowed(d, fd, &uid)) {
-			static const char deny[] = "{\"ok\":false,\"error\":\"" KW_ERR_PERMISSION_DENIED "\","
-						   "\"message\":\"root or the kwitness group only\"}\n";
-
-			if (send(fd, deny, sizeof(deny) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-				(void)0;
-			close(fd);
-			kwd_log(d, LOG_NOTICE, "refused a control client (uid %d)", (int)uid);
+		if (!peer_allowed(d, fd, &peer)) {
+			refuse(fd, KW_ERR_PERMISSION_DENIED, "root or the kwitness group only");
+			kwd_log(d, LOG_NOTICE, "refused a control client (uid %d)", (int)peer.uid);
+			continue;
+		}
+		/* A sandboxed process, root or not, must not steer the witness
+		 * (close its own session, open one over another). */
+		in = kwd_session_of_pid(d, peer.pid);
+		if (in) {
+			refuse(fd, KW_ERR_FORBIDDEN_FROM_SESSION,
+			       "a process inside a session cannot use the control socket");
+			kwd_log(d, LOG_NOTICE, "refused a control client inside session %s (pid %d)",
+				in->id, (int)peer.pid);
 			continue;
 		}
 		c = calloc(1, sizeof(*c));
@@ -583,7 +606,7 @@ void kwd_control_accept(struct kwd *d)
 		c->w.ptr = c;
 		c->d = d;
 		c->fd = fd;
-		c->uid = uid;
+		c->peer = peer;
 		c->id = ++d->next_client_id;
 		ev.data.ptr = &c->w;
 		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {

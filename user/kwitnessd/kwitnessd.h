@@ -61,6 +61,15 @@
 
 #define KWD_LOG_WITNESSES_MAX 8
 
+/* kwitnessd.conf "grant": a non-root uid or group may open sessions on a
+ * cgroup subtree it does not own. */
+struct kwd_grant {
+	bool is_group;
+	uint32_t id;      /* uid or gid */
+	char *path;       /* absolute, no trailing slash */
+};
+#define KWD_MAX_GRANTS 64
+
 struct kwd_config {
 	const char *state_dir;
 	const char *socket_path;
@@ -70,6 +79,8 @@ struct kwd_config {
 	size_t ringbuf_size;
 	bool have_group;
 	gid_t group;
+	struct kwd_grant grants[KWD_MAX_GRANTS];
+	unsigned n_grants;
 	char *verifier;
 	char *model_provider;
 	char *model_id;
@@ -148,12 +159,19 @@ struct kwd_watch {
 
 struct kwd;
 
+/* Who is on the other end of a control connection (SO_PEERCRED at accept). */
+struct kwd_peer {
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+};
+
 struct kwd_client {
 	struct kwd_watch w;
 	struct kwd *d;
 	int fd;
 	uint64_t id;
-	uid_t uid;
+	struct kwd_peer peer;
 	struct kw_buf in;
 	struct kw_buf out;
 	size_t out_off;
@@ -216,6 +234,8 @@ struct kwd_session {
 	char *sandbox_id;
 	char *image_digest;
 	char *cgroup_path;
+	char *cgroup_rel;     /* cgroup_path below the cgroup2 mount ("/a/b") */
+	uid_t owner;          /* the client uid that opened it */
 	uint64_t cgroup_id;
 	int cgroup_fd;
 	struct kw_policy *pol;
@@ -380,10 +400,16 @@ void kwd_clients_reap(struct kwd *d);
 /* session.c */
 /* Returns a reply for open/close/status/list; NULL when the reply comes later
  * (close waits for the drain). */
-json_t *kwd_session_open(struct kwd *d, const struct kw_request *req);
+json_t *kwd_session_open(struct kwd *d, const struct kw_request *req,
+			 const struct kwd_peer *peer);
 json_t *kwd_session_close_req(struct kwd *d, const struct kw_request *req,
-				 uint64_t client_id);
-json_t *kwd_status(struct kwd *d, bool sessions_only);
+			      uint64_t client_id, const struct kwd_peer *peer);
+json_t *kwd_status(struct kwd *d, bool sessions_only, const struct kwd_peer *peer);
+/* The session process pid belongs to: by its tag (it may have left the
+ * session's cgroups), else by its cgroup (/proc/PID/cgroup); NULL for none. */
+struct kwd_session *kwd_session_of_pid(struct kwd *d, pid_t pid);
+/* pid's primary or supplementary groups include gid (/proc/PID/status). */
+bool kwd_pid_in_group(pid_t pid, gid_t gid, gid_t primary);
 void kwd_session_ring_ready(struct kwd_session *s);
 /* After every epoll batch: finishes drained closes. */
 void kwd_sessions_after_batch(struct kwd *d);

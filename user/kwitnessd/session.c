@@ -53,6 +53,7 @@ void kwd_session_free(struct kwd_session *s)
 	free(s->sandbox_id);
 	free(s->image_digest);
 	free(s->cgroup_path);
+	free(s->cgroup_rel);
 	free(s->bundle);
 	free(s->model_provider);
 	free(s->model_id);
@@ -218,15 +219,12 @@ static bool path_is_within(const char *inner, const char *outer)
 	return !strncmp(inner, outer, n) && (inner[n] == '/' || inner[n] == '\0');
 }
 
-/* The cgroup2 root holds every process on the host, and a cgroup holding
- * kwitnessd itself would put the witness under the policy it enforces:
- * neither can be a session. NULL when real is fine. */
-static const char *outside_collector(const char *real)
+/* Length of the cgroup2 mount path that real (a path on cgroup2) lies under:
+ * the longest prefix whose parent is no longer cgroup2. */
+static size_t cgroup2_mount_len(const char *real)
 {
-	char mount[PATH_MAX], parent[PATH_MAX], line[PATH_MAX + 8];
-	const char *rel;
+	char mount[PATH_MAX], parent[PATH_MAX];
 	struct statfs sfs;
-	FILE *f;
 
 	snprintf(mount, sizeof(mount), "%s", real);
 	for (;;) {
@@ -239,66 +237,150 @@ static const char *outside_collector(const char *real)
 			break;
 		memcpy(mount, parent, strlen(parent) + 1);
 	}
-	if (!strcmp(mount, real))
-		return "the cgroup2 root holds every process on the host";
-	rel = real + strlen(mount);
-	f = fopen("/proc/self/cgroup", "re");
+	return strlen(mount);
+}
+
+/* The cgroup2 path ("/a/b", below the mount) of pid, from /proc/PID/cgroup;
+ * 0 when found. */
+static int pid_cgroup2_path(pid_t pid, char *out, size_t len)
+{
+	char path[64], line[PATH_MAX + 8];
+	int ret = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
 	if (!f)
-		return NULL;
+		return -errno;
 	while (fgets(line, sizeof(line), f)) {
 		if (strncmp(line, "0::", 3))
 			continue;
 		line[strcspn(line, "\n")] = '\0';
-		if (path_is_within(line + 3, rel)) {
-			fclose(f);
-			return "kwitnessd itself runs in it";
-		}
+		if (snprintf(out, len, "%s", line + 3) < (int)len)
+			ret = 0;
+		break;
 	}
 	fclose(f);
+	return ret;
+}
+
+struct kwd_session *kwd_session_of_pid(struct kwd *d, pid_t pid)
+{
+	char rel[PATH_MAX];
+	int slot;
+
+	if (pid <= 0)
+		return NULL;
+	/* a process that left its session's cgroups still carries its tag */
+	if (d->hooks && (slot = kw_hooks_pid_slot(d->hooks, (uint32_t)pid)) >= 0 && d->slots[slot])
+		return d->slots[slot];
+	if (pid_cgroup2_path(pid, rel, sizeof(rel)))
+		return NULL;
+	for (unsigned i = 0; i < KW_MAX_SESSIONS; i++) {
+		struct kwd_session *o = d->slots[i];
+
+		if (o && o->cgroup_rel && path_is_within(rel, o->cgroup_rel))
+			return o;
+	}
 	return NULL;
 }
 
-static json_t *check_cgroup(struct kwd *d, const char *path, struct kwd_session *s)
+/* The cgroup2 root holds every process on the host, and a cgroup holding
+ * kwitnessd itself would put the witness under the policy it enforces:
+ * neither can be a session. rel is the cgroup below the mount ("" for the
+ * root). NULL when it is fine. */
+static const char *outside_collector(const char *rel)
 {
-	char real[PATH_MAX];
+	char self[PATH_MAX];
+
+	if (!rel[0] || !strcmp(rel, "/"))
+		return "the cgroup2 root holds every process on the host";
+	if (pid_cgroup2_path(getpid(), self, sizeof(self)) == 0 && path_is_within(self, rel))
+		return "kwitnessd itself runs in it";
+	return NULL;
+}
+
+/* Root may open a session on any cgroup. Anyone else on a cgroup it owns or
+ * was delegated (cgroup v2 delegation: owner of the directory and of its
+ * cgroup.procs), or one under a kwitnessd.conf grant for its uid or group.
+ * Judged on the opened directory, not on the path. */
+static bool may_use_cgroup(struct kwd *d, const struct kwd_peer *peer, int fd,
+			   const struct stat *st, const char *real)
+{
+	struct stat procs;
+
+	if (peer->uid == 0)
+		return true;
+	if (st->st_uid == peer->uid && fstatat(fd, "cgroup.procs", &procs, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISREG(procs.st_mode) && procs.st_uid == peer->uid)
+		return true;
+	for (unsigned i = 0; i < d->cfg.n_grants; i++) {
+		const struct kwd_grant *g = &d->cfg.grants[i];
+
+		if (!path_is_within(real, g->path))
+			continue;
+		if (g->is_group ? kwd_pid_in_group(peer->pid, g->id, peer->gid) : g->id == peer->uid)
+			return true;
+	}
+	return false;
+}
+
+static json_t *check_cgroup(struct kwd *d, const char *path, struct kwd_session *s,
+			    const struct kwd_peer *peer)
+{
+	char real[PATH_MAX], fdpath[64];
 	struct statfs sfs;
+	struct stat st;
+	const char *why;
+	ssize_t n;
 	int e;
 
 	if (path[0] != '/')
 		return kwd_error(KW_ERR_INVALID_FIELD, "cgroup: an absolute path is required");
-	if (!realpath(path, real))
-		return kwd_error(errno == ENOENT ? KW_ERR_CGROUP_NOT_FOUND : KW_ERR_INVALID_CGROUP,
-				 "cgroup %s: %s", path, strerror(errno));
-	s->cgroup_fd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* Opened once; every check below is on this directory, so a path
+	 * swapped meanwhile changes nothing. */
+	s->cgroup_fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (s->cgroup_fd < 0)
 		return kwd_error(errno == ENOENT ? KW_ERR_CGROUP_NOT_FOUND : KW_ERR_INVALID_CGROUP,
-				 "cgroup %s: %s", path, strerror(errno));
-	if (fstatfs(s->cgroup_fd, &sfs) < 0)
+				 "cgroup %s: %s", path,
+				 errno == ELOOP ? "a symbolic link" : strerror(errno));
+	if (fstatfs(s->cgroup_fd, &sfs) < 0 || fstat(s->cgroup_fd, &st) < 0)
 		return kwd_error(KW_ERR_INVALID_CGROUP, "cgroup %s: %s", path, strerror(errno));
 	if (sfs.f_type != CGROUP2_SUPER_MAGIC)
 		return kwd_error(KW_ERR_INVALID_CGROUP, "cgroup %s: not on a cgroup2 mount", path);
-	{
-		const char *why = outside_collector(real);
-
-		if (why)
-			return kwd_error(KW_ERR_INVALID_CGROUP, "cgroup %s: %s", path, why);
-	}
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", s->cgroup_fd);
+	n = readlink(fdpath, real, sizeof(real) - 1);
+	if (n <= 0 || n >= (ssize_t)sizeof(real) - 1)
+		return kwd_error(KW_ERR_INVALID_CGROUP, "cgroup %s: cannot name the opened directory", path);
+	real[n] = '\0';
+	why = outside_collector(real + cgroup2_mount_len(real));
+	if (why)
+		return kwd_error(KW_ERR_INVALID_CGROUP, "cgroup %s: %s", path, why);
+	if (!may_use_cgroup(d, peer, s->cgroup_fd, &st, real))
+		return kwd_error(KW_ERR_FORBIDDEN_CGROUP,
+				 "cgroup %s: uid %u neither owns it (directory and cgroup.procs) "
+				 "nor has a grant for it", path, (unsigned)peer->uid);
 	e = kw_cgroup_id(s->cgroup_fd, &s->cgroup_id);
 	if (e)
 		return kwd_error(KW_ERR_INVALID_CGROUP, "cgroup %s: %s", path, strerror(-e));
 	for (unsigned i = 0; i < KW_MAX_SESSIONS; i++) {
 		struct kwd_session *o = d->slots[i];
+		bool mine;
 
 		if (!o)
 			continue;
-		if (o->cgroup_id == s->cgroup_id || path_is_within(real, o->cgroup_path) ||
-		    path_is_within(o->cgroup_path, real))
-			return kwd_error(KW_ERR_CGROUP_TAGGED,
-					 "cgroup %s: already belongs to session %s (%s)", path,
-					 o->id, o->cgroup_path);
+		if (o->cgroup_id != s->cgroup_id && !path_is_within(real, o->cgroup_path) &&
+		    !path_is_within(o->cgroup_path, real))
+			continue;
+		/* another user's session is not named to a non-root client */
+		mine = peer->uid == 0 || o->owner == peer->uid;
+		return kwd_error(KW_ERR_CGROUP_TAGGED, "cgroup %s: already belongs to session %s (%s)",
+				 path, mine ? o->id : "of another user",
+				 mine ? o->cgroup_path : "-");
 	}
 	s->cgroup_path = strdup(real);
-	if (!s->cgroup_path)
+	s->cgroup_rel = strdup(real + cgroup2_mount_len(real));
+	if (!s->cgroup_path || !s->cgroup_rel)
 		return kwd_error(KW_ERR_INTERNAL, "out of memory");
 	return NULL;
 }
@@ -450,7 +532,8 @@ static char *dup_or_default(const char *v, const char *def)
 	return strdup(v ? v : def);
 }
 
-json_t *kwd_session_open(struct kwd *d, const struct kw_request *req)
+json_t *kwd_session_open(struct kwd *d, const struct kw_request *req,
+			 const struct kwd_peer *peer)
 {
 	struct kwd_session *s;
 	json_t *err = NULL;
@@ -485,7 +568,8 @@ json_t *kwd_session_open(struct kwd *d, const struct kw_request *req)
 	err = check_hooks(d, s->pol);
 	if (err)
 		goto fail;
-	err = check_cgroup(d, req->cgroup, s);
+	s->owner = peer->uid;
+	err = check_cgroup(d, req->cgroup, s, peer);
 	if (err)
 		goto fail;
 	for (slot = 0; slot < KW_MAX_SESSIONS && d->slots[slot]; slot++)
@@ -660,7 +744,8 @@ void kwd_session_close_resumed(struct kwd_session *s, bool kill_left)
 	quiesce(s->d);
 }
 
-json_t *kwd_session_close_req(struct kwd *d, const struct kw_request *req, uint64_t client_id)
+json_t *kwd_session_close_req(struct kwd *d, const struct kw_request *req,
+			      uint64_t client_id, const struct kwd_peer *peer)
 {
 	const char *id = req->session;
 	struct kwd_session *s;
@@ -668,6 +753,8 @@ json_t *kwd_session_close_req(struct kwd *d, const struct kw_request *req, uint6
 	s = find_session(d, id);
 	if (!s)
 		return kwd_error(KW_ERR_UNKNOWN_SESSION, "no open session '%.64s'", id);
+	if (peer->uid != 0 && s->owner != peer->uid)
+		return kwd_error(KW_ERR_FORBIDDEN_SESSION, "session %s belongs to another user", s->id);
 	if (s->state != KWD_S_OPEN)
 		return kwd_error(KW_ERR_SESSION_CLOSING, "session %s is already closing", s->id);
 	s->close_kill = req->kill;
@@ -966,7 +1053,7 @@ void kwd_sessions_release(struct kwd *d)
 			continue;
 		d->slots[i] = NULL;
 		d->n_sessions--;
-		/* the pinned links and the ring buffer stay: the kernel goes on */
+		/* the pinned state and the ring buffer stay: the kernel goes on */
 		s->ring_fd = -1;
 		kwd_session_free(s);
 	}
@@ -974,7 +1061,7 @@ void kwd_sessions_release(struct kwd *d)
 
 /* ---- status ------------------------------------------------------------- */
 
-json_t *kwd_status(struct kwd *d, bool sessions_only)
+json_t *kwd_status(struct kwd *d, bool sessions_only, const struct kwd_peer *peer)
 {
 	json_t *list = json_array(), *reply;
 	uint32_t avail;
@@ -984,7 +1071,7 @@ json_t *kwd_status(struct kwd *d, bool sessions_only)
 		struct kw_session c = { 0 };
 		struct kw_buf hooks = { 0 };
 
-		if (!s)
+		if (!s || (peer->uid != 0 && s->owner != peer->uid))
 			continue;
 		kw_hooks_session_counters(d->hooks, s->slot, &c);
 		class_names(s->pol->classes, &hooks);

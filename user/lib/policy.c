@@ -447,16 +447,22 @@ static int parse_net_list(struct pctx *c, json_t *net, const char *key, uint8_t 
 	return 0;
 }
 
-/* net.socket: "inet", "inet6", "inet:stream|dgram", and families the cgroup
- * hook never sees ("unix", ...), accepted as allowed. */
+/* net.socket: "inet", "inet6", "inet:stream|dgram|raw|seqpacket|icmp", and
+ * families the cgroup hook never sees ("unix", "packet", ...), accepted by name.
+ * A family without types means stream and datagram only: raw, ping (icmp) and
+ * seqpacket sockets must be named. */
 static const char *const kw_other_families[] = {
 	"unix", "netlink", "packet", "vsock", "alg", "xdp", "can", "bluetooth", "key", NULL,
 };
+
+/* Pseudo type for ping sockets (SOCK_DGRAM + IPPROTO_ICMP/ICMPV6). */
+#define KW_SOCK_TYPE_ICMP 8
 
 static int socket_type(const char *s, size_t n)
 {
 	static const struct { const char *name; int type; } types[] = {
 		{ "stream", 1 }, { "dgram", 2 }, { "raw", 3 }, { "seqpacket", 5 },
+		{ "icmp", KW_SOCK_TYPE_ICMP },
 	};
 	size_t i;
 
@@ -466,11 +472,19 @@ static int socket_type(const char *s, size_t n)
 	return -1;
 }
 
+static void allow_socket_bit(struct kw_policy *p, unsigned bit, size_t idx)
+{
+	if (p->socket_allow & (1ull << bit))
+		return; /* the first entry that allows it is its rule */
+	p->socket_allow |= 1ull << bit;
+	p->socket_rule[bit] = (uint8_t)idx;
+}
+
 static int parse_socket_rule(struct pctx *c, const char *s, size_t idx)
 {
 	const char *colon = strchr(s, ':');
 	size_t flen = colon ? (size_t)(colon - s) : strlen(s);
-	unsigned types = 0xff; /* every type below 8 */
+	unsigned types = (1u << 1) | (1u << 2); /* stream and dgram */
 	int fam = -1, other = 0, t;
 	char q[80];
 	size_t i;
@@ -504,14 +518,11 @@ static int parse_socket_rule(struct pctx *c, const char *s, size_t idx)
 	}
 	if (other)
 		return 0; /* outside the cgroup hook: nothing to compile */
-	for (t = 0; t < 8; t++) {
-		unsigned bit = (unsigned)fam * 8 + (unsigned)t;
-
-		if (!(types & (1u << t)) || (c->p->socket_allow & (1ull << bit)))
-			continue;
-		c->p->socket_allow |= 1ull << bit;
-		c->p->socket_rule[bit] = (uint8_t)idx;
-	}
+	for (t = 0; t < 8; t++)
+		if (types & (1u << t))
+			allow_socket_bit(c->p, KW_SOCK_BIT((unsigned)fam, (unsigned)t), idx);
+	if (types & (1u << KW_SOCK_TYPE_ICMP))
+		allow_socket_bit(c->p, fam ? KW_SOCK_BIT_INET6_ICMP : KW_SOCK_BIT_INET_ICMP, idx);
 	return 0;
 }
 
@@ -551,6 +562,13 @@ static int parse_net(struct pctx *c, json_t *root)
 			if (ret)
 				return ret;
 		}
+	} else if (c->p->classes & (KW_CLASS_NET_CONNECT | KW_CLASS_NET_SEND | KW_CLASS_NET_BIND)) {
+		/* All of the network is governed once any of it is: a raw or
+		 * ping socket would go around connect/send/bind. */
+		c->p->classes |= KW_CLASS_NET_SOCKET;
+		c->p->socket_implicit = true;
+		c->p->socket_allow = (1ull << KW_SOCK_BIT(0, 1)) | (1ull << KW_SOCK_BIT(0, 2)) |
+				     (1ull << KW_SOCK_BIT(1, 1)) | (1ull << KW_SOCK_BIT(1, 2));
 	}
 	return 0;
 }
@@ -1125,6 +1143,7 @@ const char *kw_rule_name(uint16_t event_kind, uint16_t rule, char *buf, size_t l
 		return rule_text(buf, len, rule == KW_UNTRACKED_QUOTA ? "cgroups.session_quota" :
 					   rule == KW_UNTRACKED_MAP_FULL ? "cgroups.table_full" :
 					   "cgroups", -1, NULL);
+	case KW_EV_CGROUP_MOVE: return rule_text(buf, len, "session.follow", -1, NULL);
 	default: section = "unknown"; break;
 	}
 	if (rule == KW_RULE_DEFAULT)

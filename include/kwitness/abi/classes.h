@@ -10,7 +10,7 @@
  *   name    the policy section, and the class's name in logs and replies;
  *           "exec.digest" is no section of its own: a policy whose exec.allow
  *           names a SHA-256 needs it (the kernel hashing each executed file)
- *   kernel  CGROUP: cgroup programs attached to each session's cgroup;
+ *   kernel  CGROUP: cgroup programs attached once at the cgroup2 root;
  *           LSM: BPF-LSM programs attached once, for every task
  *   probe   the `kwitness probe` class that tells whether this kernel can
  *           run the class's kind of program (enum kw_probe_class, KW_PROBE_<probe>)

@@ -21,6 +21,8 @@
  * A descendant past this, or one the full table cannot hold, is not tracked:
  * a KW_EV_CGROUP_UNTRACKED entry is logged and the session is incomplete. */
 #define KW_SESSION_MAX_CGROUPS 1024
+/* Tasks (threads) carrying a session tag, across all sessions. */
+#define KW_MAX_TAGGED_TASKS 262144
 #define KW_COMM_LEN 16
 #define KW_SYSCTL_NAME_MAX 64
 /* Kernel path buffer for LSM decisions; longer paths carry KW_EVF_TRUNCATED. */
@@ -44,6 +46,19 @@ enum kw_record_mode { KW_RECORD_ALL = 0, KW_RECORD_DENY = 1 };
 enum kw_on_failure { KW_ONFAIL_DENY = 0, KW_ONFAIL_ALLOW = 1 };
 
 
+/* kw_session.socket_allow bits. Bits 0-7: an inet socket of that type (type &
+ * 7), 8-15: inet6; ping sockets (SOCK_DGRAM with IPPROTO_ICMP/ICMPV6) have bits
+ * of their own, so "dgram" never grants them. */
+#define KW_SOCK_BIT(family_index, type) ((family_index) * 8 + ((type) & 7))
+#define KW_SOCK_BIT_INET_ICMP 16
+#define KW_SOCK_BIT_INET6_ICMP 17
+#define KW_SOCK_BITS 32 /* a power of two: the kernel side masks with it */
+/* kw_session.flags */
+/* No net.socket list, but other net lists: the inet/inet6 stream and datagram
+ * sockets pass undecided (the other lists govern what they do); any other inet
+ * socket (raw, ping, seqpacket) is a denied net.socket decision. */
+#define KW_SESSF_SOCKET_IMPLICIT 0x01
+
 /* Network operations in kw_net_key.op. */
 enum kw_net_op { KW_NET_CONNECT = 1, KW_NET_SEND = 2, KW_NET_BIND = 3 };
 
@@ -60,9 +75,10 @@ struct kw_session {
 	__u8 sysctl_write;    /* 1: sysctl writes allowed */
 	__u32 wakeup_bytes;   /* 0: wake the consumer per event (once caught up);
 				 N: only once N bytes wait (consumer polls) */
-	__u64 socket_allow;   /* bit (family_index * 8 + (type & 7)); family_index 0 inet, 1 inet6 */
-	__u8 socket_rule[16]; /* net.socket list index behind each socket_allow bit (0..15) */
-	__u64 pad1[3];
+	__u64 socket_allow;   /* KW_SOCK_BIT_*: which inet/inet6 sockets may be created */
+	__u8 socket_rule[KW_SOCK_BITS]; /* net.socket list index behind each socket_allow bit */
+	__u8 flags;           /* KW_SESSF_* */
+	__u8 pad0[7];
 	/* counters (own cache line) */
 	__u64 next_seq;       /* sequence numbers handed out to recorded decisions */
 	__u64 dropped;        /* decisions whose event could not be reserved */
@@ -125,6 +141,7 @@ enum kw_event_kind {
 	KW_EV_DEV = 5,
 	KW_EV_SYSCTL = 6,
 	KW_EV_CGROUP_UNTRACKED = 7, /* not a decision: a descendant left untagged */
+	KW_EV_CGROUP_MOVE = 8,  /* a session task left its session's cgroups (followed) */
 	/* BPF-LSM */
 	KW_EV_FS_OPEN = 16,
 	KW_EV_FS_EXEC = 17,
@@ -268,7 +285,19 @@ struct kw_ev_exec {
 	__u8 verity[KW_VERITY_MAX];
 };
 
-/* LSM process decisions (task_kill, ptrace, file_send_sigiotask) */
+/* kw_ev_proc.sig_or_mode for KW_EV_CGROUP_MOVE: how the task left */
+enum kw_move_how { KW_MOVE_PROCS = 1, KW_MOVE_CLONE_INTO = 2 };
+
+/* kw_task_tags (by task address) and kw_tgid_tags (by tgid): the session a
+ * task belongs to, set when it joins a tagged cgroup or is forked by a session task, kept wherever it
+ * moves. Valid while kw_slot_live[slot] == generation. */
+struct kw_task_tag {
+	__u32 slot;
+	__u32 generation;
+};
+
+/* LSM process decisions (task_kill, ptrace, file_send_sigiotask), mount, and cgroup moves
+ * (target_pid: the task moved; target_cgroup: where it went) */
 struct kw_ev_proc {
 	struct kw_event_hdr h;
 	__u32 target_pid;
