@@ -82,7 +82,8 @@ fi
 
 # unprivileged in the sandbox (kwitness run's default): the kernel refuses the
 # move; the connect that follows is refused and logged in the session's cgroup
-NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+# by absolute path: a busybox sh would run its own setpriv applet
+NOBODY="$(command -v setpriv) --reuid=65534 --regid=65534 --clear-groups"
 if policy_session esc-user-procs enforce deny '"net":{"connect":[]}'; then
 	out=$(cg_run "$cg" $NOBODY sh -c "echo \$\$ >$OUT/cgroup.procs; echo move=\$?; exec $NP connect 127.0.0.1 $LPORT_A" 2>&1)
 	session_close "$sid" >/dev/null

@@ -83,7 +83,7 @@ escape tcp-implicit "{\"connect\":[\"127.0.0.1/32:$LPORT_A\"]}" "$NP connect 127
 # What holds everywhere: an unprivileged sandbox (kwitness run's default) has
 # no CAP_NET_RAW, and the kernel refuses the socket.
 if policy_session esc-packet enforce deny "\"net\":$SENDONLY"; then
-	res=$(cg_run "$cg" setpriv --reuid=65534 --regid=65534 --clear-groups "$NP" packetsend)
+	res=$(cg_run "$cg" "$(command -v setpriv)" --reuid=65534 --regid=65534 --clear-groups "$NP" packetsend)
 	session_close "$sid" >/dev/null
 	expect_eq "packet: unprivileged sandbox cannot open AF_PACKET" EPERM "$res"
 else
