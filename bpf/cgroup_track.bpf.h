@@ -114,9 +114,9 @@ int BPF_PROG(kw_cgroup_rmdir, struct cgroup *cgrp, const char *path)
  * Membership by cgroup alone ends when a task writes its pid into another
  * cgroup's cgroup.procs or is cloned into one (clone3 CLONE_INTO_CGROUP). So
  * every session task also carries a tag (kw_task_tags): set when it joins a
- * tagged cgroup, inherited at fork, and given by kw_tag_existing at open. kw_session_find falls back to it, and
- * the cgroup programs are attached at the cgroup2 root, so a tagged task is
- * decided wherever it goes. Leaving the session's cgroups is recorded
+ * tagged cgroup, inherited at fork, and given by kw_tag_existing at open.
+ * kw_session_find falls back to it, and the cgroup programs are attached at
+ * the cgroup2 root, so a tagged task is decided wherever it goes. Leaving the session's cgroups is recorded
  * (KW_EV_CGROUP_MOVE). */
 
 static __always_inline __u64 kw_task_cgroup_id(struct task_struct *t)
