@@ -17,6 +17,15 @@
 #ifndef AF_INET6
 #define AF_INET6 10
 #endif
+#ifndef AF_PACKET
+#define AF_PACKET 17
+#endif
+#ifndef EPERM
+#define EPERM 1
+#endif
+#ifndef EACCES
+#define EACCES 13
+#endif
 #ifndef IPPROTO_ICMPV6
 #define IPPROTO_ICMPV6 58
 #endif

@@ -35,12 +35,6 @@ struct {
 #include "kwitness/abi/path_match.h"
 #include "lsm_slot.bpf.h"
 
-#ifndef EACCES
-#define EACCES 13
-#endif
-#ifndef EPERM
-#define EPERM 1
-#endif
 #define KW_FMODE_READ 0x1
 #define KW_FMODE_WRITE 0x2
 #define KW_PTRACE_MODE_NOAUDIT 0x04

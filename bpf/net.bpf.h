@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* net.connect, net.send, net.bind (cgroup sock_addr hooks) and net.socket
- * (cgroup/sock_create). Return 1 lets the operation proceed, 0 refuses it
- * with EPERM. */
+ * (cgroup/sock_create, and lsm/socket_create for packet sockets). A cgroup
+ * program's 1 lets the operation proceed, 0 refuses it with EPERM. */
 #ifndef KWITNESS_NET_BPF_H
 #define KWITNESS_NET_BPF_H
 
@@ -121,6 +121,37 @@ int kw_bind6(struct bpf_sock_addr *ctx)
 	return kw_net_hook(ctx, KW_NET_BIND, KW_CLASS_NET_BIND, KW_EV_NET_BIND, 1);
 }
 
+/* Decides creating a socket of family/type/protocol whose kw_session.socket_allow
+ * bit is bit (KW_SOCK_BITS or more: none, never allowed). 1 when it may be
+ * created. */
+static __always_inline int kw_socket_decide(struct kw_ctx *c, __u32 family, __u32 type,
+					    __u32 protocol, __u32 bit)
+{
+	__u16 rule = KW_RULE_DEFAULT;
+	struct kw_ev_socket *e;
+	int permit = 0, verdict;
+
+	if (bit < KW_SOCK_BITS && (c->s->socket_allow >> bit) & 1) {
+		/* Implicit governance decides only what it refuses. */
+		if (c->s->flags & KW_SESSF_SOCKET_IMPLICIT)
+			return 1;
+		permit = 1;
+		/* keep the mask: the verifier needs the bound the compiler knows */
+		asm volatile("" : "+r"(bit));
+		rule = c->s->socket_rule[bit & (KW_SOCK_BITS - 1)];
+	}
+
+	e = kw_record_decision(c, KW_EV_NET_SOCKET, permit, rule, sizeof(*e), &verdict);
+	if (e) {
+		e->family = family;
+		e->type = type;
+		e->protocol = protocol;
+		e->pad = 0;
+		kw_event_submit(e);
+	}
+	return verdict;
+}
+
 /* Only inet and inet6 sockets reach this hook; other families are outside the
  * cgroup hook's reach (docs/policy.md). Ping sockets are told apart from
  * other datagram sockets by their protocol. */
@@ -128,10 +159,7 @@ SEC("cgroup/sock_create")
 int kw_sock_create(struct bpf_sock *sk)
 {
 	__u32 family = sk->family, type = sk->type, protocol = sk->protocol, bit = 64;
-	__u16 rule = KW_RULE_DEFAULT;
-	struct kw_ev_socket *e;
 	struct kw_ctx c;
-	int permit = 0, verdict;
 
 	if (!kw_session_find(&c, KW_CLASS_NET_SOCKET))
 		return 1;
@@ -143,25 +171,26 @@ int kw_sock_create(struct bpf_sock *sk)
 		bit = KW_SOCK_BIT(0, type);
 	else if (family == AF_INET6 && type < 8)
 		bit = KW_SOCK_BIT(1, type);
-	if (bit < KW_SOCK_BITS && (c.s->socket_allow >> bit) & 1) {
-		/* Implicit governance decides only what it refuses. */
-		if (c.s->flags & KW_SESSF_SOCKET_IMPLICIT)
-			return 1;
-		permit = 1;
-		/* keep the mask: the verifier needs the bound the compiler knows */
-		asm volatile("" : "+r"(bit));
-		rule = c.s->socket_rule[bit & (KW_SOCK_BITS - 1)];
-	}
+	return kw_socket_decide(&c, family, type, protocol, bit);
+}
 
-	e = kw_record_decision(&c, KW_EV_NET_SOCKET, permit, rule, sizeof(*e), &verdict);
-	if (e) {
-		e->family = family;
-		e->type = type;
-		e->protocol = protocol;
-		e->pad = 0;
-		kw_event_submit(e);
-	}
-	return verdict;
+/* Packet sockets send frames of any protocol to any address and never reach
+ * cgroup/sock_create, so where BPF-LSM works this hook decides them under
+ * net.socket ("packet"). It extends the net.socket class and is not part of
+ * its availability: without BPF-LSM the class is governed by the cgroup
+ * program alone (kwitness probe names AF_PACKET). Sockets the kernel makes for
+ * itself are not the sandbox's. */
+SEC("lsm/socket_create")
+int BPF_PROG(kw_lsm_socket_create, int family, int type, int protocol, int kern, int ret)
+{
+	struct kw_ctx c;
+
+	if (ret)
+		return ret;
+	if (kern || family != AF_PACKET || !kw_session_find(&c, KW_CLASS_NET_SOCKET))
+		return 0;
+	return kw_socket_decide(&c, (__u32)family, (__u32)type & 0xf, (__u32)protocol,
+				KW_SOCK_BIT_PACKET) ? 0 : -EPERM;
 }
 
 #endif

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # All of the network is governed once any of it is: under a policy with a net
-# list, raw and ping sockets are refused with EPERM and recorded unless
-# net.socket names them (inet:raw, inet:icmp); a plain "inet" means stream and
-# datagram only; a connected UDP socket is judged by net.send at connect().
+# list, raw, ping and (with BPF-LSM) packet sockets are refused with EPERM and
+# recorded unless net.socket names them (inet:raw, inet:icmp, packet); a plain
+# "inet" means stream and datagram only; a connected UDP socket is judged by
+# net.send at connect().
 # Never a datagram that left without a log entry.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/kwd_lib.sh"
@@ -78,8 +79,18 @@ escape udpconnect-send-allowed "{\"send\":[\"127.0.0.1/32:$LPORT_A\"]}" \
 escape tcp-implicit "{\"connect\":[\"127.0.0.1/32:$LPORT_A\"]}" "$NP connect 127.0.0.1 $LPORT_A" ok \
 	"tool=net.connect;decision=permit;rule=net.connect[0]"
 
-# AF_PACKET never reaches cgroup/sock_create (inet and inet6 only), so a
-# cgroup-only host cannot refuse it; `kwitness probe` and docs/policy.md say so.
+# AF_PACKET never reaches cgroup/sock_create (inet and inet6 only). Where
+# BPF-LSM works, lsm/socket_create decides it under net.socket ("packet");
+# elsewhere `kwitness probe` and docs/policy.md name it as a limit.
+DENY_PACKET="tool=net.socket;decision=deny;enforced=true;family=packet;type=dgram;rule=net.socket:default"
+if kwd_has_hook net.unix; then
+	escape packet-sendonly "$SENDONLY" "$NP packetsend" EPERM "$DENY_PACKET"
+	escape packet-plain-inet '{"socket":["inet"]}' "$NP packetsend" EPERM "$DENY_PACKET"
+	escape packet-named '{"socket":["inet","packet"]}' "$NP packetsend" ok \
+		"tool=net.socket;decision=permit;family=packet;type=dgram;rule=net.socket[1]"
+else
+	skip_feature lsm.unix "no BPF-LSM here: packet sockets are not decided (kwitness probe names AF_PACKET)"
+fi
 # What holds everywhere: an unprivileged sandbox (kwitness run's default) has
 # no CAP_NET_RAW, and the kernel refuses the socket.
 if policy_session esc-packet enforce deny "\"net\":$SENDONLY"; then

@@ -121,6 +121,16 @@ static void test_net_socket(void **state)
 	       "\"family\":\"inet6\",\"pid\":42,\"protocol\":255,\"rule\":\"net.socket:default\","
 	       "\"seq\":5,\"tool\":\"net.socket\",\"ts\":1700000002000000,\"type\":\"raw\","
 	       "\"uid\":1000}");
+	/* a packet socket (17), decided by lsm/socket_create: its protocol is
+	 * socket()'s argument as given (htons(ETH_P_IP) reads 8 on x86) */
+	e.family = 17;
+	e.type = 2;
+	e.protocol = 8;
+	expect(&e, sizeof(e),
+	       "{\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
+	       "\"family\":\"packet\",\"pid\":42,\"protocol\":8,\"rule\":\"net.socket:default\","
+	       "\"seq\":5,\"tool\":\"net.socket\",\"ts\":1700000002000000,\"type\":\"dgram\","
+	       "\"uid\":1000}");
 	/* families and types without a name stay numbers */
 	e.family = 16;
 	e.type = 10;

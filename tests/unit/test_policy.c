@@ -234,6 +234,12 @@ static void test_section_values(void **state)
 	assert_int_equal(p->socket_rule[3], 2);
 	kw_policy_free(p);
 
+	/* packet: one bit for every packet socket, no types */
+	p = parse_ok(HEAD ",\"net\":{\"socket\":[\"inet\",\"packet\"]}}");
+	assert_int_equal(p->socket_allow, 0x0006 | (1ull << KW_SOCK_BIT_PACKET));
+	assert_int_equal(p->socket_rule[KW_SOCK_BIT_PACKET], 1);
+	kw_policy_free(p);
+
 	/* no net.socket but another net list: stream and dgram pass undecided,
 	 * the rest (raw, ping, seqpacket) is governed and denied */
 	p = parse_ok(HEAD ",\"net\":{\"send\":[]}}");
@@ -346,6 +352,8 @@ static void test_refusals_name_their_field(void **state)
 	refused(HEAD ",\"net\":{\"socket\":[\"inet\",\"ipx\"]}}",
 		"net.socket[1]: unknown socket family \"ipx\"");
 	refused(HEAD ",\"net\":{\"socket\":[\"inet:seq\"]}}", "net.socket[0]: unknown socket type");
+	refused(HEAD ",\"net\":{\"socket\":[\"packet:dgram\"]}}",
+		"net.socket[0]: \"packet\" takes no type");
 	refused(HEAD ",\"net\":{\"socket\":[\"inet:stream|\"]}}", "net.socket[0]: unknown socket type");
 	refused(HEAD ",\"dev\":{\"deny\":[]}}", "dev.deny: unknown key");
 	refused(HEAD ",\"dev\":{\"allow\":[\"x 1:3 r\"]}}", "dev.allow[0]: bad device rule");

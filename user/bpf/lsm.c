@@ -48,9 +48,17 @@ static struct bpf_link **lsm_link(struct kwitness_bpf *skel, const struct kw_lsm
 	return (struct bpf_link **)((char *)skel + p->link_off);
 }
 
+/* An LSM program of a cgroup class: it extends the class where BPF-LSM
+ * works and is loaded when it can be, but the class does not depend on it. */
+static bool is_extension(const struct kw_lsm_prog *p)
+{
+	return !(p->class_bit & KW_CLASS_LSM_MASK);
+}
+
 /* The bpf_lsm_* attach points of classes whose hooks the kernel lacks (an
- * older kernel, CONFIG_SECURITY_PATH off): those classes are not provided. */
-static uint32_t classes_missing_hooks(char *why, size_t whylen)
+ * older kernel, CONFIG_SECURITY_PATH off): those classes are not provided.
+ * have[i] says whether program i's hook exists. */
+static uint32_t classes_missing_hooks(bool have[], char *why, size_t whylen)
 {
 	struct btf *vmlinux = btf__load_vmlinux_btf();
 	uint32_t missing = 0;
@@ -63,12 +71,12 @@ static uint32_t classes_missing_hooks(char *why, size_t whylen)
 	}
 	for (i = 0; i < KW_N_LSM_PROGS; i++) {
 		snprintf(fn, sizeof(fn), "bpf_lsm_%s", kw_lsm_progs[i].hook);
-		if (btf__find_by_name_kind(vmlinux, fn, BTF_KIND_FUNC) < 0) {
-			if (!missing)
-				snprintf(why, whylen, "the kernel has no LSM hook %s",
-					 kw_lsm_progs[i].hook);
-			missing |= kw_lsm_progs[i].class_bit;
-		}
+		have[i] = btf__find_by_name_kind(vmlinux, fn, BTF_KIND_FUNC) >= 0;
+		if (have[i] || is_extension(&kw_lsm_progs[i]))
+			continue;
+		if (!missing)
+			snprintf(why, whylen, "the kernel has no LSM hook %s", kw_lsm_progs[i].hook);
+		missing |= kw_lsm_progs[i].class_bit;
 	}
 	btf__free(vmlinux);
 	return missing;
@@ -93,15 +101,17 @@ static bool exec_digest_works(char *why, size_t whylen)
 uint32_t kw_lsm_prepare(struct kwitness_bpf *skel, bool exec_digest, char *why, size_t whylen)
 {
 	uint32_t provide = KW_CLASS_LSM_MASK;
+	bool have[KW_N_LSM_PROGS] = { false }, loadable;
 	size_t i;
 
 	why[0] = '\0';
 	/* a trial load of a trivial lsm program: this host may list bpf as an
 	 * LSM and still refuse every lsm program (no BPF trampoline) */
-	if (!kw_probe_lsm_loadable(why, whylen))
+	loadable = kw_probe_lsm_loadable(why, whylen);
+	if (!loadable)
 		provide = 0;
 	else
-		provide &= ~classes_missing_hooks(why, whylen);
+		provide &= ~classes_missing_hooks(have, why, whylen);
 	if (provide & KW_CLASS_EXEC_DIGEST) {
 		char dwhy[KW_PROBE_REASON_MAX] = "turned off by the loader's caller";
 		size_t n = strlen(why);
@@ -114,6 +124,7 @@ uint32_t kw_lsm_prepare(struct kwitness_bpf *skel, bool exec_digest, char *why, 
 	}
 	for (i = 0; i < KW_N_LSM_PROGS; i++)
 		bpf_program__set_autoload(lsm_prog(skel, &kw_lsm_progs[i]),
+					  is_extension(&kw_lsm_progs[i]) ? loadable && have[i] :
 					  (provide & kw_lsm_progs[i].class_bit) != 0);
 	/* one exec program: the one that hashes serves exec as well */
 	if (provide & KW_CLASS_EXEC_DIGEST)

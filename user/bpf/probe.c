@@ -72,8 +72,9 @@ const struct kw_probe_limit kw_probe_limits[] = {
 			"judge up to 4 of its paths" },
 	{ "chroot", "a chroot without its own mount namespace is not taken into account: paths "
 		    "are from the root of the task's mount namespace" },
-	{ "AF_PACKET", "packet sockets never reach cgroup/sock_create: only a sandbox without "
-		       "CAP_NET_RAW (kwitness run's default user) is kept from them" },
+	{ "AF_PACKET", "packet sockets never reach cgroup/sock_create: net.socket decides them "
+		       "through lsm/socket_create where BPF-LSM works; elsewhere only a sandbox "
+		       "without CAP_NET_RAW (kwitness run's default user) is kept from them" },
 	{ NULL, NULL },
 };
 

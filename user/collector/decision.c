@@ -59,6 +59,7 @@ enum member {
 	M_TYPE,
 	M_UID,
 	M_VERITY_DIGEST,
+	M_VIA,
 	M_COUNT
 };
 
@@ -98,6 +99,7 @@ static const char *const member_name[M_COUNT] = {
 	[M_TYPE] = "type",
 	[M_UID] = "uid",
 	[M_VERITY_DIGEST] = "verity_digest",
+	[M_VIA] = "via",
 };
 
 struct field {
@@ -451,6 +453,8 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 			add_str(e, M_FAMILY, "inet");
 		else if (ev->family == AF_INET6)
 			add_str(e, M_FAMILY, "inet6");
+		else if (ev->family == AF_PACKET)
+			add_str(e, M_FAMILY, "packet");
 		else
 			add_int(e, M_FAMILY, ev->family);
 		add_int(e, M_PROTOCOL, ev->protocol);
@@ -571,10 +575,10 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 		}
 		if (h.kind == KW_EV_CGROUP_MOVE) {
 			/* a session task left the session's cgroups; still governed */
-			add_id(e, "target_cgroup", ev->target_cgroup);
-			add_int(e, "target_pid", ev->target_pid);
-			add_str(e, "tool", "cgroup.move");
-			add_str(e, "via", ev->sig_or_mode == KW_MOVE_CLONE_INTO ? "clone_into_cgroup" :
+			add_id(e, M_TARGET_CGROUP, ev->target_cgroup);
+			add_int(e, M_TARGET_PID, ev->target_pid);
+			add_str(e, M_TOOL, "cgroup.move");
+			add_str(e, M_VIA, ev->sig_or_mode == KW_MOVE_CLONE_INTO ? "clone_into_cgroup" :
 					  "cgroup.procs");
 			break;
 		}

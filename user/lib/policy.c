@@ -447,10 +447,11 @@ static int parse_net_list(struct pctx *c, json_t *net, const char *key, uint8_t 
 	return 0;
 }
 
-/* net.socket: "inet", "inet6", "inet:stream|dgram|raw|seqpacket|icmp", and
- * families the cgroup hook never sees ("unix", "packet", ...), accepted by name.
- * A family without types means stream and datagram only: raw, ping (icmp) and
- * seqpacket sockets must be named. */
+/* net.socket: "inet", "inet6", "inet:stream|dgram|raw|seqpacket|icmp",
+ * "packet" (any packet socket, decided by BPF-LSM where it works), and
+ * families no hook sees ("unix", ...), accepted by name. A family without
+ * types means stream and datagram only: raw, ping (icmp) and seqpacket
+ * sockets must be named. */
 static const char *const kw_other_families[] = {
 	"unix", "netlink", "packet", "vsock", "alg", "xdp", "can", "bluetooth", "key", NULL,
 };
@@ -516,8 +517,15 @@ static int parse_socket_rule(struct pctx *c, const char *s, size_t idx)
 			p = bar + 1;
 		}
 	}
+	if (flen == 6 && !memcmp(s, "packet", 6)) {
+		if (colon)
+			return fail(c, "net.socket[%zu]: \"packet\" takes no type (it allows every "
+				    "packet socket)", idx);
+		allow_socket_bit(c->p, KW_SOCK_BIT_PACKET, idx);
+		return 0;
+	}
 	if (other)
-		return 0; /* outside the cgroup hook: nothing to compile */
+		return 0; /* outside every hook: nothing to compile */
 	for (t = 0; t < 8; t++)
 		if (types & (1u << t))
 			allow_socket_bit(c->p, KW_SOCK_BIT((unsigned)fam, (unsigned)t), idx);

@@ -40,7 +40,9 @@
  *   CG(class, program, prog_type, section)  a cgroup program: its skeleton
  *       name, BPF_PROG_TYPE_<prog_type>, and its ELF section
  *   LSM(class, program, hook)               a BPF-LSM program: its skeleton
- *       name and the LSM hook (the kernel must have bpf_lsm_<hook>) */
+ *       name and the LSM hook (the kernel must have bpf_lsm_<hook>)
+ * An LSM program of a CGROUP class extends that class where BPF-LSM works
+ * (it is loaded when it can be) and is not part of its availability. */
 #define KW_CLASS_PROGRAMS(CG, LSM)                                                     \
 	CG(NET_CONNECT, kw_connect4, CGROUP_SOCK_ADDR, "cgroup/connect4")              \
 	CG(NET_CONNECT, kw_connect6, CGROUP_SOCK_ADDR, "cgroup/connect6")              \
@@ -49,6 +51,7 @@
 	CG(NET_BIND, kw_bind4, CGROUP_SOCK_ADDR, "cgroup/bind4")                       \
 	CG(NET_BIND, kw_bind6, CGROUP_SOCK_ADDR, "cgroup/bind6")                       \
 	CG(NET_SOCKET, kw_sock_create, CGROUP_SOCK, "cgroup/sock_create")              \
+	LSM(NET_SOCKET, kw_lsm_socket_create, socket_create)                           \
 	CG(DEV, kw_dev, CGROUP_DEVICE, "cgroup/dev")                                   \
 	CG(SYSCTL, kw_sysctl, CGROUP_SYSCTL, "cgroup/sysctl")                          \
 	LSM(FS, kw_lsm_file_open, file_open)                                           \

@@ -52,6 +52,8 @@ enum kw_on_failure { KW_ONFAIL_DENY = 0, KW_ONFAIL_ALLOW = 1 };
 #define KW_SOCK_BIT(family_index, type) ((family_index) * 8 + ((type) & 7))
 #define KW_SOCK_BIT_INET_ICMP 16
 #define KW_SOCK_BIT_INET6_ICMP 17
+/* AF_PACKET (any type), decided by lsm/socket_create where BPF-LSM works */
+#define KW_SOCK_BIT_PACKET 18
 #define KW_SOCK_BITS 32 /* a power of two: the kernel side masks with it */
 /* kw_session.flags */
 /* No net.socket list, but other net lists: the inet/inet6 stream and datagram
