@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The session journal: <state>/sessions/<id>.json, one canonical line
- * {"generation":G,"session":ID,"slot":N} per open session; "closing" ("close"
- * or "kill") once a close began, so a close cut short by a crash is finished
- * by the next collector. With the pinned
- * links (<pin_dir>/sessions/<slot>/) and the log's open entry it is all a
+ * {"generation":G,"owner":UID,"session":ID,"slot":N} per open session (owner:
+ * the uid that opened it, who may list and close it); "closing" ("close" or
+ * "kill") once a close began, so a close cut short by a crash is finished by
+ * the next collector. With the pinned maps (the session's live mark:
+ * <pin_dir>/sessions/<slot>/) and the log's open entry it is all a
  * restarted collector needs to continue a session. Written whole (temporary
  * file, rename) but not synced: it matters only while the pins exist, and
  * pins do not outlive a reboot (after one, recover.c seals the session from
@@ -26,21 +27,21 @@ static int journal_path(struct kwd *d, const char *id, char *out, size_t cap)
 	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
-int kwd_journal_write(struct kwd *d, const char *id, uint32_t slot, uint32_t generation,
-		      int closing)
+int kwd_journal_write(const struct kwd_session *s, int closing)
 {
 	char path[4200];
 	struct kw_buf line = { 0 };
 	struct jcs_obj o;
 	int e;
 
-	e = journal_path(d, id, path, sizeof(path));
+	e = journal_path(s->d, s->id, path, sizeof(path));
 	e = e ?: jcs_obj_begin(&o, &line);
 	if (closing)
 		e = e ?: jcs_obj_str(&o, "closing", closing > 1 ? "kill" : "close");
-	e = e ?: jcs_obj_int(&o, "generation", generation);
-	e = e ?: jcs_obj_str(&o, "session", id);
-	e = e ?: jcs_obj_int(&o, "slot", slot);
+	e = e ?: jcs_obj_int(&o, "generation", s->generation);
+	e = e ?: jcs_obj_int(&o, "owner", s->owner);
+	e = e ?: jcs_obj_str(&o, "session", s->id);
+	e = e ?: jcs_obj_int(&o, "slot", s->slot);
 	e = e ?: jcs_obj_end(&o);
 	e = e ?: kw_buf_putc(&line, '\n');
 	e = e ?: kw_write_file_replace(path, line.data, line.len, 0640);

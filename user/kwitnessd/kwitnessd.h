@@ -356,10 +356,10 @@ void kwd_seal_unclosed(struct kwd *d);
 int kwd_seal_one(struct kwd *d, const char *id, const char *reason, char *why, size_t whylen);
 
 /* journal.c: <state>/sessions/<id>.json, what a restarted collector needs to
- * find a pinned session again (slot, generation). Written atomically. */
+ * find a pinned session again (slot, generation) and who may act on it
+ * (owner). Written atomically. */
 /* closing: 0 open, 1 close asked, 2 close with kill asked. */
-int kwd_journal_write(struct kwd *d, const char *id, uint32_t slot, uint32_t generation,
-		      int closing);
+int kwd_journal_write(const struct kwd_session *s, int closing);
 void kwd_journal_remove(struct kwd *d, const char *id);
 
 /* resume.c: at start, adopts every pinned session (journal + pins + log),
@@ -408,6 +408,9 @@ json_t *kwd_status(struct kwd *d, bool sessions_only, const struct kwd_peer *pee
 /* The session process pid belongs to: by its tag (it may have left the
  * session's cgroups), else by its cgroup (/proc/PID/cgroup); NULL for none. */
 struct kwd_session *kwd_session_of_pid(struct kwd *d, pid_t pid);
+/* Length of the cgroup2 mount path that real (a path on cgroup2) lies under:
+ * the longest prefix whose parent is no longer cgroup2. */
+size_t kwd_cgroup2_mount_len(const char *real);
 /* pid's primary or supplementary groups include gid (/proc/PID/status). */
 bool kwd_pid_in_group(pid_t pid, gid_t gid, gid_t primary);
 void kwd_session_ring_ready(struct kwd_session *s);

@@ -2,7 +2,8 @@
 /* Resuming the sessions a previous collector left pinned. For each journal
  * entry (<state>/sessions/<id>.json): the log is reopened (a torn last line
  * cut, the transcript hash rebuilt from the file, the last sequence number
- * found), the pinned links and ring buffer are adopted, a kwitness.resume
+ * found), the pinned session (live in the kernel) and its ring buffer are
+ * adopted, a kwitness.resume
  * entry is written, and the session goes on in the same log with the next
  * number; the events that waited in the ring buffer follow. A session that
  * cannot be resumed is ended in the kernel and sealed complete false with the
@@ -155,7 +156,7 @@ static int write_resume_entry(struct kwd_session *s, const struct kw_session *c,
 
 /* Resumes one session. 0, or -errno with why (nothing of it is kept). */
 static int resume_one(struct kwd *d, const char *id, uint32_t slot, uint32_t generation,
-		      int closing, char *why, size_t whylen)
+		      uid_t owner, int closing, char *why, size_t whylen)
 {
 	struct kwd_session *s = kwd_session_new(d);
 	struct scan sc = { 0 };
@@ -172,6 +173,7 @@ static int resume_one(struct kwd *d, const char *id, uint32_t slot, uint32_t gen
 	snprintf(s->id, sizeof(s->id), "%s", id);
 	s->slot = slot;
 	s->generation = generation;
+	s->owner = owner;
 	if (asprintf(&s->log_path, "%s/logs/%s.jsonl", d->cfg.state_dir, id) < 0 ||
 	    asprintf(&s->record_path, "%s/records/%s.json", d->cfg.state_dir, id) < 0) {
 		s->log_path = s->record_path = NULL;
@@ -199,11 +201,14 @@ static int resume_one(struct kwd *d, const char *id, uint32_t slot, uint32_t gen
 	s->sandbox_id = dup_member(sc.open, "sandbox_id", NULL);
 	s->image_digest = dup_member(sc.open, "image_digest", NULL);
 	s->cgroup_path = dup_member(sc.open, "cgroup", NULL);
+	s->cgroup_rel = s->cgroup_path ? strdup(s->cgroup_path + kwd_cgroup2_mount_len(s->cgroup_path)) :
+					 NULL;
 	s->model_provider = dup_member(sc.open, "model_provider", d->cfg.model_provider);
 	s->model_id = dup_member(sc.open, "model_id", d->cfg.model_id);
 	s->data_class = dup_member(sc.open, "data_class", d->cfg.data_class);
 	mode = member(sc.open, "mode");
-	if (!s->sandbox_id || !s->image_digest || !s->cgroup_path || !s->model_provider ||
+	if (!s->sandbox_id || !s->image_digest || !s->cgroup_path || !s->cgroup_rel ||
+	    !s->model_provider ||
 	    !s->model_id || !s->data_class || !mode || !member(sc.open, "bundle_hash") ||
 	    !kw_digest_valid(member(sc.open, "bundle_hash")) ||
 	    strncmp(member(sc.open, "bundle_hash"), "sha256:", 7)) {
@@ -288,12 +293,12 @@ fail:
 }
 
 static bool parse_journal(struct kwd *d, const char *name, char id[33], uint32_t *slot,
-			  uint32_t *generation, int *closing)
+			  uint32_t *generation, uid_t *owner, int *closing)
 {
 	char path[4200];
 	struct kw_buf b = { 0 };
 	struct jcs_error jerr;
-	json_t *j = NULL, *vs, *vg;
+	json_t *j = NULL, *vs, *vg, *vo;
 	const char *sid;
 	bool ok = false;
 
@@ -304,6 +309,7 @@ static bool parse_journal(struct kwd *d, const char *name, char id[33], uint32_t
 	sid = member(j, "session");
 	vs = json_object_get(j, "slot");
 	vg = json_object_get(j, "generation");
+	vo = json_object_get(j, "owner");
 	if (sid && strlen(sid) == 32 && !strncmp(name, sid, 32) && json_is_integer(vs) &&
 	    json_is_integer(vg) && json_integer_value(vs) >= 0 &&
 	    json_integer_value(vs) < KW_MAX_SESSIONS && json_integer_value(vg) >= 0 &&
@@ -312,6 +318,9 @@ static bool parse_journal(struct kwd *d, const char *name, char id[33], uint32_t
 		*slot = (uint32_t)json_integer_value(vs);
 		*generation = (uint32_t)json_integer_value(vg);
 		*closing = !member(j, "closing") ? 0 : !strcmp(member(j, "closing"), "kill") ? 2 : 1;
+		/* no owner, or one out of range: root's alone */
+		*owner = json_is_integer(vo) && json_integer_value(vo) >= 0 &&
+			 json_integer_value(vo) < UINT32_MAX ? (uid_t)json_integer_value(vo) : 0;
 		ok = strspn(id, "0123456789abcdef") == 32;
 	}
 	json_decref(j);
@@ -332,6 +341,7 @@ void kwd_resume_sessions(struct kwd *d)
 	while (dp && (de = readdir(dp))) {
 		char id[33], why[512] = "", swhy[512] = "", rec[4300];
 		uint32_t slot = 0, gen = 0;
+		uid_t owner = 0;
 		int closing = 0;
 		struct stat st;
 		size_t n = strlen(de->d_name);
@@ -339,7 +349,7 @@ void kwd_resume_sessions(struct kwd *d)
 
 		if (n != 37 || strcmp(de->d_name + 32, ".json"))
 			continue;
-		if (!parse_journal(d, de->d_name, id, &slot, &gen, &closing)) {
+		if (!parse_journal(d, de->d_name, id, &slot, &gen, &owner, &closing)) {
 			kwd_log(d, LOG_ERR, "session journal %s/%s is unreadable: ignored", dir,
 				de->d_name);
 			continue;
@@ -348,11 +358,11 @@ void kwd_resume_sessions(struct kwd *d)
 			snprintf(why, sizeof(why), "kwitnessd runs with --pin-dir none: nothing of "
 				 "the session outlived the previous collector");
 		else if (!pinned[slot])
-			snprintf(why, sizeof(why), "its pinned links are gone (a reboot, or the pin "
+			snprintf(why, sizeof(why), "its pinned state is gone (a reboot, or the pin "
 				 "folder was removed): the kernel stopped enforcing it");
 		else if (claimed[slot])
 			snprintf(why, sizeof(why), "another session journal names slot %u", slot);
-		else if (resume_one(d, id, slot, gen, closing, why, sizeof(why)) == 0) {
+		else if (resume_one(d, id, slot, gen, owner, closing, why, sizeof(why)) == 0) {
 			claimed[slot] = true;
 			kwd_log(d, LOG_INFO, "session %s: resumed in %lld us", id,
 				(long long)(kwd_now_us() - t0));

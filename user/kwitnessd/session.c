@@ -219,9 +219,7 @@ static bool path_is_within(const char *inner, const char *outer)
 	return !strncmp(inner, outer, n) && (inner[n] == '/' || inner[n] == '\0');
 }
 
-/* Length of the cgroup2 mount path that real (a path on cgroup2) lies under:
- * the longest prefix whose parent is no longer cgroup2. */
-static size_t cgroup2_mount_len(const char *real)
+size_t kwd_cgroup2_mount_len(const char *real)
 {
 	char mount[PATH_MAX], parent[PATH_MAX];
 	struct statfs sfs;
@@ -353,7 +351,7 @@ static json_t *check_cgroup(struct kwd *d, const char *path, struct kwd_session 
 	if (n <= 0 || n >= (ssize_t)sizeof(real) - 1)
 		return kwd_error(KW_ERR_INVALID_CGROUP, "cgroup %s: cannot name the opened directory", path);
 	real[n] = '\0';
-	why = outside_collector(real + cgroup2_mount_len(real));
+	why = outside_collector(real + kwd_cgroup2_mount_len(real));
 	if (why)
 		return kwd_error(KW_ERR_INVALID_CGROUP, "cgroup %s: %s", path, why);
 	if (!may_use_cgroup(d, peer, s->cgroup_fd, &st, real))
@@ -379,7 +377,7 @@ static json_t *check_cgroup(struct kwd *d, const char *path, struct kwd_session 
 				 mine ? o->cgroup_path : "-");
 	}
 	s->cgroup_path = strdup(real);
-	s->cgroup_rel = strdup(real + cgroup2_mount_len(real));
+	s->cgroup_rel = strdup(real + kwd_cgroup2_mount_len(real));
 	if (!s->cgroup_path || !s->cgroup_rel)
 		return kwd_error(KW_ERR_INTERNAL, "out of memory");
 	return NULL;
@@ -628,7 +626,7 @@ json_t *kwd_session_open(struct kwd *d, const struct kw_request *req,
 	}
 	/* A collector started after a crash finds the session through this. */
 	if (d->cfg.pin_dir) {
-		e = kwd_journal_write(d, s->id, slot, s->generation, 0);
+		e = kwd_journal_write(s, 0);
 		if (e) {
 			err = kwd_error(KW_ERR_STORAGE, "session journal: %s", strerror(-e));
 			goto fail_hooks;
@@ -714,7 +712,7 @@ static void begin_close(struct kwd_session *s, uint64_t client_id)
 
 	/* a collector that dies from here on: the next one finishes the close */
 	if (s->d->cfg.pin_dir &&
-	    (e = kwd_journal_write(s->d, s->id, s->slot, s->generation, s->close_kill ? 2 : 1)))
+	    (e = kwd_journal_write(s, s->close_kill ? 2 : 1)))
 		kwd_log(s->d, LOG_ERR, "session %s: journal: %s", s->id, strerror(-e));
 	if (s->cgroup_fd >= 0) {
 		if (s->close_kill) {
