@@ -235,7 +235,8 @@ else
 	# ---- kwitness run with a background loop ------------------------------------------
 	bg=$KT_TMP/bg.out
 	run_pol=$(policy_file runbg "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"all\",\"on_record_failure\":\"deny\",$CONNECT_POLICY}")
-	"$KW" run --socket "$KT_SOCK" --policy "$run_pol" --key-jwk "$KT_TMP/signer.jwk" --json -- \
+	# --as-root: the loop writes into the test's private folder
+	"$KW" run --socket "$KT_SOCK" --policy "$run_pol" --key-jwk "$KT_TMP/signer.jwk" --json --as-root -- \
 		sh -c '(while :; do echo "$("$0" connect 127.0.0.1 "$1")" >>"$2"; done) & sleep 0.5; exit 0' \
 		"$NP" "$LPORT_A" "$bg" >"$KT_TMP/run.json" 2>"$KT_TMP/run.err"
 	rc=$?
