@@ -116,6 +116,42 @@ else
 	not_ok "upgrade: session opens"
 fi
 
+# ---- a task that left its session's cgroup, across a crash -------------------
+# Root in the sandbox moves itself out (cgroup.procs of another cgroup); its
+# tag is in the pinned maps, so it stays decided while no collector runs and
+# after the next one resumes the session.
+out_cg=$(cg_make follow-out)
+fifo=$KT_TMP/follow.fifo
+mkfifo "$fifo"
+if policy_session follow enforce deny "$CONNECT_POLICY"; then
+	cg_run "$cg" sh -c 'echo $$ >"$1/cgroup.procs" || exit 1
+		"$2" connect 127.0.0.1 "$3"; read _ <"$4"
+		"$2" connect 127.0.0.1 "$3"; read _ <"$4"
+		exec "$2" connect 127.0.0.1 "$3"' sh "$out_cg" "$NP" "$DENIED" "$fifo" \
+		>"$KT_TMP/follow.out" 2>&1 &
+	escaper=$!
+	for _ in $(seq 200); do [ -s "$KT_TMP/follow.out" ] && break; sleep 0.05; done
+	kill9
+	echo >"$fifo" # the second connect, while no collector runs
+	for _ in $(seq 200); do [ "$(wc -l <"$KT_TMP/follow.out")" -ge 2 ] && break; sleep 0.05; done
+	start_pinned
+	echo >"$fifo" # the third, after the resume
+	wait "$escaper"
+	close_any "$sid"
+	t=$(trailer "$LOG")
+	expect_eq "follow across a crash: the escaped task's connects (before, down, after)" \
+		"EPERM EPERM EPERM" "$(tr '\n' ' ' <"$KT_TMP/follow.out" | sed 's/ $//')"
+	expect_eq "follow across a crash: the move is logged" 1 \
+		"$(decisions "$LOG" | grep -c '"tool":"cgroup.move"')"
+	expect_eq "follow across a crash: three refused connects logged" 3 \
+		"$(decisions "$LOG" | grep '"tool":"net.connect"' | grep -c '"decision":"deny"')"
+	expect_eq "follow across a crash: resumed once, complete, nothing dropped" "1 true 0" \
+		"$(grep -c '"tool":"kwitness.resume"' "$LOG") $(jfield "$t" complete) $(jfield "$t" dropped)"
+	check "follow across a crash: record verifies" verify_record
+else
+	not_ok "follow across a crash: session opens"
+fi
+
 # ---- kill -9 loop -----------------------------------------------------------
 # The client: connects at a steady pace, alternately to the permitted and
 # the denied port, and writes what each one got.
