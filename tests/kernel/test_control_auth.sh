@@ -4,6 +4,7 @@
 # one only on a cgroup it owns or was delegated (directory and cgroup.procs) or
 # that kwitnessd.conf grants it; a symlinked cgroup path is refused; a process
 # inside a session, root or not, is refused (forbidden_from_session).
+# Also after a crash: resumed sessions keep their owners.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/kwd_lib.sh"
 
@@ -40,12 +41,21 @@ U=$(id -u "$KT_USER") G=$(id -g "$KT_USER")
 chmod 711 "$KT_TMP"
 mkdir -p "$KT_CG/granted"
 printf 'group = %s\ngrant = %s %s\n' "$KT_GROUP" "$KT_USER" "$KT_CG/granted" >"$KT_TMP/kwitnessd.conf"
-"$KWD" --foreground -v --state-dir "$KT_TMP/state" --socket "$KT_TMP/kwitnessd.sock" \
-	--key "$KT_TMP/key.pem" --pin-dir none --config "$KT_TMP/kwitnessd.conf" \
-	2>>"$KT_TMP/kwitnessd.log" &
-KT_DPID=$! KT_SOCK=$KT_TMP/kwitnessd.sock
-for _ in $(seq 100); do [ -S "$KT_SOCK" ] && break; sleep 0.1; done
-[ -S "$KT_SOCK" ] || kt_skip_all "kwitnessd did not start"
+# Pinned (a folder of our own) so that sessions outlive a crash, and their
+# owners with them.
+KT_PIN=/sys/fs/bpf/kwta-$$ KT_SOCK=$KT_TMP/kwitnessd.sock
+start_kwd() {
+	"$KWD" --foreground -v --state-dir "$KT_TMP/state" --socket "$KT_SOCK" \
+		--key "$KT_TMP/key.pem" --pin-dir "$KT_PIN" --config "$KT_TMP/kwitnessd.conf" \
+		2>>"$KT_TMP/kwitnessd.log" &
+	KT_DPID=$!
+	for _ in $(seq 200); do
+		"$KW" session list --socket "$KT_SOCK" >/dev/null 2>&1 && return 0
+		sleep 0.05
+	done
+	return 1
+}
+start_kwd || kt_skip_all "kwitnessd did not start"
 
 POL=$(policy_file p '{"kwitness_policy":1,"mode":"enforce","record":"all","on_record_failure":"deny","net":{"connect":[]}}')
 chmod 644 "$POL"
@@ -118,6 +128,19 @@ out=$(cg_run "$KT_CG/granted/g1" "$SETPRIV" --reuid="$U" --regid="$G" --init-gro
 	"$KW" session list --socket "$KT_SOCK" 2>&1)
 expect_eq "user inside a session: forbidden_from_session" 1 \
 	"$(grep -c 'forbidden_from_session' <<<"$out")"
+
+# After a crash the resumed sessions keep their owners.
+kill -KILL "$KT_DPID"
+wait "$KT_DPID" 2>/dev/null
+if start_kwd; then
+	out=$(user_ctl session list)
+	expect_eq "after a restart: the user lists its two sessions, not root's" "2 0" \
+		"$(grep -c -e "$usid" -e "$gsid" <<<"$out") $(grep -c "$rsid" <<<"$out")"
+	expect_eq "after a restart: closing root's session still refused" forbidden_session \
+		"$(user_ctl session close "$rsid" | tail -1)"
+else
+	not_ok "kwitnessd restarts on its pins"
+fi
 
 for sid in "$usid" "$gsid"; do
 	expect_eq "user: closes its own session $sid" ok \
