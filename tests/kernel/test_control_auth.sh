@@ -130,8 +130,7 @@ expect_eq "user inside a session: forbidden_from_session" 1 \
 	"$(grep -c 'forbidden_from_session' <<<"$out")"
 
 # After a crash the resumed sessions keep their owners.
-kill -KILL "$KT_DPID"
-wait "$KT_DPID" 2>/dev/null
+{ kill -KILL "$KT_DPID"; wait "$KT_DPID"; } 2>/dev/null
 if start_kwd; then
 	out=$(user_ctl session list)
 	expect_eq "after a restart: the user lists its two sessions, not root's" "2 0" \
