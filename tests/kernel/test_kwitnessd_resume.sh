@@ -121,21 +121,22 @@ fi
 # tag is in the pinned maps, so it stays decided while no collector runs and
 # after the next one resumes the session.
 out_cg=$(cg_make follow-out)
-fifo=$KT_TMP/follow.fifo
-mkfifo "$fifo"
+# go.N: files the escaped task waits for (polled, at most 30 s: never a hang)
+sig=$KT_TMP/follow.go
 if policy_session follow enforce deny "$CONNECT_POLICY"; then
 	cg_run "$cg" sh -c 'echo $$ >"$1/cgroup.procs" || exit 1
-		"$2" connect 127.0.0.1 "$3"; read _ <"$4"
-		"$2" connect 127.0.0.1 "$3"; read _ <"$4"
-		exec "$2" connect 127.0.0.1 "$3"' sh "$out_cg" "$NP" "$DENIED" "$fifo" \
+		await() { n=0; while [ ! -e "$1" ] && [ $n -lt 600 ]; do sleep 0.05; n=$((n + 1)); done; }
+		"$2" connect 127.0.0.1 "$3"; await "$4.1"
+		"$2" connect 127.0.0.1 "$3"; await "$4.2"
+		exec "$2" connect 127.0.0.1 "$3"' sh "$out_cg" "$NP" "$DENIED" "$sig" \
 		>"$KT_TMP/follow.out" 2>&1 &
 	escaper=$!
 	for _ in $(seq 200); do [ -s "$KT_TMP/follow.out" ] && break; sleep 0.05; done
 	kill9
-	echo >"$fifo" # the second connect, while no collector runs
+	touch "$sig.1" # the second connect, while no collector runs
 	for _ in $(seq 200); do [ "$(wc -l <"$KT_TMP/follow.out")" -ge 2 ] && break; sleep 0.05; done
 	start_pinned
-	echo >"$fifo" # the third, after the resume
+	touch "$sig.2" # the third, after the resume
 	wait "$escaper"
 	close_any "$sid"
 	t=$(trailer "$LOG")
