@@ -269,16 +269,29 @@ struct bpf_link *kw_hooks_global_link(struct bpf_program *prog, const char *pin_
 	return global_link(prog, -1, pin_dir, reuse);
 }
 
+/* Deletes every entry of a hash map. */
+static void clear_map(const struct bpf_map *m)
+{
+	int fd = bpf_map__fd(m);
+	void *key = malloc(bpf_map__key_size(m));
+
+	if (!key)
+		return;
+	while (bpf_map_get_next_key(fd, NULL, key) == 0)
+		if (bpf_map_delete_elem(fd, key))
+			break;
+	free(key);
+}
+
 /* Pinned maps may hold what a collector that died without pinned sessions
  * left (none to resume): cgroups still mapped to its slots, sessions still
- * governing. With the programs at the cgroup2 root, those would be decided
+ * governing, their path rules and exec digests (which session_add does not
+ * clear). With the programs at the cgroup2 root, those would be decided
  * again, so this instance starts from no session at all. Pinned sessions are
  * left to resume, which adopts or ends each. */
 static void forget_dead_sessions(struct kw_hooks *h)
 {
 	int sessions = bpf_map__fd(h->skel->maps.kw_sessions);
-	int cgroups = bpf_map__fd(h->skel->maps.kw_cgroups);
-	__u64 key, next;
 	__u32 slot, zero = 0;
 	struct kw_session s;
 
@@ -289,11 +302,9 @@ static void forget_dead_sessions(struct kw_hooks *h)
 			bpf_map_update_elem(sessions, &slot, &s, BPF_ANY);
 		}
 	}
-	while (bpf_map_get_next_key(cgroups, NULL, &next) == 0) {
-		key = next;
-		if (bpf_map_delete_elem(cgroups, &key))
-			break;
-	}
+	clear_map(h->skel->maps.kw_cgroups);
+	clear_map(h->skel->maps.kw_path_rules);
+	clear_map(h->skel->maps.kw_exec_digests);
 }
 
 /* The cgroup2 mount point from /proc/self/mountinfo (field 5 of the line
@@ -1162,8 +1173,9 @@ int kw_hooks_session_discard(struct kw_hooks *h, uint32_t slot)
 int kw_hooks_quiesce(void)
 {
 	/* MEMBARRIER_CMD_GLOBAL is synchronize_rcu(): every BPF program that
-	 * started before it (they all run under rcu_read_lock; none of ours is
-	 * sleepable) has returned when it does. */
+	 * started before it has returned when it does (they all run under
+	 * rcu_read_lock but the sleepable exec-digest one, which looks its
+	 * session up again after the hash: docs/hooks.md, "Closing"). */
 	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
 		return 0;
 	return -errno;
