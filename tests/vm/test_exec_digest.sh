@@ -207,4 +207,53 @@ else
 fi
 
 check "kwitnessd is still running" kwd_alive
+
+# ---- 6. the exec program outlives the collector, and follows a task out ----
+# A collector with its own pin folder: its exec link is pinned like every
+# other, so after a kill -9 the kernel goes on hashing and judging execs,
+# also of a task that moved itself out of the session's cgroup; the next
+# collector resumes the session and logs them.
+kwd_stop || not_ok "the first collector stops"
+KT_PIN=/sys/fs/bpf/kwxd-$$
+rm -f "$KT_SOCK"
+kwd_start --pin-dir "$KT_PIN"
+# busybox finds its applet by its own name: the builds keep it
+mkdir -p "$D/d/a" "$D/d/b"
+install_build "$D/build-a" "$D/d/a/busybox"
+install_build "$D/build-b" "$D/d/b/busybox"
+policy_session survive enforce deny \
+	"\"exec\":{\"allow\":[\"$KW_BUILD/tests\",\"/bin\",\"sha256:$A\"]}" ||
+	kt_fail_all "pinned collector: session does not open"
+check "pinned collector: the hashing exec program's link is pinned" \
+	test -e "$KT_PIN/links/kw_lsm_bprm_check_digest"
+{ kill -KILL "$KT_DPID"; wait "$KT_DPID"; } 2>/dev/null
+KT_DPID=
+r=$(run "$cg" exec "$D/d/a/busybox" echo ok); p1=${r%% *} r1=${r#* }
+r=$(run "$cg" exec "$D/d/b/busybox" echo ok); p2=${r%% *} r2=${r#* }
+out=$(cg_run "$cg" sh -c 'echo $$; echo $$ >"$1/cgroup.procs" && exec "$2" exec "$3" echo ok' \
+	sh "${KT_CG%/*}" "$LP" "$D/d/b/busybox")
+p3=$(sed -n 1p <<<"$out") r3=$(sed -n 2p <<<"$out")
+rm -f "$KT_SOCK"
+kwd_start --pin-dir "$KT_PIN"
+closed=
+for _ in $(seq 100); do
+	session_close "$sid" >/dev/null && { closed=1; break; }
+	sleep 0.1
+done
+[ -n "$closed" ] || kt_fail_all "pinned collector: the resumed session does not close"
+expect_eq "no collector: that build runs" ok "$r1"
+check_entry "no collector: its permit, with its digest, is in the resumed log" \
+	"$(entry "$p1" "$D/d/a/busybox")" "decision=permit;rule=exec.allow[2];digest=sha256:$A" "$cg"
+expect_eq "no collector: another build is refused" EACCES "$r2"
+check_entry "no collector: the refusal, with the other build's digest" "$(entry "$p2" "$D/d/b/busybox")" \
+	"decision=deny;enforced=true;rule=exec:default;digest=sha256:$B" "$cg"
+expect_eq "no collector: a task that left the cgroup is still refused" EACCES "$r3"
+line=$(decisions "$LOG" | grep "\"pid\":$p3," | grep '"tool":"fs.exec"' | tail -n 1)
+expect_eq "no collector: the escaped task's refusal is logged, with its digest" \
+	"deny sha256:$B" "$(jfield "$line" decision) $(jfield "$line" digest)"
+expect_eq "no collector: its move is logged" 1 \
+	"$(decisions "$LOG" | grep '"tool":"cgroup.move"' | grep -c "\"target_pid\":$p3[,}]")"
+expect_eq "pinned collector: resumed once, complete" "1 true" \
+	"$(grep -c '"tool":"kwitness.resume"' "$LOG") $(jfield "$(trailer "$LOG")" complete)"
+check "pinned collector: record verifies" verify_record
 finish
