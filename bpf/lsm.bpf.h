@@ -830,67 +830,52 @@ static __always_inline int kw_exec_digest_judge(struct kw_ctx *c, int permit, __
 	return 0;
 }
 
+/* Sleepable programs run outside classic RCU, so the grace period a close
+ * waits for (synchronize_rcu) does not cover them. Each one counts itself
+ * here while it looks at a session, numbers and records; the hash, which
+ * may sleep for long, is outside. A close untags, waits for the grace period
+ * (a full barrier on every CPU), then waits for this count to be 0 once: a
+ * program that found the session open had incremented before the untag
+ * (the fetching add is a full barrier), and has finished. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} kw_sleepers SEC(".maps");
+
+static __always_inline void kw_sleepers_add(__s64 d)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&kw_sleepers, &zero), old;
+
+	if (!n)
+		return;
+	old = __sync_fetch_and_add(n, d); /* the fetching form: a full barrier */
+	barrier_var(old);
+}
+
 /* One exec pass (bprm_check_security runs once per binary handler: a
- * script, then its interpreter): the file's digest when hash is set (a
- * sleepable program), its identity, then the path and digest rules. The
- * digest is taken first: bpf_ima_file_hash may sleep, and nothing after it
- * does (the per-CPU scratch is used only then). The file is the one exec
- * opened and holds write-denied, so the digest is of what runs. */
-static __always_inline int kw_exec_hook(struct linux_binprm *bprm, int hash)
+ * script, then its interpreter): the path and digest rules, then the record
+ * with the file's identity and digest (status says whether there is one).
+ * The file is the one exec opened and holds write-denied, so a digest is of
+ * what runs. */
+static __always_inline int kw_exec_decide(struct kw_ctx *c, struct linux_binprm *bprm,
+					  const __u8 *digest, __u8 status, __s32 derr)
 {
 	struct kw_lsm_scratch *sc;
 	struct kw_ev_exec *e;
 	struct file *file = bprm->file;
-	__u8 digest[KW_IMA_DIGEST_MAX] = {};
-	__u8 status = KW_DIGEST_UNSUPPORTED;
-	__s32 derr = 0;
 	__u16 rule;
 	int permit, verdict;
-	struct kw_ctx c;
-	long r;
 
-	if (!kw_session_find(&c, KW_CLASS_EXEC))
-		return 0;
-	if (hash && c.s->record == KW_RECORD_DENY) {
-		/* a permit would not be recorded: hash only when rules need the
-		 * digest or the exec is refused (then the path is built again
-		 * after the hash, which may sleep) */
-		struct kw_lsm_slot *ls = bpf_map_lookup_elem(&kw_lsm_slots, &c.slot);
-
-		sc = kw_scratch();
-		if (ls && !ls->exec_digests && sc) {
-			kw_path_build(sc, BPF_CORE_READ(file, f_path.mnt),
-				      BPF_CORE_READ(file, f_path.dentry), NULL);
-			if (kw_path_judge(sc, c.slot, KW_WANT(KW_PK_EXEC), &rule)) {
-				kw_count_unrecorded(&c);
-				return 0;
-			}
-		}
-	}
-	if (hash) {
-		r = bpf_ima_file_hash(file, digest, sizeof(digest));
-		if (r == KW_HASH_ALGO_SHA256) {
-			status = KW_DIGEST_OK;
-		} else {
-			status = r < 0 ? KW_DIGEST_ERROR : KW_DIGEST_ALGORITHM;
-			derr = (__s32)r;
-		}
-		/* The hash may sleep, and a sleepable program is no classic RCU
-		 * reader: a close that ran meanwhile has untagged the session and
-		 * may have written its trailer, and its slot may hold another
-		 * session now. Look the session up again after the last call
-		 * that can sleep, so a closed session takes no number and no
-		 * other session gets this exec. */
-		if (!kw_session_find(&c, KW_CLASS_EXEC))
-			return 0;
-	}
 	sc = kw_scratch();
 	if (!sc)
-		return kw_fail_closed(&c, KW_EV_FS_EXEC, -EACCES);
+		return kw_fail_closed(c, KW_EV_FS_EXEC, -EACCES);
 	kw_path_build(sc, BPF_CORE_READ(file, f_path.mnt), BPF_CORE_READ(file, f_path.dentry), NULL);
-	permit = kw_path_judge(sc, c.slot, KW_WANT(KW_PK_EXEC), &rule);
-	permit = kw_exec_digest_judge(&c, permit, &rule, digest, status == KW_DIGEST_OK);
-	e = kw_record_decision(&c, KW_EV_FS_EXEC, permit, rule, sizeof(*e), &verdict);
+	permit = kw_path_judge(sc, c->slot, KW_WANT(KW_PK_EXEC), &rule);
+	permit = kw_exec_digest_judge(c, permit, &rule, digest, status == KW_DIGEST_OK);
+	e = kw_record_decision(c, KW_EV_FS_EXEC, permit, rule, sizeof(*e), &verdict);
 	if (e) {
 		e->p.access = KW_ACC_EXEC;
 		e->p.path_len = sc->len;
@@ -917,19 +902,77 @@ static __always_inline int kw_exec_hook(struct linux_binprm *bprm, int hash)
 	return verdict ? 0 : -EACCES;
 }
 
+/* Whether this exec, in session c, needs its digest. Under record: deny a
+ * permit is not recorded: hash only when rules name digests or the exec is
+ * refused; a permit settled here is counted in unrecorded. */
+static __always_inline int kw_exec_wants_hash(struct kw_ctx *c, struct file *file)
+{
+	struct kw_lsm_slot *ls;
+	struct kw_lsm_scratch *sc;
+	__u16 rule;
+
+	if (c->s->record != KW_RECORD_DENY)
+		return 1;
+	ls = bpf_map_lookup_elem(&kw_lsm_slots, &c->slot);
+	sc = kw_scratch();
+	if (!ls || ls->exec_digests || !sc)
+		return 1;
+	kw_path_build(sc, BPF_CORE_READ(file, f_path.mnt), BPF_CORE_READ(file, f_path.dentry), NULL);
+	if (!kw_path_judge(sc, c->slot, KW_WANT(KW_PK_EXEC), &rule))
+		return 1;
+	kw_count_unrecorded(c);
+	return 0;
+}
+
 /* Where the kernel cannot hash an executed file: the same judgement, every
  * entry saying digest_unavailable. */
 SEC("lsm/bprm_check_security")
 int BPF_PROG(kw_lsm_bprm_check, struct linux_binprm *bprm, int ret)
 {
-	return ret ? ret : kw_exec_hook(bprm, 0);
+	__u8 digest[KW_IMA_DIGEST_MAX] = {};
+	struct kw_ctx c;
+
+	if (ret || !kw_session_find(&c, KW_CLASS_EXEC))
+		return ret;
+	return kw_exec_decide(&c, bprm, digest, KW_DIGEST_UNSUPPORTED, 0);
 }
 
-/* Sleepable, for bpf_ima_file_hash: IMA reads the file and hashes it. */
+/* Sleepable, for bpf_ima_file_hash: IMA reads the file and hashes it. The
+ * session is looked up again after the hash, the last call that can sleep: a
+ * close that ran meanwhile has untagged it (and its slot may hold another
+ * session now), so a closed session takes no number and no other session
+ * gets this exec. */
 SEC("lsm.s/bprm_check_security")
 int BPF_PROG(kw_lsm_bprm_check_digest, struct linux_binprm *bprm, int ret)
 {
-	return ret ? ret : kw_exec_hook(bprm, 1);
+	__u8 digest[KW_IMA_DIGEST_MAX] = {};
+	struct file *file = bprm->file;
+	__u8 status = KW_DIGEST_UNSUPPORTED;
+	struct kw_ctx c;
+	__s32 derr = 0;
+	int hash;
+	long r;
+
+	if (ret)
+		return ret;
+	kw_sleepers_add(1);
+	hash = kw_session_find(&c, KW_CLASS_EXEC) && kw_exec_wants_hash(&c, file);
+	kw_sleepers_add(-1);
+	if (!hash)
+		return 0;
+
+	r = bpf_ima_file_hash(file, digest, sizeof(digest));
+	if (r == KW_HASH_ALGO_SHA256) {
+		status = KW_DIGEST_OK;
+	} else {
+		status = r < 0 ? KW_DIGEST_ERROR : KW_DIGEST_ALGORITHM;
+		derr = (__s32)r;
+	}
+
+	kw_sleepers_add(1);
+	r = kw_session_find(&c, KW_CLASS_EXEC) ? kw_exec_decide(&c, bprm, digest, status, derr) : 0;
+	kw_sleepers_add(-1);
+	return (int)r;
 }
 
 /* ---- net.unix ---- */

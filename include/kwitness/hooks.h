@@ -86,8 +86,12 @@ int kw_hooks_session_adopt(struct kw_hooks *h, uint32_t slot, bool need_live,
  * validity, membership, rules, ring buffer. */
 int kw_hooks_session_discard(struct kw_hooks *h, uint32_t slot);
 /* After untag: waits until no program that found a session before the untag
- * can still run (an RCU grace period). 0 or -errno (nohz_full kernels refuse). */
-int kw_hooks_quiesce(void);
+ * can still number a decision: an RCU grace period for the programs that run
+ * under RCU, then the sleepable ones' count at 0. 0, -ETIMEDOUT when the
+ * sleepable count stayed above 0 for KW_QUIESCE_SLEEPERS_MS, or -errno from
+ * membarrier (nohz_full kernels refuse it). */
+#define KW_QUIESCE_SLEEPERS_MS 5000
+int kw_hooks_quiesce(struct kw_hooks *h);
 /* With no session pinned any more, unpins the global links too (they are
  * detached when the collector exits). 1 when it did. */
 int kw_hooks_unpin_idle(struct kw_hooks *h);

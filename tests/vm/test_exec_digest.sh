@@ -15,7 +15,8 @@ kwd_require
 if "$KW" probe 2>/dev/null | grep -q '^lsm.exec_digest *yes'; then
 	kt_skip_all() { not_ok "$* (kwitness probe says this kernel hashes executed files)"; finish; }
 fi
-kwd_start
+KT_PIN=/sys/fs/bpf/kwx-$$ # pinned: the close race below reads the kernel's counters
+kwd_start --pin-dir "$KT_PIN"
 kwd_has_hook exec.digest || kt_skip_feature exec.digest "the kernel cannot hash executed files ($(uname -r))"
 
 D=/tmp/xdig.$$ V=/tmp/xdig-verity.$$ VDEV=
@@ -204,6 +205,41 @@ if why=$(verity_setup); then
 		not_ok "fs-verity digest is its own ($VD)"
 else
 	skip "fs-verity: $why"
+fi
+
+# ---- close race: closes while two loops exec (each exec hashed) ----
+# The sleepable program is outside the close's RCU grace period; the close
+# waits for its kw_sleepers count instead. The kernel's next_seq, read after
+# the close replied, is never past the trailer's.
+bad=0 rounds=0
+for i in $(seq "${KT_EXEC_RACES:-8}"); do
+	policy_session "xrace$i" enforce deny "\"exec\":{\"allow\":[\"/\"]}" || continue
+	slot=$("$KW" session list --socket "$KT_SOCK" --json |
+		jq -r --arg s "$sid" '.sessions[] | select(.session == $s) | .slot')
+	cg_run "$cg" sh -c 'while :; do /bin/true; done' &
+	l1=$!
+	cg_run "$cg" sh -c 'while :; do /bin/true; done' &
+	l2=$!
+	sleep 0.$((RANDOM % 5 + 2))
+	out=$("$KW" session close --socket "$KT_SOCK" --json "$sid")
+	after=$(bpftool map lookup pinned "$KT_PIN/kw_sessions" key $((slot & 255)) $((slot >> 8)) 0 0 -j |
+		jq -r '.formatted.value.next_seq // .value.next_seq')
+	t=$(trailer "$(jq -r .log_path <<<"$out")")
+	kill "$l1" "$l2" 2>/dev/null
+	wait "$l1" "$l2" 2>/dev/null
+	rounds=$((rounds + 1))
+	if [ -z "$after" ] || [ -z "$(jfield "$t" next_seq)" ] || [ "$after" -gt "$(jfield "$t" next_seq)" ] ||
+		[ "$(jfield "$t" decisions)" -eq 0 ]; then
+		bad=$((bad + 1))
+		echo "# race $i: kernel next_seq after close $after, trailer $t"
+	fi
+done
+check "close race: $rounds closes under exec loops, each with decisions, kernel next_seq never past the trailer's" \
+	test "$rounds" -gt 0 -a "$bad" -eq 0
+if grep -q 'sleepable program was still numbering' "$KT_TMP/kwitnessd.log"; then
+	not_ok "close race: a sleepable program outlived a close's wait"
+else
+	ok "close race: no sleepable program outlived a close's wait"
 fi
 
 check "kwitnessd is still running" kwd_alive

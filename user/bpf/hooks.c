@@ -1170,13 +1170,26 @@ int kw_hooks_session_discard(struct kw_hooks *h, uint32_t slot)
 	return kw_hooks_session_free(h, slot);
 }
 
-int kw_hooks_quiesce(void)
+int kw_hooks_quiesce(struct kw_hooks *h)
 {
-	/* MEMBARRIER_CMD_GLOBAL is synchronize_rcu(): every BPF program that
-	 * started before it has returned when it does (they all run under
-	 * rcu_read_lock but the sleepable exec-digest one, which looks its
-	 * session up again after the hash: docs/hooks.md, "Closing"). */
-	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
-		return 0;
-	return -errno;
+	uint32_t zero = 0;
+	uint64_t n = 0;
+	int e = 0;
+
+	/* MEMBARRIER_CMD_GLOBAL is synchronize_rcu(): every non-sleepable
+	 * program that started before it has returned when it does, and it is
+	 * a full barrier on every CPU after the untag. */
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
+		e = -errno;
+	/* The sleepable ones count themselves while they number and record
+	 * (bpf/lsm.bpf.h, kw_sleepers): their count seen at 0 once is enough. */
+	if (!h || !h->skel || bpf_map__fd(h->skel->maps.kw_sleepers) < 0)
+		return e;
+	for (int i = 0; !bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.kw_sleepers), &zero, &n) && n;
+	     i++) {
+		if (i >= KW_QUIESCE_SLEEPERS_MS * 5)
+			return -ETIMEDOUT;
+		usleep(200); /* at least: five polls a millisecond at most */
+	}
+	return e;
 }

@@ -692,9 +692,15 @@ static struct kwd_session *find_session(struct kwd *d, const char *id)
  * take a sequence number: after this next_seq is final. */
 static void quiesce(struct kwd *d)
 {
-	int e = kw_hooks_quiesce();
+	int e = kw_hooks_quiesce(d->hooks);
 
-	if (e) {
+	if (e == -ETIMEDOUT) {
+		/* a sleepable exec program stayed between its session lookup
+		 * and its record for seconds: a number may come after the
+		 * trailer; the drain below waits for what it can */
+		kwd_log(d, LOG_ERR, "a sleepable program was still numbering a decision after %d ms",
+			KW_QUIESCE_SLEEPERS_MS);
+	} else if (e) {
 		/* nohz_full kernels refuse MEMBARRIER_CMD_GLOBAL: programs run
 		 * for microseconds, give them far longer */
 		kwd_log(d, LOG_WARNING, "no RCU grace period from membarrier (%s): waiting 50 ms",
