@@ -211,6 +211,11 @@ fi
 # The sleepable program is outside the close's RCU grace period; the close
 # waits for its kw_sleepers count instead. The kernel's next_seq, read after
 # the close replied, is never past the trailer's.
+# next_seq SLOT: the kernel's next sequence number of a session slot
+next_seq() {
+	bpftool map lookup pinned "$KT_PIN/kw_sessions" key $(($1 & 255)) $(($1 >> 8)) 0 0 -j |
+		jq -r '.formatted.value.next_seq // .value.next_seq'
+}
 bad=0 rounds=0
 for i in $(seq "${KT_EXEC_RACES:-8}"); do
 	policy_session "xrace$i" enforce deny "\"exec\":{\"allow\":[\"/\"]}" || continue
@@ -220,10 +225,14 @@ for i in $(seq "${KT_EXEC_RACES:-8}"); do
 	l1=$!
 	cg_run "$cg" sh -c 'while :; do /bin/true; done' &
 	l2=$!
-	sleep 0.$((RANDOM % 5 + 2))
+	# close at a random moment once the loops are exec'ing in the session
+	for _ in $(seq 200); do
+		[ "$(next_seq "$slot")" -gt 0 ] 2>/dev/null && break
+		sleep 0.05
+	done
+	sleep 0.0$((RANDOM % 10))
 	out=$("$KW" session close --socket "$KT_SOCK" --json "$sid")
-	after=$(bpftool map lookup pinned "$KT_PIN/kw_sessions" key $((slot & 255)) $((slot >> 8)) 0 0 -j |
-		jq -r '.formatted.value.next_seq // .value.next_seq')
+	after=$(next_seq "$slot")
 	t=$(trailer "$(jq -r .log_path <<<"$out")")
 	kill "$l1" "$l2" 2>/dev/null
 	wait "$l1" "$l2" 2>/dev/null
