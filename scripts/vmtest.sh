@@ -136,13 +136,17 @@ INITRD=$VMDIR/initrd.gz
 [ "${KW_VM_KEEP:-0}" = 1 ] || rm -rf "$STAGE"
 
 # ---- boot ----
+# A CPU stuck in the kernel for 120 s (twice watchdog_thresh; spurious ones
+# under a starved emulation are shorter) panics the VM: the run ends at once,
+# with the stuck CPU's stack on the console (a panic prints at every log level).
+LOCKUP_ARGS="watchdog_thresh=60 softlockup_panic=1 softlockup_all_cpu_backtrace=1"
 echo "# vm: booting $(basename "$VMLINUZ") under qemu (tcg), timeout ${TIMEOUT}s"
 LOG=$VMDIR/console.log
 start=$(date +%s)
 timeout --foreground -k 10 "$TIMEOUT" qemu-system-x86_64 -accel tcg -m 1024 -smp 2 \
 	-nographic -no-reboot -monitor none -serial stdio -display none \
 	-kernel "$VMLINUZ" -initrd "$INITRD" \
-	-append "console=ttyS0 quiet panic=-1 lsm=lockdown,capability,bpf" \
+	-append "console=ttyS0 quiet panic=-1 lsm=lockdown,capability,bpf $LOCKUP_ARGS" \
 	</dev/null 2>&1 | tr -d '\r' >"$LOG"
 qrc=${PIPESTATUS[0]}
 echo "# vm: qemu exited $qrc after $(($(date +%s) - start))s; console log: $LOG"
@@ -154,7 +158,7 @@ grep -aE '^(ok |not ok |#)' "$LOG"
 n=$(grep -acE '^(ok |not ok )' "$LOG")
 if ! grep -aq "^$MARKER" "$LOG"; then
 	echo "not ok - vm: the VM never reported (qemu exit $qrc); last console lines:"
-	tail -n 30 "$LOG" | sed 's/^/#   /'
+	tail -n 80 "$LOG" | sed 's/^/#   /'
 	echo "1..$((n + 1))"
 	exit 1
 fi
