@@ -38,6 +38,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #include "maps.bpf.h"
 #include "session.bpf.h"
+#include "dns_steer.bpf.h"
 #include "net.bpf.h"
 #include "dev.bpf.h"
 #include "sysctl.bpf.h"

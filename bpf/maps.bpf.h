@@ -3,9 +3,12 @@
 #ifndef KWITNESS_MAPS_BPF_H
 #define KWITNESS_MAPS_BPF_H
 
-/* Session slots: configuration and counters. */
+/* Session slots: configuration and counters. Mapped by kwitnessd too: its
+ * resolver numbers the decisions it records with the same atomic add on
+ * next_seq as the programs. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, KW_MAX_SESSIONS);
 	__type(key, __u32);
 	__type(value, struct kw_session);

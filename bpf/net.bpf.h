@@ -15,7 +15,8 @@ static __always_inline int kw_net_decide(struct bpf_sock_addr *ctx, struct kw_ct
 	struct kw_net_rules *rules;
 	struct kw_ev_net *e;
 	__u16 rule, port;
-	int permit, verdict;
+	__u64 via = KW_NO_SEQ;
+	int permit, verdict, named = 0;
 
 	key.slot = c->slot;
 	key.op = op;
@@ -45,6 +46,11 @@ static __always_inline int kw_net_decide(struct bpf_sock_addr *ctx, struct kw_ct
 
 	rules = bpf_map_lookup_elem(&kw_net_rules, &key);
 	permit = kw_net_eval(rules, port, &rule);
+	/* no CIDR rule matched (a CIDR deny still wins): an address a DNS
+	 * answer opened for a name rule */
+	if (!permit && rule == KW_RULE_DEFAULT && op != KW_NET_BIND &&
+	    (c->s->classes & KW_CLASS_NET_DNS))
+		permit = named = kw_name_permits(c, op, key.family, key.addr, port, &rule, &via);
 
 	e = kw_record_decision(c, kind, permit, rule, sizeof(*e), &verdict);
 	if (e) {
@@ -53,17 +59,38 @@ static __always_inline int kw_net_decide(struct bpf_sock_addr *ctx, struct kw_ct
 		e->port = port;
 		e->sock_type = ctx->type;
 		__builtin_memcpy(e->addr, key.addr, 16);
+		e->via_seq = via;
+		if (named && via != KW_NO_SEQ)
+			e->h.flags |= KW_EVF_VIA;
 		kw_event_submit(e);
 	}
 	return verdict;
 }
 
+/* A session whose policy names hosts: its DNS goes to its resolver
+ * (dns_steer.bpf.h). 1 or 0: the verdict, steered or refused; -1: not DNS. */
+static __always_inline int kw_net_steer(struct bpf_sock_addr *ctx, struct kw_ctx *c, int v6)
+{
+	int steered;
+
+	if (!(c->s->classes & KW_CLASS_NET_DNS))
+		return -1;
+	steered = kw_dns_steer_addr(ctx, c, v6);
+	return steered ? steered > 0 : -1;
+}
+
 static __always_inline int kw_net_hook(struct bpf_sock_addr *ctx, __u8 op, __u32 class_bit,
 				       __u16 kind, int v6)
 {
+	__u32 dns = op == KW_NET_SEND ? KW_CLASS_NET_DNS : 0;
 	struct kw_ctx c;
+	int steered;
 
-	if (!kw_session_find(&c, class_bit))
+	if (!kw_session_find(&c, class_bit | dns))
+		return 1;
+	if (dns && (steered = kw_net_steer(ctx, &c, v6)) >= 0)
+		return steered;
+	if (!(c.s->classes & class_bit))
 		return 1;
 	return kw_net_decide(ctx, &c, op, kind, v6);
 }
@@ -74,10 +101,12 @@ static __always_inline int kw_net_hook(struct bpf_sock_addr *ctx, __u8 op, __u32
 static __always_inline int kw_connect_hook(struct bpf_sock_addr *ctx, int v6)
 {
 	struct kw_ctx c;
-	int verdict = 1;
+	int verdict = 1, steered;
 
-	if (!kw_session_find(&c, KW_CLASS_NET_CONNECT | KW_CLASS_NET_SEND))
+	if (!kw_session_find(&c, KW_CLASS_NET_CONNECT | KW_CLASS_NET_SEND | KW_CLASS_NET_DNS))
 		return 1;
+	if ((steered = kw_net_steer(ctx, &c, v6)) >= 0)
+		return steered;
 	if (c.s->classes & KW_CLASS_NET_CONNECT)
 		verdict = kw_net_decide(ctx, &c, KW_NET_CONNECT, KW_EV_NET_CONNECT, v6);
 	if (verdict && ctx->type == SOCK_DGRAM && (c.s->classes & KW_CLASS_NET_SEND))

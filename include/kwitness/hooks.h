@@ -60,6 +60,21 @@ int kw_hooks_session_counters(struct kw_hooks *h, uint32_t slot, struct kw_sessi
 /* The slot of the open session whose task tag the process tgid carries (it
  * was in that session, wherever it runs now), or -1. */
 int kw_hooks_pid_slot(struct kw_hooks *h, uint32_t tgid);
+/* Egress by name (kwitnessd's resolver). take_seq numbers a decision the
+ * collector makes itself from kw_sessions[slot].next_seq, with the same
+ * atomic add the programs use, and counts it as they do (a deny in denials,
+ * a permit under record: deny in unrecorded, returning -ENOENT: no number).
+ * dns_steer points the session's DNS at its resolver (NULL: stops).
+ * name_put/name_del write and delete kw_name_allow entries. 0 or -errno. */
+struct kw_dns_steer;
+struct kw_name_key;
+struct kw_name_allow;
+int kw_hooks_take_seq(struct kw_hooks *h, uint32_t slot, bool permit, uint64_t *seq);
+int kw_hooks_dns_steer(struct kw_hooks *h, uint32_t slot, const struct kw_dns_steer *steer);
+int kw_hooks_name_put(struct kw_hooks *h, const struct kw_name_key *k,
+		      const struct kw_name_allow *v);
+int kw_hooks_name_del(struct kw_hooks *h, const struct kw_name_key *k);
+
 /* Removes rules and the ring buffer; the slot can be reused. */
 int kw_hooks_session_free(struct kw_hooks *h, uint32_t slot);
 

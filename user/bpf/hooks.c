@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -22,6 +23,7 @@
 
 #include "kwitness/cgroup.h"
 #include "kwitness/hooks.h"
+#include "kwitness/abi/name_match.h"
 #include "kwitness/net_compile.h"
 #include "kwitness.skel.h"
 #include "lsm.h"
@@ -63,6 +65,8 @@ struct kw_hooks {
 	size_t ringbuf_size;
 	uint32_t wakeup_bytes;
 	char *pin_dir; /* NULL: nothing is pinned, sessions end with the process */
+	struct kw_session *sessions_mm; /* kw_sessions, mapped (kw_hooks_take_seq) */
+	size_t sessions_mm_len;
 	struct kw_slot_state slots[KW_MAX_SESSIONS];
 };
 
@@ -305,6 +309,9 @@ static void forget_dead_sessions(struct kw_hooks *h)
 	clear_map(h->skel->maps.kw_cgroups);
 	clear_map(h->skel->maps.kw_path_rules);
 	clear_map(h->skel->maps.kw_exec_digests);
+	/* egress by name: what dead sessions' answers opened, their resolver ports */
+	clear_map(h->skel->maps.kw_name_allow);
+	clear_map(h->skel->maps.kw_dns_ports);
 }
 
 /* The cgroup2 mount point from /proc/self/mountinfo (field 5 of the line
@@ -360,6 +367,27 @@ static void attach_at_root(struct kw_hooks *h, bool reuse)
 		}
 	}
 	close(fd);
+}
+
+/* kw_sessions in this process's memory: an mmapable array's values lie one
+ * after the other, each rounded up to 8 bytes. */
+_Static_assert(sizeof(struct kw_session) % 8 == 0, "kw_session must be a multiple of 8 bytes");
+
+static int map_sessions(struct kw_hooks *h, char *err, size_t errlen)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = (KW_MAX_SESSIONS * sizeof(struct kw_session) + page - 1) & ~(page - 1);
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       bpf_map__fd(h->skel->maps.kw_sessions), 0);
+
+	if (p == MAP_FAILED) {
+		snprintf(err, errlen, "mapping kw_sessions failed: %s (a map pinned by an older "
+			 "kwitnessd is not mappable)", strerror(errno));
+		return -errno;
+	}
+	h->sessions_mm = p;
+	h->sessions_mm_len = len;
+	return 0;
 }
 
 int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char *err,
@@ -425,6 +453,9 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 		snprintf(err, errlen, "loading the BPF object failed: %s", strerror(-ret));
 		goto fail;
 	}
+	ret = map_sessions(h, err, errlen);
+	if (ret)
+		goto fail;
 
 	if (bpf_program__fd(h->skel->progs.kw_cgroup_mkdir) >= 0) {
 		h->tp_mkdir = kw_hooks_global_link(h->skel->progs.kw_cgroup_mkdir, h->pin_dir, reuse);
@@ -451,6 +482,12 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 		forget_dead_sessions(h);
 	if (h->available && h->tp_mkdir)
 		attach_at_root(h, reuse);
+	/* DNS is steered by the connect and sendmsg programs */
+	if ((h->available & (KW_CLASS_NET_CONNECT | KW_CLASS_NET_SEND)) !=
+	    (KW_CLASS_NET_CONNECT | KW_CLASS_NET_SEND) && (h->available & KW_CLASS_NET_DNS)) {
+		set_why(h, KW_CLASS_NET_DNS, "DNS steering needs cgroup/connect and cgroup/sendmsg");
+		h->available &= ~KW_CLASS_NET_DNS;
+	}
 	if (!h->tp_mkdir) {
 		/* without tracking, children made after tagging would escape */
 		set_why(h, h->available, "tp_btf/cgroup_mkdir unavailable: new child cgroups "
@@ -489,6 +526,8 @@ void kw_hooks_close(struct kw_hooks *h)
 	bpf_link__destroy(h->tp_fork);
 	bpf_link__destroy(h->tp_attach);
 	bpf_link__destroy(h->tp_free);
+	if (h->sessions_mm)
+		munmap(h->sessions_mm, h->sessions_mm_len);
 	kwitness_bpf__destroy(h->skel);
 	free(h->pin_dir);
 	free(h);
@@ -651,15 +690,25 @@ static int mark_live(struct kw_hooks *h, uint32_t slot, bool live)
 	return mkdir_p(dir);
 }
 
+static bool match_name(const void *key, const void *val, uint32_t slot)
+{
+	(void)val;
+	return ((const struct kw_name_key *)key)->slot == slot;
+}
+
 static int delete_rules(struct kw_hooks *h, uint32_t slot)
 {
-	int r1, r2;
+	int r1, r2, r3;
 
 	r1 = delete_matching(bpf_map__fd(h->skel->maps.kw_net_rules), sizeof(struct kw_net_key),
 			     sizeof(struct kw_net_rules), slot, match_net);
 	r2 = delete_matching(bpf_map__fd(h->skel->maps.kw_dev_rules), sizeof(struct kw_dev_key),
 			     sizeof(struct kw_dev_rule), slot, match_dev);
-	return r1 < 0 ? r1 : r2 < 0 ? r2 : 0;
+	/* egress by name: the resolver's ports and what its answers opened */
+	kw_hooks_dns_steer(h, slot, NULL);
+	r3 = delete_matching(bpf_map__fd(h->skel->maps.kw_name_allow), sizeof(struct kw_name_key),
+			     sizeof(struct kw_name_allow), slot, match_name);
+	return r1 < 0 ? r1 : r2 < 0 ? r2 : r3 < 0 ? r3 : 0;
 }
 
 /* Adds id -> slot. Already there for this slot (cgroup_mkdir raced us): fine;
@@ -1192,4 +1241,72 @@ int kw_hooks_quiesce(struct kw_hooks *h)
 		usleep(200); /* at least: five polls a millisecond at most */
 	}
 	return e;
+}
+
+/* ---- egress by name ---- */
+
+int kw_hooks_take_seq(struct kw_hooks *h, uint32_t slot, bool permit, uint64_t *seq)
+{
+	struct kw_session *s;
+
+	if (slot >= KW_MAX_SESSIONS || !h->sessions_mm)
+		return -EINVAL;
+	s = &h->sessions_mm[slot];
+	/* the same counting as kw_record_decision (bpf/session.bpf.h) */
+	if (!permit) {
+		__atomic_fetch_add(&s->denials, 1, __ATOMIC_RELAXED);
+	} else if (__atomic_load_n(&s->record, __ATOMIC_RELAXED) == KW_RECORD_DENY) {
+		__atomic_fetch_add(&s->unrecorded, 1, __ATOMIC_RELAXED);
+		return -ENOENT;
+	}
+	*seq = __atomic_fetch_add(&s->next_seq, 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+static void steer_ports(int fd, const struct kw_dns_steer *st, const __u32 *slot)
+{
+	const __u16 ports[4] = { st->udp4, st->tcp4, st->udp6, st->tcp6 };
+
+	for (int i = 0; i < 4; i++) {
+		__u32 key = ports[i];
+
+		if (!key)
+			continue;
+		if (slot)
+			bpf_map_update_elem(fd, &key, slot, BPF_ANY);
+		else
+			bpf_map_delete_elem(fd, &key);
+	}
+}
+
+int kw_hooks_dns_steer(struct kw_hooks *h, uint32_t slot, const struct kw_dns_steer *steer)
+{
+	int sfd = bpf_map__fd(h->skel->maps.kw_dns_steer);
+	int pfd = bpf_map__fd(h->skel->maps.kw_dns_ports);
+	struct kw_dns_steer old, none = { 0 };
+
+	if (slot >= KW_MAX_SESSIONS)
+		return -EINVAL;
+	if (!bpf_map_lookup_elem(sfd, &slot, &old))
+		steer_ports(pfd, &old, NULL);
+	if (!steer)
+		return bpf_map_update_elem(sfd, &slot, &none, BPF_ANY) ? -errno : 0;
+	/* the ports first: from the moment DNS is steered, no other session
+	 * may reach these sockets */
+	steer_ports(pfd, steer, &slot);
+	return bpf_map_update_elem(sfd, &slot, steer, BPF_ANY) ? -errno : 0;
+}
+
+int kw_hooks_name_put(struct kw_hooks *h, const struct kw_name_key *k,
+		      const struct kw_name_allow *v)
+{
+	return bpf_map_update_elem(bpf_map__fd(h->skel->maps.kw_name_allow), k, v, BPF_ANY) ?
+		       -errno : 0;
+}
+
+int kw_hooks_name_del(struct kw_hooks *h, const struct kw_name_key *k)
+{
+	if (bpf_map_delete_elem(bpf_map__fd(h->skel->maps.kw_name_allow), k) && errno != ENOENT)
+		return -errno;
+	return 0;
 }

@@ -60,6 +60,7 @@ enum member {
 	M_UID,
 	M_VERITY_DIGEST,
 	M_VIA,
+	M_VIA_SEQ,
 	M_COUNT
 };
 
@@ -100,6 +101,7 @@ static const char *const member_name[M_COUNT] = {
 	[M_UID] = "uid",
 	[M_VERITY_DIGEST] = "verity_digest",
 	[M_VIA] = "via",
+	[M_VIA_SEQ] = "via_seq",
 };
 
 struct field {
@@ -386,6 +388,12 @@ int kw_event_seq(const void *data, size_t size, uint64_t *seq)
 int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns,
 		      struct kw_buf *out)
 {
+	return kw_event_to_entry_via(data, size, boot_to_realtime_ns, NULL, out);
+}
+
+int kw_event_to_entry_via(const void *data, size_t size, int64_t boot_to_realtime_ns,
+			  const char *via, struct kw_buf *out)
+{
 	struct kw_event_hdr h;
 	struct entry ent, *e = &ent;
 	size_t start;
@@ -439,6 +447,15 @@ int kw_event_to_entry(const void *data, size_t size, int64_t boot_to_realtime_ns
 		add_str(e, M_PROTO, proto_name(ev->proto, scratch(e)));
 		add_str(e, M_TOOL, h.kind == KW_EV_NET_CONNECT ? "net.connect" :
 				   h.kind == KW_EV_NET_SEND ? "net.send" : "net.bind");
+		if (h.flags & KW_EVF_VIA) {
+			if (ev->via_seq > (uint64_t)JCS_MAX_SAFE_INT) {
+				ret = -EINVAL;
+				break;
+			}
+			if (via)
+				add_str(e, M_VIA, via);
+			add_int(e, M_VIA_SEQ, (int64_t)ev->via_seq);
+		}
 		break;
 	}
 	case KW_EV_NET_SOCKET: {

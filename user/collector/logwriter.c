@@ -149,10 +149,16 @@ int kw_logwriter_append(struct kw_logwriter *log, const char *entry, size_t len)
 
 int kw_logwriter_event(struct kw_logwriter *log, const void *data, size_t size, int64_t boot_to_realtime_ns)
 {
+	return kw_logwriter_event_via(log, data, size, boot_to_realtime_ns, NULL);
+}
+
+int kw_logwriter_event_via(struct kw_logwriter *log, const void *data, size_t size,
+			   int64_t boot_to_realtime_ns, const char *via)
+{
 	int e;
 
 	kw_buf_reset(&log->entry);
-	e = kw_event_to_entry(data, size, boot_to_realtime_ns, &log->entry);
+	e = kw_event_to_entry_via(data, size, boot_to_realtime_ns, via, &log->entry);
 	if (e)
 		return e;
 	return kw_logwriter_append(log, log->entry.data, log->entry.len);

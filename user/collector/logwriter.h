@@ -43,6 +43,9 @@ int kw_logwriter_reopen(struct kw_logwriter *log, const char *path, kw_logwriter
 int kw_logwriter_append(struct kw_logwriter *log, const char *entry, size_t len);
 /* Appends the entry for one ring buffer record. -EINVAL: undecodable record. */
 int kw_logwriter_event(struct kw_logwriter *log, const void *data, size_t size, int64_t boot_to_realtime_ns);
+/* The same for a network decision an answer of the query named via permitted. */
+int kw_logwriter_event_via(struct kw_logwriter *log, const void *data, size_t size,
+			   int64_t boot_to_realtime_ns, const char *via);
 /* Writes (or submits) the buffered lines. */
 int kw_logwriter_flush(struct kw_logwriter *log);
 /* Finishes the transcript and hands back the unwritten lines (*data, owned by

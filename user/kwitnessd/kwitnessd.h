@@ -151,7 +151,7 @@ int kwd_attest_current(struct kwd *d, struct kwd_runtime *rt);
 
 /* What the epoll loop is watching. */
 enum kwd_watch_kind { KWD_W_LISTEN, KWD_W_CLIENT, KWD_W_RING, KWD_W_SIGNAL, KWD_W_TIMER,
-		      KWD_W_WORKER };
+		      KWD_W_WORKER, KWD_W_DNS };
 struct kwd_watch {
 	enum kwd_watch_kind kind;
 	void *ptr;
@@ -272,6 +272,7 @@ struct kwd_session {
 	struct kwd_runtime runtime; /* the binding at close */
 	struct kw_record_runtime record_runtime; /* points into runtime */
 	uint32_t generation;  /* kw_sessions[slot].generation at open */
+	struct kwd_dns *dns;  /* the session's resolver (egress by name), or NULL */
 	bool close_kill;      /* close: kill what is left in the cgroup first */
 	int64_t killed;       /* close: processes killed (-1: not asked) */
 	int64_t still_running; /* close: processes left running untagged */
@@ -434,6 +435,30 @@ void kwd_sessions_close_all(struct kwd *d, bool closing_only);
 void kwd_sessions_flush_all(struct kwd *d);
 /* Frees the in-memory sessions after the worker stopped (pins stay). */
 void kwd_sessions_release(struct kwd *d);
+/* An entry the collector writes itself (dns.query) under a sequence number
+ * it took from the session's kernel counter: it goes through the reorder
+ * window like a kernel record. h->kind is KWD_EV_COLLECTOR. */
+#define KWD_EV_COLLECTOR 0x8000
+int kwd_session_push_collector(struct kwd_session *s, const struct kw_event_hdr *h,
+			       const char *line, size_t len);
+
+/* dns_proxy.c: the per-session resolver of a policy that names hosts.
+ * start opens its loopback sockets and fills steer with their ports (for
+ * kw_hooks_dns_steer); stop closes them. */
+struct kwd_dns;
+struct kw_dns_steer;
+int kwd_dns_start(struct kwd_session *s, struct kw_dns_steer *steer, char *err, size_t errlen);
+void kwd_dns_stop(struct kwd_session *s);
+/* stop, then frees it (the names "via" gives go too). */
+void kwd_dns_free(struct kwd_session *s);
+void kwd_dns_ready(struct kwd_watch *w);
+/* Upstream timeouts, idle TCP clients, expired addresses. */
+void kwd_dns_tick(struct kwd_session *s, int64_t now_ms);
+/* The name asked in the dns.query numbered seq, if still known. */
+const char *kwd_dns_via_name(struct kwd_session *s, uint64_t seq);
+/* {"queries","refused","servfail","malformed","open_addresses","not_opened"}, or NULL. */
+json_t *kwd_dns_status(struct kwd_session *s);
+
 /* session.c, for resume.c: the parts of a session open and resume share. */
 struct kwd_session *kwd_session_new(struct kwd *d);
 void kwd_session_free(struct kwd_session *s);

@@ -279,6 +279,9 @@ static int run_loop(struct kwd *d)
 			case KWD_W_WORKER:
 				reply_sealed(d);
 				break;
+			case KWD_W_DNS:
+				kwd_dns_ready(w);
+				break;
 			case KWD_W_TIMER: {
 				uint64_t ticks;
 

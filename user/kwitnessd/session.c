@@ -19,6 +19,7 @@
 #include <linux/magic.h>
 
 #include "collector/decision.h"
+#include "kwitness/abi/name_match.h"
 #include "kwitness/cgroup.h"
 #include "kwitness/digest.h"
 #include "kwitness/hooks.h"
@@ -45,6 +46,7 @@ void kwd_session_free(struct kwd_session *s)
 	if (s->ring_fd >= 0)
 		epoll_ctl(s->d->epfd, EPOLL_CTL_DEL, s->ring_fd, NULL);
 	kwd_ring_unmap(&s->ring);
+	kwd_dns_free(s);
 	kw_reorder_free(&s->ro);
 	kw_logwriter_abort(&s->log);
 	if (s->cgroup_fd >= 0)
@@ -75,13 +77,20 @@ static int emit_event(void *ctx, const void *data, size_t len)
 {
 	struct kwd_session *s = ctx;
 	const struct kw_event_hdr *h = data;
+	const struct kw_ev_net *net = data;
 	int e;
 
 	/* its line goes into the log buffer now: once that is written, the
 	 * ring buffer may let go of every record numbered below */
 	if (h->seq + 1 > s->emitted_below)
 		s->emitted_below = h->seq + 1;
-	e = kw_logwriter_event(&s->log, data, len, s->d->boot_to_realtime_ns);
+	if (h->kind == KWD_EV_COLLECTOR)
+		e = kw_logwriter_append(&s->log, (const char *)(h + 1), len - sizeof(*h));
+	else if ((h->flags & KW_EVF_VIA) && len >= sizeof(*net))
+		e = kw_logwriter_event_via(&s->log, data, len, s->d->boot_to_realtime_ns,
+					   kwd_dns_via_name(s, net->via_seq));
+	else
+		e = kw_logwriter_event(&s->log, data, len, s->d->boot_to_realtime_ns);
 	if (e == -EINVAL) {
 		s->bad_events++;
 		return 0;
@@ -106,6 +115,11 @@ static void ring_sample(void *ctx, const void *data, size_t size)
 			s->id, size);
 		return;
 	}
+	if (((const struct kw_event_hdr *)data)->kind == KWD_EV_COLLECTOR) {
+		/* no program writes that kind: a record that claims it is not believed */
+		s->bad_events++;
+		return;
+	}
 	if (seq < s->resume_floor) {
 		/* read again after a restart: its line is already in the log */
 		s->duplicates++;
@@ -123,6 +137,25 @@ static void ring_sample(void *ctx, const void *data, size_t size)
 		kwd_log(s->d, LOG_ERR, "session %s: event %llu lost in the collector: %s", s->id,
 			(unsigned long long)seq, strerror(-e));
 	}
+}
+
+int kwd_session_push_collector(struct kwd_session *s, const struct kw_event_hdr *h,
+			       const char *line, size_t len)
+{
+	char *rec = malloc(sizeof(*h) + len);
+	int e;
+
+	if (!rec)
+		return -ENOMEM;
+	memcpy(rec, h, sizeof(*h));
+	memcpy(rec + sizeof(*h), line, len);
+	e = kw_reorder_push(&s->ro, h->seq, rec, sizeof(*h) + len);
+	if (e == -ENOSPC) {
+		s->skipped += kw_reorder_jump(&s->ro, h->seq);
+		e = kw_reorder_push(&s->ro, h->seq, rec, sizeof(*h) + len);
+	}
+	free(rec);
+	return e;
 }
 
 /* kw_logwriter_submit_fn: a chunk of whole lines goes to the I/O thread with
@@ -555,14 +588,6 @@ json_t *kwd_session_open(struct kwd *d, const struct kw_request *req,
 		err = kwd_error(KW_ERR_POLICY_INVALID, "%s", msg[0] ? msg : strerror(-e));
 		goto fail;
 	}
-	if (s->pol->dns_steer) {
-		/* Names are parsed and checked, but nothing steers the session's
-		 * DNS yet: refused rather than enforced as if it did. */
-		err = kwd_error(KW_ERR_HOOKS_UNAVAILABLE,
-				"the policy names hosts or has net.dns: egress by name needs the "
-				"DNS steering of kwitnessd, which this build does not have yet");
-		goto fail;
-	}
 	err = check_hooks(d, s->pol);
 	if (err)
 		goto fail;
@@ -623,6 +648,18 @@ json_t *kwd_session_open(struct kwd *d, const struct kw_request *req,
 
 		kw_hooks_session_counters(d->hooks, slot, &c);
 		s->generation = c.generation;
+	}
+	/* Egress by name: the resolver, then the kernel steers DNS to it. */
+	if (s->pol->dns_steer) {
+		struct kw_dns_steer steer;
+
+		e = kwd_dns_start(s, &steer, msg, sizeof(msg));
+		e = e ?: kw_hooks_dns_steer(d->hooks, slot, &steer);
+		if (e) {
+			err = kwd_error(KW_ERR_HOOKS_FAILED, "the session's DNS resolver: %s",
+					msg[0] ? msg : strerror(-e));
+			goto fail_hooks;
+		}
 	}
 	/* A collector started after a crash finds the session through this. */
 	if (d->cfg.pin_dir) {
@@ -735,6 +772,7 @@ static void begin_close(struct kwd_session *s, uint64_t client_id)
 	e = kw_hooks_session_untag(s->d->hooks, s->slot);
 	if (e)
 		kwd_log(s->d, LOG_ERR, "session %s: untag: %s", s->id, strerror(-e));
+	kwd_dns_stop(s);
 	s->state = KWD_S_CLOSING;
 	s->d->n_closing++;
 	s->close_client = client_id;
@@ -987,6 +1025,7 @@ void kwd_sessions_tick(struct kwd *d)
 		if (kwd_ring_unread(&s->ring))
 			kwd_session_ring_ready(s);
 		maybe_skip_gap(s, now);
+		kwd_dns_tick(s, now);
 		session_flush(s);
 	}
 }

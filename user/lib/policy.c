@@ -298,6 +298,7 @@ static int parse_name_rule(struct pctx *c, const char *s, const char *list, size
 			    list, idx, quote(colon + 1, q), KW_NAME_PORT_RANGES);
 	c->p->n_names++;
 	c->p->dns_steer = true;
+	c->p->classes |= KW_CLASS_NET_DNS;
 	return 0;
 }
 
@@ -379,6 +380,7 @@ static int parse_dns(struct pctx *c, json_t *net)
 	if (!json_is_object(dns))
 		return fail(c, "net.dns: must be an object");
 	c->p->dns_steer = true;
+	c->p->classes |= KW_CLASS_NET_DNS;
 	ret = check_keys(c, dns, "net.dns", keys);
 	if (!ret)
 		ret = get_bool(c, dns, "allow_other_names", "net.dns.allow_other_names",

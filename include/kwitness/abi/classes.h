@@ -30,7 +30,8 @@
 	X(PROC, 8, "proc", LSM, LSM_PROC)                                \
 	X(MOUNT, 9, "mount", LSM, LSM_MOUNT)                             \
 	X(UNIX, 10, "net.unix", LSM, LSM_UNIX)                           \
-	X(EXEC_DIGEST, 11, "exec.digest", LSM, LSM_EXEC_DIGEST)
+	X(EXEC_DIGEST, 11, "exec.digest", LSM, LSM_EXEC_DIGEST)          \
+	X(NET_DNS, 12, "net.dns", CGROUP, CGROUP_NET)
 
 /* The programs that serve each class (a class is available only when every
  * one of its programs loads). The two exec programs are one judgement, with
@@ -54,6 +55,8 @@
 	LSM(NET_SOCKET, kw_lsm_socket_create, socket_create)                           \
 	CG(DEV, kw_dev, CGROUP_DEVICE, "cgroup/dev")                                   \
 	CG(SYSCTL, kw_sysctl, CGROUP_SYSCTL, "cgroup/sysctl")                          \
+	CG(NET_DNS, kw_recvmsg4, CGROUP_SOCK_ADDR, "cgroup/recvmsg4")                  \
+	CG(NET_DNS, kw_recvmsg6, CGROUP_SOCK_ADDR, "cgroup/recvmsg6")                  \
 	LSM(FS, kw_lsm_file_open, file_open)                                           \
 	LSM(FS, kw_lsm_path_unlink, path_unlink)                                       \
 	LSM(FS, kw_lsm_path_mkdir, path_mkdir)                                         \

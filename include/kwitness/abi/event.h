@@ -193,6 +193,7 @@ enum kw_path_op {
 #define KW_EVF_TRUNCATED 0x01 /* the object (path, name) did not fit its buffer */
 #define KW_EVF_DETACHED 0x02  /* the path is not under the task's root mount ("mount":"detached") */
 #define KW_EVF_INTERP 0x04    /* exec: a pass for the interpreter of the previous one ("interpreter":true) */
+#define KW_EVF_VIA 0x08       /* net: permitted by an address a DNS answer opened ("via") */
 
 struct kw_event_hdr {
 	__u64 seq;        /* per-session, from kw_session.next_seq */
@@ -219,6 +220,7 @@ struct kw_ev_net {
 	__u16 port;       /* host order */
 	__u32 sock_type;  /* SOCK_STREAM, SOCK_DGRAM, ... */
 	__u8 addr[16];    /* v4 in the first 4 bytes */
+	__u64 via_seq;    /* KW_EVF_VIA: the dns.query whose answer permitted it */
 };
 
 /* sock_create */

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Egress by name on the host's kernel: a policy that names hosts, a local DNS
+# server (tests/kernel/dnstest.py) answering allowed.test -> 127.0.0.2 and
+# denied.test -> 127.0.0.3, TCP servers on those addresses. The session's DNS
+# goes through kwitnessd's resolver whatever server the sandbox asks; an
+# address opens only once an allowed name's answer named it, for the rule's
+# ports and the answer's TTL; the log holds every question (dns.query, from
+# the collector) and the connects name the query that opened their address
+# (via, via_seq); the record verifies.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/kwd_lib.sh"
+
+DT=$KW_ROOT/tests/kernel/dnstest.py
+command -v python3 >/dev/null || kt_skip_all "python3 missing (scripts/deps.sh installs it)"
+kwd_require
+kwd_start
+kwd_has_hook net.dns || kt_skip_feature cgroup.net "the net.dns hooks (cgroup recvmsg, connect, sendmsg) are unavailable"
+
+ZONE=$KT_TMP/zone
+cat >"$ZONE" <<'EOF'
+allowed.test A 127.0.0.2 1
+denied.test A 127.0.0.3 60
+a.wild.test A 127.0.0.5 60
+cdn.test CNAME edge.cdn-provider.test 60
+edge.cdn-provider.test A 127.0.0.4 60
+moving.test A 127.0.0.6 1
+EOF
+python3 "$DT" serve "$ZONE" "$KT_TMP/dns.port" &
+DNS_PID=$!
+python3 "$DT" listen "$KT_TMP/tcp.port" 127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5 127.0.0.6 127.0.0.7 &
+TCP_PID=$!
+trap 'kill $DNS_PID $TCP_PID 2>/dev/null; kwd_cleanup' EXIT
+for _ in $(seq 50); do [ -s "$KT_TMP/dns.port" ] && [ -s "$KT_TMP/tcp.port" ] && break; sleep 0.1; done
+DNSP=$(cat "$KT_TMP/dns.port") P=$(cat "$KT_TMP/tcp.port")
+[ -n "$DNSP" ] && [ -n "$P" ] || kt_fail_all "the test DNS server or the TCP servers did not start"
+expect_eq "the test DNS server answers (not steered: outside any session)" "NOERROR 127.0.0.2" \
+	"$(python3 "$DT" query 127.0.0.1 "$DNSP" allowed.test)"
+
+q() { cg_run "$cg" python3 "$DT" query "$@"; }
+conn() { cg_run "$cg" "$NP" connect "$@"; }
+
+# ---- the main session ----
+pol=$(policy_file names "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"net\":{\"connect\":[\"allowed.test:$P\",\"*.wild.test:$P\",\"cdn.test:$P\",\"moving.test:$P\"],\"dns\":{\"resolvers\":[\"127.0.0.1:$DNSP\"]}}}")
+cg=$(cg_make names)
+sid=$(session_open "$cg" "$pol")
+[ -n "$sid" ] || kt_fail_all "a session with host names opens"
+
+expect_eq "before any question, 127.0.0.2 is refused" EPERM "$(conn 127.0.0.2 "$P")"
+expect_eq "allowed.test resolves through a server the sandbox picked (steered; the answer's source is the server asked)" \
+	"NOERROR 127.0.0.2" "$(q 192.0.2.53 53 allowed.test)"
+expect_eq "allowed.test:$P connects" ok "$(conn 127.0.0.2 "$P")"
+expect_eq "allowed.test on another port is refused" EPERM "$(conn 127.0.0.2 $((P == 65535 ? P - 1 : P + 1)))"
+expect_eq "denied.test gets REFUSED" "REFUSED " "$(q 192.0.2.53 53 denied.test)"
+expect_eq "denied.test's address is refused" EPERM "$(conn 127.0.0.3 "$P")"
+expect_eq "DNS over TCP is steered and answered the same" "NOERROR 127.0.0.2" \
+	"$(q 198.51.100.7 53 allowed.test A tcp)"
+expect_eq "the test DNS server itself (a plain destination) is not reachable" EPERM \
+	"$(cg_run "$cg" "$NP" connect 127.0.0.1 "$DNSP")"
+sys=$(cg_run "$cg" python3 "$DT" resolve allowed.test)
+expect_eq "the system resolver (getaddrinfo, whatever /etc/resolv.conf says) gets the answer" 127.0.0.2 "$sys"
+expect_eq "wildcard: a.wild.test resolves" "NOERROR 127.0.0.5" "$(q 192.0.2.53 53 a.wild.test)"
+expect_eq "wildcard: a.wild.test's address connects" ok "$(conn 127.0.0.5 "$P")"
+expect_eq "wildcard: wild.test itself is not under *.wild.test" "REFUSED " "$(q 192.0.2.53 53 wild.test)"
+expect_eq "CNAME: cdn.test resolves through its chain" "NOERROR 127.0.0.4" "$(q 192.0.2.53 53 cdn.test)"
+expect_eq "CNAME: the chain's address connects" ok "$(conn 127.0.0.4 "$P")"
+expect_eq "moving.test resolves to its first address" "NOERROR 127.0.0.6" "$(q 192.0.2.53 53 moving.test)"
+expect_eq "moving.test's first address connects" ok "$(conn 127.0.0.6 "$P")"
+sed -i 's/^moving.test A 127.0.0.6 1$/moving.test A 127.0.0.7 60/' "$ZONE"
+# TTL 1 + the grace (2 s)
+sleep 3.5
+expect_eq "after its TTL, allowed.test's address is refused again" EPERM "$(conn 127.0.0.2 "$P")"
+expect_eq "the moved name resolves to its new address" "NOERROR 127.0.0.7" "$(q 192.0.2.53 53 moving.test)"
+expect_eq "the new address connects" ok "$(conn 127.0.0.7 "$P")"
+expect_eq "the old address has expired" EPERM "$(conn 127.0.0.6 "$P")"
+expect_eq "a name asked again opens its address again" "NOERROR 127.0.0.2" "$(q 192.0.2.53 53 allowed.test)"
+expect_eq "... and it connects" ok "$(conn 127.0.0.2 "$P")"
+
+# ---- a second session: its resolver's port is not the first one's to use ----
+pol2=$(policy_file other "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"net\":{\"connect\":[\"allowed.test:$P\"],\"dns\":{\"resolvers\":[\"127.0.0.1:1\"],\"allow_other_names\":true}}}")
+cg2=$(cg_make other)
+sid2=$(session_open "$cg2" "$pol2")
+if [ -z "$sid2" ]; then
+	not_ok "a second session opens"
+else
+	r2=$(cg_run "$cg2" python3 "$DT" query 192.0.2.53 53 allowed.test)
+	expect_eq "an upstream that does not answer: SERVFAIL" "SERVFAIL " "$r2"
+	expect_eq "... and nothing opened" EPERM "$(cg_run "$cg2" "$NP" connect 127.0.0.2 "$P")"
+	# this collector's resolver sockets on 127.0.0.1: one per session
+	port2=$(ss -Hunlp src 127.0.0.1 | grep "pid=$KT_DPID," | awk '{ print $4 }' | sed 's/.*://')
+	bad=
+	for pp in $port2; do
+		res=$(q 127.0.0.1 "$pp" allowed.test)
+		# its own resolver answers it; another session's refuses it in the kernel
+		case $res in "NOERROR 127.0.0.2"|EPERM) ;; *) bad="$bad $pp:$res" ;; esac
+	done
+	n_eperm=0
+	for pp in $port2; do [ "$(q 127.0.0.1 "$pp" allowed.test)" = EPERM ] && n_eperm=$((n_eperm + 1)); done
+	expect_eq "asking a resolver port directly: its own answers, another session's is refused (EPERM)" "" "$bad"
+	expect_eq "at least one resolver port was another session's" 1 $((n_eperm > 0))
+	session_close "$sid2" >/dev/null || not_ok "the second session closes"
+	expect_eq "the second session's dns.query records the SERVFAIL" 1 \
+		"$(grep -c '"rcode":"SERVFAIL"' "$LOG")"
+fi
+
+# ---- the log ----
+session_close "$sid" >/dev/null || kt_fail_all "the session closes"
+check "the record verifies with its log and bundle (kwitness verify --log)" verify_record
+dq=$(grep '"tool":"dns.query"' "$LOG")
+expect_eq "every question is a dns.query entry from the collector" \
+	"$(grep -c . <<<"$dq")" "$(grep -c '"source":"collector"' <<<"$dq")"
+refused=$(grep '"name":"denied.test"' <<<"$dq")
+expect_eq "denied.test: a deny by the default rule" "deny net.dns:default REFUSED true" \
+	"$(jfield "$refused" decision) $(jfield "$refused" rule) $(jfield "$refused" rcode) $(jfield "$refused" enforced)"
+first=$(grep '"name":"allowed.test"' <<<"$dq" | head -1)
+expect_eq "allowed.test: permitted by net.connect[0], answered, address opened with its TTL" \
+	"permit net.connect[0] NOERROR 127.0.0.2=1" \
+	"$(jfield "$first" decision) $(jfield "$first" rule) $(jfield "$first" rcode) $(jfield "$first" answers)"
+cdn=$(grep '"name":"cdn.test"' <<<"$dq")
+expect_eq "cdn.test: its CNAME chain is in the entry" "edge.cdn-provider.test 127.0.0.4=60" \
+	"$(jfield "$cdn" cnames) $(jfield "$cdn" answers)"
+tcpq=$(grep '"proto":"tcp"' <<<"$dq" | grep -c '"name":"allowed.test"')
+expect_eq "the TCP question is logged as tcp" 1 "$tcpq"
+seq1=$(jfield "$first" seq)
+via=$(grep '"tool":"net.connect"' "$LOG" | grep '"host":"127.0.0.2"' | grep '"decision":"permit"' | head -1)
+expect_eq "the first permitted connect to 127.0.0.2 names its query (via, via_seq)" \
+	"allowed.test $seq1 net.connect[0]" \
+	"$(jfield "$via" via) $(jfield "$via" via_seq) $(jfield "$via" rule)"
+expect_eq "... and comes after it in the log" 1 $(( $(jfield "$via" seq) > seq1 ))
+early=$(grep '"tool":"net.connect"' "$LOG" | grep '"host":"127.0.0.2"' | head -1)
+expect_eq "the connect before any question: denied by default, no via" "deny net.connect:default " \
+	"$(jfield "$early" decision) $(jfield "$early" rule) $(jfield "$early" via)"
+expect_eq "seq numbers run without a gap or a duplicate" \
+	"$(grep -c '"seq":' "$LOG")" \
+	"$(grep -o '"seq":[0-9]*' "$LOG" | sort -u | wc -l)"
+max=$(grep -o '"seq":[0-9]*' "$LOG" | cut -d: -f2 | sort -n | tail -1)
+expect_eq "... from 0 to the last" "$((max + 1))" "$(grep -c '"seq":' "$LOG")"
+finish
