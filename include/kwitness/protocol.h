@@ -79,6 +79,7 @@
 #define KW_F_ESTATE_ERROR "error"
 #define KW_F_RINGBUF_SIZE "ringbuf_size"
 #define KW_F_RINGBUF_USED "ringbuf_used"
+#define KW_F_DNS "dns" /* a session's resolver: queries, refused, servfail, malformed, open_addresses, not_opened */
 #define KW_F_KERNEL "kernel"
 #define KW_F_PROGRAMS "programs"
 #define KW_F_CLASS "class"       /* hooks_unavailable[]: the class ... */

@@ -11,6 +11,8 @@
   query SERVER PORT NAME [A|AAAA] [udp|tcp]
                            one question; prints "RCODE addr,addr" or "timeout"
                            (or the errno name when sending fails).
+  bench SERVER PORT NAME N N questions one after the other on one socket;
+                           prints "mean_us p50_us p99_us qps rcode"
   resolve NAME             the system's resolver (getaddrinfo, /etc/resolv.conf);
                            prints the IPv4 addresses, or "error: ..."
 The wire format is written here from RFC 1035, independently of kwitnessd's.
@@ -210,6 +212,29 @@ def query(server, port, name, qtype="A", proto="udp"):
     return rcode + " " + ",".join(addrs)
 
 
+def bench(server, port, name, n):
+    import time
+    fam = socket.AF_INET6 if ":" in server else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    s.settimeout(5)
+    base = encode_name(name) + struct.pack(">HH", 1, 1)
+    times = []
+    rcode = "?"
+    start = time.perf_counter()
+    for i in range(int(n)):
+        msg = struct.pack(">HHHHHH", i & 0xFFFF, 0x0100, 1, 0, 0, 0) + base
+        t0 = time.perf_counter()
+        s.sendto(msg, (server, int(port)))
+        resp, _ = s.recvfrom(4096)
+        times.append(time.perf_counter() - t0)
+        rcode = str(resp[3] & 15)
+    total = time.perf_counter() - start
+    times.sort()
+    mean = sum(times) / len(times)
+    return "%.1f %.1f %.1f %.0f %s" % (mean * 1e6, times[len(times) // 2] * 1e6,
+                                       times[int(len(times) * 0.99)] * 1e6, len(times) / total, rcode)
+
+
 def resolve(name):
     try:
         infos = socket.getaddrinfo(name, None, socket.AF_INET, socket.SOCK_STREAM)
@@ -226,6 +251,8 @@ def main():
         listen(sys.argv[2], sys.argv[3:])
     elif cmd == "query":
         print(query(*sys.argv[2:]))
+    elif cmd == "bench":
+        print(bench(*sys.argv[2:]))
     elif cmd == "resolve":
         print(resolve(sys.argv[2]))
 

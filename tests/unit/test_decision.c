@@ -65,6 +65,31 @@ static void test_net_connect(void **state)
 	       "\"host\":\"10.0.0.1\",\"pid\":42,\"port\":443,\"proto\":\"tcp\","
 	       "\"rule\":\"net.connect[2]\",\"seq\":5,\"tool\":\"net.connect\","
 	       "\"ts\":1700000002000000,\"uid\":1000}");
+	/* permitted by an address a DNS answer opened: via and via_seq, last */
+	hdr(&e.h, KW_EV_NET_CONNECT, KW_PERMIT, 0, 1);
+	e.h.flags = KW_EVF_VIA;
+	e.via_seq = 4;
+	{
+		struct kw_buf b = { 0 };
+
+		assert_int_equal(kw_event_to_entry_via(&e, sizeof(e), B2R, "api.example.org", &b), 0);
+		assert_string_equal(b.data,
+				    "{\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"permit\","
+				    "\"enforced\":false,\"host\":\"10.0.0.1\",\"pid\":42,\"port\":443,"
+				    "\"proto\":\"tcp\",\"rule\":\"net.connect[1]\",\"seq\":5,"
+				    "\"tool\":\"net.connect\",\"ts\":1700000002000000,\"uid\":1000,"
+				    "\"via\":\"api.example.org\",\"via_seq\":4}");
+		/* the name unknown: via_seq alone */
+		kw_buf_reset(&b);
+		assert_int_equal(kw_event_to_entry(&e, sizeof(e), B2R, &b), 0);
+		assert_non_null(strstr(b.data, "\"uid\":1000,\"via_seq\":4}"));
+		/* a via_seq no decision can have */
+		kw_buf_reset(&b);
+		e.via_seq = (uint64_t)1 << 53;
+		assert_int_equal(kw_event_to_entry(&e, sizeof(e), B2R, &b), -EINVAL);
+		assert_int_equal(b.len, 0);
+		kw_buf_free(&b);
+	}
 }
 
 static void test_net_send_v6(void **state)

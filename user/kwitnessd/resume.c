@@ -23,6 +23,7 @@
 #include "kwitness/hooks.h"
 #include "kwitness/jcs.h"
 #include "kwitness/policy.h"
+#include "kwitness/abi/name_match.h"
 #include "kwitnessd.h"
 
 #define KWD_JOURNAL_MAX 4096
@@ -273,6 +274,18 @@ static int resume_one(struct kwd *d, const char *id, uint32_t slot, uint32_t gen
 		"%llu dropped while down", id, slot, (unsigned long long)sc.decisions,
 		(unsigned long long)c.next_seq, (unsigned long long)c.dropped);
 	json_decref(sc.open);
+	/* egress by name: a new resolver, and the kernel steers DNS to it (what
+	 * the old one opened stays open until it expires) */
+	if (s->pol->dns_steer && !closing) {
+		struct kw_dns_steer steer;
+		char dwhy[160] = "";
+
+		e = kwd_dns_start(s, &steer, dwhy, sizeof(dwhy));
+		e = e ?: kw_hooks_dns_steer(d->hooks, slot, &steer);
+		if (e)
+			kwd_log(d, LOG_ERR, "session %s: its DNS resolver did not restart (its DNS "
+				"fails closed): %s", id, dwhy[0] ? dwhy : strerror(-e));
+	}
 	/* what waited while no collector ran */
 	kwd_session_ring_ready(s);
 	if (closing) {

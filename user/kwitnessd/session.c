@@ -1136,6 +1136,9 @@ json_t *kwd_status(struct kwd *d, bool sessions_only, const struct kwd_peer *pee
 		json_object_set_new(json_array_get(list, json_array_size(list) - 1),
 				    KW_F_RINGBUF_USED,
 				    json_integer((json_int_t)kwd_ring_used(&s->ring)));
+		if (s->dns)
+			json_object_set_new(json_array_get(list, json_array_size(list) - 1), KW_F_DNS,
+					    kwd_dns_status(s));
 		kw_buf_free(&hooks);
 	}
 	if (sessions_only)
