@@ -103,6 +103,31 @@ else
 		"$(grep -c '"rcode":"SERVFAIL"' "$LOG")"
 fi
 
+# ---- a full session: new addresses are not opened, and logged ----
+for n in $(seq 17); do for x in $(seq 32); do echo "n$n.many.test A 127.1.$n.$x 60"; done; done >>"$ZONE"
+pol3=$(policy_file many "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"net\":{\"connect\":[\"*.many.test:$P\"],\"dns\":{\"resolvers\":[\"127.0.0.1:$DNSP\"]}}}")
+cg3=$(cg_make many)
+sid3=$(session_open "$cg3" "$pol3")
+if [ -z "$sid3" ]; then
+	not_ok "a third session opens"
+else
+	bad=
+	for n in $(seq 17); do
+		r=$(cg_run "$cg3" python3 "$DT" query 192.0.2.53 53 "n$n.many.test")
+		[ "$(grep -o , <<<"$r" | wc -l)" = 31 ] && [ "${r%% *}" = NOERROR ] || bad="$bad n$n:${r:0:20}"
+	done
+	expect_eq "17 names of 32 addresses each are answered" "" "$bad"
+	expect_eq "an address of the 16th name (512 open: the bound) is open (the kernel lets it through)" \
+		ECONNREFUSED "$(cg_run "$cg3" "$NP" connect 127.1.16.32 "$P")"
+	expect_eq "an address of the 17th name (past the bound) is refused" EPERM \
+		"$(cg_run "$cg3" "$NP" connect 127.1.17.1 "$P")"
+	session_close "$sid3" >/dev/null || not_ok "the third session closes"
+	full=$(grep '"name":"n17.many.test"' "$LOG")
+	expect_eq "the 17th answer: nothing opened, its 32 addresses listed under not_opened" "0 32" \
+		"$(jfield "$full" answers | grep -c . ) $(jfield "$full" not_opened | tr ',' '\n' | grep -c .)"
+	check "the third record verifies" verify_record
+fi
+
 # ---- the log ----
 session_close "$sid" >/dev/null || kt_fail_all "the session closes"
 check "the record verifies with its log and bundle (kwitness verify --log)" verify_record
