@@ -98,8 +98,9 @@ bool estate_cidr_range(const char *cidr, char lo[ESTATE_ADDR_LEN], char hi[ESTAT
 	return true;
 }
 
-/* What the decision was about, as one string: host:port/proto, a path, a
- * sysctl name, a device, a socket's family and type. */
+/* What the decision was about, as one string: host:port/proto (and "via
+ * NAME" when a DNS answer opened it), a path, a sysctl or DNS name, a device,
+ * a socket's family and type. */
 static void describe_object(struct estate_entry *e, const json_t *o)
 {
 	const char *name = str_member(o, "name"), *dev = str_member(o, "dev");
@@ -128,6 +129,12 @@ static void describe_object(struct estate_entry *e, const json_t *o)
 		size_t n = strlen(e->object);
 
 		snprintf(e->object + n, sizeof(e->object) - n, "%s", proto);
+	}
+	/* an address a DNS answer opened: the name it was asked for */
+	if (e->host && str_member(o, "via")) {
+		size_t n = strlen(e->object);
+
+		snprintf(e->object + n, sizeof(e->object) - n, " via %s", str_member(o, "via"));
 	}
 }
 
