@@ -131,6 +131,9 @@ fi
 # ---- the log ----
 session_close "$sid" >/dev/null || kt_fail_all "the session closes"
 check "the record verifies with its log and bundle (kwitness verify --log)" verify_record
+"$KW" report --html "$KT_TMP/report.html" --key "$KT_TMP/signer.jwk" "$REC" --log "$LOG" --policy "$POL" >"$KT_TMP/report.txt" 2>&1
+expect_eq "the report shows the connect an answer opened, with its name" 1 \
+	"$(grep -c "127.0.0.2:$P/tcp via allowed.test" "$KT_TMP/report.html" | awk '{ print ($1 > 0) }')"
 dq=$(grep '"tool":"dns.query"' "$LOG")
 expect_eq "every question is a dns.query entry from the collector" \
 	"$(grep -c . <<<"$dq")" "$(grep -c '"source":"collector"' <<<"$dq")"
