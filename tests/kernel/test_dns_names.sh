@@ -76,6 +76,15 @@ expect_eq "the old address has expired" EPERM "$(conn 127.0.0.6 "$P")"
 expect_eq "a name asked again opens its address again" "NOERROR 127.0.0.2" "$(q 192.0.2.53 53 allowed.test)"
 expect_eq "... and it connects" ok "$(conn 127.0.0.2 "$P")"
 
+# ---- IPv6 and IPv4-mapped questions: connect6/sendmsg6/recvmsg6 ----
+expect_eq "IPv6: a question to a v6 server is steered (the answer's source is the server asked)" \
+	"NOERROR 127.0.0.5" "$(q 2001:db8::53 53 a.wild.test)"
+expect_eq "IPv6: over TCP, steered and answered the same" "NOERROR 127.0.0.5" \
+	"$(q 2001:db8::53 53 a.wild.test A tcp)"
+expect_eq "IPv4-mapped: a question to ::ffff:192.0.2.53 is steered" "NOERROR 127.0.0.5" \
+	"$(q ::ffff:192.0.2.53 53 a.wild.test)"
+expect_eq "IPv6: a name no rule allows gets REFUSED" "REFUSED " "$(q 2001:db8::53 53 denied.test)"
+
 # ---- a second session: its resolver's port is not the first one's to use ----
 pol2=$(policy_file other "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"net\":{\"connect\":[\"allowed.test:$P\"],\"dns\":{\"resolvers\":[\"127.0.0.1:1\"],\"allow_other_names\":true}}}")
 cg2=$(cg_make other)
@@ -101,6 +110,25 @@ else
 	session_close "$sid2" >/dev/null || not_ok "the second session closes"
 	expect_eq "the second session's dns.query records the SERVFAIL" 1 \
 		"$(grep -c '"rcode":"SERVFAIL"' "$LOG")"
+fi
+
+# ---- allow_other_names: other names resolve, and open nothing ----
+pol4=$(policy_file others "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"net\":{\"connect\":[\"allowed.test:$P\"],\"dns\":{\"resolvers\":[\"127.0.0.1:$DNSP\"],\"allow_other_names\":true}}}")
+cg4=$(cg_make others)
+sid4=$(session_open "$cg4" "$pol4")
+if [ -z "$sid4" ]; then
+	not_ok "a session with allow_other_names opens"
+else
+	expect_eq "allow_other_names: denied.test resolves" "NOERROR 127.0.0.3" \
+		"$(cg_run "$cg4" python3 "$DT" query 192.0.2.53 53 denied.test)"
+	expect_eq "allow_other_names: its address is still refused (EPERM)" EPERM \
+		"$(cg_run "$cg4" "$NP" connect 127.0.0.3 "$P")"
+	session_close "$sid4" >/dev/null || not_ok "the allow_other_names session closes"
+	other=$(grep '"name":"denied.test"' "$LOG")
+	expect_eq "allow_other_names: its dns.query is a permit by that rule, opening nothing" \
+		"permit net.dns.allow_other_names 0" \
+		"$(jfield "$other" decision) $(jfield "$other" rule) $(jfield "$other" answers | grep -c 127.0.0.3)"
+	check "the allow_other_names record verifies" verify_record
 fi
 
 # ---- a full session: new addresses are not opened, and logged ----
@@ -137,7 +165,7 @@ expect_eq "the report shows the connect an answer opened, with its name" 1 \
 dq=$(grep '"tool":"dns.query"' "$LOG")
 expect_eq "every question is a dns.query entry from the collector" \
 	"$(grep -c . <<<"$dq")" "$(grep -c '"source":"collector"' <<<"$dq")"
-refused=$(grep '"name":"denied.test"' <<<"$dq")
+refused=$(grep '"name":"denied.test"' <<<"$dq" | head -n 1)
 expect_eq "denied.test: a deny by the default rule" "deny net.dns:default REFUSED true" \
 	"$(jfield "$refused" decision) $(jfield "$refused" rule) $(jfield "$refused" rcode) $(jfield "$refused" enforced)"
 first=$(grep '"name":"allowed.test"' <<<"$dq" | head -1)
