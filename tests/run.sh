@@ -24,7 +24,8 @@ suites=("$@")
 CI=${CI:-false}
 
 # Kernel features `kwitness probe` finds absent here: its classes that are not
-# available, and the policy classes each of them serves. Empty when the probe
+# available, the policy classes each of them serves, and the policy classes
+# the loader would not load. Empty when the probe
 # cannot run (not root, not built): then no kernel skip is excused.
 absent=() probe_note=
 probe_absent() {
@@ -41,8 +42,9 @@ probe_absent() {
 		probe_note="kwitness probe failed"
 		return
 	fi
-	mapfile -t absent < <(jq -r '.classes[] | select(.available == false) |
-		(.class, (.policy_classes // [])[])' <<<"$json")
+	mapfile -t absent < <(jq -r '(.classes[] | select(.available == false) |
+		(.class, (.policy_classes // [])[])),
+		(.loader // [] | .[] | select(.available == false) | .class)' <<<"$json")
 }
 probe_absent
 

@@ -5,8 +5,12 @@
 #ifndef KWITNESS_PROBE_H
 #define KWITNESS_PROBE_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "kwitness/abi/classes.h"
 
 enum kw_probe_class {
 	KW_PROBE_CGROUP_NET,   /* cgroup/connect4 (and the other sock_addr hooks) */
@@ -56,5 +60,33 @@ int kw_probe_lsm_list(char *buf, size_t len);
 /* Cheap check for the loader: `bpf` is an active LSM and a trivial lsm program
  * loads (not attached). 1 yes; 0 no, with why; never fires anything. */
 int kw_probe_lsm_loadable(char *why, size_t whylen);
+
+/* What the loader would load on this host: the one answer that the loader
+ * (kw_hooks_open) and `kwitness probe` both use. Attaching can still fail
+ * later (no cgroup2 mount, tp_btf refused at load); kw_hooks_available says
+ * what did attach. */
+#define KW_PLAN_ONE_(...) +1
+#define KW_PLAN_NONE_(...)
+/* Numbers of cgroup and of BPF-LSM programs in KW_CLASS_PROGRAMS. */
+#define KW_PLAN_N_CG (0 KW_CLASS_PROGRAMS(KW_PLAN_ONE_, KW_PLAN_NONE_))
+#define KW_PLAN_N_LSM (0 KW_CLASS_PROGRAMS(KW_PLAN_NONE_, KW_PLAN_ONE_))
+
+struct kw_probe_plan {
+	uint32_t classes;             /* KW_CLASS_* bits whose every program can load */
+	bool cg_prog[KW_PLAN_N_CG];   /* per cgroup program, in KW_CLASS_PROGRAMS order */
+	bool lsm_prog[KW_PLAN_N_LSM]; /* per BPF-LSM program, in the same order */
+	char why[KW_CLASS_COUNT][KW_PROBE_REASON_MAX]; /* per class bit number, why not */
+};
+
+/* Fills out. Worked out at the first call of the process and kept; the exec
+ * digest probe (a real exec) runs at the first call with exec_digest true.
+ * exec_digest false leaves exec.digest out ("turned off by the loader's
+ * caller"). */
+void kw_probe_plan(bool exec_digest, struct kw_probe_plan *out);
+
+/* Gives each class of class_bits that has no reason yet (why[bit number])
+ * the formatted one: the first reason a class is left out for is kept. */
+void kw_class_vwhy(char why[][KW_PROBE_REASON_MAX], uint32_t class_bits, const char *fmt,
+		   va_list ap);
 
 #endif

@@ -4,6 +4,7 @@
 # here independently: cgroup classes need root and a cgroup2 mount; an LSM class
 # needs `bpf` in the active LSM list AND bpftool able to load the probe object's
 # programs (lsm ones included) - which is exactly what this host refuses.
+# The classes it says the loader would load are the ones kwitnessd offers.
 . "$(dirname "$0")/../lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -107,6 +108,33 @@ fi
 # the probe leaves no cgroup behind
 left=$(find /sys/fs/cgroup -maxdepth 2 -name 'kwitness-probe-*' 2>/dev/null | head -n 1)
 expect_eq "no probe cgroup left behind" "" "$left"
+
+# "the loader would load" is the loader's own answer: a kwitnessd started
+# here offers exactly those classes (its status, after load and attach)
+if command -v jq >/dev/null; then
+	. "$(dirname "$0")/kwd_lib.sh"
+	kwd_require
+	kwd_start
+	want=$(jq -r '.loader[] | select(.available) | .class' <<<"$out" | sort | tr '\n' ' ')
+	got=$(kwd_hooks | sed '/^$/d' | sort | tr '\n' ' ')
+	echo "# loader: $want; kwitnessd: $got"
+	if [ -n "$want" ]; then
+		expect_eq "kwitnessd offers what probe says the loader would load" "$want" "$got"
+	else
+		not_ok "probe --json lists the loader's classes"
+	fi
+	for c in $(jq -r '.loader[] | select(.available | not) | .class' <<<"$out"); do
+		r=$(jq -r --arg c "$c" '.loader[] | select(.class == $c) | .reason // ""' <<<"$out")
+		if [ -n "$r" ]; then
+			ok "loader leaves $c out and says why ($r)"
+		else
+			not_ok "loader leaves $c out and says why"
+		fi
+	done
+	kwd_stop
+else
+	not_ok "jq is installed (scripts/deps.sh)"
+fi
 
 # unknown option is a usage error
 "$KW" probe --bogus >/dev/null 2>&1

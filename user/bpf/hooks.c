@@ -25,6 +25,7 @@
 #include "kwitness/hooks.h"
 #include "kwitness/abi/name_match.h"
 #include "kwitness/net_compile.h"
+#include "kwitness/probe.h"
 #include "kwitness.skel.h"
 #include "lsm.h"
 
@@ -32,21 +33,20 @@
 /* Deepest cgroup nesting walked when tagging descendants. */
 #define KW_CGROUP_WALK_DEPTH 64
 
-/* The cgroup programs, the class each serves, and the program type to probe. */
+/* The cgroup programs and the class each serves. */
 struct kw_cg_prog {
 	uint32_t class_bit;
 	size_t off; /* offset of the program pointer in skel->progs */
-	enum bpf_prog_type type;
 	const char *section;
 };
 
-#define CG_(cls, name, type, sec) \
-	{ KW_CLASS_##cls, offsetof(struct kwitness_bpf, progs.name), BPF_PROG_TYPE_##type, sec },
+#define CG_(cls, name, type, sec) { KW_CLASS_##cls, offsetof(struct kwitness_bpf, progs.name), sec },
 #define LSM_(cls, name, hook)
 static const struct kw_cg_prog kw_cg_progs[] = { KW_CLASS_PROGRAMS(CG_, LSM_) };
 #undef CG_
 #undef LSM_
 #define KW_N_CG_PROGS (sizeof(kw_cg_progs) / sizeof(kw_cg_progs[0]))
+_Static_assert(KW_N_CG_PROGS == KW_PLAN_N_CG, "kw_probe_plan.cg_prog follows kw_cg_progs");
 
 struct kw_slot_state {
 	bool used;
@@ -58,7 +58,7 @@ struct kw_slot_state {
 struct kw_hooks {
 	struct kwitness_bpf *skel;
 	uint32_t available;
-	char why[KW_CLASS_COUNT][160];
+	char why[KW_CLASS_COUNT][KW_PROBE_REASON_MAX];
 	struct bpf_link *tp_mkdir, *tp_rmdir;
 	struct bpf_link *tp_fork, *tp_attach, *tp_free; /* a session follows its tasks */
 	struct bpf_link *root_links[KW_N_CG_PROGS]; /* cgroup programs at the cgroup2 root */
@@ -86,17 +86,14 @@ static int class_index(uint32_t class_bit)
 }
 
 static void set_why(struct kw_hooks *h, uint32_t class_bits, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void set_why(struct kw_hooks *h, uint32_t class_bits, const char *fmt, ...)
 {
-	char msg[160];
 	va_list ap;
-	int i;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	kw_class_vwhy(h->why, class_bits, fmt, ap);
 	va_end(ap);
-	for (i = 0; i < KW_CLASS_COUNT; i++)
-		if ((class_bits & (1u << i)) && !h->why[i][0])
-			snprintf(h->why[i], sizeof(h->why[i]), "%s", msg);
 }
 
 static int mkdir_p(const char *path)
@@ -184,22 +181,21 @@ static int pin_maps(struct kw_hooks *h, const char *pin_dir, char *err, size_t e
 	return 0;
 }
 
-/* Turns off cgroup programs whose type this kernel lacks, so the rest load. */
-static void probe_cg_progs(struct kw_hooks *h)
+/* Turns off the programs kw_probe_plan says cannot load here, so the rest
+ * load; the classes left out keep its reason. */
+static uint32_t prepare_progs(struct kw_hooks *h, bool exec_digest)
 {
+	struct kw_probe_plan plan;
 	size_t i;
 
-	for (i = 0; i < KW_N_CG_PROGS; i++) {
-		const struct kw_cg_prog *p = &kw_cg_progs[i];
-
-		if (libbpf_probe_bpf_prog_type(p->type, NULL) == 1)
-			continue;
-		bpf_program__set_autoload(cg_prog(h, p), false);
-		set_why(h, p->class_bit, "%s: program type not supported by this kernel",
-			p->section);
-	}
+	kw_probe_plan(exec_digest, &plan);
+	for (i = 0; i < KW_N_CG_PROGS; i++)
+		if (!plan.cg_prog[i])
+			bpf_program__set_autoload(cg_prog(h, &kw_cg_progs[i]), false);
+	memcpy(h->why, plan.why, sizeof(h->why));
 	/* tp_btf cannot be probed without a target (libbpf answers "not
 	 * supported"): the load itself tells */
+	return kw_lsm_prepare(h->skel, &plan);
 }
 
 /* True when some session of an earlier collector is still pinned. */
@@ -394,7 +390,6 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 		  size_t errlen)
 {
 	bool reuse;
-	char lsm_why[160] = "";
 	struct kw_hooks *h;
 	uint32_t lsm_classes;
 	size_t i;
@@ -424,10 +419,7 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 		snprintf(err, errlen, "opening the BPF object failed: %s", strerror(-ret));
 		goto fail;
 	}
-	probe_cg_progs(h);
-	lsm_classes = kw_lsm_prepare(h->skel, !opts->no_exec_digest, lsm_why, sizeof(lsm_why));
-	if (lsm_why[0])
-		set_why(h, KW_CLASS_LSM_MASK & ~lsm_classes, "%s", lsm_why);
+	lsm_classes = prepare_progs(h, !opts->no_exec_digest);
 
 	if (opts->pin_dir) {
 		char links[512];

@@ -1,15 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* BPF-LSM part of the loader (bpf/lsm.bpf.h): decides before load whether
- * the lsm programs can run on this kernel (the whole skeleton fails to load
- * if one program does), attaches them, and writes each session's path rules
- * (kw_path_rules) and settings (kw_lsm_slots). */
+/* BPF-LSM part of the loader (bpf/lsm.bpf.h): before load, turns off the
+ * lsm programs that kw_probe_plan says cannot run on this kernel (the whole
+ * skeleton fails to load if one program does), attaches them, and writes
+ * each session's path rules (kw_path_rules) and settings (kw_lsm_slots). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "kwitness/abi/lsm_map.h"
@@ -23,13 +22,12 @@ struct kw_lsm_prog {
 	uint32_t class_bit;
 	size_t prog_off; /* offset of the program pointer in skel->progs */
 	size_t link_off; /* offset of the link pointer in skel->links */
-	const char *hook; /* bpf_lsm_<hook> must exist in the kernel's BTF */
 };
 
 #define CG_(cls, name, type, sec)
 #define LSM_(cls, name, hook)                                                       \
 	{ KW_CLASS_##cls, offsetof(struct kwitness_bpf, progs.name),                 \
-	  offsetof(struct kwitness_bpf, links.name), #hook },
+	  offsetof(struct kwitness_bpf, links.name) },
 static const struct kw_lsm_prog kw_lsm_progs[] = { KW_CLASS_PROGRAMS(CG_, LSM_) };
 #undef CG_
 #undef LSM_
@@ -37,6 +35,7 @@ _Static_assert(KW_PK_READ == KW_PATH_READ && KW_PK_WRITE == KW_PATH_WRITE &&
 	       KW_PK_DENY == KW_PATH_DENY && KW_PK_EXEC == KW_PATH_EXEC &&
 	       KW_PK_UNIX == KW_PATH_UNIX, "kw_path_val.rule is indexed by enum kw_path_kind");
 #define KW_N_LSM_PROGS (sizeof(kw_lsm_progs) / sizeof(kw_lsm_progs[0]))
+_Static_assert(KW_N_LSM_PROGS == KW_PLAN_N_LSM, "kw_probe_plan.lsm_prog follows kw_lsm_progs");
 
 static struct bpf_program *lsm_prog(struct kwitness_bpf *skel, const struct kw_lsm_prog *p)
 {
@@ -48,84 +47,17 @@ static struct bpf_link **lsm_link(struct kwitness_bpf *skel, const struct kw_lsm
 	return (struct bpf_link **)((char *)skel + p->link_off);
 }
 
-/* An LSM program of a cgroup class: it extends the class where BPF-LSM
- * works and is loaded when it can be, but the class does not depend on it. */
-static bool is_extension(const struct kw_lsm_prog *p)
+uint32_t kw_lsm_prepare(struct kwitness_bpf *skel, const struct kw_probe_plan *plan)
 {
-	return !(p->class_bit & KW_CLASS_LSM_MASK);
-}
-
-/* The bpf_lsm_* attach points of classes whose hooks the kernel lacks (an
- * older kernel, CONFIG_SECURITY_PATH off): those classes are not provided.
- * have[i] says whether program i's hook exists. */
-static uint32_t classes_missing_hooks(bool have[], char *why, size_t whylen)
-{
-	struct btf *vmlinux = btf__load_vmlinux_btf();
-	uint32_t missing = 0;
-	char fn[64];
+	uint32_t provide = plan->classes & KW_CLASS_LSM_MASK;
 	size_t i;
 
-	if (!vmlinux) {
-		snprintf(why, whylen, "no kernel BTF: BPF-LSM programs cannot be attached");
-		return KW_CLASS_LSM_MASK;
-	}
-	for (i = 0; i < KW_N_LSM_PROGS; i++) {
-		snprintf(fn, sizeof(fn), "bpf_lsm_%s", kw_lsm_progs[i].hook);
-		have[i] = btf__find_by_name_kind(vmlinux, fn, BTF_KIND_FUNC) >= 0;
-		if (have[i] || is_extension(&kw_lsm_progs[i]))
-			continue;
-		if (!missing)
-			snprintf(why, whylen, "the kernel has no LSM hook %s", kw_lsm_progs[i].hook);
-		missing |= kw_lsm_progs[i].class_bit;
-	}
-	btf__free(vmlinux);
-	return missing;
-}
-
-/* Whether the kernel gives the SHA-256 of an executed file: the probe's
- * sleepable program loads, attaches and sees bpf_ima_file_hash return a
- * SHA-256 for a real exec. */
-static bool exec_digest_works(char *why, size_t whylen)
-{
-	struct kw_probe_result r;
-
-	if (kw_probe_class(KW_PROBE_LSM_EXEC_DIGEST, &r)) {
-		snprintf(why, whylen, "the exec digest probe could not run");
-		return false;
-	}
-	if (!r.available)
-		snprintf(why, whylen, "%s", r.reason);
-	return r.available;
-}
-
-uint32_t kw_lsm_prepare(struct kwitness_bpf *skel, bool exec_digest, char *why, size_t whylen)
-{
-	uint32_t provide = KW_CLASS_LSM_MASK;
-	bool have[KW_N_LSM_PROGS] = { false }, loadable;
-	size_t i;
-
-	why[0] = '\0';
-	/* a trial load of a trivial lsm program: this host may list bpf as an
-	 * LSM and still refuse every lsm program (no BPF trampoline) */
-	loadable = kw_probe_lsm_loadable(why, whylen);
-	if (!loadable)
-		provide = 0;
-	else
-		provide &= ~classes_missing_hooks(have, why, whylen);
-	if (provide & KW_CLASS_EXEC_DIGEST) {
-		char dwhy[KW_PROBE_REASON_MAX] = "turned off by the loader's caller";
-		size_t n = strlen(why);
-
-		if (!exec_digest || !exec_digest_works(dwhy, sizeof(dwhy))) {
-			provide &= ~KW_CLASS_EXEC_DIGEST;
-			/* the caller gives one reason to every LSM class left out */
-			snprintf(why + n, whylen - n, "%s%s", n ? "; exec.digest: " : "", dwhy);
-		}
-	}
+	/* an LSM program of a cgroup class extends it where its hook exists */
 	for (i = 0; i < KW_N_LSM_PROGS; i++)
 		bpf_program__set_autoload(lsm_prog(skel, &kw_lsm_progs[i]),
-					  is_extension(&kw_lsm_progs[i]) ? loadable && have[i] :
-					  (provide & kw_lsm_progs[i].class_bit) != 0);
+					  kw_lsm_progs[i].class_bit & KW_CLASS_LSM_MASK ?
+					  (provide & kw_lsm_progs[i].class_bit) != 0 :
+					  plan->lsm_prog[i]);
 	/* one exec program: the one that hashes serves exec as well */
 	if (provide & KW_CLASS_EXEC_DIGEST)
 		bpf_program__set_autoload(skel->progs.kw_lsm_bprm_check, false);

@@ -6,13 +6,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "kwitness/policy.h"
+#include "kwitness/probe.h"
 
 struct kwitness_bpf; /* the generated skeleton */
 
-/* Before load: turn autoload off for LSM programs that cannot work here and
- * record why; exec_digest false leaves exec.digest out. Returns the
- * KW_CLASS_* bits that LSM will provide. */
-uint32_t kw_lsm_prepare(struct kwitness_bpf *skel, bool exec_digest, char *why, size_t whylen);
+/* Before load: turn autoload off for LSM programs that plan says cannot
+ * work here. Returns the KW_CLASS_* bits that LSM will provide. */
+uint32_t kw_lsm_prepare(struct kwitness_bpf *skel, const struct kw_probe_plan *plan);
 /* After load: attach the LSM programs (pinned under pin_dir/links when set;
  * reuse keeps existing pins, see kw_hooks_global_link). 0 or -errno. */
 int kw_lsm_attach(struct kwitness_bpf *skel, const char *pin_dir, bool reuse);

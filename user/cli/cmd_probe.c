@@ -9,13 +9,15 @@
 
 #include "commands.h"
 #include "kwitness/abi/classes.h"
+#include "kwitness/policy.h"
 #include "kwitness/probe.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: kwitness probe [--json]\n\n"
 		   "Loads, attaches and triggers a trivial program for each hook class and\n"
-		   "reports whether it works on this kernel, and if not, why; then what no\n"
+		   "reports whether it works on this kernel, and if not, why; then which\n"
+		   "policy classes the loader (kwitnessd) would load here, and what no\n"
 		   "class reaches (operations without an LSM hook). Needs root.\n");
 }
 
@@ -32,7 +34,27 @@ static json_t *policy_classes(int cls)
 	return a;
 }
 
-static int print_json(const struct kw_probe_result *r, const char *release, const char *lsm)
+/* The policy classes the loader would load, from the answer it uses itself. */
+static json_t *loader_classes(const struct kw_probe_plan *plan)
+{
+	json_t *a = json_array();
+
+#define LOADER_(id, bit, name, kernel, probe)                                           \
+	{                                                                               \
+		json_t *c = json_object();                                              \
+		json_object_set_new(c, "class", json_string(name));                     \
+		json_object_set_new(c, "available", json_boolean(plan->classes & KW_CLASS_##id)); \
+		if (!(plan->classes & KW_CLASS_##id))                                   \
+			json_object_set_new(c, "reason", json_string(plan->why[bit]));  \
+		json_array_append_new(a, c);                                            \
+	}
+	KW_CLASS_TABLE(LOADER_)
+#undef LOADER_
+	return a;
+}
+
+static int print_json(const struct kw_probe_result *r, const struct kw_probe_plan *plan,
+		      const char *release, const char *lsm)
 {
 	json_t *root = json_object(), *arr = json_array();
 	char *text;
@@ -55,6 +77,7 @@ static int print_json(const struct kw_probe_result *r, const char *release, cons
 		json_array_append_new(arr, c);
 	}
 	json_object_set_new(root, "classes", arr);
+	json_object_set_new(root, "loader", loader_classes(plan));
 	arr = json_array();
 	if (!arr)
 		goto oom;
@@ -86,6 +109,7 @@ oom:
 int cmd_probe(int argc, char **argv)
 {
 	struct kw_probe_result r[KW_PROBE_NCLASSES];
+	struct kw_probe_plan plan;
 	struct utsname u;
 	char lsm[256];
 	bool json = false, have_lsm;
@@ -110,13 +134,18 @@ int cmd_probe(int argc, char **argv)
 		fprintf(stderr, "kwitness probe: %s\n", strerror(-err));
 		return 1;
 	}
+	kw_probe_plan(true, &plan);
 	have_lsm = kw_probe_lsm_list(lsm, sizeof(lsm)) == 0;
 	if (json)
-		return print_json(r, u.release, have_lsm ? lsm : NULL);
+		return print_json(r, &plan, u.release, have_lsm ? lsm : NULL);
 	printf("kernel %s, active LSMs: %s\n", u.release, have_lsm ? lsm : "(securityfs unavailable)");
 	for (i = 0; i < KW_PROBE_NCLASSES; i++)
 		printf("%-15s %-3s %s\n", kw_probe_class_name(i), r[i].available ? "yes" : "no",
 		       r[i].reason);
+	printf("the loader would load:\n");
+	for (i = 0; i < KW_CLASS_COUNT; i++)
+		printf("  %-13s %-3s %s\n", kw_class_name(1u << i),
+		       plan.classes & (1u << i) ? "yes" : "no", plan.why[i]);
 	printf("out of reach of every class:\n");
 	for (i = 0; kw_probe_limits[i].what; i++)
 		printf("  %-13s %s\n", kw_probe_limits[i].what, kw_probe_limits[i].why);

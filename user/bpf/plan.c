@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The one answer to "which classes can the loader load here": the kernel
+ * knows each cgroup program type, bpf is an active LSM and a trivial lsm
+ * program loads, the kernel has each bpf_lsm_<hook>, and it can hash an
+ * executed file. Worked out once per process and kept: the loader
+ * (hooks.c, lsm.c) and `kwitness probe` read the same answer. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "kwitness/abi/classes.h"
+#include "kwitness/probe.h"
+
+struct plan_cg {
+	uint32_t class_bit;
+	enum bpf_prog_type type;
+	const char *section;
+};
+
+struct plan_lsm {
+	uint32_t class_bit;
+	const char *hook;
+};
+
+#define CG_(cls, name, type, sec) { KW_CLASS_##cls, BPF_PROG_TYPE_##type, sec },
+#define LSM_(cls, name, hook)
+static const struct plan_cg cg_progs[] = { KW_CLASS_PROGRAMS(CG_, LSM_) };
+#undef CG_
+#undef LSM_
+#define CG_(cls, name, type, sec)
+#define LSM_(cls, name, hook) { KW_CLASS_##cls, #hook },
+static const struct plan_lsm lsm_progs[] = { KW_CLASS_PROGRAMS(CG_, LSM_) };
+#undef CG_
+#undef LSM_
+_Static_assert(sizeof(cg_progs) / sizeof(cg_progs[0]) == KW_PLAN_N_CG, "KW_PLAN_N_CG");
+_Static_assert(sizeof(lsm_progs) / sizeof(lsm_progs[0]) == KW_PLAN_N_LSM, "KW_PLAN_N_LSM");
+
+static pthread_mutex_t plan_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct kw_probe_plan cached; /* without the exec digest decided */
+static bool have_cached;
+static int digest_state; /* 0 not asked yet, 1 works, -1 does not (cached.why says why) */
+
+void kw_class_vwhy(char why[][KW_PROBE_REASON_MAX], uint32_t class_bits, const char *fmt,
+		   va_list ap)
+{
+	char msg[KW_PROBE_REASON_MAX];
+	int i;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	for (i = 0; i < KW_CLASS_COUNT; i++)
+		if ((class_bits & (1u << i)) && !why[i][0])
+			snprintf(why[i], KW_PROBE_REASON_MAX, "%s", msg);
+}
+
+static void why(struct kw_probe_plan *p, uint32_t class_bits, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void why(struct kw_probe_plan *p, uint32_t class_bits, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	kw_class_vwhy(p->why, class_bits, fmt, ap);
+	va_end(ap);
+}
+
+/* An LSM program of a cgroup class: it extends the class where BPF-LSM
+ * works and is loaded when it can be, but the class does not depend on it. */
+static bool is_extension(const struct plan_lsm *l)
+{
+	return !(l->class_bit & KW_CLASS_LSM_MASK);
+}
+
+static void plan_cgroup(struct kw_probe_plan *p)
+{
+	size_t i;
+
+	for (i = 0; i < KW_PLAN_N_CG; i++) {
+		p->cg_prog[i] = libbpf_probe_bpf_prog_type(cg_progs[i].type, NULL) == 1;
+		if (p->cg_prog[i])
+			continue;
+		why(p, cg_progs[i].class_bit, "%s: program type not supported by this kernel",
+		    cg_progs[i].section);
+	}
+	/* a class needs every one of its programs */
+	for (i = 0; i < KW_PLAN_N_CG; i++)
+		if (!p->cg_prog[i])
+			p->classes &= ~cg_progs[i].class_bit;
+}
+
+/* BPF-LSM: a trial load of a trivial lsm program (a host may list bpf as an
+ * LSM and still refuse every lsm program: no BPF trampoline), then the
+ * bpf_lsm_* attach points of each class (an older kernel,
+ * CONFIG_SECURITY_PATH off). */
+static void plan_lsm(struct kw_probe_plan *p)
+{
+	char msg[KW_PROBE_REASON_MAX] = "";
+	struct btf *vmlinux;
+	char fn[64];
+	size_t i;
+
+	if (!kw_probe_lsm_loadable(msg, sizeof(msg))) {
+		why(p, KW_CLASS_LSM_MASK, "%s", msg);
+		p->classes &= ~KW_CLASS_LSM_MASK;
+		return;
+	}
+	vmlinux = btf__load_vmlinux_btf();
+	if (!vmlinux) {
+		why(p, KW_CLASS_LSM_MASK, "no kernel BTF: BPF-LSM programs cannot be attached");
+		p->classes &= ~KW_CLASS_LSM_MASK;
+		return;
+	}
+	for (i = 0; i < KW_PLAN_N_LSM; i++) {
+		snprintf(fn, sizeof(fn), "bpf_lsm_%s", lsm_progs[i].hook);
+		p->lsm_prog[i] = btf__find_by_name_kind(vmlinux, fn, BTF_KIND_FUNC) >= 0;
+		if (p->lsm_prog[i] || is_extension(&lsm_progs[i]))
+			continue;
+		why(p, lsm_progs[i].class_bit, "the kernel has no LSM hook %s", lsm_progs[i].hook);
+		p->classes &= ~lsm_progs[i].class_bit;
+	}
+	btf__free(vmlinux);
+}
+
+/* Whether the kernel gives the SHA-256 of an executed file: the probe's
+ * sleepable program loads, attaches and sees bpf_ima_file_hash return a
+ * SHA-256 for a real exec. Asked only when the caller wants digests. */
+static void plan_digest(struct kw_probe_plan *p)
+{
+	struct kw_probe_result r;
+
+	if (!(p->classes & KW_CLASS_EXEC_DIGEST)) {
+		digest_state = -1;
+		return;
+	}
+	if (kw_probe_class(KW_PROBE_LSM_EXEC_DIGEST, &r)) {
+		why(p, KW_CLASS_EXEC_DIGEST, "the exec digest probe could not run");
+		digest_state = -1;
+	} else if (!r.available) {
+		why(p, KW_CLASS_EXEC_DIGEST, "%s", r.reason);
+		digest_state = -1;
+	} else {
+		digest_state = 1;
+	}
+	if (digest_state < 0)
+		p->classes &= ~KW_CLASS_EXEC_DIGEST;
+}
+
+void kw_probe_plan(bool exec_digest, struct kw_probe_plan *out)
+{
+	pthread_mutex_lock(&plan_lock);
+	if (!have_cached) {
+		memset(&cached, 0, sizeof(cached));
+		cached.classes = KW_CLASS_ALL_MASK;
+		plan_cgroup(&cached);
+		plan_lsm(&cached);
+		have_cached = true;
+	}
+	if (exec_digest && !digest_state)
+		plan_digest(&cached);
+	*out = cached;
+	pthread_mutex_unlock(&plan_lock);
+	if (!exec_digest && (out->classes & KW_CLASS_EXEC_DIGEST)) {
+		out->classes &= ~KW_CLASS_EXEC_DIGEST;
+		why(out, KW_CLASS_EXEC_DIGEST, "turned off by the loader's caller");
+	}
+}
