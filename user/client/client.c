@@ -5,6 +5,7 @@
  * reply larger than KW_PROTO_MAX_REPLY or not a JSON object is EPROTOCOL. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -408,20 +409,37 @@ int kwitness_close(const char *socket, const char *session_id, struct kwitness_c
 	return 0;
 }
 
+/* The members of a session in a status or list reply. */
+struct session_member {
+	const char *key;
+	size_t off; /* in struct kwitness_session_info */
+};
+#define SESSION_MEMBER(x, off, type) (*(type *)((char *)(x) + (off)))
+static const struct session_member session_text[] = {
+	{ KW_F_SESSION, offsetof(struct kwitness_session_info, session) },
+	{ KW_F_SANDBOX_ID, offsetof(struct kwitness_session_info, sandbox_id) },
+	{ KW_F_CGROUP, offsetof(struct kwitness_session_info, cgroup) },
+	{ KW_F_STATE, offsetof(struct kwitness_session_info, state) },
+	{ KW_F_MODE, offsetof(struct kwitness_session_info, mode) },
+	{ KW_F_HOOKS, offsetof(struct kwitness_session_info, hooks) },
+};
+static const struct session_member session_count[] = {
+	{ KW_F_DECISIONS, offsetof(struct kwitness_session_info, decisions) },
+	{ KW_F_DENIALS, offsetof(struct kwitness_session_info, denials) },
+	{ KW_F_DROPPED, offsetof(struct kwitness_session_info, dropped) },
+	{ KW_F_RINGBUF_USED, offsetof(struct kwitness_session_info, ringbuf_used) },
+	{ KW_F_RINGBUF_SIZE, offsetof(struct kwitness_session_info, ringbuf_size) },
+};
+#define N_SESSION_TEXT (sizeof(session_text) / sizeof(session_text[0]))
+#define N_SESSION_COUNT (sizeof(session_count) / sizeof(session_count[0]))
+
 void kwitness_status_free(struct kwitness_status_info *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->session_count; i++) {
-		struct kwitness_session_info *x = &s->sessions[i];
-
-		free(x->session);
-		free(x->sandbox_id);
-		free(x->cgroup);
-		free(x->state);
-		free(x->mode);
-		free(x->hooks);
-	}
+	for (size_t i = 0; i < s->session_count; i++)
+		for (size_t f = 0; f < N_SESSION_TEXT; f++)
+			free(SESSION_MEMBER(&s->sessions[i], session_text[f].off, char *));
 	free(s->sessions);
 	for (size_t i = 0; i < s->hooks_count; i++)
 		free(s->hooks_available[i]);
@@ -452,18 +470,13 @@ static int fill_status(const json_t *reply, struct kwitness_status_info *out,
 		return fail(err, KWITNESS_ESYSTEM, ENOMEM, NULL, "out of memory");
 	json_array_foreach(sessions, i, v) {
 		struct kwitness_session_info *x = &out->sessions[out->session_count++];
+		size_t f;
 
-		x->session = dup_member(v, KW_F_SESSION);
-		x->sandbox_id = dup_member(v, KW_F_SANDBOX_ID);
-		x->cgroup = dup_member(v, KW_F_CGROUP);
-		x->state = dup_member(v, KW_F_STATE);
-		x->mode = dup_member(v, KW_F_MODE);
-		x->hooks = dup_member(v, KW_F_HOOKS);
-		x->decisions = u64_member(v, KW_F_DECISIONS);
-		x->denials = u64_member(v, KW_F_DENIALS);
-		x->dropped = u64_member(v, KW_F_DROPPED);
-		x->ringbuf_used = u64_member(v, KW_F_RINGBUF_USED);
-		x->ringbuf_size = u64_member(v, KW_F_RINGBUF_SIZE);
+		for (f = 0; f < N_SESSION_TEXT; f++)
+			SESSION_MEMBER(x, session_text[f].off, char *) = dup_member(v, session_text[f].key);
+		for (f = 0; f < N_SESSION_COUNT; f++)
+			SESSION_MEMBER(x, session_count[f].off, uint64_t) =
+				u64_member(v, session_count[f].key);
 		if (!x->session)
 			return fail(err, KWITNESS_EPROTOCOL, 0, NULL, "a session without an id");
 	}
