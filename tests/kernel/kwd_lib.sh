@@ -40,8 +40,13 @@ kwd_cleanup() {
 	fi
 	if [ -n "$KT_CG" ] && [ -d "$KT_CG" ]; then
 		# deepest first
+		[ -f "$KT_CG/cgroup.kill" ] && echo 1 >"$KT_CG/cgroup.kill" 2>/dev/null
 		find "$KT_CG" -depth -type d | while read -r d; do
-			[ -f "$d/cgroup.kill" ] && echo 1 >"$d/cgroup.kill" 2>/dev/null
+			# killed tasks leave their cgroup a moment later
+			for _ in $(seq 20); do
+				[ -s "$d/cgroup.procs" ] || break
+				sleep 0.1
+			done
 			rmdir "$d" 2>/dev/null
 		done
 	fi
@@ -66,6 +71,11 @@ kwd_require() {
 	KT_CG=$mnt/kwitness-test-$$
 	mkdir -p "$KT_CG" || kt_fail_all "cannot make a cgroup under $mnt"
 	trap kwd_cleanup EXIT
+	# A suite killed (a timeout, ^C) cleans up too: bash runs the EXIT
+	# trap only when it exits, so the signals become exits.
+	trap 'exit 129' HUP
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
 	"$KW" keygen --out "$KT_TMP/key.pem" >/dev/null
 	"$KW" key show --key "$KT_TMP/key.pem" --jwk >"$KT_TMP/signer.jwk"
 }

@@ -14,6 +14,7 @@ if ! grep -q ' - cgroup2 ' /proc/self/mountinfo; then
 	skip "hooks direct: no cgroup2 mount"
 	finish
 fi
+cg2=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
 if [ ! -x "$HT" ]; then
 	not_ok "hooks direct: $HT not built"
 	finish
@@ -35,8 +36,37 @@ else
 fi
 
 err=$(mktemp /tmp/kw-hooktest.XXXXXX)
-trap 'rm -f "$err"' EXIT
-out=$("$HT" 2>"$err"); rc=$?
+out_f=$(mktemp /tmp/kw-hooktest.XXXXXX)
+ht_pid=
+# What kw-hooktest leaves when it is killed: its pins and its cgroups,
+# named after its pid.
+ht_cleanup() {
+	set +e
+	if [ -n "$ht_pid" ]; then
+		kill -KILL "$ht_pid" 2>/dev/null
+		rm -rf "/sys/fs/bpf/kwhooktest-$ht_pid"
+		for d in "$cg2"/kwhooktest-"$ht_pid"-*; do
+			[ -d "$d" ] || continue
+			[ -f "$d/cgroup.kill" ] && echo 1 >"$d/cgroup.kill" 2>/dev/null
+			find "$d" -depth -type d | while read -r c; do
+				for _ in $(seq 20); do
+					[ -s "$c/cgroup.procs" ] || break
+					sleep 0.1
+				done
+				rmdir "$c" 2>/dev/null
+			done
+		done
+	fi
+	rm -f "$err" "$out_f"
+}
+trap ht_cleanup EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
+"$HT" >"$out_f" 2>"$err" &
+ht_pid=$!
+wait "$ht_pid"; rc=$?
+out=$(cat "$out_f")
 n=0
 while IFS= read -r line; do
 	case "$line" in
