@@ -8,6 +8,10 @@
 #ifndef KWITNESS_CGROUP_TRACK_BPF_H
 #define KWITNESS_CGROUP_TRACK_BPF_H
 
+#include "base.bpf.h"
+#include "maps.bpf.h"
+#include "session.bpf.h"
+
 /* hierarchy_id of the cgroup2 root (cgrp_dfl_root); v1 hierarchies count from 1.
  * Checked on the hybrid test host by tests/kernel/test_hooks_direct.sh. */
 #define KW_DFL_HIERARCHY_ID 0

@@ -4,6 +4,14 @@
 #ifndef KWITNESS_DEV_BPF_H
 #define KWITNESS_DEV_BPF_H
 
+#include "base.bpf.h"
+#include "maps.bpf.h"
+#include "session.bpf.h"
+
+/* Device rules: (slot, type, major|any, minor|any) -> allowed access. */
+KW_SPARSE_MAP(BPF_MAP_TYPE_HASH, 65536, struct kw_dev_key, struct kw_dev_rule)
+kw_dev_rules SEC(".maps");
+
 SEC("cgroup/dev")
 int kw_dev(struct bpf_cgroup_dev_ctx *ctx)
 {

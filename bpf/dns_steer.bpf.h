@@ -13,14 +13,10 @@
 #ifndef KWITNESS_DNS_STEER_BPF_H
 #define KWITNESS_DNS_STEER_BPF_H
 
+#include "base.bpf.h"
+#include "maps.bpf.h"
+#include "session.bpf.h"
 #include "kwitness/abi/name_match.h"
-
-#ifndef SOCK_STREAM
-#define SOCK_STREAM 1
-#endif
-#ifndef SOCK_DGRAM
-#define SOCK_DGRAM 2
-#endif
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -37,13 +33,8 @@ struct {
 	__type(value, __u32);
 } kw_dns_ports SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, KW_NAME_ALLOW_MAX);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct kw_name_key);
-	__type(value, struct kw_name_allow);
-} kw_name_allow SEC(".maps");
+KW_SPARSE_MAP(BPF_MAP_TYPE_HASH, KW_NAME_ALLOW_MAX, struct kw_name_key, struct kw_name_allow)
+kw_name_allow SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);

@@ -2,46 +2,23 @@
 /* kwitness kernel side: every program and map in one object, so one skeleton
  * loads them. Data flow: a hook fires -> session.bpf.h finds the session by
  * cgroup id -> the class's rules decide -> the decision is counted and written
- * to the session's ring buffer. */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
-#include <bpf/bpf_endian.h>
-
-#include "kwitness/abi/event.h"
-
-#ifndef AF_INET
-#define AF_INET 2
-#endif
-#ifndef AF_INET6
-#define AF_INET6 10
-#endif
-#ifndef AF_PACKET
-#define AF_PACKET 17
-#endif
-#ifndef EPERM
-#define EPERM 1
-#endif
-#ifndef EACCES
-#define EACCES 13
-#endif
-#ifndef IPPROTO_ICMPV6
-#define IPPROTO_ICMPV6 58
-#endif
-#ifndef container_of
-#define container_of(ptr, type, member) \
-	((type *)((void *)(ptr) - __builtin_offsetof(type, member)))
-#endif
+ * to the session's ring buffer. Each header includes what it uses. */
+#include "base.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #include "maps.bpf.h"
 #include "session.bpf.h"
+/* cgroup programs: net, dev, sysctl; cgroup and task tracking */
 #include "dns_steer.bpf.h"
 #include "net.bpf.h"
 #include "dev.bpf.h"
 #include "sysctl.bpf.h"
 #include "cgroup_track.bpf.h"
-/* BPF-LSM programs (fs, exec, proc, mount, unix) */
-#include "lsm.bpf.h"
+/* BPF-LSM programs: fs, exec, net.unix, proc, mount */
+#include "lsm_path.bpf.h"
+#include "lsm_fs.bpf.h"
+#include "lsm_exec.bpf.h"
+#include "lsm_unix.bpf.h"
+#include "lsm_proc.bpf.h"
+#include "lsm_mount.bpf.h"

@@ -1,7 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
-/* The maps every kwitness program shares. Layouts: include/kwitness/abi/event.h. */
+/* The maps every kwitness program shares: sessions, membership, task tags and
+ * ring buffers. A map one concern alone uses is declared in that concern's
+ * header. Layouts: include/kwitness/abi/event.h. */
 #ifndef KWITNESS_MAPS_BPF_H
 #define KWITNESS_MAPS_BPF_H
+
+#include "base.bpf.h"
+
+/* A hash-like map whose entries are allocated as they are added (rule
+ * tables, tags): most of max_entries is never used. */
+#define KW_SPARSE_MAP(map_type, size, key_type, value_type) \
+	struct {                                             \
+		__uint(type, map_type);                      \
+		__uint(max_entries, size);                   \
+		__uint(map_flags, BPF_F_NO_PREALLOC);        \
+		__type(key, key_type);                       \
+		__type(value, value_type);                   \
+	}
 
 /* Session slots: configuration and counters. Mapped by kwitnessd too: its
  * resolver numbers the decisions it records with the same atomic add on
@@ -28,23 +43,13 @@ struct {
  * by the task's address (bpf_get_current_task(): cgroup programs of 6.1
  * cannot use task storage); deleted when the task is freed, before its
  * memory can hold another task. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, KW_MAX_TAGGED_TASKS);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u64);
-	__type(value, struct kw_task_tag);
-} kw_task_tags SEC(".maps");
+KW_SPARSE_MAP(BPF_MAP_TYPE_HASH, KW_MAX_TAGGED_TASKS, __u64, struct kw_task_tag)
+kw_task_tags SEC(".maps");
 
 /* The same tags by thread group id, for kwitnessd's control socket (a
  * process inside a session, even one that left its cgroup, is refused). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, KW_MAX_TAGGED_TASKS);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u32);
-	__type(value, struct kw_task_tag);
-} kw_tgid_tags SEC(".maps");
+KW_SPARSE_MAP(BPF_MAP_TYPE_HASH, KW_MAX_TAGGED_TASKS, __u32, struct kw_task_tag)
+kw_tgid_tags SEC(".maps");
 
 /* slot -> the generation whose task tags are honoured (0: none). Cleared at
  * untag, so tagged tasks stop being decided then, as tagged cgroups do. */
@@ -68,23 +73,5 @@ struct {
 	__type(key, __u32);
 	__array(values, struct kw_ringbuf_tmpl);
 } kw_ringbufs SEC(".maps");
-
-/* Network rules: (slot, op, family, address prefix) -> port rules. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct kw_net_key);
-	__type(value, struct kw_net_rules);
-} kw_net_rules SEC(".maps");
-
-/* Device rules: (slot, type, major|any, minor|any) -> allowed access. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct kw_dev_key);
-	__type(value, struct kw_dev_rule);
-} kw_dev_rules SEC(".maps");
 
 #endif

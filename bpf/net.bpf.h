@@ -5,7 +5,15 @@
 #ifndef KWITNESS_NET_BPF_H
 #define KWITNESS_NET_BPF_H
 
+#include "base.bpf.h"
+#include "maps.bpf.h"
+#include "session.bpf.h"
+#include "dns_steer.bpf.h"
 #include "kwitness/abi/net_match.h"
+
+/* Network rules: (slot, op, family, address prefix) -> port rules. */
+KW_SPARSE_MAP(BPF_MAP_TYPE_LPM_TRIE, 65536, struct kw_net_key, struct kw_net_rules)
+kw_net_rules SEC(".maps");
 
 /* One recorded decision on ctx's address under the rules of op. */
 static __always_inline int kw_net_decide(struct bpf_sock_addr *ctx, struct kw_ctx *c, __u8 op,
@@ -114,41 +122,33 @@ static __always_inline int kw_connect_hook(struct bpf_sock_addr *ctx, int v6)
 	return verdict;
 }
 
-SEC("cgroup/connect4")
-int kw_connect4(struct bpf_sock_addr *ctx)
+static __always_inline int kw_sendmsg_hook(struct bpf_sock_addr *ctx, int v6)
 {
-	return kw_connect_hook(ctx, 0);
+	return kw_net_hook(ctx, KW_NET_SEND, KW_CLASS_NET_SEND, KW_EV_NET_SEND, v6);
 }
 
-SEC("cgroup/connect6")
-int kw_connect6(struct bpf_sock_addr *ctx)
+static __always_inline int kw_bind_hook(struct bpf_sock_addr *ctx, int v6)
 {
-	return kw_connect_hook(ctx, 1);
+	return kw_net_hook(ctx, KW_NET_BIND, KW_CLASS_NET_BIND, KW_EV_NET_BIND, v6);
 }
 
-SEC("cgroup/sendmsg4")
-int kw_sendmsg4(struct bpf_sock_addr *ctx)
-{
-	return kw_net_hook(ctx, KW_NET_SEND, KW_CLASS_NET_SEND, KW_EV_NET_SEND, 0);
-}
+/* The programs of a sock_addr hook, one per address family: kw_<hook>4 on
+ * cgroup/<hook>4 and kw_<hook>6 on cgroup/<hook>6, each calling fn(ctx, v6). */
+#define KW_SOCK_ADDR_PROGS(hook, fn)                          \
+	SEC("cgroup/" #hook "4")                              \
+	int kw_##hook##4(struct bpf_sock_addr *ctx)           \
+	{                                                     \
+		return fn(ctx, 0);                            \
+	}                                                     \
+	SEC("cgroup/" #hook "6")                              \
+	int kw_##hook##6(struct bpf_sock_addr *ctx)           \
+	{                                                     \
+		return fn(ctx, 1);                            \
+	}
 
-SEC("cgroup/sendmsg6")
-int kw_sendmsg6(struct bpf_sock_addr *ctx)
-{
-	return kw_net_hook(ctx, KW_NET_SEND, KW_CLASS_NET_SEND, KW_EV_NET_SEND, 1);
-}
-
-SEC("cgroup/bind4")
-int kw_bind4(struct bpf_sock_addr *ctx)
-{
-	return kw_net_hook(ctx, KW_NET_BIND, KW_CLASS_NET_BIND, KW_EV_NET_BIND, 0);
-}
-
-SEC("cgroup/bind6")
-int kw_bind6(struct bpf_sock_addr *ctx)
-{
-	return kw_net_hook(ctx, KW_NET_BIND, KW_CLASS_NET_BIND, KW_EV_NET_BIND, 1);
-}
+KW_SOCK_ADDR_PROGS(connect, kw_connect_hook)
+KW_SOCK_ADDR_PROGS(sendmsg, kw_sendmsg_hook)
+KW_SOCK_ADDR_PROGS(bind, kw_bind_hook)
 
 /* Decides creating a socket of family/type/protocol whose kw_session.socket_allow
  * bit is bit (KW_SOCK_BITS or more: none, never allowed). 1 when it may be

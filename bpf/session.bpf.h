@@ -13,6 +13,9 @@
 #ifndef KWITNESS_SESSION_BPF_H
 #define KWITNESS_SESSION_BPF_H
 
+#include "base.bpf.h"
+#include "maps.bpf.h"
+
 enum { KW_WAKE_DEFAULT = 0, KW_WAKE_FORCE = 1, KW_WAKE_NONE = 2 };
 
 struct kw_ctx {
@@ -136,6 +139,14 @@ static __always_inline void *kw_record_decision(struct kw_ctx *c, __u16 kind, in
 	}
 	bpf_get_current_comm(h->comm, sizeof(h->comm));
 	return h;
+}
+
+/* A decision that could not even be evaluated (no scratch buffer): counted as
+ * dropped, and refused when the policy fails closed. */
+static __always_inline int kw_fail_closed(struct kw_ctx *c, __u16 kind, int err)
+{
+	__sync_fetch_and_add(&c->s->dropped, 1);
+	return c->s->on_failure == KW_ONFAIL_DENY ? err : 0;
 }
 
 static __always_inline void kw_event_submit(void *e)

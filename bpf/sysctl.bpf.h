@@ -4,6 +4,9 @@
 #ifndef KWITNESS_SYSCTL_BPF_H
 #define KWITNESS_SYSCTL_BPF_H
 
+#include "base.bpf.h"
+#include "session.bpf.h"
+
 SEC("cgroup/sysctl")
 int kw_sysctl(struct bpf_sysctl *ctx)
 {

@@ -1223,7 +1223,7 @@ int kw_hooks_quiesce(struct kw_hooks *h)
 	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
 		e = -errno;
 	/* The sleepable ones count themselves while they number and record
-	 * (bpf/lsm.bpf.h, kw_sleepers): their count seen at 0 once is enough. */
+	 * (bpf/lsm_exec.bpf.h, kw_sleepers): their count seen at 0 once is enough. */
 	if (!h || !h->skel || bpf_map__fd(h->skel->maps.kw_sleepers) < 0)
 		return e;
 	for (int i = 0; !bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.kw_sleepers), &zero, &n) && n;

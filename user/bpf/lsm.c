@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* BPF-LSM part of the loader (bpf/lsm.bpf.h): before load, turns off the
+/* BPF-LSM part of the loader (bpf/lsm_*.bpf.h): before load, turns off the
  * lsm programs that kw_probe_plan says cannot run on this kernel (the whole
  * skeleton fails to load if one program does), attaches them, and writes
  * each session's path rules (kw_path_rules) and settings (kw_lsm_slots). */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Path rule evaluation for the BPF-LSM hooks, plain C so the same code runs in
- * the BPF programs (bpf/lsm.bpf.h) and in the cmocka test
+ * the BPF programs (bpf/lsm_path.bpf.h) and in the cmocka test
  * (tests/unit/test_path_match.c).
  *
  * Rules live in one hash map keyed by (slot, prefix length, prefix bytes with
