@@ -180,7 +180,19 @@ $(BPF_OBJ): $(BPF_SRC) $(wildcard bpf/*.h) $(wildcard include/kwitness/abi/*.h) 
 	$(if $(Q),@echo "  BPF     $<")
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(INCLUDES) -Wall -Werror -c $< -o $@
 
-$(SKEL): $(BPF_OBJ)
+# Each bpf/*.bpf.h includes what it uses: compiled alone, each one must build.
+BPF_HDRS       := $(sort $(wildcard bpf/*.bpf.h))
+BPF_HDRS_STAMP := $(BUILD)/bpf/headers.stamp
+$(BPF_HDRS_STAMP): $(BPF_HDRS) $(wildcard include/kwitness/abi/*.h) $(VMLINUX)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  BPFHDRS bpf/*.bpf.h")
+	$(Q)for h in $(BPF_HDRS); do \
+		printf '#include "%s"\n' "$$h" | $(CLANG) -fsyntax-only -g -O2 -target bpf \
+			-D__TARGET_ARCH_$(ARCH) $(INCLUDES) -I. -Wall -Werror -x c - || exit 1; \
+	done
+	$(Q)touch $@
+
+$(SKEL): $(BPF_OBJ) $(BPF_HDRS_STAMP)
 	$(if $(Q),@echo "  SKEL    $@")
 	$(Q)$(BPFTOOL) gen skeleton $< name kwitness_bpf > $@.tmp && mv $@.tmp $@
 
