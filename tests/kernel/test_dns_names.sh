@@ -1,19 +1,29 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Egress by name on the host's kernel: a policy that names hosts, a local DNS
-# server (tests/kernel/dnstest.py) answering allowed.test -> 127.0.0.2 and
-# denied.test -> 127.0.0.3, TCP servers on those addresses. The session's DNS
-# goes through kwitnessd's resolver whatever server the sandbox asks; an
-# address opens only once an allowed name's answer named it, for the rule's
-# ports and the answer's TTL; the log holds every question (dns.query, from
-# the collector) and the connects name the query that opened their address
-# (via, via_seq); the record verifies.
+# Egress by name on a real kernel (the host's, and the VM's: tests/vm/init):
+# a policy that names hosts, a local DNS server (kw-dnstest serve) answering
+# allowed.test -> 127.0.0.2, denied.test -> 127.0.0.3 and v6.test -> ::1
+# (AAAA), TCP servers on those addresses. The session's DNS goes through
+# kwitnessd's resolver whatever server the sandbox asks; an address opens only
+# once an allowed name's answer named it, for the rule's ports and the
+# answer's TTL; the log holds every question (dns.query, from the collector)
+# and the connects name the query that opened their address (via, via_seq);
+# the record verifies.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/kwd_lib.sh"
 
-DT=$KW_ROOT/tests/kernel/dnstest.py
-command -v python3 >/dev/null || kt_skip_all "python3 missing (scripts/deps.sh installs it)"
+DT=$KW_BUILD/tests/kw-dnstest
+[ -x "$DT" ] || kt_fail_all "$DT not built (make test-bins)"
 kwd_require
+# The AAAA answers point at the IPv6 loopback: lo has ::1 wherever IPv6 is on;
+# where lo lacks it (IPv6 on, the address removed) the suite adds it, and
+# removes it again at the end.
+V6_ADDED=
+if ! ip -6 addr show dev lo 2>/dev/null | grep -q 'inet6 ::1/128'; then
+	[ -e /proc/net/if_inet6 ] || kt_skip_all "this kernel has no IPv6 (no /proc/net/if_inet6)"
+	ip -6 addr add ::1/128 dev lo 2>/dev/null || kt_fail_all "lo has no ::1 and it cannot be added"
+	V6_ADDED=1
+fi
 kwd_start
 kwd_has_hook net.dns || kt_skip_feature cgroup.net "the net.dns hooks (cgroup recvmsg, connect, sendmsg) are unavailable"
 
@@ -25,23 +35,24 @@ a.wild.test A 127.0.0.5 60
 cdn.test CNAME edge.cdn-provider.test 60
 edge.cdn-provider.test A 127.0.0.4 60
 moving.test A 127.0.0.6 1
+v6.test AAAA ::1 1
 EOF
-python3 "$DT" serve "$ZONE" "$KT_TMP/dns.port" &
+"$DT" serve "$ZONE" "$KT_TMP/dns.port" &
 DNS_PID=$!
-python3 "$DT" listen "$KT_TMP/tcp.port" 127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5 127.0.0.6 127.0.0.7 &
+"$DT" listen "$KT_TMP/tcp.port" 127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5 127.0.0.6 127.0.0.7 ::1 &
 TCP_PID=$!
-trap 'kill $DNS_PID $TCP_PID 2>/dev/null; kwd_cleanup' EXIT
+trap 'kill $DNS_PID $TCP_PID 2>/dev/null; [ -n "$V6_ADDED" ] && ip -6 addr del ::1/128 dev lo; kwd_cleanup' EXIT
 for _ in $(seq 50); do [ -s "$KT_TMP/dns.port" ] && [ -s "$KT_TMP/tcp.port" ] && break; sleep 0.1; done
 DNSP=$(cat "$KT_TMP/dns.port") P=$(cat "$KT_TMP/tcp.port")
 [ -n "$DNSP" ] && [ -n "$P" ] || kt_fail_all "the test DNS server or the TCP servers did not start"
 expect_eq "the test DNS server answers (not steered: outside any session)" "NOERROR 127.0.0.2" \
-	"$(python3 "$DT" query 127.0.0.1 "$DNSP" allowed.test)"
+	"$("$DT" query 127.0.0.1 "$DNSP" allowed.test)"
 
-q() { cg_run "$cg" python3 "$DT" query "$@"; }
+q() { cg_run "$cg" "$DT" query "$@"; }
 conn() { cg_run "$cg" "$NP" connect "$@"; }
 
 # ---- the main session ----
-pol=$(policy_file names "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"net\":{\"connect\":[\"allowed.test:$P\",\"*.wild.test:$P\",\"cdn.test:$P\",\"moving.test:$P\"],\"dns\":{\"resolvers\":[\"127.0.0.1:$DNSP\"]}}}")
+pol=$(policy_file names "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"net\":{\"connect\":[\"allowed.test:$P\",\"*.wild.test:$P\",\"cdn.test:$P\",\"moving.test:$P\",\"v6.test:$P\"],\"dns\":{\"resolvers\":[\"127.0.0.1:$DNSP\"]}}}")
 cg=$(cg_make names)
 sid=$(session_open "$cg" "$pol")
 [ -n "$sid" ] || kt_fail_all "a session with host names opens"
@@ -57,7 +68,7 @@ expect_eq "DNS over TCP is steered and answered the same" "NOERROR 127.0.0.2" \
 	"$(q 198.51.100.7 53 allowed.test A tcp)"
 expect_eq "the test DNS server itself (a plain destination) is not reachable" EPERM \
 	"$(cg_run "$cg" "$NP" connect 127.0.0.1 "$DNSP")"
-sys=$(cg_run "$cg" python3 "$DT" resolve allowed.test)
+sys=$(cg_run "$cg" "$DT" resolve allowed.test)
 expect_eq "the system resolver (getaddrinfo, whatever /etc/resolv.conf says) gets the answer" 127.0.0.2 "$sys"
 expect_eq "wildcard: a.wild.test resolves" "NOERROR 127.0.0.5" "$(q 192.0.2.53 53 a.wild.test)"
 expect_eq "wildcard: a.wild.test's address connects" ok "$(conn 127.0.0.5 "$P")"
@@ -66,10 +77,23 @@ expect_eq "CNAME: cdn.test resolves through its chain" "NOERROR 127.0.0.4" "$(q 
 expect_eq "CNAME: the chain's address connects" ok "$(conn 127.0.0.4 "$P")"
 expect_eq "moving.test resolves to its first address" "NOERROR 127.0.0.6" "$(q 192.0.2.53 53 moving.test)"
 expect_eq "moving.test's first address connects" ok "$(conn 127.0.0.6 "$P")"
+# ---- AAAA: an IPv6 answer opens connect6 to its address, for its TTL ----
+expect_eq "AAAA: before any question, [::1]:$P is refused (connect6)" EPERM "$(conn ::1 "$P")"
+expect_eq "AAAA: v6.test resolves to ::1" "NOERROR ::1" "$(q 192.0.2.53 53 v6.test AAAA)"
+expect_eq "AAAA: [::1]:$P connects (connect6)" ok "$(conn ::1 "$P")"
+expect_eq "AAAA: ::1 on another port is refused" EPERM "$(conn ::1 $((P == 65535 ? P - 1 : P + 1)))"
+expect_eq "AAAA: v6.test has no A record (NOERROR, no address)" "NOERROR " "$(q 192.0.2.53 53 v6.test A)"
+expect_eq "AAAA: asked over TCP of a v6 server, steered and answered the same" "NOERROR ::1" \
+	"$(q 2001:db8::53 53 v6.test AAAA tcp)"
+expect_eq "AAAA: the system resolver (getaddrinfo, AF_INET6) gets the answer" ::1 \
+	"$(cg_run "$cg" "$DT" resolve v6.test inet6)"
+expect_eq "AAAA: ... and [::1]:$P connects" ok "$(conn ::1 "$P")"
+
 sed -i 's/^moving.test A 127.0.0.6 1$/moving.test A 127.0.0.7 60/' "$ZONE"
 # TTL 1 + the grace (2 s)
 sleep 3.5
 expect_eq "after its TTL, allowed.test's address is refused again" EPERM "$(conn 127.0.0.2 "$P")"
+expect_eq "AAAA: after its TTL, [::1]:$P is refused again" EPERM "$(conn ::1 "$P")"
 expect_eq "the moved name resolves to its new address" "NOERROR 127.0.0.7" "$(q 192.0.2.53 53 moving.test)"
 expect_eq "the new address connects" ok "$(conn 127.0.0.7 "$P")"
 expect_eq "the old address has expired" EPERM "$(conn 127.0.0.6 "$P")"
@@ -92,7 +116,7 @@ sid2=$(session_open "$cg2" "$pol2")
 if [ -z "$sid2" ]; then
 	not_ok "a second session opens"
 else
-	r2=$(cg_run "$cg2" python3 "$DT" query 192.0.2.53 53 allowed.test)
+	r2=$(cg_run "$cg2" "$DT" query 192.0.2.53 53 allowed.test)
 	expect_eq "an upstream that does not answer: SERVFAIL" "SERVFAIL " "$r2"
 	expect_eq "... and nothing opened" EPERM "$(cg_run "$cg2" "$NP" connect 127.0.0.2 "$P")"
 	# this collector's resolver sockets on 127.0.0.1: one per session
@@ -120,7 +144,7 @@ if [ -z "$sid4" ]; then
 	not_ok "a session with allow_other_names opens"
 else
 	expect_eq "allow_other_names: denied.test resolves" "NOERROR 127.0.0.3" \
-		"$(cg_run "$cg4" python3 "$DT" query 192.0.2.53 53 denied.test)"
+		"$(cg_run "$cg4" "$DT" query 192.0.2.53 53 denied.test)"
 	expect_eq "allow_other_names: its address is still refused (EPERM)" EPERM \
 		"$(cg_run "$cg4" "$NP" connect 127.0.0.3 "$P")"
 	session_close "$sid4" >/dev/null || not_ok "the allow_other_names session closes"
@@ -141,7 +165,7 @@ if [ -z "$sid3" ]; then
 else
 	bad=
 	for n in $(seq 17); do
-		r=$(cg_run "$cg3" python3 "$DT" query 192.0.2.53 53 "n$n.many.test")
+		r=$(cg_run "$cg3" "$DT" query 192.0.2.53 53 "n$n.many.test")
 		[ "$(grep -o , <<<"$r" | wc -l)" = 31 ] && [ "${r%% *}" = NOERROR ] || bad="$bad n$n:${r:0:20}"
 	done
 	expect_eq "17 names of 32 addresses each are answered" "" "$bad"
@@ -175,6 +199,18 @@ expect_eq "allowed.test: permitted by net.connect[0], answered, address opened w
 cdn=$(grep '"name":"cdn.test"' <<<"$dq")
 expect_eq "cdn.test: its CNAME chain is in the entry" "edge.cdn-provider.test 127.0.0.4=60" \
 	"$(jfield "$cdn" cnames) $(jfield "$cdn" answers)"
+v6q=$(grep '"name":"v6.test"' <<<"$dq" | grep '"qtype":"AAAA"' | head -1)
+expect_eq "v6.test: its AAAA question, permitted by net.connect[4], opened ::1 with its TTL" \
+	"permit net.connect[4] NOERROR ::1=1" \
+	"$(jfield "$v6q" decision) $(jfield "$v6q" rule) $(jfield "$v6q" rcode) $(jfield "$v6q" answers)"
+v6early=$(grep '"tool":"net.connect"' "$LOG" | grep '"host":"::1"' | head -1)
+expect_eq "the connect6 to ::1 before any question: denied by default, no via" \
+	"deny net.connect:default " \
+	"$(jfield "$v6early" decision) $(jfield "$v6early" rule) $(jfield "$v6early" via)"
+v6via=$(grep '"tool":"net.connect"' "$LOG" | grep '"host":"::1"' | grep '"decision":"permit"' | head -1)
+expect_eq "the first permitted connect6 to ::1 names its AAAA question (via, via_seq)" \
+	"v6.test $(jfield "$v6q" seq) net.connect[4]" \
+	"$(jfield "$v6via" via) $(jfield "$v6via" via_seq) $(jfield "$v6via" rule)"
 tcpq=$(grep '"proto":"tcp"' <<<"$dq" | grep -c '"name":"allowed.test"')
 expect_eq "the TCP question is logged as tcp" 1 "$tcpq"
 seq1=$(jfield "$first" seq)
