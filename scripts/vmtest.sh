@@ -102,7 +102,7 @@ ln -s /bin/busybox "$STAGE/usr/bin/env"
 # host tools the tests use that this busybox lacks or differs in (setpriv
 # --reuid, comm, mountpoint, pgrep, ...), and bpftool/jq for independent checks; first in PATH
 # and the container runtimes the OCI hook tests drive
-for t in bpftool jq setpriv comm mountpoint pgrep flock nohup stdbuf runc crun; do
+for t in bpftool jq setpriv comm mountpoint pgrep flock nohup stdbuf runc crun ss; do
 	p=$(command -v "$t") && copy_with_libs "$p" "/usr/local/bin/$t"
 done
 cp build/*.bpf.o "$STAGE/kw/build/" 2>/dev/null
@@ -123,6 +123,11 @@ echo "root:x:0:" >"$STAGE/etc/group"
 echo "nobody:x:65534:" >>"$STAGE/etc/group"
 echo "nobody:x:65534:65534:nobody:/:/bin/false" >>"$STAGE/etc/passwd"
 tr -d '-' </proc/sys/kernel/random/uuid >"$STAGE/etc/machine-id"
+# the system resolver, for getaddrinfo in the egress-by-name suite: a server
+# nobody runs (TEST-NET-1), which only a session's steering makes answer
+printf '127.0.0.1 localhost\n::1 localhost\n' >"$STAGE/etc/hosts"
+echo "hosts: files dns" >"$STAGE/etc/nsswitch.conf"
+echo "nameserver 192.0.2.53" >"$STAGE/etc/resolv.conf"
 echo "${KW_VM_TESTS:-}" >"$STAGE/kw/vm-tests"
 # the benchmark runs after a full run, or when KW_VM_BENCH=1
 bench=${KW_VM_BENCH:-}
