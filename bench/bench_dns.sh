@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # bench_dns: what egress by name costs a DNS question (root, cgroup2). The
-# same client (tests/kernel/dnstest.py, one UDP socket, one question after
-# the other) asks:
-#   - baseline: the local upstream directly, from outside any session;
+# same client (build/tests/kw-dnstest bench: one UDP socket, one question
+# after the other) asks, in the same run:
+#   - baseline: the local upstream (kw-dnstest serve) directly, from outside
+#     any session;
 #   - a permitted name from inside a session: steered to kwitnessd's resolver,
 #     forwarded, its address opened in the kernel map, a dns.query entry;
 #   - a refused name from inside the session (the resolver alone, no upstream).
-# The latency the resolver adds is the permitted row less the baseline; the
-# client's own cost is in every row. 4 clients at once give the session's
-# questions per second. Env: BENCH_N (questions per client, default 3000).
+# Each both ways a stub resolver sends: sendto() per question (musl; the
+# cgroup sendmsg hook steers every datagram) and on a connect()ed socket
+# (glibc; the connect hook steers once). The latency the resolver adds is the
+# permitted row less its baseline; the client's own cost is in every row.
+# 4 clients at once, directly and in one session, give questions per second.
+# Env: BENCH_N (questions per client, default 3000).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${KW_BUILD:-$PWD/build}
-KW=$B/kwitness KWD=$B/kwitnessd DT=$PWD/tests/kernel/dnstest.py
+KW=$B/kwitness KWD=$B/kwitnessd DT=$B/tests/kw-dnstest
 N=${BENCH_N:-3000}
 [ "$(id -u)" -eq 0 ] || { echo "bench_dns: needs root (skipped)"; exit 0; }
-command -v python3 >/dev/null || { echo "bench_dns: needs python3 (skipped)"; exit 0; }
-for b in "$KW" "$KWD"; do [ -x "$b" ] || { echo "bench_dns: $b not built"; exit 1; }; done
+for b in "$KW" "$KWD" "$DT"; do [ -x "$b" ] || { echo "bench_dns: $b not built (make test-bins)"; exit 1; }; done
 mnt=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
 [ -n "$mnt" ] || { echo "bench_dns: no cgroup2 mount (skipped)"; exit 0; }
 T=$(mktemp -d /tmp/kwitness-bench-dns.XXXXXX)
@@ -32,7 +35,7 @@ cleanup() {
 trap cleanup EXIT
 "$KW" keygen --out "$T/key.pem" >/dev/null
 echo "bench.test A 127.0.0.2 300" >"$T/zone"
-python3 "$DT" serve "$T/zone" "$T/dns.port" &
+"$DT" serve "$T/zone" "$T/dns.port" &
 SPID=$!
 "$KWD" --foreground --state-dir "$T/state" --socket "$T/sock" --key "$T/key.pem" \
 	--pin-dir none --config /dev/null 2>"$T/kwd.log" &
@@ -46,25 +49,51 @@ sid=$("$KW" session open --socket "$T/sock" --cgroup "$CG" --policy "$T/policy.j
 	--sandbox-id spiffe://bench.local/dns --image-digest "sha256:$(printf '%064d' 0)") ||
 	{ echo "bench_dns: the session did not open"; cat "$T/kwd.log"; exit 1; }
 in_cg() { sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$@"; }
+# bench VAR CMD...: one client's "mean p50 p99 qps rcode" into VAR; exits on a failure
+bench() {
+	local r
+	r=$("${@:2}") || { echo "bench_dns: ${*:2} failed: $r"; exit 1; }
+	printf -v "$1" '%s' "$r"
+}
 row() { # LABEL RESULT
 	read -r mean p50 p99 qps rc <<<"$2"
-	printf '  %-44s mean %7s us  p50 %7s us  p99 %7s us  %6s q/s  (rcode %s)\n' "$1" "$mean" "$p50" "$p99" "$qps" "$rc"
+	printf '  %-48s mean %7s us  p50 %7s us  p99 %7s us  %6s q/s  (%s)\n' "$1" "$mean" "$p50" "$p99" "$qps" "$rc"
+}
+added() { # LABEL PERMITTED BASELINE
+	local bm bp pm pp
+	read -r bm bp _ <<<"$3"
+	read -r pm pp _ <<<"$2"
+	awk -v l="$1" -v bm="$bm" -v bp="$bp" -v pm="$pm" -v pp="$pp" \
+		'BEGIN { printf "  latency the resolver adds per permitted question (%s): mean %.1f us, p50 %.1f us\n", l, pm - bm, pp - bp }'
 }
 echo "DNS questions, $N per client, one UDP socket, one at a time:"
-base=$(python3 "$DT" bench 127.0.0.1 "$PORT" bench.test "$N")
-row "baseline: upstream directly (no session)" "$base"
-perm=$(in_cg python3 "$DT" bench 192.0.2.53 53 bench.test "$N")
-row "session, permitted name (steered, opened)" "$perm"
-ref=$(in_cg python3 "$DT" bench 192.0.2.53 53 other.test "$N")
-row "session, refused name (resolver alone)" "$ref"
-read -r bm _ <<<"$base"
-read -r pm _ <<<"$perm"
-awk -v b="$bm" -v p="$pm" 'BEGIN { printf "  latency the resolver adds per permitted question: %.1f us\n", p - b }'
-start=$(date +%s.%N)
-for i in 1 2 3 4; do in_cg python3 "$DT" bench 192.0.2.53 53 bench.test "$N" >"$T/c$i" & done
-wait $(jobs -p | grep -v "^$SPID$" | grep -v "^$DPID$") 2>/dev/null
-end=$(date +%s.%N)
-awk -v n=$((4 * N)) -v s="$start" -v e="$end" 'BEGIN { printf "  4 clients at once in one session: %.0f permitted questions/s\n", n / (e - s) }'
+for mode in sendto connect; do
+	bench base "$DT" bench 127.0.0.1 "$PORT" bench.test "$N" "$mode"
+	row "baseline ($mode): the upstream directly" "$base"
+	bench perm in_cg "$DT" bench 192.0.2.53 53 bench.test "$N" "$mode"
+	row "session ($mode): permitted name (opened)" "$perm"
+	bench ref in_cg "$DT" bench 192.0.2.53 53 other.test "$N" "$mode"
+	row "session ($mode): refused name (resolver alone)" "$ref"
+	added "$mode" "$perm" "$base"
+done
+# clients4 VAR CMD...: 4 clients of CMD at once; questions/s over all into VAR
+clients4() {
+	local start end i pids=()
+	start=$(date +%s.%N)
+	for i in 1 2 3 4; do
+		"${@:2}" bench.test "$N" sendto >"$T/c$i" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	end=$(date +%s.%N)
+	for i in 1 2 3 4; do
+		[ "$(cut -d' ' -f5 "$T/c$i")" = NOERROR ] || { echo "bench_dns: a client failed: $(cat "$T/c$i")"; exit 1; }
+	done
+	printf -v "$1" '%s' "$(awk -v n=$((4 * N)) -v s="$start" -v e="$end" 'BEGIN { printf "%.0f", n / (e - s) }')"
+}
+clients4 b4 "$DT" bench 127.0.0.1 "$PORT"
+clients4 s4 in_cg "$DT" bench 192.0.2.53 53
+echo "  4 clients at once: baseline (the upstream directly) $b4 questions/s; one session (permitted, opened) $s4 questions/s"
 "$KW" session close --socket "$T/sock" "$sid" >"$T/close.out" || { echo "bench_dns: close failed"; exit 1; }
 log=$(sed -n 's/^log: *//p' "$T/close.out")
 echo "  dns.query entries in the log: $(grep -c '"tool":"dns.query"' "$log")"

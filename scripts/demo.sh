@@ -148,9 +148,9 @@ step "kwitness verify --key signer.jwk --log ... --policy ..."
 "$B/kwitness" verify --key "$TMP/signer.jwk" --log "$LOG" --policy "$POL" "$REC"
 
 step "egress by name: a policy naming api.demo.test:$ALLOWED_PORT, a local resolver answering it"
-DT=$PWD/tests/kernel/dnstest.py
+DT=$B/tests/kw-dnstest
 printf 'api.demo.test A 127.0.0.1 60\nother.demo.test A 127.0.0.1 60\n' >"$TMP/zone"
-python3 "$DT" serve "$TMP/zone" "$TMP/dns.port" &
+"$DT" serve "$TMP/zone" "$TMP/dns.port" &
 NSPID=$!
 for _ in $(seq 50); do [ -s "$TMP/dns.port" ] && break; sleep 0.1; done
 printf '{"kwitness_policy":1,"mode":"enforce","net":{"connect":["api.demo.test:%s"],"dns":{"resolvers":["127.0.0.1:%s"]}}}\n' \
@@ -160,9 +160,9 @@ cat "$TMP/names-policy.json"
 "$B/kwitness" run --socket "$TMP/kwitnessd.sock" --policy "$TMP/names-policy.json" \
 	--sandbox-id spiffe://demo.kwitness.local/agent/2 --key-jwk "$TMP/signer.jwk" --json -- \
 	sh -c "echo \"  sandbox: connect 127.0.0.1:$ALLOWED_PORT before any lookup -> \$($P connect 127.0.0.1 $ALLOWED_PORT)\" >&2;
-	       echo \"  sandbox: getaddrinfo api.demo.test -> \$(python3 $DT resolve api.demo.test)\" >&2;
+	       echo \"  sandbox: getaddrinfo api.demo.test -> \$($DT resolve api.demo.test)\" >&2;
 	       echo \"  sandbox: connect 127.0.0.1:$ALLOWED_PORT (api.demo.test) -> \$($P connect 127.0.0.1 $ALLOWED_PORT)\" >&2;
-	       echo \"  sandbox: ask 9.9.9.9 for other.demo.test -> \$(python3 $DT query 9.9.9.9 53 other.demo.test)\" >&2" \
+	       echo \"  sandbox: ask 9.9.9.9 for other.demo.test -> \$($DT query 9.9.9.9 53 other.demo.test)\" >&2" \
 	>"$TMP/names-close.json"
 kill "$NSPID" 2>/dev/null
 NLOG=$(sed -n 's/^  "log_path": "\(.*\)",$/\1/p' "$TMP/names-close.json")
