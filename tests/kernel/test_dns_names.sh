@@ -15,10 +15,17 @@
 DT=$KW_BUILD/tests/kw-dnstest
 [ -x "$DT" ] || kt_fail_all "$DT not built (make test-bins)"
 kwd_require
+DNS_PID= TCP_PID= V6_ADDED=
+dns_cleanup() {
+	[ -n "$DNS_PID" ] && kill "$DNS_PID" 2>/dev/null
+	[ -n "$TCP_PID" ] && kill "$TCP_PID" 2>/dev/null
+	[ -n "$V6_ADDED" ] && ip -6 addr del ::1/128 dev lo
+	kwd_cleanup
+}
+trap dns_cleanup EXIT
 # The AAAA answers point at the IPv6 loopback: lo has ::1 wherever IPv6 is on;
 # where lo lacks it (IPv6 on, the address removed) the suite adds it, and
 # removes it again at the end.
-V6_ADDED=
 if ! ip -6 addr show dev lo 2>/dev/null | grep -q 'inet6 ::1/128'; then
 	[ -e /proc/net/if_inet6 ] || kt_skip_all "this kernel has no IPv6 (no /proc/net/if_inet6)"
 	ip -6 addr add ::1/128 dev lo 2>/dev/null || kt_fail_all "lo has no ::1 and it cannot be added"
@@ -41,7 +48,6 @@ EOF
 DNS_PID=$!
 "$DT" listen "$KT_TMP/tcp.port" 127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5 127.0.0.6 127.0.0.7 ::1 &
 TCP_PID=$!
-trap 'kill $DNS_PID $TCP_PID 2>/dev/null; [ -n "$V6_ADDED" ] && ip -6 addr del ::1/128 dev lo; kwd_cleanup' EXIT
 for _ in $(seq 50); do [ -s "$KT_TMP/dns.port" ] && [ -s "$KT_TMP/tcp.port" ] && break; sleep 0.1; done
 DNSP=$(cat "$KT_TMP/dns.port") P=$(cat "$KT_TMP/tcp.port")
 [ -n "$DNSP" ] && [ -n "$P" ] || kt_fail_all "the test DNS server or the TCP servers did not start"
