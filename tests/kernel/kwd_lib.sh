@@ -103,19 +103,30 @@ kwd_start() {
 }
 
 # Stops kwitnessd with SIGTERM; fails (after a SIGKILL) when it did not stop
-# within 10 s. Works for a detached collector too (not our child).
+# within 30 s (detaching every program waits for RCU grace periods, which an
+# emulated VM on a busy host can stretch past 10 s). After a SIGKILL it
+# still waits until the process is gone, so that the next collector never
+# meets this one's state folder lock. Works for a detached collector too (not our child).
 kwd_stop() {
 	local pid=$KT_DPID
 	[ -n "$pid" ] || return 0
 	KT_DPID=
 	kill -TERM "$pid" 2>/dev/null
-	for _ in $(seq 100); do
+	kwd_gone "$pid" 300 && return 0
+	kill -KILL "$pid" 2>/dev/null
+	kwd_gone "$pid" 300
+	return 1
+}
+
+# Waits up to TENTHS tenths of a second for process PID to end.
+kwd_gone() {
+	local pid=$1 tenths=$2
+	for _ in $(seq "$tenths"); do
 		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
 		# a zombie is a stopped process that no one reaped
 		[ "$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null)" = Z ] && return 0
 		sleep 0.1
 	done
-	kill -KILL "$pid" 2>/dev/null
 	return 1
 }
 
