@@ -259,7 +259,7 @@ struct kwd_session {
 	int policy_err;       /* storing the bundle failed (set by the I/O thread) */
 	uint64_t decisions;   /* decision entries written */
 	uint64_t denials;     /* deny entries written */
-	uint64_t bad_events;  /* records the consumer could not decode */
+	uint64_t bad_events;  /* records the consumer could not decode or that name another session */
 	uint64_t dropped;     /* at close: decisions not in the log */
 	uint64_t unrecorded;  /* at close: the kernel's count */
 	uint64_t untracked;   /* at close: descendants the kernel could not tag */

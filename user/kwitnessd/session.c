@@ -103,6 +103,17 @@ static int emit_event(void *ctx, const void *data, size_t len)
 	return 0;
 }
 
+/* The programs stamp each event with its session's slot and the slot's
+ * generation, and write it to that session's ring buffer: one that names
+ * another session (a slot reused, a corrupt record) is not believed. */
+static bool event_is_ours(const struct kwd_session *s, const void *data)
+{
+	struct kw_event_hdr h;
+
+	memcpy(&h, data, sizeof(h));
+	return h.slot == s->slot && h.generation == s->generation;
+}
+
 static void ring_sample(void *ctx, const void *data, size_t size)
 {
 	struct kwd_session *s = ctx;
@@ -117,6 +128,12 @@ static void ring_sample(void *ctx, const void *data, size_t size)
 	}
 	if (((const struct kw_event_hdr *)data)->kind == KWD_EV_COLLECTOR) {
 		/* no program writes that kind: a record that claims it is not believed */
+		s->bad_events++;
+		return;
+	}
+	if (!event_is_ours(s, data)) {
+		kwd_log(s->d, LOG_ERR, "session %s: event %llu names another session", s->id,
+			(unsigned long long)seq);
 		s->bad_events++;
 		return;
 	}

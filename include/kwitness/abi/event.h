@@ -201,8 +201,8 @@ struct kw_event_hdr {
 	__u64 cgroup_id;  /* the task's cgroup (v2) */
 	__u32 pid;        /* tgid */
 	__u32 uid;
-	__u32 slot;
-	__u32 generation;
+	__u32 slot;       /* the session's slot and its generation: the */
+	__u32 generation; /* collector believes only its own session's events */
 	__u16 kind;       /* enum kw_event_kind */
 	__u16 rule;       /* index in the governing section, or KW_RULE_DEFAULT */
 	__u8 decision;    /* enum kw_decision */
@@ -300,7 +300,7 @@ struct kw_task_tag {
 	__u32 generation;
 };
 
-/* LSM process decisions (task_kill, ptrace, file_send_sigiotask), mount, and cgroup moves
+/* LSM process decisions (task_kill, ptrace, file_send_sigiotask) and cgroup moves
  * (target_pid: the task moved; target_cgroup: where it went) */
 struct kw_ev_proc {
 	struct kw_event_hdr h;
