@@ -36,6 +36,7 @@
 
 #include "kwitness/hooks.h"
 #include "kwitness/abi/net_match.h"
+#include "kwitness/cgroup.h"
 #include "bench/floor.skel.h"
 #include "kwitness/policy.h"
 /* kwitnessd's wakeup rule (kwd_wakeup_bytes, KWD_POLL_MS), to measure what it does */
@@ -109,26 +110,6 @@ static double measure(void)
 }
 
 static char cg2[256];
-
-static int find_cgroup2(void)
-{
-	char line[1024];
-	FILE *f = fopen("/proc/self/mountinfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		char *sep = strstr(line, " - ");
-
-		if (sep && !strncmp(sep, " - cgroup2 ", 11) &&
-		    sscanf(line, "%*s %*s %*s %*s %255s", cg2) == 1) {
-			fclose(f);
-			return 0;
-		}
-	}
-	fclose(f);
-	return -1;
-}
 
 static int join(const char *cg)
 {
@@ -436,7 +417,7 @@ int main(void)
 	int rx, round;
 	FILE *f;
 
-	if (geteuid() != 0 || find_cgroup2()) {
+	if (geteuid() != 0 || kw_cgroup2_mount(cg2, sizeof(cg2))) {
 		printf("bench_hooks: skipped (needs root and a cgroup2 mount)\n");
 		return 0;
 	}

@@ -310,30 +310,6 @@ static void forget_dead_sessions(struct kw_hooks *h)
 	clear_map(h->skel->maps.kw_dns_ports);
 }
 
-/* The cgroup2 mount point from /proc/self/mountinfo (field 5 of the line
- * whose filesystem type, after " - ", is cgroup2). */
-static int cgroup2_root(char *out, size_t len)
-{
-	char line[4096];
-	int ret = -ENOENT;
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-
-	if (!f)
-		return -errno;
-	while (ret && fgets(line, sizeof(line), f)) {
-		char mnt[4096];
-
-		if (!strstr(line, " - cgroup2 "))
-			continue;
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1 && strlen(mnt) < len) {
-			memcpy(out, mnt, strlen(mnt) + 1);
-			ret = 0;
-		}
-	}
-	fclose(f);
-	return ret;
-}
-
 /* The cgroup programs run for every task on the host, attached once at the
  * cgroup2 root (multi-attach: other programs stay, and no cgroup below can
  * override them): a session task that left its cgroups is decided wherever
@@ -344,7 +320,7 @@ static void attach_at_root(struct kw_hooks *h, bool reuse)
 	size_t i;
 	int fd;
 
-	if (cgroup2_root(root, sizeof(root)) ||
+	if (kw_cgroup2_mount(root, sizeof(root)) ||
 	    (fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		set_why(h, h->available & ~KW_CLASS_LSM_MASK, "no cgroup2 mount to attach to");
 		h->available &= KW_CLASS_LSM_MASK;
