@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every libFuzzer target (build/fuzz/fuzz_*) for FUZZ_SECONDS (default 30)
 # from its committed seed corpus (tests/fuzz/corpus/NAME/), one at a time.
 # New inputs go to build/fuzz/work/NAME (the committed corpus is read only),

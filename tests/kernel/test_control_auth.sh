@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Authorization on the control socket, with a real non-root user made for the
 # run (useradd, removed after): it sees and closes only its own sessions, opens
 # one only on a cgroup it owns or was delegated (directory and cgroup.procs) or

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A session follows its processes. A sandboxed process that leaves its
 # session's cgroup — its pid written to another cgroup's cgroup.procs (a
 # sibling, or the cgroup2 root as in the review), or a child made with

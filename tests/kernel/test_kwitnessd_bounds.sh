@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kwitnessd's bounds on control clients (docs/security.md, "Bounds"): while
 # 256 clients pipeline status requests and never read, the collector's peak
 # memory stays under the documented cap and a session's flood that runs

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Per-session quota on the shared cgroup table: a session adds at most
 # KW_SESSION_MAX_CGROUPS (1024) descendants to kw_cgroups. One past that is not
 # tracked, and that is never silent: a cgroup.untracked entry names it, the

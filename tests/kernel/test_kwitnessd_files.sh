@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kwitnessd's files and keys: the key never stays in the environment (also
 # with --key), no core dumps and no same-uid ptrace, the key in locked memory;
 # state, socket and pin folders that others could change are refused; a log

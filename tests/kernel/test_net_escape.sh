@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # All of the network is governed once any of it is: under a policy with a net
 # list, raw, ping and (with BPF-LSM) packet sockets are refused with EPERM and
 # recorded unless net.socket names them (inet:raw, inet:icmp, packet); a plain

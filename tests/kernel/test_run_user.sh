@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kwitness run runs CMD unprivileged: --user when given, else SUDO_UID/SUDO_GID,
 # else nobody, with no_new_privs; root only with --as-root. The review's escape
 # (CMD writes its pid to the cgroup2 root's cgroup.procs, then connects) ends

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Remakes the TPM appraisal vectors in this folder from a fresh swtpm: a CA
 # valid for 100 years, an EK certificate from it, an enrollment, a quote for a
 # fresh signing key, and a tpm2 record whose runtime is computed here (PCR
