@@ -42,9 +42,9 @@ probe_absent() {
 		probe_note="kwitness probe failed"
 		return
 	fi
-	mapfile -t absent < <(jq -r '(.classes[] | select(.available == false) |
+	mapfile -t absent < <(jq -r '[(.classes[] | select(.available == false) |
 		(.class, (.policy_classes // [])[])),
-		(.loader // [] | .[] | select(.available == false) | .class)' <<<"$json")
+		(.loader // [] | .[] | select(.available == false) | .class)] | unique | .[]' <<<"$json")
 }
 probe_absent
 
