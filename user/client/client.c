@@ -71,24 +71,12 @@ const char *kwitness_strstatus(int status)
 	}
 }
 
-/* The line and its newline. MSG_NOSIGNAL: a library must not kill its
- * caller with SIGPIPE when kwitnessd has closed the connection. */
+/* The line and its newline (kw_write_all sends with MSG_NOSIGNAL: a library
+ * must not kill its caller with SIGPIPE when kwitnessd has closed the
+ * connection). */
 static int send_line(int fd, const char *line)
 {
-	size_t len = strlen(line), off = 0;
-
-	while (off <= len) {
-		const char *p = off < len ? line + off : "\n";
-		size_t n = off < len ? len - off : 1;
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		off += (size_t)w;
-	}
-	return 0;
+	return kw_write_all(fd, line, strlen(line)) ?: kw_write_all(fd, "\n", 1);
 }
 
 /* Sends one line and reads one back; *reply is the line without its newline. */

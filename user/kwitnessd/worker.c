@@ -91,22 +91,8 @@ static int write_chunk(struct kwd_worker *w, int fd, const char *data, size_t le
 	bool said = false;
 
 	for (;;) {
-		const char *p = data;
-		size_t n = len;
-		int e = 0;
+		int e = kw_write_all(fd, data, len);
 
-		while (n) {
-			ssize_t r = write(fd, p, n);
-
-			if (r < 0) {
-				if (errno == EINTR)
-					continue;
-				e = -errno;
-				break;
-			}
-			p += r;
-			n -= (size_t)r;
-		}
 		if (!e) {
 			if (said)
 				kwd_log(NULL, LOG_NOTICE, "decision log writable again: %zu bytes written",
