@@ -277,7 +277,8 @@ fuzz: $(FUZZ_BIN)
 fuzz-smoke: fuzz
 	$(Q)tests/run.sh fuzz
 
-test-bins: all $(UNIT_BIN) $(FUZZ_BIN)
+# The benchmarks are built with the tests, so none can rot unnoticed.
+test-bins: all $(UNIT_BIN) $(FUZZ_BIN) $(BENCH_BIN)
 
 # The README's test command: installs what is missing, builds, runs every suite.
 check:
