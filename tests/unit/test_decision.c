@@ -418,7 +418,7 @@ static void test_exec(void **state)
 	}
 }
 
-static void test_proc_and_mount(void **state)
+static void test_proc(void **state)
 {
 	struct kw_ev_proc e = { 0 };
 
@@ -444,12 +444,16 @@ static void test_proc_and_mount(void **state)
 	       "{\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
 	       "\"pid\":42,\"rule\":\"proc:default\",\"seq\":5,\"signal\":29,\"target_cgroup\":\"99\","
 	       "\"target_pid\":77,\"tool\":\"proc.sigio\",\"ts\":1700000002000000,\"uid\":1000}");
+	/* the programs write mount decisions in the path layout only: one
+	 * of the process layout's size is short */
 	hdr(&e.h, KW_EV_MOUNT, KW_DENY, 1, KW_RULE_DEFAULT);
-	e.sig_or_mode = 0x1000;
-	expect(&e, sizeof(e),
-	       "{\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
-	       "\"flags\":4096,\"pid\":42,\"rule\":\"mount:default\",\"seq\":5,"
-	       "\"tool\":\"fs.mount\",\"ts\":1700000002000000,\"uid\":1000}");
+	{
+		struct kw_buf b = { 0 };
+
+		assert_int_equal(kw_event_to_entry(&e, sizeof(e), B2R, &b), -EINVAL);
+		assert_int_equal(b.len, 0);
+		kw_buf_free(&b);
+	}
 }
 
 static void test_lossy_comm_and_big_ids(void **state)
@@ -633,7 +637,7 @@ int main(void)
 		cmocka_unit_test(test_sysctl),
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_exec),
-		cmocka_unit_test(test_proc_and_mount),
+		cmocka_unit_test(test_proc),
 		cmocka_unit_test(test_lossy_comm_and_big_ids),
 		cmocka_unit_test(test_numbers_beyond_2_53),
 		cmocka_unit_test(test_cgroup_untracked),

@@ -34,7 +34,6 @@ enum member {
 	M_DIGEST_UNAVAILABLE,
 	M_ENFORCED,
 	M_FAMILY,
-	M_FLAGS,
 	M_FSTYPE,
 	M_GENERATION,
 	M_HOST,
@@ -75,7 +74,6 @@ static const char *const member_name[M_COUNT] = {
 	[M_DIGEST_UNAVAILABLE] = "digest_unavailable",
 	[M_ENFORCED] = "enforced",
 	[M_FAMILY] = "family",
-	[M_FLAGS] = "flags",
 	[M_FSTYPE] = "fstype",
 	[M_GENERATION] = "generation",
 	[M_HOST] = "host",
@@ -534,7 +532,7 @@ int kw_event_to_entry_via(const void *data, size_t size, int64_t boot_to_realtim
 	case KW_EV_FS_EXEC:
 	case KW_EV_FS_PATHOP:
 	case KW_EV_NET_UNIX:
-	path: {
+	case KW_EV_MOUNT: {
 		const struct kw_ev_path *ev = data;
 		bool fstype;
 		size_t n;
@@ -575,11 +573,6 @@ int kw_event_to_entry_via(const void *data, size_t size, int64_t boot_to_realtim
 			add_verity(e, data);
 		break;
 	}
-	case KW_EV_MOUNT:
-		/* a mount event may carry its mount point (path layout) */
-		if (size >= sizeof(struct kw_ev_path))
-			goto path;
-		/* fallthrough */
 	case KW_EV_PROC_KILL:
 	case KW_EV_PROC_PTRACE:
 	case KW_EV_PROC_SIGIO:
@@ -597,11 +590,6 @@ int kw_event_to_entry_via(const void *data, size_t size, int64_t boot_to_realtim
 			add_str(e, M_TOOL, "cgroup.move");
 			add_str(e, M_VIA, ev->sig_or_mode == KW_MOVE_CLONE_INTO ? "clone_into_cgroup" :
 					  "cgroup.procs");
-			break;
-		}
-		if (h.kind == KW_EV_MOUNT) {
-			add_int(e, M_FLAGS, ev->sig_or_mode);
-			add_str(e, M_TOOL, "fs.mount");
 			break;
 		}
 		add_int(e, h.kind == KW_EV_PROC_PTRACE ? M_MODE : M_SIGNAL, ev->sig_or_mode);
