@@ -5,7 +5,6 @@
 #ifndef KWITNESS_PROBE_H
 #define KWITNESS_PROBE_H
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -86,7 +85,7 @@ void kw_probe_plan(bool exec_digest, struct kw_probe_plan *out);
 
 /* Gives each class of class_bits that has no reason yet (why[bit number])
  * the formatted one: the first reason a class is left out for is kept. */
-void kw_class_vwhy(char why[][KW_PROBE_REASON_MAX], uint32_t class_bits, const char *fmt,
-		   va_list ap);
+void kw_class_why(char why[][KW_PROBE_REASON_MAX], uint32_t class_bits, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 #endif

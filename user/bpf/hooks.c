@@ -5,7 +5,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +39,8 @@ struct kw_cg_prog {
 	const char *section;
 };
 
-#define CG_(cls, name, type, sec) { KW_CLASS_##cls, offsetof(struct kwitness_bpf, progs.name), sec },
+#define CG_(cls, name, type, sec) \
+	{ KW_CLASS_##cls, offsetof(struct kwitness_bpf, progs.name), sec },
 #define LSM_(cls, name, hook)
 static const struct kw_cg_prog kw_cg_progs[] = { KW_CLASS_PROGRAMS(CG_, LSM_) };
 #undef CG_
@@ -83,17 +83,6 @@ static int class_index(uint32_t class_bit)
 		if (class_bit == (1u << i))
 			return i;
 	return -1;
-}
-
-static void set_why(struct kw_hooks *h, uint32_t class_bits, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void set_why(struct kw_hooks *h, uint32_t class_bits, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	kw_class_vwhy(h->why, class_bits, fmt, ap);
-	va_end(ap);
 }
 
 static int mkdir_p(const char *path)
@@ -322,7 +311,7 @@ static void attach_at_root(struct kw_hooks *h, bool reuse)
 
 	if (kw_cgroup2_mount(root, sizeof(root)) ||
 	    (fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-		set_why(h, h->available & ~KW_CLASS_LSM_MASK, "no cgroup2 mount to attach to");
+		kw_class_why(h->why, h->available & ~KW_CLASS_LSM_MASK, "no cgroup2 mount to attach to");
 		h->available &= KW_CLASS_LSM_MASK;
 		return;
 	}
@@ -333,7 +322,7 @@ static void attach_at_root(struct kw_hooks *h, bool reuse)
 			continue;
 		h->root_links[i] = global_link(cg_prog(h, p), fd, h->pin_dir, reuse);
 		if (!h->root_links[i]) {
-			set_why(h, p->class_bit, "attaching %s at the cgroup2 root failed: %s",
+			kw_class_why(h->why, p->class_bit, "attaching %s at the cgroup2 root failed: %s",
 				p->section, strerror(errno));
 			h->available &= ~p->class_bit;
 		}
@@ -453,12 +442,12 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 	/* DNS is steered by the connect and sendmsg programs */
 	if ((h->available & (KW_CLASS_NET_CONNECT | KW_CLASS_NET_SEND)) !=
 	    (KW_CLASS_NET_CONNECT | KW_CLASS_NET_SEND) && (h->available & KW_CLASS_NET_DNS)) {
-		set_why(h, KW_CLASS_NET_DNS, "DNS steering needs cgroup/connect and cgroup/sendmsg");
+		kw_class_why(h->why, KW_CLASS_NET_DNS, "DNS steering needs cgroup/connect and cgroup/sendmsg");
 		h->available &= ~KW_CLASS_NET_DNS;
 	}
 	if (!h->tp_mkdir) {
 		/* without tracking, children made after tagging would escape */
-		set_why(h, h->available, "tp_btf/cgroup_mkdir unavailable: new child cgroups "
+		kw_class_why(h->why, h->available, "tp_btf/cgroup_mkdir unavailable: new child cgroups "
 			"could not be followed");
 		h->available = 0;
 	}
@@ -466,7 +455,7 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 	if (lsm_classes) {
 		ret = kw_lsm_attach(h->skel, h->pin_dir, reuse);
 		if (ret)
-			set_why(h, lsm_classes, "attaching the BPF-LSM programs failed: %s",
+			kw_class_why(h->why, lsm_classes, "attaching the BPF-LSM programs failed: %s",
 				strerror(-ret));
 		else
 			h->available |= lsm_classes;

@@ -45,27 +45,18 @@ static struct kw_probe_plan cached; /* without the exec digest decided */
 static bool have_cached;
 static int digest_state; /* 0 not asked yet, 1 works, -1 does not (cached.why says why) */
 
-void kw_class_vwhy(char why[][KW_PROBE_REASON_MAX], uint32_t class_bits, const char *fmt,
-		   va_list ap)
+void kw_class_why(char why[][KW_PROBE_REASON_MAX], uint32_t class_bits, const char *fmt, ...)
 {
 	char msg[KW_PROBE_REASON_MAX];
+	va_list ap;
 	int i;
 
+	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
 	for (i = 0; i < KW_CLASS_COUNT; i++)
 		if ((class_bits & (1u << i)) && !why[i][0])
 			snprintf(why[i], KW_PROBE_REASON_MAX, "%s", msg);
-}
-
-static void why(struct kw_probe_plan *p, uint32_t class_bits, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void why(struct kw_probe_plan *p, uint32_t class_bits, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	kw_class_vwhy(p->why, class_bits, fmt, ap);
-	va_end(ap);
 }
 
 /* An LSM program of a cgroup class: it extends the class where BPF-LSM
@@ -83,7 +74,7 @@ static void plan_cgroup(struct kw_probe_plan *p)
 		p->cg_prog[i] = libbpf_probe_bpf_prog_type(cg_progs[i].type, NULL) == 1;
 		if (p->cg_prog[i])
 			continue;
-		why(p, cg_progs[i].class_bit, "%s: program type not supported by this kernel",
+		kw_class_why(p->why, cg_progs[i].class_bit, "%s: program type not supported by this kernel",
 		    cg_progs[i].section);
 	}
 	/* a class needs every one of its programs */
@@ -104,13 +95,13 @@ static void plan_lsm(struct kw_probe_plan *p)
 	size_t i;
 
 	if (!kw_probe_lsm_loadable(msg, sizeof(msg))) {
-		why(p, KW_CLASS_LSM_MASK, "%s", msg);
+		kw_class_why(p->why, KW_CLASS_LSM_MASK, "%s", msg);
 		p->classes &= ~KW_CLASS_LSM_MASK;
 		return;
 	}
 	vmlinux = btf__load_vmlinux_btf();
 	if (!vmlinux) {
-		why(p, KW_CLASS_LSM_MASK, "no kernel BTF: BPF-LSM programs cannot be attached");
+		kw_class_why(p->why, KW_CLASS_LSM_MASK, "no kernel BTF: BPF-LSM programs cannot be attached");
 		p->classes &= ~KW_CLASS_LSM_MASK;
 		return;
 	}
@@ -119,7 +110,7 @@ static void plan_lsm(struct kw_probe_plan *p)
 		p->lsm_prog[i] = btf__find_by_name_kind(vmlinux, fn, BTF_KIND_FUNC) >= 0;
 		if (p->lsm_prog[i] || is_extension(&lsm_progs[i]))
 			continue;
-		why(p, lsm_progs[i].class_bit, "the kernel has no LSM hook %s", lsm_progs[i].hook);
+		kw_class_why(p->why, lsm_progs[i].class_bit, "the kernel has no LSM hook %s", lsm_progs[i].hook);
 		p->classes &= ~lsm_progs[i].class_bit;
 	}
 	btf__free(vmlinux);
@@ -137,10 +128,10 @@ static void plan_digest(struct kw_probe_plan *p)
 		return;
 	}
 	if (kw_probe_class(KW_PROBE_LSM_EXEC_DIGEST, &r)) {
-		why(p, KW_CLASS_EXEC_DIGEST, "the exec digest probe could not run");
+		kw_class_why(p->why, KW_CLASS_EXEC_DIGEST, "the exec digest probe could not run");
 		digest_state = -1;
 	} else if (!r.available) {
-		why(p, KW_CLASS_EXEC_DIGEST, "%s", r.reason);
+		kw_class_why(p->why, KW_CLASS_EXEC_DIGEST, "%s", r.reason);
 		digest_state = -1;
 	} else {
 		digest_state = 1;
@@ -165,6 +156,6 @@ void kw_probe_plan(bool exec_digest, struct kw_probe_plan *out)
 	pthread_mutex_unlock(&plan_lock);
 	if (!exec_digest && (out->classes & KW_CLASS_EXEC_DIGEST)) {
 		out->classes &= ~KW_CLASS_EXEC_DIGEST;
-		why(out, KW_CLASS_EXEC_DIGEST, "turned off by the loader's caller");
+		kw_class_why(out->why, KW_CLASS_EXEC_DIGEST, "turned off by the loader's caller");
 	}
 }
