@@ -62,6 +62,23 @@ kill9() {
 	KT_DPID=
 }
 
+# wait_logged SESSION N: until the session's log holds N decisions (10 s at most).
+wait_logged() {
+	for _ in $(seq 200); do
+		[ "$(decisions "$KT_TMP/state/logs/$1.jsonl" 2>/dev/null | wc -l)" -ge "$2" ] && return 0
+		sleep 0.05
+	done
+	echo "# $1: fewer than $2 decisions logged after 10 s"
+}
+
+# wait_grep TEXT FILE: until FILE says TEXT (10 s at most).
+wait_grep() {
+	for _ in $(seq 200); do
+		grep -q "$1" "$2" 2>/dev/null && return 0
+		sleep 0.05
+	done
+}
+
 # np_in CGROUP ARGS: kw-netprobe inside CGROUP; prints its result word.
 np_in() { local cg=$1; shift; cg_run "$cg" "$NP" "$@"; }
 
@@ -327,7 +344,7 @@ else
 
 	if policy_session gone enforce deny "$CONNECT_POLICY"; then
 		np_in "$cg" connect 127.0.0.1 "$DENIED" >/dev/null
-		sleep 0.3
+		wait_logged "$sid" 1
 		kill9
 		rm -rf "$KT_PIN" # the pins are gone (as after a reboot)
 		# the kernel releases the links after their last reference (deferred)
@@ -389,15 +406,15 @@ else
 	if mount -t tmpfs -o size=4m,mode=0750 tmpfs "$KT_TMP/state" 2>/dev/null && start_pinned --ringbuf-size 65536 &&
 		policy_session diskfull enforce deny "\"net\":{\"send\":[\"127.0.0.1/32:$BPORT_B\"]}"; then
 		np_in "$cg" flood sendto 127.0.0.1 "$BPORT_B" 200 >/dev/null
-		sleep 0.3
+		wait_logged "$sid" 200
 		dd if=/dev/zero of="$KT_TMP/state/filler" bs=64k 2>/dev/null
 		out=$(np_in "$cg" flood sendto 127.0.0.1 "$BPORT_B" "$DISK_FLOOD" 20000)
 		read -r _ _ attempts _ succeeded _ eperm _ other _ <<<"$out"
-		sleep 0.5
+		wait_grep "No space left" "$KT_TMP/kwitnessd.log"
 		check "disk full: kwitnessd says so in its log" grep -q "No space left" "$KT_TMP/kwitnessd.log"
 		check "disk full: kwitnessd keeps running" kwd_alive
 		rm -f "$KT_TMP/state/filler"
-		sleep 0.5
+		wait_grep "decision log writable again" "$KT_TMP/kwitnessd.log"
 		after=$(np_in "$cg" flood sendto 127.0.0.1 "$BPORT_B" 100)
 		close_any "$sid"
 		t=$(trailer "$LOG")
