@@ -126,9 +126,10 @@ static __always_inline void kw_sleepers_add(__s64 d)
  * script, then its interpreter): the path and digest rules, then the record
  * with the file's identity and digest (status says whether there is one).
  * The file is the one exec opened and holds write-denied, so a digest is of
- * what runs. */
+ * what runs. sleepable: called from the sleepable program (a constant). */
 static __always_inline int kw_exec_decide(struct kw_ctx *c, struct linux_binprm *bprm,
-					  const __u8 *digest, __u8 status, __s32 derr)
+					  const __u8 *digest, __u8 status, __s32 derr,
+					  int sleepable)
 {
 	struct kw_lsm_scratch *sc;
 	struct kw_ev_exec *e;
@@ -142,7 +143,7 @@ static __always_inline int kw_exec_decide(struct kw_ctx *c, struct linux_binprm 
 	kw_path_build(sc, BPF_CORE_READ(file, f_path.mnt), BPF_CORE_READ(file, f_path.dentry), NULL);
 	permit = kw_path_judge(sc, c->slot, KW_WANT(KW_PK_EXEC), &rule);
 	permit = kw_exec_digest_judge(c, permit, &rule, digest, status == KW_DIGEST_OK);
-	e = kw_record_decision(c, KW_EV_FS_EXEC, permit, rule, sizeof(*e), &verdict);
+	e = kw_record_decision_in(c, KW_EV_FS_EXEC, permit, rule, sizeof(*e), &verdict, sleepable);
 	if (e) {
 		e->p.access = KW_ACC_EXEC;
 		e->p.path_len = sc->len;
@@ -201,7 +202,7 @@ int BPF_PROG(kw_lsm_bprm_check, struct linux_binprm *bprm, int ret)
 
 	if (ret || !kw_session_find(&c, KW_CLASS_EXEC))
 		return ret;
-	return kw_exec_decide(&c, bprm, digest, KW_DIGEST_UNSUPPORTED, 0);
+	return kw_exec_decide(&c, bprm, digest, KW_DIGEST_UNSUPPORTED, 0, 0);
 }
 
 /* Sleepable, for bpf_ima_file_hash: IMA reads the file and hashes it. The
@@ -237,7 +238,7 @@ int BPF_PROG(kw_lsm_bprm_check_digest, struct linux_binprm *bprm, int ret)
 	}
 
 	kw_sleepers_add(1);
-	r = kw_session_find(&c, KW_CLASS_EXEC) ? kw_exec_decide(&c, bprm, digest, status, derr) : 0;
+	r = kw_session_find(&c, KW_CLASS_EXEC) ? kw_exec_decide(&c, bprm, digest, status, derr, 1) : 0;
 	kw_sleepers_add(-1);
 	return (int)r;
 }

@@ -70,20 +70,44 @@ static __always_inline void kw_count_unrecorded(struct kw_ctx *c)
 	__sync_fetch_and_add(&c->s->unrecorded, 1);
 }
 
+/* pid (tgid), uid and comm of the current task, as bpf_get_current_pid_tgid,
+ * bpf_get_current_uid_gid and bpf_get_current_comm give them, read straight
+ * from the task: one helper call instead of three. The uid is the kuid, the
+ * uid in the initial user namespace, as the helper returns it; comm is copied
+ * whole (the kernel keeps it NUL-terminated; the collector reads up to the
+ * NUL). Sleepable programs keep the helpers: there task->cred is not read
+ * under RCU. sleepable must be a compile-time constant. */
+static __always_inline void kw_task_facts(struct kw_event_hdr *h, int sleepable)
+{
+	if (!sleepable) {
+		struct task_struct *t = bpf_get_current_task_btf();
+
+		h->pid = t->tgid;
+		h->uid = t->cred->uid.val;
+		__builtin_memcpy(h->comm, t->comm, sizeof(h->comm));
+	} else {
+		h->pid = bpf_get_current_pid_tgid() >> 32;
+		h->uid = (__u32)bpf_get_current_uid_gid();
+		bpf_get_current_comm(h->comm, sizeof(h->comm));
+	}
+}
+
 /* Accounts one decision and reserves its event. *verdict is 1 when the
  * operation may proceed, 0 when it must be refused. Returns the event with its
  * header filled (the caller fills the rest and calls kw_event_submit), or NULL
  * when nothing is to be written: a permit under record: deny (counted in
  * unrecorded) or a failed reservation (counted in dropped; the operation is
- * refused when the policy fails closed). size must be a compile-time constant. */
-static __always_inline void *kw_record_decision(struct kw_ctx *c, __u16 kind, int permit,
-						__u16 rule, __u64 size, int *verdict)
+ * refused when the policy fails closed). size must be a compile-time constant;
+ * so must sleepable, 1 in a sleepable program. */
+static __always_inline void *kw_record_decision_in(struct kw_ctx *c, __u16 kind, int permit,
+						   __u16 rule, __u64 size, int *verdict,
+						   int sleepable)
 {
 	struct kw_session *s = c->s;
 	int enforced = !permit && s->mode != KW_MODE_ADVISORY;
 	struct kw_event_hdr *h;
 	void *rb;
-	__u64 id, seq;
+	__u64 seq;
 
 	*verdict = !enforced;
 	if (!permit)
@@ -109,9 +133,7 @@ static __always_inline void *kw_record_decision(struct kw_ctx *c, __u16 kind, in
 	h->seq = seq;
 	h->ts_ns = bpf_ktime_get_boot_ns();
 	h->cgroup_id = c->cgroup_id;
-	id = bpf_get_current_pid_tgid();
-	h->pid = id >> 32;
-	h->uid = (__u32)bpf_get_current_uid_gid();
+	kw_task_facts(h, sleepable);
 	h->slot = c->slot;
 	h->generation = s->generation;
 	h->kind = kind;
@@ -137,8 +159,13 @@ static __always_inline void *kw_record_decision(struct kw_ctx *c, __u16 kind, in
 		h->pad = avail >= rec && avail / s->wakeup_bytes != (avail - rec) / s->wakeup_bytes ?
 				 KW_WAKE_FORCE : KW_WAKE_NONE;
 	}
-	bpf_get_current_comm(h->comm, sizeof(h->comm));
 	return h;
+}
+
+static __always_inline void *kw_record_decision(struct kw_ctx *c, __u16 kind, int permit,
+						__u16 rule, __u64 size, int *verdict)
+{
+	return kw_record_decision_in(c, kind, permit, rule, size, verdict, 0);
 }
 
 /* A decision that could not even be evaluated (no scratch buffer): counted as

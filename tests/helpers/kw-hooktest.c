@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -330,6 +331,56 @@ static int listener(uint16_t *port)
 		return -1;
 	*port = ntohs(sa.sin_port);
 	return fd;
+}
+
+/* The header's pid, uid and comm are the acting process's: a child that names
+ * itself, drops to uid/gid 65534 and connects; its own getpid, uid and name are
+ * what the event must carry. */
+static void scenario_identity(struct kw_hooks *h, uint16_t denied)
+{
+	static const char name[] = "kw-ident-9q";
+	struct act act = { .a = A_CONNECT_TCP, .port = denied };
+	const struct kw_event_hdr *e;
+	struct collected c;
+	struct session s;
+	int pfd[2], err = -1, status;
+	pid_t pid;
+
+	if (session_start(h, &s, 13, "identity",
+			  "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"net\":{\"connect\":[]}}"))
+		return;
+	if (pipe(pfd)) {
+		result(false, "identity: pipe: %s", strerror(errno));
+		session_end(h, &s);
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		if (join_cgroup(s.cg) || prctl(PR_SET_NAME, name, 0, 0, 0) ||
+		    setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(3);
+		err = do_action(&act);
+		_exit(write(pfd[1], &err, sizeof(err)) == sizeof(err) ? 0 : 4);
+	}
+	close(pfd[1]);
+	if (pid < 0 || read(pfd[0], &err, sizeof(err)) != sizeof(err))
+		err = -1;
+	close(pfd[0]);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	drain(s.rbfd, &c);
+	result(err == EPERM && c.n == 1, "identity: the connect is refused and recorded "
+	       "(errno %d, events %d)", err, c.n);
+	if (c.n == 1) {
+		e = hdr(&c, 0);
+		result(e->pid == (uint32_t)pid, "identity: pid is the process's (%u, forked %d)",
+		       e->pid, (int)pid);
+		result(e->uid == 65534, "identity: uid is the one it switched to (%u)", e->uid);
+		result(strncmp(e->comm, name, sizeof(e->comm)) == 0,
+		       "identity: comm is the name it gave itself (%.16s)", e->comm);
+	}
+	session_end(h, &s);
 }
 
 static void scenario_connect(struct kw_hooks *h, uint16_t allowed, uint16_t denied)
@@ -917,6 +968,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	scenario_connect(h, allowed, denied);
+	scenario_identity(h, denied);
 	scenario_pretagged_child(h, denied);
 	scenario_v6(h, allowed);
 	scenario_advisory(h, allowed, denied);
