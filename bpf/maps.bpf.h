@@ -29,6 +29,17 @@ struct {
 	__type(value, struct kw_session);
 } kw_sessions SEC(".maps");
 
+/* The class gate: the union of the classes of every session in kw_sessions,
+ * written by userspace alone, raised before a session's first tag and
+ * lowered only once its classes are cleared (docs/hooks.md, "The class
+ * gate"). A hook whose class no session governs returns before any lookup. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} kw_governed SEC(".maps");
+
 /* Membership: cgroup (v2) id -> session slot, for a tagged cgroup and each of
  * its descendants. The one lookup every hooked operation starts with. */
 struct {

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,6 +273,27 @@ static void clear_map(const struct bpf_map *m)
 	free(key);
 }
 
+/* kw_governed, the class gate the programs read first: the union of the
+ * classes of every slot in kw_sessions. Called after any change of a slot's
+ * classes: a session's are written before its first tag (raising the gate
+ * first) and cleared after its untag (lowering it last), so the gate always
+ * covers every session a program can find. It is recomputed whole, under one
+ * lock, so two writers cannot lose each other's classes. */
+static int update_gate(struct kw_hooks *h)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	uint32_t governed = 0, zero = 0, slot;
+	int ret;
+
+	pthread_mutex_lock(&lock);
+	for (slot = 0; slot < KW_MAX_SESSIONS; slot++)
+		governed |= __atomic_load_n(&h->sessions_mm[slot].classes, __ATOMIC_ACQUIRE);
+	ret = bpf_map_update_elem(bpf_map__fd(h->skel->maps.kw_governed), &zero, &governed,
+				  BPF_ANY) ? -errno : 0;
+	pthread_mutex_unlock(&lock);
+	return ret;
+}
+
 /* Pinned maps may hold what a collector that died without pinned sessions
  * left (none to resume): cgroups still mapped to its slots, sessions still
  * governing, their path rules and exec digests (which session_add does not
@@ -437,6 +459,13 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 			h->available &= ~kw_cg_progs[i].class_bit;
 	if (!reuse)
 		forget_dead_sessions(h);
+	/* pinned sessions keep governing; a gate older programs never wrote is
+	 * made from them before any new program runs */
+	ret = update_gate(h);
+	if (ret) {
+		snprintf(err, errlen, "writing the class gate failed: %s", strerror(-ret));
+		goto fail;
+	}
 	if (h->available && h->tp_mkdir)
 		attach_at_root(h, reuse);
 	/* DNS is steered by the connect and sendmsg programs */
@@ -870,6 +899,7 @@ static void clear_session_classes(struct kw_hooks *h, uint32_t slot)
 		s.classes = 0;
 		bpf_map_update_elem(fd, &slot, &s, BPF_ANY);
 	}
+	update_gate(h); /* lowered once no session governs a class */
 }
 
 static int create_ringbuf(struct kw_hooks *h, uint32_t slot, char *err, size_t errlen)
@@ -947,6 +977,8 @@ int kw_hooks_session_add(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint6
 	/* order: configuration, rules, ring buffer, live mark, membership; nothing
 	 * is decided for the session before its cgroup is tagged */
 	ret = write_session(h, slot, pol);
+	if (!ret)
+		ret = update_gate(h); /* raised before anything can find the session */
 	if (ret) {
 		snprintf(err, errlen, "writing session slot %u failed: %s", slot, strerror(-ret));
 		goto fail;
