@@ -819,11 +819,30 @@ out:
 /* Maps pinned under pin_dir (bpffs mounted when it is not) outlive the loader.
  * Links do not: a loader that died with a session open leaves its membership
  * and rules in the pinned maps, and the next one must not trip over them. */
+/* The class gate in the pinned kw_governed; -1 when it cannot be read. */
+static long long pinned_gate(const char *dir, uint32_t set)
+{
+	char path[512];
+	uint32_t zero = 0, g = 0;
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "%s/kw_governed", dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -1;
+	ret = set != UINT32_MAX ? bpf_map_update_elem(fd, &zero, &set, BPF_ANY) :
+				  bpf_map_lookup_elem(fd, &zero, &g);
+	close(fd);
+	return ret ? -1 : (long long)g;
+}
+
 static void scenario_pin(uint16_t allowed, uint16_t denied)
 {
 	struct kw_hooks_opts opts = { .ringbuf_size = 4096 * 4 };
 	static const char *const maps[] = { "kw_sessions", "kw_cgroups", "kw_ringbufs",
-					    "kw_net_rules", "kw_dev_rules" };
+					    "kw_net_rules", "kw_dev_rules", "kw_governed" };
+	uint32_t classes1 = 0;
+	long long gate;
 	char dir[256], path[512], err[256], pol1[256], pol2[256];
 	struct kw_hooks *h;
 	struct session s;
@@ -841,17 +860,29 @@ static void scenario_pin(uint16_t allowed, uint16_t denied)
 	snprintf(pol1, sizeof(pol1),
 		 "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"net\":{\"connect\":"
 		 "[\"127.0.0.1/32:%u\",\"127.0.0.0/8:%u\"]}}", allowed, denied);
-	if (session_start(h, &s, 10, "pin", pol1) == 0)
+	if (session_start(h, &s, 10, "pin", pol1) == 0) {
+		classes1 = s.pol->classes;
 		kw_policy_free(s.pol);
+	}
 	kw_hooks_close(h);
 	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, maps[i]);
 		all &= access(path, F_OK) == 0;
 	}
 	result(all, "pin: the maps stay pinned after close");
+	gate = pinned_gate(dir, UINT32_MAX);
+	result(classes1 && gate == classes1, "pin: the class gate is the pinned session's "
+	       "classes (gate %#llx, policy %#x)", gate, classes1);
+	/* as a pin folder an older build left, whose programs never wrote a gate */
+	pinned_gate(dir, 0);
 
 	ret = kw_hooks_open(&opts, &h, err, sizeof(err));
 	result(ret == 0, "pin: reopening reuses the pinned maps (%s)", ret ? err : "ok");
+	if (!ret) {
+		gate = pinned_gate(dir, UINT32_MAX);
+		result(gate == classes1, "pin: reopening remakes the gate from the pinned "
+		       "session (gate %#llx)", gate);
+	}
 	if (!ret) {
 		struct act a = { .a = A_CONNECT_TCP, .port = denied };
 		char perr[256];
@@ -891,6 +922,9 @@ static void scenario_pin(uint16_t allowed, uint16_t denied)
 				close(mfd);
 		}
 		session_end(h, &s);
+		gate = pinned_gate(dir, UINT32_MAX);
+		result(gate == 0, "pin: the gate is lowered once no session is left (gate %#llx)",
+		       gate);
 		kw_hooks_close(h);
 	} else {
 		close(s.cgfd);
