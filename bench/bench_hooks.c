@@ -46,12 +46,13 @@
 
 #define ROUNDS 11
 /* floor_steps_connect4: floor (b), then kwitness's other work piece by piece */
-#define STEPS 8
+#define STEPS 9
 static const char *const step_name[STEPS] = {
 	"floor (b) alone", "+ boot-time stamp", "+ pid/tgid, uid", "+ comm",
 	"+ ring buffer query (wakeup batching)", "+ LPM rule lookup and port scan",
 	"+ the event's fields",
 	"same, pid/uid/comm from the task (BTF)",
+	"same, coarse clock instead of boot time",
 };
 #define OPS_PER_ROUND 100000
 
@@ -662,7 +663,7 @@ int main(void)
 		       "(bench/floor.bpf.c floor_steps_connect4, ns per run, cumulative):\n");
 		for (int st = 0; st < STEPS; st++) {
 			double v = sruns[st] ? (double)sns[st] / (double)sruns[st] : 0.0;
-			/* the last is a variant of the one before it, not a further piece */
+			/* the last two are variants of the one before, not further pieces */
 			double prev = st && sruns[st - 1] ? (double)sns[st - 1] / (double)sruns[st - 1] :
 							    v;
 
