@@ -161,8 +161,10 @@ static __always_inline void *kw_record_decision_in(struct kw_ctx *c, __u16 kind,
 		__u64 rec = (size + 8 + 7) & ~7ULL;
 		__u64 avail = bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA);
 
-		h->pad = avail >= rec && avail / s->wakeup_bytes != (avail - rec) / s->wakeup_bytes ?
-				 KW_WAKE_FORCE : KW_WAKE_NONE;
+		/* crossed: avail / wakeup_bytes != (avail - rec) / wakeup_bytes,
+		 * which is avail % wakeup_bytes < rec (one division, not two) */
+		h->pad = avail >= rec && avail % s->wakeup_bytes < rec ? KW_WAKE_FORCE :
+									 KW_WAKE_NONE;
 	}
 	return h;
 }
