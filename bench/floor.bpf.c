@@ -187,7 +187,7 @@ int floor_steps_connect4(struct bpf_sock_addr *ctx)
 			bpf_get_current_comm(e->h.comm, sizeof(e->h.comm));
 	}
 	if (steps >= 4)
-		e->h.pad = bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) >= (1u << 21);
+		e->h.wake = bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) >= (1u << 21);
 	if (steps >= 6) {
 		e->h.cgroup_id = cgid;
 		e->h.slot = k;

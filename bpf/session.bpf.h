@@ -153,9 +153,9 @@ static __always_inline void *kw_record_decision_in(struct kw_ctx *c, __u16 kind,
 	 * per wakeup_bytes, not on every event while the consumer is behind
 	 * (which made each decision cost ~10 us when it was). It polls with
 	 * a timeout too, which covers a crossing that two CPUs' events hid
-	 * from each other. kw_event_submit reads this mark in pad and clears
+	 * from each other. kw_event_submit reads this mark in wake and clears
 	 * it. */
-	h->pad = KW_WAKE_DEFAULT;
+	h->wake = KW_WAKE_DEFAULT;
 	if (s->wakeup_bytes) {
 		/* the record's room in the ring: 8-byte header, 8-byte aligned */
 		__u64 rec = (size + 8 + 7) & ~7ULL;
@@ -163,7 +163,7 @@ static __always_inline void *kw_record_decision_in(struct kw_ctx *c, __u16 kind,
 
 		/* crossed: avail / wakeup_bytes != (avail - rec) / wakeup_bytes,
 		 * which is avail % wakeup_bytes < rec (one division, not two) */
-		h->pad = avail >= rec && avail % s->wakeup_bytes < rec ? KW_WAKE_FORCE :
+		h->wake = avail >= rec && avail % s->wakeup_bytes < rec ? KW_WAKE_FORCE :
 									 KW_WAKE_NONE;
 	}
 	return h;
@@ -186,9 +186,9 @@ static __always_inline int kw_fail_closed(struct kw_ctx *c, __u16 kind, int err)
 static __always_inline void kw_event_submit(void *e)
 {
 	struct kw_event_hdr *h = e;
-	__u8 wake = h->pad;
+	__u8 wake = h->wake;
 
-	h->pad = 0;
+	h->wake = 0;
 	bpf_ringbuf_submit(e, wake == KW_WAKE_FORCE ? BPF_RB_FORCE_WAKEUP :
 			      wake == KW_WAKE_NONE ? BPF_RB_NO_WAKEUP : 0);
 }

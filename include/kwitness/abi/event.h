@@ -208,7 +208,8 @@ struct kw_event_hdr {
 	__u8 decision;    /* enum kw_decision */
 	__u8 enforced;    /* 1 when a deny was enforced (0 under advisory, and for permits) */
 	__u8 flags;       /* KW_EVF_* */
-	__u8 pad;
+	__u8 wake;        /* the program's note to itself, between reserve and
+			   * submit, of how to wake the consumer; 0 once submitted */
 	char comm[KW_COMM_LEN];
 };
 
