@@ -30,3 +30,19 @@ expect_eq() {
 	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1"; echo "#   want: $2"; echo "#   got:  $3"; fi
 }
 finish() { echo "1..$_tap_n"; exit $_tap_failed; }
+
+# Kills what runs in cgroup DIR and removes it with its children, deepest
+# first (killed tasks leave their cgroup a moment later).
+rm_cgroup() {
+	local d=$1 c
+	[ -d "$d" ] || return 0
+	[ -f "$d/cgroup.kill" ] && echo 1 >"$d/cgroup.kill" 2>/dev/null
+	find "$d" -depth -type d | while read -r c; do
+		for _ in $(seq 20); do
+			[ -s "$c/cgroup.procs" ] || break
+			sleep 0.1
+		done
+		rmdir "$c" 2>/dev/null
+	done
+	return 0
+}

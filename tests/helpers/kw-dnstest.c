@@ -49,6 +49,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sockaddr_text.h"
+
 #define DNS_HDR 12
 #define DNS_NAME_MAX 255 /* wire form, RFC 1035 2.3.4 */
 #define DNS_TEXT_MAX 254 /* dotted text, with room for the NUL */
@@ -93,35 +95,6 @@ static const char *errno_name(int e)
 	const char *n = strerrorname_np(e);
 
 	return n ? n : "EUNKNOWN";
-}
-
-/* An address and port from text; 0, or -1 when it is not an address. */
-static int sockaddr_parse(const char *host, const char *port, struct sockaddr_storage *ss,
-			  socklen_t *len)
-{
-	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
-	char *end;
-	long p;
-
-	errno = 0;
-	p = strtol(port, &end, 10);
-	if (errno || end == port || *end || p < 0 || p > 65535)
-		return -1;
-	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
-		a4->sin_family = AF_INET;
-		a4->sin_port = htons((uint16_t)p);
-		*len = sizeof(*a4);
-		return 0;
-	}
-	if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
-		a6->sin6_family = AF_INET6;
-		a6->sin6_port = htons((uint16_t)p);
-		*len = sizeof(*a6);
-		return 0;
-	}
-	return -1;
 }
 
 static uint16_t sockaddr_port(const struct sockaddr_storage *ss)

@@ -65,6 +65,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sockaddr_text.h"
+
 static int result(int err)
 {
 	if (!err) {
@@ -73,32 +75,6 @@ static int result(int err)
 	}
 	puts(strerrorname_np(err) ? strerrorname_np(err) : "EUNKNOWN");
 	return 1;
-}
-
-static int parse_addr(const char *host, const char *port, struct sockaddr_storage *ss,
-		      socklen_t *len)
-{
-	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
-	char *end;
-	long p = strtol(port, &end, 10);
-
-	if (*end || p < 0 || p > 65535)
-		return -1;
-	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
-		a4->sin_family = AF_INET;
-		a4->sin_port = htons((uint16_t)p);
-		*len = sizeof(*a4);
-		return 0;
-	}
-	if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
-		a6->sin6_family = AF_INET6;
-		a6->sin6_port = htons((uint16_t)p);
-		*len = sizeof(*a6);
-		return 0;
-	}
-	return -1;
 }
 
 static int64_t now_us(void)
@@ -126,7 +102,7 @@ static int do_listen(int argc, char **argv)
 			socklen_t len;
 			int one = 1, fd;
 
-			if (parse_addr(hosts[h], port, &ss, &len)) {
+			if (sockaddr_parse(hosts[h], port, &ss, &len)) {
 				fprintf(stderr, "kw-netprobe: bad port %s\n", argv[i]);
 				return 2;
 			}
@@ -189,7 +165,7 @@ static int net_op(const char *op, const char *host, const char *port)
 	socklen_t len;
 	int fd, e = 0;
 
-	if (parse_addr(host, port, &ss, &len)) {
+	if (sockaddr_parse(host, port, &ss, &len)) {
 		fprintf(stderr, "kw-netprobe: bad address %s %s\n", host, port);
 		return 2;
 	}
@@ -256,7 +232,7 @@ static int escape_op(const char *op, const char *host, const char *port)
 	socklen_t len;
 	int fd, e = 0;
 
-	if (parse_addr(host, port, &ss, &len)) {
+	if (sockaddr_parse(host, port, &ss, &len)) {
 		fprintf(stderr, "kw-netprobe: bad address %s %s\n", host, port);
 		return 2;
 	}
@@ -389,7 +365,7 @@ static int do_flood(int argc, char **argv)
 		return 2;
 	}
 	sock_op = !strcmp(argv[0], "socket");
-	if ((!sock_op && strcmp(argv[0], "sendto")) || parse_addr(argv[1], argv[2], &ss, &len)) {
+	if ((!sock_op && strcmp(argv[0], "sendto")) || sockaddr_parse(argv[1], argv[2], &ss, &len)) {
 		fprintf(stderr, "kw-netprobe: flood sendto|socket HOST PORT COUNT [RATE]\n");
 		return 2;
 	}

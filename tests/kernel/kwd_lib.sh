@@ -38,18 +38,7 @@ kwd_cleanup() {
 		for _ in $(seq 50); do kill -0 "$KT_DPID" 2>/dev/null || break; sleep 0.1; done
 		kill -KILL "$KT_DPID" 2>/dev/null
 	fi
-	if [ -n "$KT_CG" ] && [ -d "$KT_CG" ]; then
-		# deepest first
-		[ -f "$KT_CG/cgroup.kill" ] && echo 1 >"$KT_CG/cgroup.kill" 2>/dev/null
-		find "$KT_CG" -depth -type d | while read -r d; do
-			# killed tasks leave their cgroup a moment later
-			for _ in $(seq 20); do
-				[ -s "$d/cgroup.procs" ] || break
-				sleep 0.1
-			done
-			rmdir "$d" 2>/dev/null
-		done
-	fi
+	[ -n "$KT_CG" ] && rm_cgroup "$KT_CG"
 	# pinned sessions: their links go with the pins
 	[ -n "$KT_PIN" ] && [ -d "$KT_PIN" ] && rm -rf "$KT_PIN"
 	if [ -n "$KT_TMP" ]; then

@@ -46,15 +46,7 @@ ht_cleanup() {
 		kill -KILL "$ht_pid" 2>/dev/null
 		rm -rf "/sys/fs/bpf/kwhooktest-$ht_pid"
 		for d in "$cg2"/kwhooktest-"$ht_pid"-*; do
-			[ -d "$d" ] || continue
-			[ -f "$d/cgroup.kill" ] && echo 1 >"$d/cgroup.kill" 2>/dev/null
-			find "$d" -depth -type d | while read -r c; do
-				for _ in $(seq 20); do
-					[ -s "$c/cgroup.procs" ] || break
-					sleep 0.1
-				done
-				rmdir "$c" 2>/dev/null
-			done
+			rm_cgroup "$d"
 		done
 	fi
 	rm -f "$err" "$out_f"
