@@ -28,10 +28,8 @@ int BPF_PROG(kw_lsm_file_open, struct file *file, int ret)
 	__u32 mode, want = 0, access = 0;
 	struct kw_ctx c;
 
-	if (ret)
+	if (ret || !kw_session_find(&c, KW_CLASS_FS))
 		return ret;
-	if (!kw_session_find(&c, KW_CLASS_FS))
-		return 0;
 	mode = BPF_CORE_READ(file, f_mode);
 	if (mode & KW_FMODE_READ) {
 		want |= KW_WANT(KW_PK_READ);
@@ -216,10 +214,8 @@ int BPF_PROG(kw_lsm_inode_setattr, struct dentry *dentry, struct iattr *attr, in
 	unsigned int valid;
 	struct kw_ctx c;
 
-	if (ret)
+	if (ret || !kw_session_find(&c, KW_CLASS_FS))
 		return ret;
-	if (!kw_session_find(&c, KW_CLASS_FS))
-		return 0;
 	valid = BPF_CORE_READ(attr, ia_valid);
 	if (!(valid & (KW_ATTR_ATIME | KW_ATTR_MTIME)) ||
 	    (valid & (KW_ATTR_MODE | KW_ATTR_UID | KW_ATTR_GID | KW_ATTR_SIZE)))
@@ -234,10 +230,8 @@ int BPF_PROG(kw_lsm_inode_setxattr, void *idmap, struct dentry *dentry, const ch
 {
 	struct kw_ctx c;
 
-	if (ret)
+	if (ret || !kw_session_find(&c, KW_CLASS_FS))
 		return ret;
-	if (!kw_session_find(&c, KW_CLASS_FS))
-		return 0;
 	return kw_dentry_hook(&c, KW_PATHOP_SETXATTR, dentry);
 }
 
@@ -247,10 +241,8 @@ int BPF_PROG(kw_lsm_inode_removexattr, void *idmap, struct dentry *dentry, const
 {
 	struct kw_ctx c;
 
-	if (ret)
+	if (ret || !kw_session_find(&c, KW_CLASS_FS))
 		return ret;
-	if (!kw_session_find(&c, KW_CLASS_FS))
-		return 0;
 	return kw_dentry_hook(&c, KW_PATHOP_REMOVEXATTR, dentry);
 }
 
@@ -264,20 +256,16 @@ static __always_inline int kw_two_paths(struct kw_ctx *c, __u32 op, struct vfsmo
 					struct vfsmount *new_mnt, struct dentry *new_dir,
 					struct dentry *new_leaf)
 {
-	struct kw_lsm_scratch *sc;
+	struct kw_lsm_scratch *sc = kw_scratch();
 	__u16 rule;
-	int permit;
 
-	sc = kw_scratch();
 	if (!sc)
 		return kw_fail_closed(c, KW_EV_FS_PATHOP, -EACCES);
 	kw_path_build(sc, old_mnt, old_dir, old_leaf);
-	permit = kw_path_judge_ex(sc, c->slot, KW_WANT(KW_PK_WRITE), &rule, 1);
-	if (permit) {
-		kw_path_build(sc, new_mnt, new_dir, new_leaf);
-		permit = kw_path_judge_ex(sc, c->slot, KW_WANT(KW_PK_WRITE), &rule, 1);
-	}
-	return kw_path_record(c, sc, KW_EV_FS_PATHOP, op, permit, rule, EACCES);
+	if (!kw_path_judge_ex(sc, c->slot, KW_WANT(KW_PK_WRITE), &rule, 1))
+		return kw_path_record(c, sc, KW_EV_FS_PATHOP, op, 0, rule, EACCES);
+	return kw_path_hook_ex(c, KW_EV_FS_PATHOP, op, KW_WANT(KW_PK_WRITE), new_mnt, new_dir,
+			       new_leaf, EACCES, 1);
 }
 
 SEC("lsm/path_link")
@@ -287,10 +275,8 @@ int BPF_PROG(kw_lsm_path_link, struct dentry *old_dentry, const struct path *new
 	struct vfsmount *m;
 	struct kw_ctx c;
 
-	if (ret)
+	if (ret || !kw_session_find(&c, KW_CLASS_FS))
 		return ret;
-	if (!kw_session_find(&c, KW_CLASS_FS))
-		return 0;
 	/* a hard link stays on one mount: the source's parent chain is on new_dir's */
 	m = BPF_CORE_READ(new_dir, mnt);
 	return kw_two_paths(&c, KW_PATHOP_LINK, m, BPF_CORE_READ(old_dentry, d_parent), old_dentry, m,
@@ -303,10 +289,8 @@ int BPF_PROG(kw_lsm_path_rename, const struct path *old_dir, struct dentry *old_
 {
 	struct kw_ctx c;
 
-	if (ret)
+	if (ret || !kw_session_find(&c, KW_CLASS_FS))
 		return ret;
-	if (!kw_session_find(&c, KW_CLASS_FS))
-		return 0;
 	return kw_two_paths(&c, KW_PATHOP_RENAME, BPF_CORE_READ(old_dir, mnt),
 			    BPF_CORE_READ(old_dir, dentry), old_dentry, BPF_CORE_READ(new_dir, mnt),
 			    BPF_CORE_READ(new_dir, dentry), new_dentry);

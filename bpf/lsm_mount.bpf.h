@@ -86,10 +86,8 @@ int BPF_PROG(kw_lsm_fs_param, struct fs_context *fc, struct fs_parameter *param,
 	__u64 owner;
 	long r;
 
-	if (ret)
+	if (ret || !kw_session_find(&c, KW_CLASS_MOUNT))
 		return ret;
-	if (!kw_session_find(&c, KW_CLASS_MOUNT))
-		return 0;
 	cfg = bpf_map_lookup_elem(&kw_lsm_slots, &c.slot);
 	if (cfg && cfg->mount_allow)
 		return 0;

@@ -201,24 +201,15 @@ static __always_inline void kw_pseudo_name(struct kw_lsm_scratch *sc, struct den
 	long r;
 
 	if (magic == KW_PIPEFS_MAGIC || magic == KW_SOCKFS_MAGIC) {
-		/* byte by byte: a string constant would need a .rodata map */
+		/* 8 bytes of a constant are one immediate store; a string
+		 * constant of another size would need a .rodata map */
 		if (magic == KW_PIPEFS_MAGIC) {
-			sc->path[0] = 'p';
-			sc->path[1] = 'i';
-			sc->path[2] = 'p';
-			sc->path[3] = 'e';
-			pos = 4;
-		} else {
-			sc->path[0] = 's';
-			sc->path[1] = 'o';
-			sc->path[2] = 'c';
-			sc->path[3] = 'k';
-			sc->path[4] = 'e';
-			sc->path[5] = 't';
+			__builtin_memcpy(sc->path, "pipe:[\0\0", 8);
 			pos = 6;
+		} else {
+			__builtin_memcpy(sc->path, "socket:[", 8);
+			pos = 8;
 		}
-		sc->path[pos++ & 63] = ':';
-		sc->path[pos++ & 63] = '[';
 		ino = BPF_CORE_READ(d, d_inode, i_ino);
 		div = 1;
 		for (i = 0; i < 19 && ino / div >= 10; i++)
@@ -236,11 +227,7 @@ static __always_inline void kw_pseudo_name(struct kw_lsm_scratch *sc, struct den
 	    sc->spill[3] == 'f' && sc->spill[4] == 'd' && sc->spill[5] == ':') {
 		r = bpf_probe_read_kernel_str(sc->path, KW_PATH_MAX, name);
 	} else {
-		sc->path[0] = 'a';
-		sc->path[1] = 'n';
-		sc->path[2] = 'o';
-		sc->path[3] = 'n';
-		sc->path[4] = ':';
+		__builtin_memcpy(sc->path, "anon:\0\0\0", 8); /* 8: as above */
 		pos = 5;
 		r = bpf_probe_read_kernel_str(&sc->path[5], KW_PATH_MAX - 5, name);
 	}
@@ -414,11 +401,12 @@ static __always_inline int kw_path_record(struct kw_ctx *c, struct kw_lsm_scratc
 	return verdict ? 0 : -err;
 }
 
-/* One path of a session's task: build, judge, record. The caller found the
- * session first, so untagged tasks pay no pointer chasing. */
-static __always_inline int kw_path_hook(struct kw_ctx *c, __u16 kind, __u32 access, __u32 want,
-					struct vfsmount *mnt, struct dentry *dentry,
-					struct dentry *leaf, int err)
+/* One path of a session's task: build, judge (move: as kw_path_judge_ex),
+ * record. The caller found the session first, so untagged tasks pay no
+ * pointer chasing. */
+static __always_inline int kw_path_hook_ex(struct kw_ctx *c, __u16 kind, __u32 access, __u32 want,
+					   struct vfsmount *mnt, struct dentry *dentry,
+					   struct dentry *leaf, int err, int move)
 {
 	struct kw_lsm_scratch *sc;
 	__u16 rule;
@@ -428,8 +416,15 @@ static __always_inline int kw_path_hook(struct kw_ctx *c, __u16 kind, __u32 acce
 	if (!sc)
 		return kw_fail_closed(c, kind, -err);
 	kw_path_build(sc, mnt, dentry, leaf);
-	permit = kw_path_judge(sc, c->slot, want, &rule);
+	permit = kw_path_judge_ex(sc, c->slot, want, &rule, move);
 	return kw_path_record(c, sc, kind, access, permit, rule, err);
+}
+
+static __always_inline int kw_path_hook(struct kw_ctx *c, __u16 kind, __u32 access, __u32 want,
+					struct vfsmount *mnt, struct dentry *dentry,
+					struct dentry *leaf, int err)
+{
+	return kw_path_hook_ex(c, kind, access, want, mnt, dentry, leaf, err, 0);
 }
 
 #endif

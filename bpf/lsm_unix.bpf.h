@@ -68,10 +68,8 @@ int BPF_PROG(kw_lsm_unix_connect, struct sock *sock, struct sock *other, struct 
 {
 	struct kw_ctx c;
 
-	if (ret)
+	if (ret || !kw_session_find(&c, KW_CLASS_UNIX))
 		return ret;
-	if (!kw_session_find(&c, KW_CLASS_UNIX))
-		return 0;
 	return kw_unix_judge(&c, other, KW_UNIX_CONNECT);
 }
 
@@ -83,10 +81,8 @@ int BPF_PROG(kw_lsm_unix_may_send, struct socket *sock, struct socket *other, in
 	struct sock *osk;
 	struct kw_ctx c;
 
-	if (ret)
+	if (ret || !kw_session_find(&c, KW_CLASS_UNIX))
 		return ret;
-	if (!kw_session_find(&c, KW_CLASS_UNIX))
-		return 0;
 	osk = BPF_CORE_READ(other, sk);
 	if (!osk || !BPF_CORE_READ((struct unix_sock *)osk, addr))
 		return 0;

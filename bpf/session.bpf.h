@@ -5,6 +5,8 @@
  *	struct kw_ctx c;
  *	if (!kw_session_find(&c, KW_CLASS_X))
  *		return ALLOW;                       // untagged or class not governed
+ *	(an LSM hook lets an earlier LSM's refusal stand first:
+ *	 if (ret || !kw_session_find(&c, KW_CLASS_X)) return ret;)
  *	permit = <evaluate the rules>;
  *	e = kw_record_decision(&c, KW_EV_X, permit, rule, sizeof(*e), &verdict);
  *	if (e) { <fill the object fields>; kw_event_submit(e); }
