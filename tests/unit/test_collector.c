@@ -4,7 +4,8 @@
  * decision log writer (lines on disk, streaming transcript hash against the
  * known answers in tests/vectors/trace-spec/PROVENANCE, and against coreutils'
  * sha256sum over "[" + the file's lines joined by "," + "]"), and reopening a
- * log a killed collector left (torn last line). */
+ * log a killed collector left (torn last line), and the collector's own
+ * entries built in the writer's scratch buffer. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -295,6 +296,48 @@ static void test_log_events_large(void **state)
 	unlink(path);
 }
 
+/* The collector's own entries, built in the log's scratch buffer: the
+ * README's two decisions give the known answer; an entry whose building
+ * failed is not appended. */
+static void test_log_own_entries(void **state)
+{
+	char path[] = "/tmp/kwitness-test-log.XXXXXX";
+	char hash[KW_DIGEST_STR_MAX];
+	struct kw_buf file = { 0 };
+	struct kw_logwriter log;
+	struct jcs_obj o;
+	uint64_t count = 0;
+	int fd = mkstemp(path), e;
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(path);
+	assert_int_equal(kw_logwriter_open(&log, path), 0);
+	e = kw_logwriter_entry_begin(&log, &o);
+	e = e ?: jcs_obj_str(&o, "decision", "permit");
+	e = e ?: jcs_obj_str(&o, "path", "/work/src");
+	e = e ?: jcs_obj_str(&o, "tool", "fs.read");
+	assert_int_equal(kw_logwriter_entry_end(&log, &o, e), 0);
+	/* a failure while building: nothing appended, the error returned */
+	e = kw_logwriter_entry_begin(&log, &o);
+	e = e ?: jcs_obj_str(&o, "decision", "permit");
+	assert_int_equal(kw_logwriter_entry_end(&log, &o, e ?: -ENOMEM), -ENOMEM);
+	assert_int_equal(log.entries, 1);
+	/* the next entry starts on an empty scratch buffer again */
+	e = kw_logwriter_entry_begin(&log, &o);
+	e = e ?: jcs_obj_str(&o, "decision", "deny");
+	e = e ?: jcs_obj_str(&o, "host", "api.example.org");
+	e = e ?: jcs_obj_str(&o, "tool", "net.connect");
+	assert_int_equal(kw_logwriter_entry_end(&log, &o, e), 0);
+	finish_log(&log, path, hash, &count, &file);
+	assert_string_equal(hash, KA_TRANSCRIPT);
+	assert_int_equal(count, 2);
+	assert_string_equal(file.data, C1 "\n" C2 "\n");
+	kw_buf_free(&file);
+	unlink(path);
+}
+
 /* The transcript gathers entries before hashing them: entries of every size
  * around its stage (up to more than a whole stage, and exactly filling it)
  * give the hash sha256sum computes. */
@@ -339,6 +382,7 @@ int main(void)
 		cmocka_unit_test(test_log_known_answer),
 		cmocka_unit_test(test_log_reopen),
 		cmocka_unit_test(test_log_events_large),
+		cmocka_unit_test(test_log_own_entries),
 		cmocka_unit_test(test_log_entry_sizes),
 	};
 

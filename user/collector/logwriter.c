@@ -147,6 +147,18 @@ int kw_logwriter_append(struct kw_logwriter *log, const char *entry, size_t len)
 	return 0;
 }
 
+int kw_logwriter_entry_begin(struct kw_logwriter *log, struct jcs_obj *o)
+{
+	kw_buf_reset(&log->entry);
+	return jcs_obj_begin(o, &log->entry);
+}
+
+int kw_logwriter_entry_end(struct kw_logwriter *log, struct jcs_obj *o, int e)
+{
+	e = e ?: jcs_obj_end(o);
+	return e ?: kw_logwriter_append(log, log->entry.data, log->entry.len);
+}
+
 int kw_logwriter_event(struct kw_logwriter *log, const void *data, size_t size, int64_t boot_to_realtime_ns)
 {
 	return kw_logwriter_event_via(log, data, size, boot_to_realtime_ns, NULL);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "kwitness/buf.h"
+#include "kwitness/jcs.h"
 #include "collector/transcript.h"
 
 /* Output is written to the file once this much is buffered (and at close). */
@@ -41,6 +42,11 @@ int kw_logwriter_reopen(struct kw_logwriter *log, const char *path, kw_logwriter
 		   char *why, size_t whylen);
 /* Appends one canonical entry (no newline). */
 int kw_logwriter_append(struct kw_logwriter *log, const char *entry, size_t len);
+/* The collector's own entries (open, close, resume): begin builds the object
+ * o in the log's scratch buffer; end closes and appends it when e, the first
+ * error while building it, is 0. Both return 0 or -errno. */
+int kw_logwriter_entry_begin(struct kw_logwriter *log, struct jcs_obj *o);
+int kw_logwriter_entry_end(struct kw_logwriter *log, struct jcs_obj *o, int e);
 /* Appends the entry for one ring buffer record. -EINVAL: undecodable record. */
 int kw_logwriter_event(struct kw_logwriter *log, const void *data, size_t size, int64_t boot_to_realtime_ns);
 /* The same for a network decision an answer of the query named via permitted. */

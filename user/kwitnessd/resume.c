@@ -135,11 +135,10 @@ static int load_bundle(struct kwd *d, struct kwd_session *s, char *why, size_t w
 static int write_resume_entry(struct kwd_session *s, const struct kw_session *c, int64_t since_us,
 			      uint64_t waiting)
 {
-	struct kw_buf line = { 0 };
 	struct jcs_obj o;
 	int e;
 
-	e = jcs_obj_begin(&o, &line);
+	e = kw_logwriter_entry_begin(&s->log, &o);
 	e = e ?: jcs_obj_int(&o, "collector_pid", getpid());
 	e = e ?: jcs_obj_int(&o, "downtime_us", since_us);
 	e = e ?: jcs_obj_int(&o, "dropped", (int64_t)c->dropped);
@@ -149,10 +148,7 @@ static int write_resume_entry(struct kwd_session *s, const struct kw_session *c,
 	e = e ?: jcs_obj_str(&o, "session", s->id);
 	e = e ?: jcs_obj_str(&o, "tool", "kwitness.resume");
 	e = e ?: jcs_obj_int(&o, "ts", kwd_now_us());
-	e = e ?: jcs_obj_end(&o);
-	e = e ?: kw_logwriter_append(&s->log, line.data, line.len);
-	kw_buf_free(&line);
-	return e;
+	return kw_logwriter_entry_end(&s->log, &o, e);
 }
 
 /* Resumes one session. 0, or -errno with why (nothing of it is kept). */

@@ -517,7 +517,7 @@ static int lossy(struct jcs_obj *o, const char *key, const char *val)
 
 static int write_open_entry(struct kwd *d, struct kwd_session *s)
 {
-	struct kw_buf line = { 0 }, hooks = { 0 };
+	struct kw_buf hooks = { 0 };
 	struct kwd_runtime rt;
 	char cgroup_id[24];
 	struct jcs_obj o;
@@ -529,7 +529,7 @@ static int write_open_entry(struct kwd *d, struct kwd_session *s)
 	/* A 64-bit id: a decimal string, as in every decision entry. */
 	snprintf(cgroup_id, sizeof(cgroup_id), "%llu", (unsigned long long)s->cgroup_id);
 	class_names(s->pol->classes, &hooks);
-	e = jcs_obj_begin(&o, &line);
+	e = kw_logwriter_entry_begin(&s->log, &o);
 	e = e ?: lossy(&o, "boot_id", d->host.boot_id);
 	e = e ?: jcs_obj_str(&o, "bundle_hash", s->bundle_hash);
 	e = e ?: lossy(&o, "cgroup", s->cgroup_path);
@@ -556,10 +556,8 @@ static int write_open_entry(struct kwd *d, struct kwd_session *s)
 	e = e ?: jcs_obj_str(&o, "session", s->id);
 	e = e ?: jcs_obj_str(&o, "tool", "kwitness.open");
 	e = e ?: jcs_obj_int(&o, "ts", s->opened_us);
-	e = e ?: jcs_obj_end(&o);
-	e = e ?: kw_logwriter_append(&s->log, line.data, line.len);
+	e = kw_logwriter_entry_end(&s->log, &o, e);
 	e = e ?: kw_logwriter_flush(&s->log);
-	kw_buf_free(&line);
 	kw_buf_free(&hooks);
 	return e;
 }
@@ -835,11 +833,10 @@ static bool drained(struct kwd_session *s, struct kw_session *c)
 static int write_close_entry(struct kwd_session *s, const struct kw_session *c, uint64_t dropped,
 			     uint64_t gaps)
 {
-	struct kw_buf line = { 0 };
 	struct jcs_obj o;
 	int e;
 
-	e = jcs_obj_begin(&o, &line);
+	e = kw_logwriter_entry_begin(&s->log, &o);
 	e = e ?: jcs_obj_bool(&o, "complete", dropped == 0 && c->untracked == 0);
 	e = e ?: jcs_obj_int(&o, "decisions", (int64_t)s->decisions);
 	e = e ?: jcs_obj_int(&o, "denials", (int64_t)s->denials);
@@ -856,10 +853,7 @@ static int write_close_entry(struct kwd_session *s, const struct kw_session *c, 
 	e = e ?: jcs_obj_int(&o, "ts", kwd_now_us());
 	e = e ?: jcs_obj_int(&o, "unrecorded", (int64_t)c->unrecorded);
 	e = e ?: jcs_obj_int(&o, "untracked_cgroups", (int64_t)c->untracked);
-	e = e ?: jcs_obj_end(&o);
-	e = e ?: kw_logwriter_append(&s->log, line.data, line.len);
-	kw_buf_free(&line);
-	return e;
+	return kw_logwriter_entry_end(&s->log, &o, e);
 }
 
 /* Main thread, once drained: trailer, transcript hash, kernel slot freed; the
