@@ -1,17 +1,124 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Long options, see cli_options.h. */
+/* A command's options, see cli_options.h. */
+#include <errno.h>
+#include <stdlib.h>
+
 #include "cli_options.h"
 
-void cli_options_begin(void)
+/* Options seen as getopt_long values from here, so no letter is mistaken
+ * for one. */
+#define LONG_BASE 256
+
+static bool takes_argument(enum cli_opt_kind kind)
 {
-	optind = 1;
-	opterr = 0;
+	return kind == CLI_TEXT || kind == CLI_NUMBER || kind == CLI_OWN;
 }
 
-int cli_bad_option(const char *cmd, char **argv, void (*usage)(FILE *))
+static void begin(struct cli_options *p)
 {
-	fprintf(stderr, "kwitness %s: unknown or incomplete option '%s'\n", cmd, argv[optind - 1]);
-	if (usage)
-		usage(stderr);
-	return 2;
+	size_t i, n = 0;
+
+	if (p->in_order)
+		p->letters[n++] = '+';
+	for (i = 0; p->opts[i].name; i++) {
+		const struct cli_opt *o = &p->opts[i];
+
+		if (i == CLI_OPTS_MAX) { /* the command's table, not its input */
+			fprintf(stderr, "kwitness %s: more than %d options\n", p->cmd, CLI_OPTS_MAX);
+			abort();
+		}
+		p->longs[i] = (struct option){ o->name, takes_argument(o->kind) ? required_argument
+										: no_argument,
+					       NULL, LONG_BASE + (int)i };
+		if (o->letter) {
+			p->letters[n++] = o->letter;
+			if (takes_argument(o->kind))
+				p->letters[n++] = ':';
+		}
+	}
+	p->longs[i] = (struct option){ 0 };
+	p->letters[n] = '\0';
+	optind = 1;
+	opterr = p->on_bad == CLI_BAD_USAGE;
+	p->begun = true;
+}
+
+static const struct cli_opt *seen(const struct cli_options *p, int c)
+{
+	size_t i;
+
+	if (c >= LONG_BASE)
+		return &p->opts[c - LONG_BASE];
+	for (i = 0; p->opts[i].name; i++)
+		if (p->opts[i].letter && p->opts[i].letter == c)
+			return &p->opts[i];
+	return NULL; /* '?': unknown, or its argument missing */
+}
+
+static int finish(struct cli_options *p, int status)
+{
+	p->status = status;
+	p->begun = false;
+	return CLI_OPTIONS_EXIT;
+}
+
+int cli_next_option(struct cli_options *p, int argc, char **argv)
+{
+	const struct cli_opt *o;
+	long long v;
+	int c;
+
+	if (!p->begun)
+		begin(p);
+	while ((c = getopt_long(argc, argv, p->letters, p->longs, NULL)) != -1) {
+		o = seen(p, c);
+		if (!o) {
+			if (p->on_bad != CLI_BAD_USAGE)
+				fprintf(stderr, "kwitness %s: unknown or incomplete option '%s'\n", p->cmd,
+					argv[optind - 1]);
+			if (p->on_bad != CLI_BAD_SAY)
+				p->usage(stderr);
+			return finish(p, 2);
+		}
+		switch (o->kind) {
+		case CLI_HELP:
+			p->usage(stdout);
+			return finish(p, 0);
+		case CLI_FLAG:
+			*(bool *)o->to = true;
+			break;
+		case CLI_TEXT:
+			*(const char **)o->to = optarg;
+			break;
+		case CLI_NUMBER:
+			if (cli_parse_int(optarg, o->min, o->max, &v)) {
+				fprintf(stderr, "kwitness %s: --%s %s\n", p->cmd, o->name, o->bad);
+				return finish(p, 2);
+			}
+			*(int64_t *)o->to = v;
+			break;
+		case CLI_OWN:
+			return o->id;
+		}
+	}
+	p->begun = false;
+	return CLI_OPTIONS_DONE;
+}
+
+bool cli_options_parse(struct cli_options *p, int argc, char **argv)
+{
+	return cli_next_option(p, argc, argv) != CLI_OPTIONS_DONE;
+}
+
+int cli_parse_int(const char *s, long long lo, long long hi, long long *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
 }

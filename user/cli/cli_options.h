@@ -1,18 +1,66 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A command's long options, read with getopt_long the same way everywhere:
- * from argv[1], getopt's own messages off (the command says what is wrong
- * in one line of its own). */
+/* A command's options, read the same way everywhere: a table says what each
+ * option sets, and one parser (getopt_long underneath) fills it in, prints
+ * the usage for --help, and says what is wrong with a bad option. */
 #ifndef KWITNESS_CLI_OPTIONS_H
 #define KWITNESS_CLI_OPTIONS_H
 
 #include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
-/* Before the getopt_long loop. */
-void cli_options_begin(void);
-/* The loop's default branch: "kwitness CMD: unknown or incomplete option
- * 'X'" on stderr, then usage(stderr) when usage is given. Returns 2, the
- * exit status of a usage error. */
-int cli_bad_option(const char *cmd, char **argv, void (*usage)(FILE *));
+enum cli_opt_kind {
+	CLI_HELP,   /* the usage on stdout; the command exits 0 */
+	CLI_FLAG,   /* *(bool *)to = true */
+	CLI_TEXT,   /* *(const char **)to = the argument */
+	CLI_NUMBER, /* *(int64_t *)to = the argument, a whole number from min to max */
+	CLI_OWN,    /* the command reads the argument itself: cli_next_option returns id */
+};
+
+struct cli_opt {
+	const char *name; /* --name */
+	char letter;      /* -l too (0: --name only) */
+	enum cli_opt_kind kind;
+	void *to;
+	int id;               /* CLI_OWN: > 0 */
+	long long min, max;   /* CLI_NUMBER */
+	const char *bad;      /* CLI_NUMBER: "kwitness CMD: --NAME <bad>" when it is not one */
+};
+
+/* What a command says about an option it does not know (or one that lacks
+ * its argument); the exit status is 2 either way. */
+enum cli_on_bad {
+	CLI_BAD_SAY_USAGE, /* "kwitness CMD: unknown or incomplete option 'X'", then the usage */
+	CLI_BAD_SAY,       /* that line alone */
+	CLI_BAD_USAGE,     /* getopt's own line, then the usage */
+};
+
+#define CLI_OPTS_MAX 32
+
+struct cli_options {
+	const char *cmd;            /* "record build": what the messages name */
+	void (*usage)(FILE *f);
+	const struct cli_opt *opts; /* ended by { 0 } */
+	enum cli_on_bad on_bad;
+	bool in_order;              /* options end at the first operand (what follows is its own) */
+	int status;                 /* after CLI_OPTIONS_EXIT: the command's exit status */
+	/* the parser's */
+	struct option longs[CLI_OPTS_MAX + 1];
+	char letters[2 * CLI_OPTS_MAX + 2];
+	bool begun;
+};
+
+#define CLI_OPTIONS_DONE 0  /* all options read; optind is the first operand */
+#define CLI_OPTIONS_EXIT -1 /* --help or a bad option: exit with status */
+
+/* Reads argv (from argv[1]) up to the next CLI_OWN option and returns its
+ * id, or CLI_OPTIONS_DONE or CLI_OPTIONS_EXIT. */
+int cli_next_option(struct cli_options *p, int argc, char **argv);
+/* All of them, for a command without CLI_OWN options: true when the command
+ * is to exit with p->status. */
+bool cli_options_parse(struct cli_options *p, int argc, char **argv);
+/* Strict decimal: the whole string, within [lo, hi]. 0 or -EINVAL. */
+int cli_parse_int(const char *s, long long lo, long long hi, long long *out);
 
 #endif

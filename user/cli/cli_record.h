@@ -20,6 +20,5 @@ int cli_read(const char *cmd, const char *what, const char *path, size_t max, st
 int cli_print_json(const json_t *v, bool pretty);
 /* Reads a JSON object file (at most KW_TPM_EVIDENCE_MAX bytes; cmd_tpm.c). */
 json_t *cli_read_json(const char *cmd, const char *what, const char *path);
-int cli_parse_int(const char *s, long long lo, long long hi, long long *out);
 
 #endif

@@ -78,22 +78,6 @@ void kw_print_json(const json_t *v)
 	free(s);
 }
 
-bool kw_open_option(int opt, const char *arg, struct kw_open_options *o)
-{
-	switch (opt) {
-	case 'i': o->sandbox_id = arg; break;
-	case 'p': o->policy = arg; break;
-	case 'd': o->image_digest = arg; break;
-	case 'P': o->model_provider = arg; break;
-	case 'M': o->model_id = arg; break;
-	case 'C': o->data_class = arg; break;
-	case 's': o->socket = arg; break;
-	case 'j': o->json = true; break;
-	default: return false;
-	}
-	return true;
-}
-
 /* Reads the bundle exactly as given; it must be UTF-8 to travel as a JSON string. */
 static json_t *policy_string(const char *path)
 {

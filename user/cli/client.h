@@ -6,10 +6,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <getopt.h>
 #include <jansson.h>
 
 #include "kwitness/protocol.h"
+#include "cli_options.h"
 
 /* --socket, else $KWITNESS_SOCKET (KW_SOCKET_ENV), else KW_DEFAULT_SOCKET. */
 const char *kw_client_socket(const char *given);
@@ -28,18 +28,19 @@ int kw_client_reply_ok(const char *cmd, const json_t *reply);
 /* A whole reply on stdout, indented, keys sorted (--json). */
 void kw_print_json(const json_t *v);
 
-/* The long options kwitness session open and kwitness run share; the caller's
- * table adds its own and ends with { 0 }. kw_open_option stores them. */
-#define KW_OPEN_LONG_OPTIONS                                          \
-	{ "sandbox-id", required_argument, NULL, 'i' },               \
-	{ "policy", required_argument, NULL, 'p' },                   \
-	{ "image-digest", required_argument, NULL, 'd' },             \
-	{ "model-provider", required_argument, NULL, 'P' },           \
-	{ "model-id", required_argument, NULL, 'M' },                 \
-	{ "data-class", required_argument, NULL, 'C' },               \
-	{ "socket", required_argument, NULL, 's' },                   \
-	{ "json", no_argument, NULL, 'j' },                           \
-	{ "help", no_argument, NULL, 'h' }
+/* The options kwitness session open and kwitness run share (cli_options.h
+ * rows, filling the struct kw_open_options at o); the caller's table adds
+ * its own and ends with { 0 }. */
+#define KW_OPEN_OPTIONS(o)                                       \
+	{ "sandbox-id", 0, CLI_TEXT, &(o)->sandbox_id },         \
+	{ "policy", 0, CLI_TEXT, &(o)->policy },                 \
+	{ "image-digest", 0, CLI_TEXT, &(o)->image_digest },     \
+	{ "model-provider", 0, CLI_TEXT, &(o)->model_provider }, \
+	{ "model-id", 0, CLI_TEXT, &(o)->model_id },             \
+	{ "data-class", 0, CLI_TEXT, &(o)->data_class },         \
+	{ "socket", 0, CLI_TEXT, &(o)->socket },                 \
+	{ "json", 0, CLI_FLAG, &(o)->json },                     \
+	{ "help", 'h', CLI_HELP }
 
 /* What an open request carries besides the cgroup, and --socket / --json.
  * Zero-initialise; unset members stay NULL (false). */
@@ -49,9 +50,6 @@ struct kw_open_options {
 	const char *socket;
 	bool json;
 };
-/* Stores arg when opt is one of KW_OPEN_LONG_OPTIONS other than --help;
- * returns false (nothing stored) for any other opt. */
-bool kw_open_option(int opt, const char *arg, struct kw_open_options *o);
 
 /* An open request with the policy file's bytes (for session open and run);
  * NULL after printing why the policy could not be read. */

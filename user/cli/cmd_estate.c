@@ -174,19 +174,6 @@ static void ingest_rejected(void *ctx, const char *path, const char *reason, con
 
 static int estate_ingest(int argc, char **argv)
 {
-	enum { O_DB = 1, O_TRUST, O_SKEW, O_QUIET, O_TPM_CA, O_ENROLL_KEY, O_PCRS_REF, O_TLOG, O_HELP };
-	static const struct option opts[] = {
-		{ "db", required_argument, NULL, O_DB },
-		{ "tpm-ca", required_argument, NULL, O_TPM_CA },
-		{ "enroll-key", required_argument, NULL, O_ENROLL_KEY },
-		{ "pcrs-ref", required_argument, NULL, O_PCRS_REF },
-		{ "transparency", required_argument, NULL, O_TLOG },
-		{ "trust", required_argument, NULL, O_TRUST },
-		{ "skew", required_argument, NULL, O_SKEW },
-		{ "quiet", no_argument, NULL, O_QUIET },
-		{ "help", no_argument, NULL, O_HELP },
-		{ 0 },
-	};
 	const char *url = ESTATE_DEFAULT_DB, *trust_dir = ESTATE_DEFAULT_TRUST;
 	struct ingest_view view = { .tty = isatty(STDERR_FILENO) };
 	struct estate_ingest ing = { .now = (int64_t)time(NULL), .skew = KW_DEFAULT_SKEW };
@@ -195,35 +182,28 @@ static int estate_ingest(int argc, char **argv)
 	struct kw_appraise_opts tpm = { 0 };
 	struct kw_key *enroll_key = NULL;
 	const char *enroll_path = NULL, *pcrs_path = NULL, *tlog_path = NULL;
+	const struct cli_opt opts[] = {
+		{ "db", 0, CLI_TEXT, &url },
+		{ "tpm-ca", 0, CLI_TEXT, &tpm.ca_file },
+		{ "enroll-key", 0, CLI_TEXT, &enroll_path },
+		{ "pcrs-ref", 0, CLI_TEXT, &pcrs_path },
+		{ "transparency", 0, CLI_TEXT, &tlog_path },
+		{ "trust", 0, CLI_TEXT, &trust_dir },
+		{ "skew", 0, CLI_NUMBER, &ing.skew, .min = 0, .max = 1LL << 40,
+		  .bad = "needs a number of seconds >= 0" },
+		{ "quiet", 0, CLI_FLAG, &view.quiet },
+		{ "help", 0, CLI_HELP },
+		{ 0 },
+	};
+	struct cli_options p = { .cmd = "estate ingest", .usage = ingest_usage, .opts = opts };
 	struct tlog_policy *tlog = NULL;
 	json_t *pcrs_ref = NULL;
 	char err[600];
-	long long v;
-	int c, status = 2;
+	int status = 2;
 	double secs;
 
-	cli_options_begin();
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case O_DB: url = optarg; break;
-		case O_TRUST: trust_dir = optarg; break;
-		case O_QUIET: view.quiet = true; break;
-		case O_TPM_CA: tpm.ca_file = optarg; break;
-		case O_ENROLL_KEY: enroll_path = optarg; break;
-		case O_PCRS_REF: pcrs_path = optarg; break;
-		case O_TLOG: tlog_path = optarg; break;
-		case O_SKEW:
-			if (cli_parse_int(optarg, 0, 1LL << 40, &v)) {
-				fprintf(stderr, "kwitness estate ingest: --skew needs a number of seconds >= 0\n");
-				return 2;
-			}
-			ing.skew = v;
-			break;
-		case O_HELP: ingest_usage(stdout); return 0;
-		default:
-			return cli_bad_option("estate ingest", argv, ingest_usage);
-		}
-	}
+	if (cli_options_parse(&p, argc, argv))
+		return p.status;
 	if (optind == argc) {
 		fprintf(stderr, "kwitness estate ingest: give at least one PATH (state folder or record)\n");
 		return 2;
@@ -474,27 +454,7 @@ static int count_row(void *ctx, int ncols, const char *const *cols, const char *
 
 static int estate_query_cmd(int argc, char **argv)
 {
-	enum { O_DB = 1, O_TOOL, O_DECISION, O_OBJECT, O_SANDBOX, O_HOST, O_SESSION, O_SINCE,
-	       O_UNTIL, O_SIGNER, O_INCOMPLETE, O_LIMIT, O_JSON, O_COUNT, O_GROUP, O_HELP };
-	static const struct option opts[] = {
-		{ "db", required_argument, NULL, O_DB },
-		{ "tool", required_argument, NULL, O_TOOL },
-		{ "decision", required_argument, NULL, O_DECISION },
-		{ "object", required_argument, NULL, O_OBJECT },
-		{ "sandbox", required_argument, NULL, O_SANDBOX },
-		{ "host", required_argument, NULL, O_HOST },
-		{ "session", required_argument, NULL, O_SESSION },
-		{ "since", required_argument, NULL, O_SINCE },
-		{ "until", required_argument, NULL, O_UNTIL },
-		{ "signer", required_argument, NULL, O_SIGNER },
-		{ "incomplete", no_argument, NULL, O_INCOMPLETE },
-		{ "limit", required_argument, NULL, O_LIMIT },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "count", no_argument, NULL, O_COUNT },
-		{ "group-by", required_argument, NULL, O_GROUP },
-		{ "help", no_argument, NULL, O_HELP },
-		{ 0 },
-	};
+	enum { O_DECISION = 1, O_SINCE, O_UNTIL, O_GROUP };
 	static const char *const group_heads[][3] = {
 		[ESTATE_GROUP_HOST] = { "HOST", "MACHINE", "DECISIONS" },
 		[ESTATE_GROUP_SANDBOX] = { "SANDBOX", "DECISIONS" },
@@ -506,16 +466,33 @@ static int estate_query_cmd(int argc, char **argv)
 	struct table t = { 0 };
 	struct estate_db *db = NULL;
 	bool count = false;
+	const struct cli_opt opts[] = {
+		{ "db", 0, CLI_TEXT, &url },
+		{ "tool", 0, CLI_TEXT, &f.tool },
+		{ "decision", 0, CLI_OWN, .id = O_DECISION },
+		{ "object", 0, CLI_TEXT, &f.object },
+		{ "sandbox", 0, CLI_TEXT, &f.sandbox },
+		{ "host", 0, CLI_TEXT, &f.host },
+		{ "session", 0, CLI_TEXT, &f.session },
+		{ "since", 0, CLI_OWN, .id = O_SINCE },
+		{ "until", 0, CLI_OWN, .id = O_UNTIL },
+		{ "signer", 0, CLI_TEXT, &f.signer },
+		{ "incomplete", 0, CLI_FLAG, &f.incomplete },
+		{ "limit", 0, CLI_NUMBER, &f.limit, .min = 0, .max = 1LL << 40,
+		  .bad = "needs a number >= 0" },
+		{ "json", 0, CLI_FLAG, &t.json },
+		{ "count", 0, CLI_FLAG, &count },
+		{ "group-by", 0, CLI_OWN, .id = O_GROUP },
+		{ "help", 0, CLI_HELP },
+		{ 0 },
+	};
+	struct cli_options p = { .cmd = "estate query", .usage = query_usage, .opts = opts };
 	int64_t n = 0;
-	long long v;
 	char err[600];
 	int c, status = 2;
 
-	cli_options_begin();
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = cli_next_option(&p, argc, argv)) > 0) {
 		switch (c) {
-		case O_DB: url = optarg; break;
-		case O_TOOL: f.tool = optarg; break;
 		case O_DECISION:
 			if (strcmp(optarg, "permit") && strcmp(optarg, "deny")) {
 				fprintf(stderr, "kwitness estate query: --decision is permit or deny\n");
@@ -523,14 +500,6 @@ static int estate_query_cmd(int argc, char **argv)
 			}
 			f.decision = optarg;
 			break;
-		case O_OBJECT: f.object = optarg; break;
-		case O_SANDBOX: f.sandbox = optarg; break;
-		case O_HOST: f.host = optarg; break;
-		case O_SESSION: f.session = optarg; break;
-		case O_SIGNER: f.signer = optarg; break;
-		case O_INCOMPLETE: f.incomplete = true; break;
-		case O_JSON: t.json = true; break;
-		case O_COUNT: count = true; break;
 		case O_SINCE:
 		case O_UNTIL:
 			if (estate_parse_time(optarg, c == O_SINCE ? &f.since_us : &f.until_us)) {
@@ -544,13 +513,6 @@ static int estate_query_cmd(int argc, char **argv)
 			else
 				f.has_until = true;
 			break;
-		case O_LIMIT:
-			if (cli_parse_int(optarg, 0, 1LL << 40, &v)) {
-				fprintf(stderr, "kwitness estate query: --limit needs a number >= 0\n");
-				return 2;
-			}
-			f.limit = v;
-			break;
 		case O_GROUP:
 			if (!strcmp(optarg, "host"))
 				group = ESTATE_GROUP_HOST;
@@ -563,11 +525,10 @@ static int estate_query_cmd(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case O_HELP: query_usage(stdout); return 0;
-		default:
-			return cli_bad_option("estate query", argv, query_usage);
 		}
 	}
+	if (c == CLI_OPTIONS_EXIT)
+		return p.status;
 	if (optind != argc) {
 		fprintf(stderr, "kwitness estate query: unexpected argument '%s'\n", argv[optind]);
 		return 2;

@@ -124,29 +124,19 @@ static void keygen_usage(FILE *f)
 
 int cmd_keygen(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "out", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
+	const char *out = KW_DEFAULT_KEY;
+	const struct cli_opt opts[] = {
+		{ "out", 'o', CLI_TEXT, &out },
+		{ "help", 'h', CLI_HELP },
 		{ 0 },
 	};
-	const char *out = KW_DEFAULT_KEY;
+	struct cli_options p = { .cmd = "keygen", .usage = keygen_usage, .opts = opts };
 	char tp[KW_THUMBPRINT_MAX];
 	struct kw_key *key = NULL;
-	int c, ret;
+	int ret;
 
-	cli_options_begin();
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			out = optarg;
-			break;
-		case 'h':
-			keygen_usage(stdout);
-			return 0;
-		default:
-			return cli_bad_option("keygen", argv, keygen_usage);
-		}
-	}
+	if (cli_options_parse(&p, argc, argv))
+		return p.status;
 	if (optind != argc) {
 		fprintf(stderr, "kwitness keygen: unexpected argument '%s'\n", argv[optind]);
 		keygen_usage(stderr);
@@ -186,18 +176,19 @@ static void key_usage(FILE *f)
 
 int cmd_key(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "key", required_argument, NULL, 'k' },
-		{ "jwk", no_argument, NULL, 'j' },
-		{ "thumbprint", no_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	const char *path = NULL;
 	bool only_jwk = false, only_tp = false;
+	const struct cli_opt opts[] = {
+		{ "key", 'k', CLI_TEXT, &path },
+		{ "jwk", 'j', CLI_FLAG, &only_jwk },
+		{ "thumbprint", 't', CLI_FLAG, &only_tp },
+		{ "help", 'h', CLI_HELP },
+		{ 0 },
+	};
+	struct cli_options p = { .cmd = "key show", .usage = key_usage, .opts = opts };
 	char tp[KW_THUMBPRINT_MAX];
 	struct kw_key *key = NULL;
-	int c, ret;
+	int ret;
 
 	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		key_usage(stdout);
@@ -210,25 +201,8 @@ int cmd_key(int argc, char **argv)
 	}
 	argc--;
 	argv++;
-	cli_options_begin();
-	while ((c = getopt_long(argc, argv, "k:jth", opts, NULL)) != -1) {
-		switch (c) {
-		case 'k':
-			path = optarg;
-			break;
-		case 'j':
-			only_jwk = true;
-			break;
-		case 't':
-			only_tp = true;
-			break;
-		case 'h':
-			key_usage(stdout);
-			return 0;
-		default:
-			return cli_bad_option("key show", argv, key_usage);
-		}
-	}
+	if (cli_options_parse(&p, argc, argv))
+		return p.status;
 	if (optind != argc || (only_jwk && only_tp)) {
 		fprintf(stderr, "kwitness key show: %s\n",
 			optind != argc ? "unexpected argument" : "--jwk and --thumbprint exclude each other");

@@ -400,33 +400,33 @@ out:
 
 int cmd_log(int argc, char **argv)
 {
-	enum { O_KEY = 1, O_ORIGIN, O_RECORD, O_ANCHOR, O_OLD, O_VKEY, O_NAME, O_WITNESS, O_LINES,
-	       O_SIGNING_KEY, O_WITNESS_AT, O_WPOLICY, O_OUT, O_LOG_VKEY, O_TOKEN, O_HELP };
-	static const struct option opts[] = {
-		{ "key", required_argument, NULL, O_KEY },
-		{ "origin", required_argument, NULL, O_ORIGIN },
-		{ "record", no_argument, NULL, O_RECORD },
-		{ "anchor-v1", no_argument, NULL, O_ANCHOR },
-		{ "old", required_argument, NULL, O_OLD },
-		{ "vkey", required_argument, NULL, O_VKEY },
-		{ "name", required_argument, NULL, O_NAME },
-		{ "witness", no_argument, NULL, O_WITNESS },
-		{ "lines", required_argument, NULL, O_LINES },
-		{ "signing-key", required_argument, NULL, O_SIGNING_KEY },
-		{ "witness-at", required_argument, NULL, O_WITNESS_AT },
-		{ "witness-policy", required_argument, NULL, O_WPOLICY },
-		{ "out", required_argument, NULL, O_OUT },
-		{ "log-vkey", required_argument, NULL, O_LOG_VKEY },
-		{ "token", required_argument, NULL, O_TOKEN },
-		{ "help", no_argument, NULL, O_HELP },
-		{ 0 },
-	};
 	const char *keypath = NULL, *origin = NULL, *vkey = NULL, *name = NULL, *lines = NULL, *sub;
 	const char *signkey = NULL, *wpolicy = NULL, *out = NULL, *log_vkey = NULL, *token = NULL;
 	char *witness_at[CLI_WITNESSES_MAX];
 	size_t nwitness = 0;
 	bool records = false, anchor = false, witness = false;
-	long long old = 0;
+	int64_t old = 0;
+	enum { O_WITNESS_AT = 1 };
+	const struct cli_opt opts[] = {
+		{ "key", 0, CLI_TEXT, &keypath },
+		{ "origin", 0, CLI_TEXT, &origin },
+		{ "record", 0, CLI_FLAG, &records },
+		{ "anchor-v1", 0, CLI_FLAG, &anchor },
+		{ "old", 0, CLI_NUMBER, &old, .min = 0, .max = JCS_MAX_SAFE_INT, .bad = "needs a tree size" },
+		{ "vkey", 0, CLI_TEXT, &vkey },
+		{ "name", 0, CLI_TEXT, &name },
+		{ "witness", 0, CLI_FLAG, &witness },
+		{ "lines", 0, CLI_TEXT, &lines },
+		{ "signing-key", 0, CLI_TEXT, &signkey },
+		{ "witness-at", 0, CLI_OWN, .id = O_WITNESS_AT },
+		{ "witness-policy", 0, CLI_TEXT, &wpolicy },
+		{ "out", 0, CLI_TEXT, &out },
+		{ "log-vkey", 0, CLI_TEXT, &log_vkey },
+		{ "token", 0, CLI_TEXT, &token },
+		{ "help", 0, CLI_HELP },
+		{ 0 },
+	};
+	struct cli_options p = { .cmd = "log", .usage = log_usage, .opts = opts, .on_bad = CLI_BAD_SAY };
 	int c, nargs;
 	char **args;
 
@@ -437,43 +437,15 @@ int cmd_log(int argc, char **argv)
 	sub = argv[1];
 	if (!strcmp(sub, "serve"))
 		return cli_log_serve(argc - 1, argv + 1);
-	cli_options_begin();
-	while ((c = getopt_long(argc - 1, argv + 1, "", opts, NULL)) != -1) {
-		switch (c) {
-		case O_KEY: keypath = optarg; break;
-		case O_ORIGIN: origin = optarg; break;
-		case O_RECORD: records = true; break;
-		case O_ANCHOR: anchor = true; break;
-		case O_VKEY: vkey = optarg; break;
-		case O_NAME: name = optarg; break;
-		case O_WITNESS: witness = true; break;
-		case O_LINES: lines = optarg; break;
-		case O_SIGNING_KEY: signkey = optarg; break;
-		case O_WPOLICY: wpolicy = optarg; break;
-		case O_OUT: out = optarg; break;
-		case O_LOG_VKEY: log_vkey = optarg; break;
-		case O_TOKEN: token = optarg; break;
-		case O_WITNESS_AT:
-			if (nwitness == CLI_WITNESSES_MAX) {
-				fprintf(stderr, "kwitness log: at most %d --witness-at\n", CLI_WITNESSES_MAX);
-				return 2;
-			}
-			witness_at[nwitness++] = optarg;
-			break;
-		case O_OLD:
-			if (cli_parse_int(optarg, 0, JCS_MAX_SAFE_INT, &old)) {
-				fprintf(stderr, "kwitness log: --old needs a tree size\n");
-				return 2;
-			}
-			break;
-		case O_HELP:
-			log_usage(stdout);
-			return 0;
-		default:
-			fprintf(stderr, "kwitness log: unknown or incomplete option '%s'\n", argv[optind]);
+	while ((c = cli_next_option(&p, argc - 1, argv + 1)) == O_WITNESS_AT) {
+		if (nwitness == CLI_WITNESSES_MAX) {
+			fprintf(stderr, "kwitness log: at most %d --witness-at\n", CLI_WITNESSES_MAX);
 			return 2;
 		}
+		witness_at[nwitness++] = optarg;
 	}
+	if (c == CLI_OPTIONS_EXIT)
+		return p.status;
 	args = argv + 1 + optind;
 	nargs = argc - 1 - optind;
 	if (!strcmp(sub, "vkey")) {

@@ -156,18 +156,20 @@ static void serve_log(void *ctx, const struct http_request *req, int fd)
 
 int cli_log_serve(int argc, char **argv)
 {
-	enum { O_LISTEN = 1, O_TOKEN, O_KEY, O_WITNESS_AT, O_WPOLICY, O_HELP };
-	static const struct option opts[] = {
-		{ "listen", required_argument, NULL, O_LISTEN },
-		{ "append-token", required_argument, NULL, O_TOKEN },
-		{ "append", required_argument, NULL, O_TOKEN },
-		{ "key", required_argument, NULL, O_KEY },
-		{ "witness-at", required_argument, NULL, O_WITNESS_AT },
-		{ "witness-policy", required_argument, NULL, O_WPOLICY },
-		{ "help", no_argument, NULL, O_HELP },
+	const char *listen_at = NULL, *token = NULL, *keypath = NULL, *wpolicy = NULL;
+	enum { O_WITNESS_AT = 1 };
+	const struct cli_opt opts[] = {
+		{ "listen", 0, CLI_TEXT, &listen_at },
+		{ "append-token", 0, CLI_TEXT, &token },
+		{ "append", 0, CLI_TEXT, &token },
+		{ "key", 0, CLI_TEXT, &keypath },
+		{ "witness-at", 0, CLI_OWN, .id = O_WITNESS_AT },
+		{ "witness-policy", 0, CLI_TEXT, &wpolicy },
+		{ "help", 0, CLI_HELP },
 		{ 0 },
 	};
-	const char *listen_at = NULL, *token = NULL, *keypath = NULL, *wpolicy = NULL;
+	struct cli_options p = { .cmd = "log serve", .usage = log_serve_usage, .opts = opts,
+				 .on_bad = CLI_BAD_SAY };
 	char *wspec[CLI_WITNESSES_MAX];
 	size_t nw = 0;
 	struct cli_tlog_witnesses wit = { 0 };
@@ -178,27 +180,15 @@ int cli_log_serve(int argc, char **argv)
 	struct tlog_checkpoint cp;
 	int c, status = 2;
 
-	cli_options_begin();
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case O_LISTEN: listen_at = optarg; break;
-		case O_TOKEN: token = optarg; break;
-		case O_KEY: keypath = optarg; break;
-		case O_WPOLICY: wpolicy = optarg; break;
-		case O_WITNESS_AT:
-			if (nw == CLI_WITNESSES_MAX) {
-				fprintf(stderr, "kwitness log serve: at most %d witnesses\n", CLI_WITNESSES_MAX);
-				return 2;
-			}
-			wspec[nw++] = optarg;
-			break;
-		case O_HELP:
-			log_serve_usage(stdout);
-			return 0;
-		default:
-			return cli_bad_option("log serve", argv, NULL);
+	while ((c = cli_next_option(&p, argc, argv)) == O_WITNESS_AT) {
+		if (nw == CLI_WITNESSES_MAX) {
+			fprintf(stderr, "kwitness log serve: at most %d witnesses\n", CLI_WITNESSES_MAX);
+			return 2;
 		}
+		wspec[nw++] = optarg;
 	}
+	if (c == CLI_OPTIONS_EXIT)
+		return p.status;
 	if (optind != argc - 1 || !listen_at || (token && !keypath)) {
 		log_serve_usage(stderr);
 		return 2;

@@ -473,24 +473,19 @@ out:
 
 int cmd_oci_hook(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "state-dir", required_argument, NULL, 'S' },
-		{ "help", no_argument, NULL, 'h' },
+	struct hook h = { .state_dir = OCI_DEFAULT_STATE_DIR };
+	const struct cli_opt opts[] = {
+		{ "socket", 0, CLI_TEXT, &h.socket },
+		{ "state-dir", 0, CLI_TEXT, &h.state_dir },
+		{ "help", 'h', CLI_HELP },
 		{ 0 },
 	};
-	struct hook h = { .state_dir = OCI_DEFAULT_STATE_DIR };
-	int opt, rc;
+	struct cli_options p = { .cmd = "oci-hook", .usage = oci_hook_usage, .opts = opts,
+				 .on_bad = CLI_BAD_USAGE };
+	int rc;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 's': h.socket = optarg; break;
-		case 'S': h.state_dir = optarg; break;
-		case 'h': oci_hook_usage(stdout); return 0;
-		default: oci_hook_usage(stderr); return 2;
-		}
-	}
+	if (cli_options_parse(&p, argc, argv))
+		return p.status;
 	if (argc - optind > 1) {
 		fprintf(stderr, "kwitness oci-hook: one stage at most\n");
 		return 2;

@@ -51,20 +51,6 @@ int cli_print_json(const json_t *v, bool pretty)
 	return ret;
 }
 
-/* Strict decimal: the whole string, within [lo, hi]. */
-int cli_parse_int(const char *s, long long lo, long long hi, long long *out)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 static void build_usage(FILE *f)
 {
 	fprintf(f,
@@ -92,69 +78,37 @@ static void build_usage(FILE *f)
 
 static int record_build(int argc, char **argv)
 {
-	enum { O_SANDBOX = 1, O_IMAGE, O_POLICY, O_DECISIONS, O_MODE, O_PROVIDER, O_MODEL,
-	       O_CLASS, O_IAT, O_VERIFIER, O_PRETTY, O_THASH, O_COUNT, O_HELP };
-	static const struct option opts[] = {
-		{ "sandbox-id", required_argument, NULL, O_SANDBOX },
-		{ "image-digest", required_argument, NULL, O_IMAGE },
-		{ "policy", required_argument, NULL, O_POLICY },
-		{ "decisions", required_argument, NULL, O_DECISIONS },
-		{ "enforcement-mode", required_argument, NULL, O_MODE },
-		{ "model-provider", required_argument, NULL, O_PROVIDER },
-		{ "model-id", required_argument, NULL, O_MODEL },
-		{ "data-class", required_argument, NULL, O_CLASS },
-		{ "iat", required_argument, NULL, O_IAT },
-		{ "verifier", required_argument, NULL, O_VERIFIER },
-		{ "pretty", no_argument, NULL, O_PRETTY },
-		{ "transcript-hash", required_argument, NULL, O_THASH },
-		{ "call-count", required_argument, NULL, O_COUNT },
-		{ "help", no_argument, NULL, O_HELP },
-		{ 0 },
-	};
 	struct kw_record_input in = { .data_class = "internal", .iat = (int64_t)time(NULL) };
 	const char *policy = NULL, *decisions = NULL, *thash = NULL;
-	long long call_count = -1;
+	int64_t call_count = -1;
+	bool pretty = false;
+	const struct cli_opt opts[] = {
+		{ "sandbox-id", 0, CLI_TEXT, &in.sandbox_id },
+		{ "image-digest", 0, CLI_TEXT, &in.image_digest },
+		{ "policy", 0, CLI_TEXT, &policy },
+		{ "decisions", 0, CLI_TEXT, &decisions },
+		{ "enforcement-mode", 0, CLI_TEXT, &in.enforcement_mode },
+		{ "model-provider", 0, CLI_TEXT, &in.model_provider },
+		{ "model-id", 0, CLI_TEXT, &in.model_id },
+		{ "data-class", 0, CLI_TEXT, &in.data_class },
+		{ "iat", 0, CLI_NUMBER, &in.iat, .min = 1700000000, .max = JCS_MAX_SAFE_INT,
+		  .bad = "must be Unix seconds >= 1700000000" },
+		{ "verifier", 0, CLI_TEXT, &in.verifier },
+		{ "pretty", 0, CLI_FLAG, &pretty },
+		{ "transcript-hash", 0, CLI_TEXT, &thash },
+		{ "call-count", 0, CLI_NUMBER, &call_count, .min = 0, .max = JCS_MAX_SAFE_INT,
+		  .bad = "needs a number >= 0" },
+		{ "help", 0, CLI_HELP },
+		{ 0 },
+	};
+	struct cli_options p = { .cmd = "record build", .usage = build_usage, .opts = opts };
 	struct kw_buf bundle = { 0 }, log = { 0 };
 	char hash[KW_DIGEST_STR_MAX], err[320];
-	bool pretty = false;
-	long long iat;
 	json_t *rec = NULL;
-	int c, status = 1;
+	int status = 1;
 
-	cli_options_begin();
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case O_SANDBOX: in.sandbox_id = optarg; break;
-		case O_IMAGE: in.image_digest = optarg; break;
-		case O_POLICY: policy = optarg; break;
-		case O_DECISIONS: decisions = optarg; break;
-		case O_MODE: in.enforcement_mode = optarg; break;
-		case O_PROVIDER: in.model_provider = optarg; break;
-		case O_MODEL: in.model_id = optarg; break;
-		case O_CLASS: in.data_class = optarg; break;
-		case O_VERIFIER: in.verifier = optarg; break;
-		case O_PRETTY: pretty = true; break;
-		case O_THASH: thash = optarg; break;
-		case O_COUNT:
-			if (cli_parse_int(optarg, 0, JCS_MAX_SAFE_INT, &call_count)) {
-				fprintf(stderr, "kwitness record build: --call-count needs a number >= 0\n");
-				return 2;
-			}
-			break;
-		case O_IAT:
-			if (cli_parse_int(optarg, 1700000000, JCS_MAX_SAFE_INT, &iat)) {
-				fprintf(stderr, "kwitness record build: --iat must be Unix seconds >= 1700000000\n");
-				return 2;
-			}
-			in.iat = iat;
-			break;
-		case O_HELP:
-			build_usage(stdout);
-			return 0;
-		default:
-			return cli_bad_option("record build", argv, build_usage);
-		}
-	}
+	if (cli_options_parse(&p, argc, argv))
+		return p.status;
 	if (decisions && (thash || call_count >= 0)) {
 		fprintf(stderr, "kwitness record build: --decisions or --transcript-hash with "
 				"--call-count, not both\n");
@@ -237,37 +191,24 @@ static void sign_usage(FILE *f)
 
 int cmd_sign(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "key", required_argument, NULL, 'k' },
-		{ "pretty", no_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
+	const char *keypath = NULL;
+	bool pretty = false;
+	const struct cli_opt opts[] = {
+		{ "key", 'k', CLI_TEXT, &keypath },
+		{ "pretty", 'p', CLI_FLAG, &pretty },
+		{ "help", 'h', CLI_HELP },
 		{ 0 },
 	};
-	const char *keypath = NULL;
+	struct cli_options p = { .cmd = "sign", .usage = sign_usage, .opts = opts };
 	struct kw_buf text = { 0 };
 	struct jcs_error jerr = { 0 };
 	struct kw_key *key = NULL;
 	char err[320];
-	bool pretty = false;
 	json_t *rec = NULL;
-	int c, status = 1;
+	int status = 1;
 
-	cli_options_begin();
-	while ((c = getopt_long(argc, argv, "k:ph", opts, NULL)) != -1) {
-		switch (c) {
-		case 'k':
-			keypath = optarg;
-			break;
-		case 'p':
-			pretty = true;
-			break;
-		case 'h':
-			sign_usage(stdout);
-			return 0;
-		default:
-			return cli_bad_option("sign", argv, sign_usage);
-		}
-	}
+	if (cli_options_parse(&p, argc, argv))
+		return p.status;
 	if (optind != argc - 1) {
 		fprintf(stderr, "kwitness sign: expected exactly one RECORD argument\n");
 		sign_usage(stderr);

@@ -88,35 +88,25 @@ static int write_report(const char *cmd, const struct report *r, const char *htm
 
 int cmd_report(int argc, char **argv)
 {
-	enum { O_LOG = 1, O_POLICY, O_KEY, O_HTML, O_HELP };
-	static const struct option opts[] = {
-		{ "log", required_argument, NULL, O_LOG },
-		{ "policy", required_argument, NULL, O_POLICY },
-		{ "key", required_argument, NULL, O_KEY },
-		{ "html", required_argument, NULL, O_HTML },
-		{ "help", no_argument, NULL, O_HELP },
+	const char *logpath = NULL, *policypath = NULL, *keypath = NULL, *html = NULL;
+	const struct cli_opt opts[] = {
+		{ "log", 0, CLI_TEXT, &logpath },
+		{ "policy", 0, CLI_TEXT, &policypath },
+		{ "key", 0, CLI_TEXT, &keypath },
+		{ "html", 0, CLI_TEXT, &html },
+		{ "help", 0, CLI_HELP },
 		{ 0 },
 	};
-	const char *logpath = NULL, *policypath = NULL, *keypath = NULL, *html = NULL;
+	struct cli_options p = { .cmd = "report", .usage = report_usage, .opts = opts };
 	struct kw_buf text = { 0 }, bundle = { 0 };
 	struct kw_key *key = NULL;
 	struct report *r = NULL;
 	struct report_source src = { .log_fd = -1, .now = time(NULL), .skew = 300 };
 	char err[400];
-	int c, status = 2;
+	int status = 2;
 
-	cli_options_begin();
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case O_LOG: logpath = optarg; break;
-		case O_POLICY: policypath = optarg; break;
-		case O_KEY: keypath = optarg; break;
-		case O_HTML: html = optarg; break;
-		case O_HELP: report_usage(stdout); return 0;
-		default:
-			return cli_bad_option("report", argv, report_usage);
-		}
-	}
+	if (cli_options_parse(&p, argc, argv))
+		return p.status;
 	if (optind != argc - 1 || !logpath || !policypath) {
 		fprintf(stderr, "kwitness report: give one RECORD, --log LOG and --policy BUNDLE (see --help)\n");
 		return 2;
@@ -166,35 +156,25 @@ out:
 
 int estate_report_cmd(int argc, char **argv)
 {
-	enum { O_DB = 1, O_TRUST, O_SESSION, O_HTML, O_HELP };
-	static const struct option opts[] = {
-		{ "db", required_argument, NULL, O_DB },
-		{ "trust", required_argument, NULL, O_TRUST },
-		{ "session", required_argument, NULL, O_SESSION },
-		{ "html", required_argument, NULL, O_HTML },
-		{ "help", no_argument, NULL, O_HELP },
-		{ 0 },
-	};
 	const char *url = ESTATE_DEFAULT_DB, *trust_dir = ESTATE_DEFAULT_TRUST, *session = NULL,
 		   *html = NULL;
+	const struct cli_opt opts[] = {
+		{ "db", 0, CLI_TEXT, &url },
+		{ "trust", 0, CLI_TEXT, &trust_dir },
+		{ "session", 0, CLI_TEXT, &session },
+		{ "html", 0, CLI_TEXT, &html },
+		{ "help", 0, CLI_HELP },
+		{ 0 },
+	};
+	struct cli_options p = { .cmd = "estate report", .usage = estate_report_usage, .opts = opts };
 	struct estate_trust *trust = NULL;
 	struct estate_db *db = NULL;
 	struct report *r = NULL;
 	char err[600];
-	int c, status = 2;
+	int status = 2;
 
-	cli_options_begin();
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case O_DB: url = optarg; break;
-		case O_TRUST: trust_dir = optarg; break;
-		case O_SESSION: session = optarg; break;
-		case O_HTML: html = optarg; break;
-		case O_HELP: estate_report_usage(stdout); return 0;
-		default:
-			return cli_bad_option("estate report", argv, estate_report_usage);
-		}
-	}
+	if (cli_options_parse(&p, argc, argv))
+		return p.status;
 	if (!session || optind != argc) {
 		fprintf(stderr, "kwitness estate report: --session ID is required (and no other argument)\n");
 		return 2;

@@ -338,20 +338,23 @@ static void forward_signal(int sig)
 
 int cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		KW_OPEN_LONG_OPTIONS,
-		{ "key-jwk", required_argument, NULL, 'k' },
-		{ "close-wait", required_argument, NULL, 'w' },
-		{ "user", required_argument, NULL, 'u' },
-		{ "as-root", no_argument, NULL, 'R' },
-		{ 0 },
-	};
 	const char *user = NULL;
 	bool as_root = false;
 	struct run_identity ident;
 	char ident_name[256];
 	struct kw_open_options o = { 0 };
 	const char *key_jwk = NULL;
+	enum { O_CLOSE_WAIT = 1 };
+	const struct cli_opt opts[] = {
+		KW_OPEN_OPTIONS(&o),
+		{ "key-jwk", 0, CLI_TEXT, &key_jwk },
+		{ "close-wait", 0, CLI_OWN, .id = O_CLOSE_WAIT },
+		{ "user", 0, CLI_TEXT, &user },
+		{ "as-root", 0, CLI_FLAG, &as_root },
+		{ 0 },
+	};
+	struct cli_options p = { .cmd = "run", .usage = run_usage, .opts = opts,
+				 .on_bad = CLI_BAD_USAGE, .in_order = true };
 	int close_wait = KW_RUN_CLOSE_WAIT;
 	char sid_buf[128], digest_buf[KW_DIGEST_STR_MAX], mount[4000], cg[4200], base[4100];
 	char err[512], how[600];
@@ -361,29 +364,18 @@ int cmd_run(int argc, char **argv)
 	pid_t pid;
 	struct sigaction sa = { 0 }, old_int, old_term, old_quit, old_hup;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		if (kw_open_option(opt, optarg, &o))
-			continue;
-		switch (opt) {
-		case 'k': key_jwk = optarg; break;
-		case 'w': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
+	while ((opt = cli_next_option(&p, argc, argv)) == O_CLOSE_WAIT) {
+		char *end;
+		long v = strtol(optarg, &end, 10);
 
-			if (*end || end == optarg || v < 0 || v > 86400) {
-				fprintf(stderr, "kwitness run: --close-wait: seconds from 0 to 86400\n");
-				return 2;
-			}
-			close_wait = (int)v;
-			break;
+		if (*end || end == optarg || v < 0 || v > 86400) {
+			fprintf(stderr, "kwitness run: --close-wait: seconds from 0 to 86400\n");
+			return 2;
 		}
-		case 'u': user = optarg; break;
-		case 'R': as_root = true; break;
-		case 'h': run_usage(stdout); return 0;
-		default: run_usage(stderr); return 2;
-		}
+		close_wait = (int)v;
 	}
+	if (opt == CLI_OPTIONS_EXIT)
+		return p.status;
 	if (!o.policy || optind >= argc) {
 		fprintf(stderr, "kwitness run: --policy FILE and a command after -- are required\n");
 		run_usage(stderr);

@@ -52,35 +52,14 @@ static int request(const char *cmd, const char *sock, json_t *req, bool json,
 	return rc;
 }
 
-static void simple_usage(FILE *f, const char *cmd)
+static void list_usage(FILE *f)
 {
-	fprintf(f, "usage: kwitness %s [--json] [--socket PATH]\n", cmd);
+	fprintf(f, "usage: kwitness session list [--json] [--socket PATH]\n");
 }
 
-/* --socket and --json, all that close, list and status take. Returns -1 to go
- * on, else the exit status (after --help or a bad option). */
-static int socket_json_options(const char *cmd, int argc, char **argv,
-			       void (*usage)(FILE *f, const char *cmd), const char **sock,
-			       bool *json)
+static void status_usage(FILE *f)
 {
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int opt;
-
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 's': *sock = optarg; break;
-		case 'j': *json = true; break;
-		case 'h': usage(stdout, cmd); return 0;
-		default: usage(stderr, cmd); return 2;
-		}
-	}
-	return -1;
+	fprintf(f, "usage: kwitness status [--json] [--socket PATH]\n");
 }
 
 static void print_session_id(const json_t *reply)
@@ -90,29 +69,21 @@ static void print_session_id(const json_t *reply)
 
 static int session_open(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "cgroup", required_argument, NULL, 'c' },
-		{ "pid", required_argument, NULL, 'I' },
-		KW_OPEN_LONG_OPTIONS,
-		{ 0 },
-	};
 	struct kw_open_options o = { 0 };
 	const char *cgroup = NULL, *pid = NULL;
+	const struct cli_opt opts[] = {
+		{ "cgroup", 0, CLI_TEXT, &cgroup },
+		{ "pid", 0, CLI_TEXT, &pid },
+		KW_OPEN_OPTIONS(&o),
+		{ 0 },
+	};
+	struct cli_options p = { .cmd = "session open", .usage = session_usage, .opts = opts,
+				 .on_bad = CLI_BAD_USAGE };
 	char cgbuf[4200];
 	json_t *req;
-	int opt;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (kw_open_option(opt, optarg, &o))
-			continue;
-		switch (opt) {
-		case 'c': cgroup = optarg; break;
-		case 'I': pid = optarg; break;
-		case 'h': session_usage(stdout); return 0;
-		default: session_usage(stderr); return 2;
-		}
-	}
+	if (cli_options_parse(&p, argc, argv))
+		return p.status;
 	if (!cgroup == !pid || !o.sandbox_id || !o.policy || !o.image_digest || optind != argc) {
 		fprintf(stderr, "kwitness session open: --cgroup or --pid, --sandbox-id, --policy "
 				"and --image-digest are required\n");
@@ -186,29 +157,21 @@ static int close_all(const char *sock, bool json, bool kill_left)
 
 static int session_close(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "kill", no_argument, NULL, 'k' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	const char *sock = NULL;
 	bool json = false, all = false, kill_left = false;
-	int opt;
+	const struct cli_opt opts[] = {
+		{ "socket", 0, CLI_TEXT, &sock },
+		{ "json", 0, CLI_FLAG, &json },
+		{ "all", 0, CLI_FLAG, &all },
+		{ "kill", 0, CLI_FLAG, &kill_left },
+		{ "help", 'h', CLI_HELP },
+		{ 0 },
+	};
+	struct cli_options p = { .cmd = "session close", .usage = session_usage, .opts = opts,
+				 .on_bad = CLI_BAD_USAGE };
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 's': sock = optarg; break;
-		case 'j': json = true; break;
-		case 'a': all = true; break;
-		case 'k': kill_left = true; break;
-		case 'h': session_usage(stdout); return 0;
-		default: session_usage(stderr); return 2;
-		}
-	}
+	if (cli_options_parse(&p, argc, argv))
+		return p.status;
 	if (all ? optind != argc : optind != argc - 1) {
 		fprintf(stderr, "kwitness session close: one session id, or --all, is required\n");
 		return 2;
@@ -284,15 +247,21 @@ static void print_status(const json_t *reply)
 }
 
 /* list and status: no arguments besides --socket and --json. */
-static int simple_request(const char *cmd, const char *op, int argc, char **argv,
-			  void (*print)(const json_t *reply))
+static int simple_request(const char *cmd, void (*usage)(FILE *f), const char *op, int argc,
+			  char **argv, void (*print)(const json_t *reply))
 {
 	const char *sock = NULL;
 	bool json = false;
-	int rc = socket_json_options(cmd, argc, argv, simple_usage, &sock, &json);
+	const struct cli_opt opts[] = {
+		{ "socket", 0, CLI_TEXT, &sock },
+		{ "json", 0, CLI_FLAG, &json },
+		{ "help", 'h', CLI_HELP },
+		{ 0 },
+	};
+	struct cli_options p = { .cmd = cmd, .usage = usage, .opts = opts, .on_bad = CLI_BAD_USAGE };
 
-	if (rc >= 0)
-		return rc;
+	if (cli_options_parse(&p, argc, argv))
+		return p.status;
 	if (optind != argc) {
 		fprintf(stderr, "kwitness %s: unexpected argument '%s'\n", cmd, argv[optind]);
 		return 2;
@@ -315,7 +284,8 @@ int cmd_session(int argc, char **argv)
 	if (!strcmp(argv[1], "close"))
 		return session_close(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "list"))
-		return simple_request("session list", KW_OP_LIST, argc - 1, argv + 1, print_list);
+		return simple_request("session list", list_usage, KW_OP_LIST, argc - 1, argv + 1,
+				      print_list);
 	fprintf(stderr, "kwitness session: unknown subcommand '%s'\n", argv[1]);
 	session_usage(stderr);
 	return 2;
@@ -323,5 +293,5 @@ int cmd_session(int argc, char **argv)
 
 int cmd_status(int argc, char **argv)
 {
-	return simple_request("status", KW_OP_STATUS, argc, argv, print_status);
+	return simple_request("status", status_usage, KW_OP_STATUS, argc, argv, print_status);
 }

@@ -69,20 +69,20 @@ json_t *cli_read_json(const char *cmd, const char *what, const char *path)
 
 int cmd_tpm(int argc, char **argv)
 {
-	enum { O_TPM = 1, O_CA, O_ENROLL_KEY, O_KEY, O_PCRS, O_ENROLLMENT, O_OUT, O_HELP };
-	static const struct option opts[] = {
-		{ "tpm", required_argument, NULL, O_TPM },
-		{ "tpm-ca", required_argument, NULL, O_CA },
-		{ "enroll-key", required_argument, NULL, O_ENROLL_KEY },
-		{ "key", required_argument, NULL, O_KEY },
-		{ "pcrs", required_argument, NULL, O_PCRS },
-		{ "enrollment", required_argument, NULL, O_ENROLLMENT },
-		{ "out", required_argument, NULL, O_OUT },
-		{ "help", no_argument, NULL, O_HELP },
-		{ 0 },
-	};
 	const char *tcti = NULL, *ca = NULL, *ekey = NULL, *keypath = NULL, *enrpath = NULL;
 	const char *out = NULL, *pcrs = KW_TPM_DEFAULT_PCRS, *sub;
+	const struct cli_opt opts[] = {
+		{ "tpm", 0, CLI_TEXT, &tcti },
+		{ "tpm-ca", 0, CLI_TEXT, &ca },
+		{ "enroll-key", 0, CLI_TEXT, &ekey },
+		{ "key", 0, CLI_TEXT, &keypath },
+		{ "pcrs", 0, CLI_TEXT, &pcrs },
+		{ "enrollment", 0, CLI_TEXT, &enrpath },
+		{ "out", 0, CLI_TEXT, &out },
+		{ "help", 0, CLI_HELP },
+		{ 0 },
+	};
+	struct cli_options p = { .cmd = "tpm", .usage = tpm_usage, .opts = opts };
 	struct kw_pcr_selection sel;
 	struct kw_tpm_binding b;
 	struct kw_tpm *tpm = NULL;
@@ -90,7 +90,7 @@ int cmd_tpm(int argc, char **argv)
 	json_t *enr = NULL;
 	char err[512];
 	bool changed;
-	int c, status = 2;
+	int status = 2;
 
 	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		tpm_usage(stdout);
@@ -104,23 +104,8 @@ int cmd_tpm(int argc, char **argv)
 	sub = argv[1];
 	argc--;
 	argv++;
-	cli_options_begin();
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case O_TPM: tcti = optarg; break;
-		case O_CA: ca = optarg; break;
-		case O_ENROLL_KEY: ekey = optarg; break;
-		case O_KEY: keypath = optarg; break;
-		case O_PCRS: pcrs = optarg; break;
-		case O_ENROLLMENT: enrpath = optarg; break;
-		case O_OUT: out = optarg; break;
-		case O_HELP:
-			tpm_usage(stdout);
-			return 0;
-		default:
-			return cli_bad_option("tpm", argv, tpm_usage);
-		}
-	}
+	if (cli_options_parse(&p, argc, argv))
+		return p.status;
 	if (optind != argc || !tcti) {
 		fprintf(stderr, "kwitness tpm %s: --tpm TCTI is required and takes no other argument\n", sub);
 		return 2;
@@ -141,9 +126,10 @@ int cmd_tpm(int argc, char **argv)
 			fprintf(stderr, "kwitness tpm quote: %s\n", err);
 			return 2;
 		}
-		c = kw_key_load_public(keypath, &key);
-		if (c) {
-			cli_key_error("verify", keypath, c);
+		int e = kw_key_load_public(keypath, &key);
+
+		if (e) {
+			cli_key_error("verify", keypath, e);
 			return 1;
 		}
 		if (enrpath && !(enr = cli_read_json("tpm quote", "enrollment", enrpath))) {

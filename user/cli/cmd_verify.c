@@ -345,32 +345,6 @@ out:
 
 int cmd_verify(int argc, char **argv)
 {
-	enum { O_KEY = 1, O_LOG, O_POLICY, O_IMAGE, O_MAX_AGE, O_SKEW, O_NONCE, O_EMBEDDED, O_JSON,
-	       O_INCOMPLETE, O_DIR, O_JOBS, O_HELP, O_EVIDENCE, O_TPM_CA, O_ENROLL_KEY, O_PCRS_REF,
-	       O_TRANSPARENCY, O_PROOF, O_CONSISTENCY };
-	static const struct option opts[] = {
-		{ "key", required_argument, NULL, O_KEY },
-		{ "log", required_argument, NULL, O_LOG },
-		{ "policy", required_argument, NULL, O_POLICY },
-		{ "image-digest", required_argument, NULL, O_IMAGE },
-		{ "max-age", required_argument, NULL, O_MAX_AGE },
-		{ "skew", required_argument, NULL, O_SKEW },
-		{ "nonce", required_argument, NULL, O_NONCE },
-		{ "allow-embedded-key", no_argument, NULL, O_EMBEDDED },
-		{ "allow-incomplete", no_argument, NULL, O_INCOMPLETE },
-		{ "dir", required_argument, NULL, O_DIR },
-		{ "jobs", required_argument, NULL, O_JOBS },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "evidence", required_argument, NULL, O_EVIDENCE },
-		{ "tpm-ca", required_argument, NULL, O_TPM_CA },
-		{ "enroll-key", required_argument, NULL, O_ENROLL_KEY },
-		{ "pcrs-ref", required_argument, NULL, O_PCRS_REF },
-		{ "transparency", required_argument, NULL, O_TRANSPARENCY },
-		{ "proof", required_argument, NULL, O_PROOF },
-		{ "consistency", required_argument, NULL, O_CONSISTENCY },
-		{ "help", no_argument, NULL, O_HELP },
-		{ 0 },
-	};
 	struct kw_verify_opts o = { .now = (int64_t)time(NULL), .max_age = DEFAULT_MAX_AGE,
 				    .skew = KW_DEFAULT_SKEW, .call_count = -1 };
 	const char *keypath = NULL, *logpath = NULL, *policypath = NULL, *dir = NULL;
@@ -381,53 +355,38 @@ int cmd_verify(int argc, char **argv)
 	const char *consistency = NULL;
 	json_t *pcrs_ref = NULL;
 	bool as_json = false;
-	long long v, jobs = 0;
-	int c, ret, status;
+	int64_t jobs = 0;
+	const struct cli_opt opts[] = {
+		{ "key", 0, CLI_TEXT, &keypath },
+		{ "log", 0, CLI_TEXT, &logpath },
+		{ "policy", 0, CLI_TEXT, &policypath },
+		{ "image-digest", 0, CLI_TEXT, &o.image_digest },
+		{ "max-age", 0, CLI_NUMBER, &o.max_age, .min = 0, .max = JCS_MAX_SAFE_INT,
+		  .bad = "needs a number of seconds >= 0" },
+		{ "skew", 0, CLI_NUMBER, &o.skew, .min = 0, .max = JCS_MAX_SAFE_INT,
+		  .bad = "needs a number of seconds >= 0" },
+		{ "nonce", 0, CLI_TEXT, &o.nonce },
+		{ "allow-embedded-key", 0, CLI_FLAG, &o.allow_embedded_key },
+		{ "allow-incomplete", 0, CLI_FLAG, &o.allow_incomplete },
+		{ "dir", 0, CLI_TEXT, &dir },
+		{ "jobs", 0, CLI_NUMBER, &jobs, .min = 1, .max = 1024,
+		  .bad = "needs a number from 1 to 1024" },
+		{ "json", 0, CLI_FLAG, &as_json },
+		{ "evidence", 0, CLI_TEXT, &evpath },
+		{ "tpm-ca", 0, CLI_TEXT, &tpm.ao.ca_file },
+		{ "enroll-key", 0, CLI_TEXT, &enrkeypath },
+		{ "pcrs-ref", 0, CLI_TEXT, &refpath },
+		{ "transparency", 0, CLI_TEXT, &tlc.policy },
+		{ "proof", 0, CLI_TEXT, &tlc.proof },
+		{ "consistency", 0, CLI_TEXT, &consistency },
+		{ "help", 0, CLI_HELP },
+		{ 0 },
+	};
+	struct cli_options p = { .cmd = "verify", .usage = verify_usage, .opts = opts };
+	int ret, status;
 
-	cli_options_begin();
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case O_KEY: keypath = optarg; break;
-		case O_LOG: logpath = optarg; break;
-		case O_POLICY: policypath = optarg; break;
-		case O_IMAGE: o.image_digest = optarg; break;
-		case O_NONCE: o.nonce = optarg; break;
-		case O_EMBEDDED: o.allow_embedded_key = true; break;
-		case O_INCOMPLETE: o.allow_incomplete = true; break;
-		case O_DIR: dir = optarg; break;
-		case O_JSON: as_json = true; break;
-		case O_EVIDENCE: evpath = optarg; break;
-		case O_TPM_CA: tpm.ao.ca_file = optarg; break;
-		case O_ENROLL_KEY: enrkeypath = optarg; break;
-		case O_PCRS_REF: refpath = optarg; break;
-		case O_TRANSPARENCY: tlc.policy = optarg; break;
-		case O_PROOF: tlc.proof = optarg; break;
-		case O_CONSISTENCY: consistency = optarg; break;
-		case O_JOBS:
-			if (cli_parse_int(optarg, 1, 1024, &jobs)) {
-				fprintf(stderr, "kwitness verify: --jobs needs a number from 1 to 1024\n");
-				return 2;
-			}
-			break;
-		case O_MAX_AGE:
-		case O_SKEW:
-			if (cli_parse_int(optarg, 0, JCS_MAX_SAFE_INT, &v)) {
-				fprintf(stderr, "kwitness verify: --%s needs a number of seconds >= 0\n",
-					c == O_SKEW ? "skew" : "max-age");
-				return 2;
-			}
-			if (c == O_SKEW)
-				o.skew = v;
-			else
-				o.max_age = v;
-			break;
-		case O_HELP:
-			verify_usage(stdout);
-			return 0;
-		default:
-			return cli_bad_option("verify", argv, verify_usage);
-		}
-	}
+	if (cli_options_parse(&p, argc, argv))
+		return p.status;
 	if (consistency) {
 		struct tlog_verdict cv;
 

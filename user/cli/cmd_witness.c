@@ -70,18 +70,20 @@ static void serve_witness(void *ctx, const struct http_request *req, int fd)
 
 int cmd_witness(int argc, char **argv)
 {
-	enum { O_KEY = 1, O_NAME, O_STATE, O_LOG, O_LISTEN, O_HELP };
-	static const struct option opts[] = {
-		{ "key", required_argument, NULL, O_KEY },
-		{ "name", required_argument, NULL, O_NAME },
-		{ "state", required_argument, NULL, O_STATE },
-		{ "log", required_argument, NULL, O_LOG },
-		{ "listen", required_argument, NULL, O_LISTEN },
-		{ "help", no_argument, NULL, O_HELP },
-		{ 0 },
-	};
 	static struct tlog_key logs[TLOG_WITNESS_LOGS_MAX];
 	const char *keypath = NULL, *name = NULL, *state = NULL, *listen_at = NULL;
+	enum { O_LOG = 1 };
+	const struct cli_opt opts[] = {
+		{ "key", 0, CLI_TEXT, &keypath },
+		{ "name", 0, CLI_TEXT, &name },
+		{ "state", 0, CLI_TEXT, &state },
+		{ "log", 0, CLI_OWN, .id = O_LOG },
+		{ "listen", 0, CLI_TEXT, &listen_at },
+		{ "help", 0, CLI_HELP },
+		{ 0 },
+	};
+	struct cli_options p = { .cmd = "witness", .usage = witness_usage, .opts = opts,
+				 .on_bad = CLI_BAD_SAY };
 	bool serve;
 	size_t nlogs = 0;
 	struct tlog_witness w = { .statefd = -1 };
@@ -92,33 +94,21 @@ int cmd_witness(int argc, char **argv)
 		witness_usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
-	cli_options_begin();
-	while ((c = getopt_long(argc - 1, argv + 1, "", opts, NULL)) != -1) {
-		switch (c) {
-		case O_KEY: keypath = optarg; break;
-		case O_NAME: name = optarg; break;
-		case O_STATE: state = optarg; break;
-		case O_LISTEN: listen_at = optarg; break;
-		case O_LOG:
-			if (nlogs == TLOG_WITNESS_LOGS_MAX ||
-			    tlog_key_parse_vkey(optarg, strlen(optarg), &logs[nlogs]) ||
-			    logs[nlogs].type != TLOG_SIG_ED25519) {
-				if (nlogs < TLOG_WITNESS_LOGS_MAX)
-					tlog_key_clear(&logs[nlogs]);
-				fprintf(stderr, "kwitness witness: --log %s is not a log verifier key\n", optarg);
-				status = 2;
-				goto out;
-			}
-			nlogs++;
-			break;
-		case O_HELP:
-			witness_usage(stdout);
-			return 0;
-		default:
-			fprintf(stderr, "kwitness witness: unknown or incomplete option '%s'\n", argv[optind]);
+	while ((c = cli_next_option(&p, argc - 1, argv + 1)) == O_LOG) {
+		if (nlogs == TLOG_WITNESS_LOGS_MAX ||
+		    tlog_key_parse_vkey(optarg, strlen(optarg), &logs[nlogs]) ||
+		    logs[nlogs].type != TLOG_SIG_ED25519) {
+			if (nlogs < TLOG_WITNESS_LOGS_MAX)
+				tlog_key_clear(&logs[nlogs]);
+			fprintf(stderr, "kwitness witness: --log %s is not a log verifier key\n", optarg);
 			status = 2;
 			goto out;
 		}
+		nlogs++;
+	}
+	if (c == CLI_OPTIONS_EXIT) {
+		status = p.status;
+		goto out;
 	}
 	serve = !strcmp(argv[1], "serve");
 	if ((strcmp(argv[1], "add-checkpoint") && !serve) || argc - 1 - optind > (serve ? 0 : 1) ||
