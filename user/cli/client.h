@@ -9,7 +9,7 @@
 #include <jansson.h>
 
 #include "kwitness/protocol.h"
-#include "cli_options.h"
+#include "kwitness/options.h"
 
 /* --socket, else $KWITNESS_SOCKET (KW_SOCKET_ENV), else KW_DEFAULT_SOCKET. */
 const char *kw_client_socket(const char *given);

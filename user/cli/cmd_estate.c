@@ -20,7 +20,7 @@
 #include "estate/query.h"
 #include "estate/trust.h"
 #include "cli_key.h"
-#include "cli_options.h"
+#include "kwitness/options.h"
 #include "cli_record.h"
 #include "cli_tlog.h"
 #include "commands.h"
@@ -195,7 +195,7 @@ static int estate_ingest(int argc, char **argv)
 		{ "help", 0, CLI_HELP },
 		{ 0 },
 	};
-	struct cli_options p = { .cmd = "estate ingest", .usage = ingest_usage, .opts = opts };
+	struct cli_options p = { .cmd = "kwitness estate ingest", .usage = ingest_usage, .opts = opts };
 	struct tlog_policy *tlog = NULL;
 	json_t *pcrs_ref = NULL;
 	char err[600];
@@ -486,7 +486,7 @@ static int estate_query_cmd(int argc, char **argv)
 		{ "help", 0, CLI_HELP },
 		{ 0 },
 	};
-	struct cli_options p = { .cmd = "estate query", .usage = query_usage, .opts = opts };
+	struct cli_options p = { .cmd = "kwitness estate query", .usage = query_usage, .opts = opts };
 	int64_t n = 0;
 	char err[600];
 	int c, status = 2;

@@ -12,7 +12,7 @@
 #include "kwitness/key.h"
 #include "kwitness/protocol.h"
 #include "cli_key.h"
-#include "cli_options.h"
+#include "kwitness/options.h"
 #include "commands.h"
 
 void cli_key_error(const char *cmd, const char *what, int err)
@@ -130,7 +130,7 @@ int cmd_keygen(int argc, char **argv)
 		{ "help", 'h', CLI_HELP },
 		{ 0 },
 	};
-	struct cli_options p = { .cmd = "keygen", .usage = keygen_usage, .opts = opts };
+	struct cli_options p = { .cmd = "kwitness keygen", .usage = keygen_usage, .opts = opts };
 	char tp[KW_THUMBPRINT_MAX];
 	struct kw_key *key = NULL;
 	int ret;
@@ -185,7 +185,7 @@ int cmd_key(int argc, char **argv)
 		{ "help", 'h', CLI_HELP },
 		{ 0 },
 	};
-	struct cli_options p = { .cmd = "key show", .usage = key_usage, .opts = opts };
+	struct cli_options p = { .cmd = "kwitness key show", .usage = key_usage, .opts = opts };
 	char tp[KW_THUMBPRINT_MAX];
 	struct kw_key *key = NULL;
 	int ret;

@@ -14,7 +14,7 @@
 #include "kwitness/buf.h"
 #include "kwitness/jcs.h"
 #include "cli_key.h"
-#include "cli_options.h"
+#include "kwitness/options.h"
 #include "cli_record.h"
 #include "cli_tlog.h"
 #include "commands.h"
@@ -426,7 +426,7 @@ int cmd_log(int argc, char **argv)
 		{ "help", 0, CLI_HELP },
 		{ 0 },
 	};
-	struct cli_options p = { .cmd = "log", .usage = log_usage, .opts = opts, .on_bad = CLI_BAD_SAY };
+	struct cli_options p = { .cmd = "kwitness log", .usage = log_usage, .opts = opts, .on_bad = CLI_BAD_SAY };
 	int c, nargs;
 	char **args;
 

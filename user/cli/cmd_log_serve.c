@@ -17,7 +17,7 @@
 #include "kwitness/buf.h"
 #include "kwitness/jcs.h"
 #include "collector/publish.h"
-#include "cli_options.h"
+#include "kwitness/options.h"
 #include "cli_record.h"
 #include "cli_tlog.h"
 #include "serve.h"
@@ -168,7 +168,7 @@ int cli_log_serve(int argc, char **argv)
 		{ "help", 0, CLI_HELP },
 		{ 0 },
 	};
-	struct cli_options p = { .cmd = "log serve", .usage = log_serve_usage, .opts = opts,
+	struct cli_options p = { .cmd = "kwitness log serve", .usage = log_serve_usage, .opts = opts,
 				 .on_bad = CLI_BAD_SAY };
 	char *wspec[CLI_WITNESSES_MAX];
 	size_t nw = 0;

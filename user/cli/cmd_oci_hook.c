@@ -480,7 +480,7 @@ int cmd_oci_hook(int argc, char **argv)
 		{ "help", 'h', CLI_HELP },
 		{ 0 },
 	};
-	struct cli_options p = { .cmd = "oci-hook", .usage = oci_hook_usage, .opts = opts,
+	struct cli_options p = { .cmd = "kwitness oci-hook", .usage = oci_hook_usage, .opts = opts,
 				 .on_bad = CLI_BAD_USAGE };
 	int rc;
 

@@ -14,7 +14,7 @@
 #include "kwitness/protocol.h"
 #include "kwitness/record.h"
 #include "cli_key.h"
-#include "cli_options.h"
+#include "kwitness/options.h"
 #include "cli_record.h"
 #include "commands.h"
 #include "collector/transcript.h"
@@ -101,7 +101,7 @@ static int record_build(int argc, char **argv)
 		{ "help", 0, CLI_HELP },
 		{ 0 },
 	};
-	struct cli_options p = { .cmd = "record build", .usage = build_usage, .opts = opts };
+	struct cli_options p = { .cmd = "kwitness record build", .usage = build_usage, .opts = opts };
 	struct kw_buf bundle = { 0 }, log = { 0 };
 	char hash[KW_DIGEST_STR_MAX], err[320];
 	json_t *rec = NULL;
@@ -199,7 +199,7 @@ int cmd_sign(int argc, char **argv)
 		{ "help", 'h', CLI_HELP },
 		{ 0 },
 	};
-	struct cli_options p = { .cmd = "sign", .usage = sign_usage, .opts = opts };
+	struct cli_options p = { .cmd = "kwitness sign", .usage = sign_usage, .opts = opts };
 	struct kw_buf text = { 0 };
 	struct jcs_error jerr = { 0 };
 	struct kw_key *key = NULL;

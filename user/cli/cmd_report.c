@@ -20,7 +20,7 @@
 #include "estate/report_db.h"
 #include "estate/trust.h"
 #include "cli_key.h"
-#include "cli_options.h"
+#include "kwitness/options.h"
 #include "cli_record.h"
 #include "commands.h"
 #include "estate_cli.h"
@@ -97,7 +97,7 @@ int cmd_report(int argc, char **argv)
 		{ "help", 0, CLI_HELP },
 		{ 0 },
 	};
-	struct cli_options p = { .cmd = "report", .usage = report_usage, .opts = opts };
+	struct cli_options p = { .cmd = "kwitness report", .usage = report_usage, .opts = opts };
 	struct kw_buf text = { 0 }, bundle = { 0 };
 	struct kw_key *key = NULL;
 	struct report *r = NULL;
@@ -166,7 +166,7 @@ int estate_report_cmd(int argc, char **argv)
 		{ "help", 0, CLI_HELP },
 		{ 0 },
 	};
-	struct cli_options p = { .cmd = "estate report", .usage = estate_report_usage, .opts = opts };
+	struct cli_options p = { .cmd = "kwitness estate report", .usage = estate_report_usage, .opts = opts };
 	struct estate_trust *trust = NULL;
 	struct estate_db *db = NULL;
 	struct report *r = NULL;

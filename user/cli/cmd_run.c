@@ -353,7 +353,7 @@ int cmd_run(int argc, char **argv)
 		{ "as-root", 0, CLI_FLAG, &as_root },
 		{ 0 },
 	};
-	struct cli_options p = { .cmd = "run", .usage = run_usage, .opts = opts,
+	struct cli_options p = { .cmd = "kwitness run", .usage = run_usage, .opts = opts,
 				 .on_bad = CLI_BAD_USAGE, .in_order = true };
 	int close_wait = KW_RUN_CLOSE_WAIT;
 	char sid_buf[128], digest_buf[KW_DIGEST_STR_MAX], mount[4000], cg[4200], base[4100];

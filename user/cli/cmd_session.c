@@ -77,7 +77,7 @@ static int session_open(int argc, char **argv)
 		KW_OPEN_OPTIONS(&o),
 		{ 0 },
 	};
-	struct cli_options p = { .cmd = "session open", .usage = session_usage, .opts = opts,
+	struct cli_options p = { .cmd = "kwitness session open", .usage = session_usage, .opts = opts,
 				 .on_bad = CLI_BAD_USAGE };
 	char cgbuf[4200];
 	json_t *req;
@@ -167,7 +167,7 @@ static int session_close(int argc, char **argv)
 		{ "help", 'h', CLI_HELP },
 		{ 0 },
 	};
-	struct cli_options p = { .cmd = "session close", .usage = session_usage, .opts = opts,
+	struct cli_options p = { .cmd = "kwitness session close", .usage = session_usage, .opts = opts,
 				 .on_bad = CLI_BAD_USAGE };
 
 	if (cli_options_parse(&p, argc, argv))

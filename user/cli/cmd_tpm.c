@@ -11,7 +11,7 @@
 #include "kwitness/tpm.h"
 #include "kwitness/tpm_binding.h"
 #include "cli_key.h"
-#include "cli_options.h"
+#include "kwitness/options.h"
 #include "cli_record.h"
 #include "commands.h"
 
@@ -82,7 +82,7 @@ int cmd_tpm(int argc, char **argv)
 		{ "help", 0, CLI_HELP },
 		{ 0 },
 	};
-	struct cli_options p = { .cmd = "tpm", .usage = tpm_usage, .opts = opts };
+	struct cli_options p = { .cmd = "kwitness tpm", .usage = tpm_usage, .opts = opts };
 	struct kw_pcr_selection sel;
 	struct kw_tpm_binding b;
 	struct kw_tpm *tpm = NULL;

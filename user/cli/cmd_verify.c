@@ -20,7 +20,7 @@
 #include "kwitness/record.h"
 #include "kwitness/tpm.h"
 #include "cli_key.h"
-#include "cli_options.h"
+#include "kwitness/options.h"
 #include "cli_record.h"
 #include "commands.h"
 #include "progress.h"
@@ -382,7 +382,7 @@ int cmd_verify(int argc, char **argv)
 		{ "help", 0, CLI_HELP },
 		{ 0 },
 	};
-	struct cli_options p = { .cmd = "verify", .usage = verify_usage, .opts = opts };
+	struct cli_options p = { .cmd = "kwitness verify", .usage = verify_usage, .opts = opts };
 	int ret, status;
 
 	if (cli_options_parse(&p, argc, argv))

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "kwitness/buf.h"
-#include "cli_options.h"
+#include "kwitness/options.h"
 #include "cli_record.h"
 #include "cli_tlog.h"
 #include "commands.h"
@@ -82,7 +82,7 @@ int cmd_witness(int argc, char **argv)
 		{ "help", 0, CLI_HELP },
 		{ 0 },
 	};
-	struct cli_options p = { .cmd = "witness", .usage = witness_usage, .opts = opts,
+	struct cli_options p = { .cmd = "kwitness witness", .usage = witness_usage, .opts = opts,
 				 .on_bad = CLI_BAD_SAY };
 	bool serve;
 	size_t nlogs = 0;

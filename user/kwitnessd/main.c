@@ -6,7 +6,6 @@
  * (log writes, fsync, records) runs on the worker thread (worker.c). */
 #include <errno.h>
 #include <malloc.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,6 +25,7 @@
 
 #include "kwitness/hooks.h"
 #include "kwitness/key.h"
+#include "kwitness/options.h"
 #include "kwitness/tpm.h"
 #include "kwitnessd.h"
 
@@ -342,23 +342,26 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "state-dir", required_argument, NULL, 'S' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "key", required_argument, NULL, 'k' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "ringbuf-size", required_argument, NULL, 'r' },
-		{ "pin-dir", required_argument, NULL, 'p' },
-		{ "tpm", required_argument, NULL, 'T' },
-		{ "tpm-pcrs", required_argument, NULL, 'P' },
-		{ "tpm-enrollment", required_argument, NULL, 'E' },
-		{ "close-sessions-on-exit", no_argument, NULL, 'C' },
-		{ "foreground", no_argument, NULL, 'f' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
+	enum { O_KEY = 1, O_CONFIG, O_RINGBUF, O_PIN_DIR, O_TPM, O_TPM_PCRS, O_TPM_ENROLLMENT };
+	struct kwd *d = &daemon_state;
+	const struct cli_opt opts[] = {
+		{ "state-dir", 0, CLI_TEXT, &d->cfg.state_dir },
+		{ "socket", 0, CLI_TEXT, &d->cfg.socket_path },
+		{ "key", 0, CLI_OWN, .id = O_KEY },
+		{ "config", 0, CLI_OWN, .id = O_CONFIG },
+		{ "ringbuf-size", 0, CLI_OWN, .id = O_RINGBUF },
+		{ "pin-dir", 0, CLI_OWN, .id = O_PIN_DIR },
+		{ "tpm", 0, CLI_OWN, .id = O_TPM },
+		{ "tpm-pcrs", 0, CLI_OWN, .id = O_TPM_PCRS },
+		{ "tpm-enrollment", 0, CLI_OWN, .id = O_TPM_ENROLLMENT },
+		{ "close-sessions-on-exit", 0, CLI_FLAG, &d->cfg.close_on_exit },
+		{ "foreground", 'f', CLI_FLAG, &d->cfg.foreground },
+		{ "verbose", 'v', CLI_COUNT, &d->cfg.verbose },
+		{ "help", 'h', CLI_HELP },
 		{ 0 },
 	};
-	struct kwd *d = &daemon_state;
+	struct cli_options p = { .cmd = "kwitnessd", .usage = usage, .opts = opts,
+				 .on_bad = CLI_BAD_USAGE };
 	struct kw_hooks_opts hopts = { 0 };
 	bool config_given = false, key_given = false;
 	char err[512] = "";
@@ -372,30 +375,28 @@ int main(int argc, char **argv)
 	d->cfg.ringbuf_size = KWD_DEFAULT_RINGBUF;
 	d->listen_fd = d->signal_fd = d->timer_fd = d->epfd = -1;
 
-	while ((opt = getopt_long(argc, argv, "fvh", opts, NULL)) != -1) {
+	while ((opt = cli_next_option(&p, argc, argv)) > 0) {
 		switch (opt) {
-		case 'S': d->cfg.state_dir = optarg; break;
-		case 's': d->cfg.socket_path = optarg; break;
-		case 'k': d->cfg.key_path = optarg; key_given = true; break;
-		case 'c': d->cfg.config_path = optarg; config_given = true; break;
-		case 'p': d->cfg.pin_dir = strcmp(optarg, "none") ? optarg : NULL; break;
-		case 'r':
+		case O_KEY: d->cfg.key_path = optarg; key_given = true; break;
+		case O_CONFIG: d->cfg.config_path = optarg; config_given = true; break;
+		case O_PIN_DIR: d->cfg.pin_dir = strcmp(optarg, "none") ? optarg : NULL; break;
+		case O_RINGBUF:
 			if (kwd_parse_ringbuf_size(optarg, &d->cfg.ringbuf_size)) {
 				fprintf(stderr, "kwitnessd: --ringbuf-size: a power of two from 4096 to 1G\n");
 				return 2;
 			}
 			d->cfg.ringbuf_from_cli = true;
 			break;
-		case 'T': free(d->cfg.tpm); d->cfg.tpm = strdup(optarg); break;
-		case 'P': free(d->cfg.tpm_pcrs); d->cfg.tpm_pcrs = strdup(optarg); break;
-		case 'E': free(d->cfg.tpm_enrollment); d->cfg.tpm_enrollment = strdup(optarg); break;
-		case 'f': d->cfg.foreground = true; break;
-		case 'C': d->cfg.close_on_exit = true; break;
-		case 'v': d->cfg.verbose++; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case O_TPM: free(d->cfg.tpm); d->cfg.tpm = strdup(optarg); break;
+		case O_TPM_PCRS: free(d->cfg.tpm_pcrs); d->cfg.tpm_pcrs = strdup(optarg); break;
+		case O_TPM_ENROLLMENT:
+			free(d->cfg.tpm_enrollment);
+			d->cfg.tpm_enrollment = strdup(optarg);
+			break;
 		}
 	}
+	if (opt == CLI_OPTIONS_EXIT)
+		return p.status;
 	if (optind != argc) {
 		fprintf(stderr, "kwitnessd: unexpected argument '%s'\n", argv[optind]);
 		return 2;

@@ -2,8 +2,8 @@
 /* A command's options, read the same way everywhere: a table says what each
  * option sets, and one parser (getopt_long underneath) fills it in, prints
  * the usage for --help, and says what is wrong with a bad option. */
-#ifndef KWITNESS_CLI_OPTIONS_H
-#define KWITNESS_CLI_OPTIONS_H
+#ifndef KWITNESS_OPTIONS_H
+#define KWITNESS_OPTIONS_H
 
 #include <getopt.h>
 #include <stdbool.h>
@@ -15,6 +15,7 @@ enum cli_opt_kind {
 	CLI_FLAG,   /* *(bool *)to = true */
 	CLI_TEXT,   /* *(const char **)to = the argument */
 	CLI_NUMBER, /* *(int64_t *)to = the argument, a whole number from min to max */
+	CLI_COUNT,  /* ++*(int *)to */
 	CLI_OWN,    /* the command reads the argument itself: cli_next_option returns id */
 };
 
@@ -25,13 +26,13 @@ struct cli_opt {
 	void *to;
 	int id;               /* CLI_OWN: > 0 */
 	long long min, max;   /* CLI_NUMBER */
-	const char *bad;      /* CLI_NUMBER: "kwitness CMD: --NAME <bad>" when it is not one */
+	const char *bad;      /* CLI_NUMBER: "CMD: --NAME <bad>" when it is not one */
 };
 
 /* What a command says about an option it does not know (or one that lacks
  * its argument); the exit status is 2 either way. */
 enum cli_on_bad {
-	CLI_BAD_SAY_USAGE, /* "kwitness CMD: unknown or incomplete option 'X'", then the usage */
+	CLI_BAD_SAY_USAGE, /* "CMD: unknown or incomplete option 'X'", then the usage */
 	CLI_BAD_SAY,       /* that line alone */
 	CLI_BAD_USAGE,     /* getopt's own line, then the usage */
 };
@@ -39,7 +40,7 @@ enum cli_on_bad {
 #define CLI_OPTS_MAX 32
 
 struct cli_options {
-	const char *cmd;            /* "record build": what the messages name */
+	const char *cmd;            /* "kwitness record build": what the messages begin with */
 	void (*usage)(FILE *f);
 	const struct cli_opt *opts; /* ended by { 0 } */
 	enum cli_on_bad on_bad;

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "cli_options.h"
+#include "kwitness/options.h"
 
 /* Options seen as getopt_long values from here, so no letter is mistaken
  * for one. */
@@ -24,7 +24,7 @@ static void begin(struct cli_options *p)
 		const struct cli_opt *o = &p->opts[i];
 
 		if (i == CLI_OPTS_MAX) { /* the command's table, not its input */
-			fprintf(stderr, "kwitness %s: more than %d options\n", p->cmd, CLI_OPTS_MAX);
+			fprintf(stderr, "%s: more than %d options\n", p->cmd, CLI_OPTS_MAX);
 			abort();
 		}
 		p->longs[i] = (struct option){ o->name, takes_argument(o->kind) ? required_argument
@@ -38,7 +38,7 @@ static void begin(struct cli_options *p)
 	}
 	p->longs[i] = (struct option){ 0 };
 	p->letters[n] = '\0';
-	optind = 1;
+	optind = 0; /* glibc: all of getopt's state anew, its ordering mode too */
 	opterr = p->on_bad == CLI_BAD_USAGE;
 	p->begun = true;
 }
@@ -74,7 +74,7 @@ int cli_next_option(struct cli_options *p, int argc, char **argv)
 		o = seen(p, c);
 		if (!o) {
 			if (p->on_bad != CLI_BAD_USAGE)
-				fprintf(stderr, "kwitness %s: unknown or incomplete option '%s'\n", p->cmd,
+				fprintf(stderr, "%s: unknown or incomplete option '%s'\n", p->cmd,
 					argv[optind - 1]);
 			if (p->on_bad != CLI_BAD_SAY)
 				p->usage(stderr);
@@ -92,10 +92,13 @@ int cli_next_option(struct cli_options *p, int argc, char **argv)
 			break;
 		case CLI_NUMBER:
 			if (cli_parse_int(optarg, o->min, o->max, &v)) {
-				fprintf(stderr, "kwitness %s: --%s %s\n", p->cmd, o->name, o->bad);
+				fprintf(stderr, "%s: --%s %s\n", p->cmd, o->name, o->bad);
 				return finish(p, 2);
 			}
 			*(int64_t *)o->to = v;
+			break;
+		case CLI_COUNT:
+			++*(int *)o->to;
 			break;
 		case CLI_OWN:
 			return o->id;
