@@ -5,7 +5,6 @@
  *   estate report  the auditor's page of a stored session (cmd_report.c)
  * Exit status: 0 success, 1 some record was rejected (ingest) or nothing
  * matched (query), 2 usage or database error. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,6 @@
  * witness exchange, by hand), check (a full audit), vkey. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -426,7 +425,8 @@ int cmd_log(int argc, char **argv)
 		{ "help", 0, CLI_HELP },
 		{ 0 },
 	};
-	struct cli_options p = { .cmd = "kwitness log", .usage = log_usage, .opts = opts, .on_bad = CLI_BAD_SAY };
+	struct cli_options p = { .cmd = "kwitness log", .usage = log_usage, .opts = opts,
+				 .on_bad = CLI_BAD_SAY };
 	int c, nargs;
 	char **args;
 

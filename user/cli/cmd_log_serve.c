@@ -5,7 +5,6 @@
  * witnesses cosign, and answers with its tlog-proof. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -16,7 +16,6 @@
  * the container) unless io.kwitness.on-error is "allow". */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>

@@ -2,7 +2,6 @@
 /* kwitness record build / kwitness sign: make a TRACE v0.2 record offline,
  * from the same inputs kwitnessd uses at session close. */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

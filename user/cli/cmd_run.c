@@ -5,7 +5,6 @@
  * verifies the record, removes the cgroup. Exit status is the command's. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdbool.h>

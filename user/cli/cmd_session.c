@@ -3,7 +3,6 @@
  * kwitnessd through its control socket. */
 #include <errno.h>
 #include <limits.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

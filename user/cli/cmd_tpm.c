@@ -2,7 +2,6 @@
 /* kwitness tpm enroll | quote: the enrolling side of TPM attestation, and a
  * one-off quote for a key (what kwitnessd --tpm does at start). */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

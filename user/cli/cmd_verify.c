@@ -4,7 +4,6 @@
  * Exit 0 valid, 1 invalid (reason code on stdout), 2 usage or input error. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

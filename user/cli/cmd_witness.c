@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
