@@ -23,6 +23,12 @@ int kw_buf_putc(struct kw_buf *b, char c);
 void kw_buf_reset(struct kw_buf *b);
 void kw_buf_free(struct kw_buf *b);
 
+/* Room for more items in an array of size-byte items (*cap of them at
+ * items): the block doubled (first items at the start), the items kept, *cap
+ * updated. NULL, with items and *cap untouched, when out of memory or when
+ * the size would overflow. */
+void *kw_array_grow(void *items, size_t *cap, size_t size, size_t first);
+
 /* Reads a whole file ("-" is stdin) into out, refusing anything larger than max
  * bytes. Returns 0, -EFBIG when the file is larger than max, or -errno. */
 int kw_read_file(const char *path, size_t max, struct kw_buf *out);

@@ -181,12 +181,45 @@ static void test_read_appends(void **state)
 	kw_buf_free(&b); /* twice is harmless */
 }
 
+/* An array grown item by item keeps its items, doubles from first, and a
+ * size that would overflow leaves it as it was. */
+static void test_array_grow(void **state)
+{
+	uint32_t *a = NULL, *p;
+	size_t n = 0, cap = 0, caps[8], ncaps = 0;
+
+	(void)state;
+	for (uint32_t i = 0; i < 1000; i++) {
+		if (n == cap) {
+			p = kw_array_grow(a, &cap, sizeof(*a), 16);
+			assert_non_null(p);
+			a = p;
+			caps[ncaps++] = cap;
+		}
+		a[n++] = i * 7;
+	}
+	assert_int_equal(ncaps, 7);
+	assert_int_equal(caps[0], 16);
+	assert_int_equal(caps[6], 1024);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(a[i], i * 7);
+	cap = SIZE_MAX / 2 + 1;
+	assert_null(kw_array_grow(a, &cap, 1, 16));
+	assert_int_equal(cap, SIZE_MAX / 2 + 1);
+	cap = 1024;
+	assert_null(kw_array_grow(a, &cap, SIZE_MAX / 1024, 16));
+	assert_int_equal(cap, 1024);
+	assert_int_equal(a[999], 999 * 7); /* still a's */
+	free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_buf_and_files),
 		cmocka_unit_test(test_read_stdin_pipe),
 		cmocka_unit_test(test_read_appends),
+		cmocka_unit_test(test_array_grow),
 	};
 	return cmocka_run_group_tests_name("buf", tests, NULL, NULL);
 }

@@ -67,15 +67,13 @@ static int visit(const char *path, const struct stat *st, int flag, struct FTW *
 		return 1;
 	}
 	if (walk.count == walk.cap) {
-		size_t cap = walk.cap ? walk.cap * 2 : 1024;
-		char **n = realloc(walk.lines, cap * sizeof(*n));
+		char **n = kw_array_grow(walk.lines, &walk.cap, sizeof(*n), 1024);
 
 		if (!n) {
 			walk.error = ENOMEM;
 			return 1;
 		}
 		walk.lines = n;
-		walk.cap = cap;
 	}
 	snprintf(head, sizeof(head), "%c %04o %u:%u %llu ", type_char(st->st_mode),
 		 (unsigned)(st->st_mode & 07777), (unsigned)st->st_uid, (unsigned)st->st_gid,

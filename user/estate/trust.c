@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kwitness/buf.h"
 #include "estate/trust.h"
 
 struct trusted_key {
@@ -63,15 +64,13 @@ struct estate_trust *estate_trust_load(const char *dir, char *err, size_t errlen
 			goto fail;
 		}
 		if (t->n == t->cap) {
-			size_t cap = t->cap ? t->cap * 2 : 16;
-			struct trusted_key *k = realloc(t->keys, cap * sizeof(*k));
+			struct trusted_key *k = kw_array_grow(t->keys, &t->cap, sizeof(*k), 16);
 
 			if (!k) {
 				snprintf(err, errlen, "out of memory");
 				goto fail;
 			}
 			t->keys = k;
-			t->cap = cap;
 		}
 		rc = kw_key_load_public(path, &t->keys[t->n].key);
 		if (rc) {

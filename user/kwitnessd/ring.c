@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 
+#include "kwitness/buf.h"
 #include "collector/decision.h"
 #include "ring.h"
 
@@ -62,13 +63,11 @@ static int hold(struct kwd_ring *r, uint64_t end, uint64_t seq)
 		r->held_head = 0;
 	}
 	if (r->held_len == r->held_cap) {
-		size_t cap = r->held_cap ? r->held_cap * 2 : 256;
-		struct kwd_ring_held *n = realloc(r->held, cap * sizeof(*n));
+		struct kwd_ring_held *n = kw_array_grow(r->held, &r->held_cap, sizeof(*n), 256);
 
 		if (!n)
 			return -ENOMEM;
 		r->held = n;
-		r->held_cap = cap;
 	}
 	r->held[r->held_len].end = end;
 	r->held[r->held_len].seq = seq;

@@ -14,6 +14,19 @@
 
 #include "kwitness/buf.h"
 
+void *kw_array_grow(void *items, size_t *cap, size_t size, size_t first)
+{
+	size_t n = *cap ? *cap * 2 : first;
+	void *p;
+
+	if (n < *cap || !size || n > SIZE_MAX / size)
+		return NULL;
+	p = realloc(items, n * size);
+	if (p)
+		*cap = n;
+	return p;
+}
+
 int kw_buf_reserve(struct kw_buf *b, size_t extra)
 {
 	/* +1 keeps room for the terminating NUL. */

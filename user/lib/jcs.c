@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kwitness/buf.h"
 #include "kwitness/jcs.h"
 #include "jcs_internal.h"
 
@@ -717,12 +718,10 @@ static int parse_object(struct parser *ps)
 			return fail(ps, ps->p, "expected a member name (string) but found %s", what);
 		}
 		if (ps->m_len == ps->m_cap) {
-			size_t cap = ps->m_cap ? ps->m_cap * 2 : 64;
-			struct member *nm = realloc(ps->m, cap * sizeof(*nm));
+			struct member *nm = kw_array_grow(ps->m, &ps->m_cap, sizeof(*nm), 64);
 			if (!nm)
 				return -ENOMEM;
 			ps->m = nm;
-			ps->m_cap = cap;
 		}
 		/* Indexes, not pointers: nested objects may move ps->m. */
 		size_t mi = ps->m_len++;

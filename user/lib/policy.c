@@ -12,6 +12,7 @@
 
 #include <linux/bpf.h>
 
+#include "kwitness/buf.h"
 #include "kwitness/jcs.h"
 #include "kwitness/net_compile.h"
 #include "kwitness/abi/net_match.h"
@@ -127,14 +128,35 @@ static int get_bool(struct pctx *c, json_t *obj, const char *key, const char *na
 	return 0;
 }
 
-static int get_section(struct pctx *c, json_t *root, const char *key, json_t **out)
+/* A section of the bundle: absent (*out NULL), or an object of the allowed
+ * keys; being there makes the sessions govern class (0: its rules say). */
+static int get_section(struct pctx *c, json_t *root, const char *key, uint32_t class,
+		       const char *const *allowed, json_t **out)
 {
 	json_t *v = json_object_get(root, key);
 
 	*out = v;
-	if (v && !json_is_object(v))
+	if (!v)
+		return 0;
+	if (!json_is_object(v))
 		return fail(c, "%s: must be an object", key);
-	return 0;
+	c->p->classes |= class;
+	return check_keys(c, v, key, allowed);
+}
+
+/* A section that is one switch, such as "mount": { "allow": true }. */
+static int get_switch_section(struct pctx *c, json_t *root, const char *section,
+			      const char *key, uint32_t class, bool *out)
+{
+	const char *const allowed[] = { key, NULL };
+	char name[64];
+	json_t *s;
+	int ret = get_section(c, root, section, class, allowed, &s);
+
+	if (ret || !s)
+		return ret;
+	snprintf(name, sizeof(name), "%s.%s", section, key);
+	return get_bool(c, s, key, name, out);
 }
 
 /* ---- net: "[!]CIDR:PORTS" ---- */
@@ -430,13 +452,11 @@ static int parse_net_list(struct pctx *c, json_t *net, const char *key, uint8_t 
 		if (!s)
 			return ret;
 		if (c->p->n_net == c->cap_net) {
-			size_t cap = c->cap_net ? c->cap_net * 2 : 16;
-			struct kw_net_rule *n = realloc(c->p->net, cap * sizeof(*n));
+			struct kw_net_rule *n = kw_array_grow(c->p->net, &c->cap_net, sizeof(*n), 16);
 
 			if (!n)
 				return -ENOMEM;
 			c->p->net = n;
-			c->cap_net = cap;
 		}
 		ret = parse_net_rule(c, s, name, i, op, &c->p->net[c->p->n_net]);
 		if (ret == 1)
@@ -544,12 +564,10 @@ static int parse_net(struct pctx *c, json_t *root)
 	size_t i;
 	int ret;
 
-	ret = get_section(c, root, "net", &net);
+	ret = get_section(c, root, "net", 0, keys, &net);
 	if (ret || !net)
 		return ret;
-	ret = check_keys(c, net, "net", keys);
-	if (!ret)
-		ret = parse_net_list(c, net, "connect", KW_NET_CONNECT, KW_CLASS_NET_CONNECT);
+	ret = parse_net_list(c, net, "connect", KW_NET_CONNECT, KW_CLASS_NET_CONNECT);
 	if (!ret)
 		ret = parse_net_list(c, net, "send", KW_NET_SEND, KW_CLASS_NET_SEND);
 	if (!ret)
@@ -642,13 +660,9 @@ static int parse_dev(struct pctx *c, json_t *root)
 	size_t i, j;
 	int ret;
 
-	ret = get_section(c, root, "dev", &dev);
+	ret = get_section(c, root, "dev", KW_CLASS_DEV, keys, &dev);
 	if (ret || !dev)
 		return ret;
-	ret = check_keys(c, dev, "dev", keys);
-	if (ret)
-		return ret;
-	c->p->classes |= KW_CLASS_DEV;
 	a = get_array(c, dev, "allow", "dev.allow", KW_POLICY_MAX_DEV_RULES, &ret);
 	if (ret || !a)
 		return ret;
@@ -729,13 +743,11 @@ static int add_path_rule(struct pctx *c, const char *s, const char *name, size_t
 		return fail(c, "%s[%zu]: path \"%s\" is not normalised (no \".\", \"..\", "
 			    "duplicate or trailing slashes)", name, i, quote(s, q));
 	if (c->p->n_paths == c->cap_paths) {
-		size_t cap = c->cap_paths ? c->cap_paths * 2 : 16;
-		struct kw_path_rule *n = realloc(c->p->paths, cap * sizeof(*n));
+		struct kw_path_rule *n = kw_array_grow(c->p->paths, &c->cap_paths, sizeof(*n), 16);
 
 		if (!n)
 			return -ENOMEM;
 		c->p->paths = n;
-		c->cap_paths = cap;
 	}
 	r = &c->p->paths[c->p->n_paths++];
 	memset(r, 0, sizeof(*r));
@@ -885,47 +897,27 @@ static int parse_lsm_sections(struct pctx *c, json_t *root)
 {
 	static const char *const fs_keys[] = { "read", "write", "deny", NULL };
 	static const char *const exec_keys[] = { "allow", NULL };
-	static const char *const mount_keys[] = { "allow", NULL };
-	static const char *const proc_keys[] = { "signal_outside", NULL };
 	json_t *s, *net;
 	int ret;
 
-	ret = get_section(c, root, "fs", &s);
+	ret = get_section(c, root, "fs", KW_CLASS_FS, fs_keys, &s);
 	if (!ret && s) {
-		c->p->classes |= KW_CLASS_FS;
-		ret = check_keys(c, s, "fs", fs_keys);
-		if (!ret)
-			ret = parse_path_list(c, s, "read", "fs.read", KW_PATH_READ);
+		ret = parse_path_list(c, s, "read", "fs.read", KW_PATH_READ);
 		if (!ret)
 			ret = parse_path_list(c, s, "write", "fs.write", KW_PATH_WRITE);
 		if (!ret)
 			ret = parse_path_list(c, s, "deny", "fs.deny", KW_PATH_DENY);
 	}
 	if (!ret)
-		ret = get_section(c, root, "exec", &s);
-	if (!ret && s) {
-		c->p->classes |= KW_CLASS_EXEC;
-		ret = check_keys(c, s, "exec", exec_keys);
-		if (!ret)
-			ret = parse_exec_allow(c, s);
-	}
+		ret = get_section(c, root, "exec", KW_CLASS_EXEC, exec_keys, &s);
+	if (!ret && s)
+		ret = parse_exec_allow(c, s);
 	if (!ret)
-		ret = get_section(c, root, "mount", &s);
-	if (!ret && s) {
-		c->p->classes |= KW_CLASS_MOUNT;
-		ret = check_keys(c, s, "mount", mount_keys);
-		if (!ret)
-			ret = get_bool(c, s, "allow", "mount.allow", &c->p->mount_allow);
-	}
+		ret = get_switch_section(c, root, "mount", "allow", KW_CLASS_MOUNT,
+					 &c->p->mount_allow);
 	if (!ret)
-		ret = get_section(c, root, "proc", &s);
-	if (!ret && s) {
-		c->p->classes |= KW_CLASS_PROC;
-		ret = check_keys(c, s, "proc", proc_keys);
-		if (!ret)
-			ret = get_bool(c, s, "signal_outside", "proc.signal_outside",
-				       &c->p->signal_outside);
-	}
+		ret = get_switch_section(c, root, "proc", "signal_outside", KW_CLASS_PROC,
+					 &c->p->signal_outside);
 	net = json_object_get(root, "net");
 	if (!ret && net && json_object_get(net, "unix")) {
 		c->p->classes |= KW_CLASS_UNIX;
@@ -970,8 +962,7 @@ static int parse_root(struct pctx *c, json_t *root)
 	static const char *const modes[] = { "enforce", "advisory", "silent", NULL };
 	static const char *const records[] = { "all", "deny", NULL };
 	static const char *const failures[] = { "deny", "allow", NULL };
-	static const char *const sysctl_keys[] = { "write", NULL };
-	json_t *v, *sysctl;
+	json_t *v;
 	int ret;
 
 	if (!json_is_object(root))
@@ -995,13 +986,8 @@ static int parse_root(struct pctx *c, json_t *root)
 	if (!ret)
 		ret = parse_dev(c, root);
 	if (!ret)
-		ret = get_section(c, root, "sysctl", &sysctl);
-	if (!ret && sysctl) {
-		c->p->classes |= KW_CLASS_SYSCTL;
-		ret = check_keys(c, sysctl, "sysctl", sysctl_keys);
-		if (!ret)
-			ret = get_bool(c, sysctl, "write", "sysctl.write", &c->p->sysctl_write);
-	}
+		ret = get_switch_section(c, root, "sysctl", "write", KW_CLASS_SYSCTL,
+					 &c->p->sysctl_write);
 	if (!ret)
 		ret = parse_lsm_sections(c, root);
 	return ret;

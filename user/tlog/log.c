@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kwitness/buf.h"
 #include "tlog/log.h"
 #include "tlog/tiles.h"
 
@@ -82,13 +83,11 @@ static int note_dirty(struct tlog_log *l, const char *path)
 		if (!strcmp(l->dirty[i], d))
 			return 0;
 	if (l->ndirty == l->capdirty) {
-		size_t cap = l->capdirty ? l->capdirty * 2 : 16;
-		void *p = realloc(l->dirty, cap * sizeof(*l->dirty));
+		void *p = kw_array_grow(l->dirty, &l->capdirty, sizeof(*l->dirty), 16);
 
 		if (!p)
 			return -ENOMEM;
 		l->dirty = p;
-		l->capdirty = cap;
 	}
 	memcpy(l->dirty[l->ndirty++], d, strlen(d) + 1);
 	return 0;
