@@ -49,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "accept_close.h"
 #include "sockaddr_text.h"
 
 #define DNS_HDR 12
@@ -640,7 +641,6 @@ static int do_listen(const char *portfile, int argc, char **argv)
 	struct pollfd fds[LISTEN_MAX];
 	unsigned port = 0;
 	int n = 0, one = 1;
-	int64_t end = now_ms() + SERVE_MAX_S * 1000LL;
 
 	if (argc < 1 || argc > LISTEN_MAX) {
 		fprintf(stderr, "kw-dnstest: listen takes 1 to %d addresses\n", LISTEN_MAX);
@@ -694,18 +694,7 @@ static int do_listen(const char *portfile, int argc, char **argv)
 		fprintf(stderr, "kw-dnstest: cannot write %s\n", portfile);
 		return 1;
 	}
-	while (now_ms() < end) {
-		if (poll(fds, (nfds_t)n, 1000) <= 0)
-			continue;
-		for (int i = 0; i < n; i++) {
-			if (fds[i].revents & POLLIN) {
-				int c = accept(fds[i].fd, NULL, NULL);
-
-				if (c >= 0)
-					close(c);
-			}
-		}
-	}
+	accept_and_close(fds, n, SERVE_MAX_S);
 	return 0;
 }
 

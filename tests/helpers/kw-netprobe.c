@@ -65,6 +65,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "accept_close.h"
 #include "sockaddr_text.h"
 
 static int result(int err)
@@ -90,7 +91,6 @@ static int do_listen(int argc, char **argv)
 	struct pollfd fds[64];
 	int ports[32];
 	int n = 0;
-	int64_t end = now_us() + 600 * 1000000LL;
 
 	for (int i = 0; i < argc && i < 31 && n < 62; i++) {
 		static const char *const hosts[] = { "127.0.0.1", "::1" };
@@ -144,18 +144,7 @@ static int do_listen(int argc, char **argv)
 			printf(" %d", ports[i]);
 	printf("\n");
 	fflush(stdout);
-	while (now_us() < end) {
-		if (poll(fds, (nfds_t)n, 1000) <= 0)
-			continue;
-		for (int i = 0; i < n; i++) {
-			if (fds[i].revents & POLLIN) {
-				int c = accept(fds[i].fd, NULL, NULL);
-
-				if (c >= 0)
-					close(c);
-			}
-		}
-	}
+	accept_and_close(fds, n, 600);
 	return 0;
 }
 
