@@ -98,4 +98,22 @@ int jcs_obj_bool(struct jcs_obj *o, const char *key, bool v);
 int jcs_obj_key(struct jcs_obj *o, const char *key);
 int jcs_obj_end(struct jcs_obj *o);
 
+/* --- Writers into room the caller reserved: for an emitter that reserves a
+ * whole object's worst case once (kw_buf_reserve) instead of checking room
+ * per member. Each returns the end of what it wrote (no NUL). */
+
+/* Room jcs_string_at needs for n bytes: every byte a \u00xx escape, the
+ * quotes, and at least 18 (short strings are stored 16 bytes at a time). */
+static inline size_t jcs_string_room(size_t n)
+{
+	return n < 3 ? 18 : n * 6 + 2;
+}
+/* s[0..n) as a canonical JSON string, quotes included. Invalid UTF-8: with
+ * lossy each bad byte becomes U+FFFD (*replaced, may be NULL, is set),
+ * without it NULL is returned. n must be below SIZE_MAX / 6. */
+char *jcs_string_at(char *o, const char *s, size_t n, bool lossy, bool *replaced);
+/* v in decimal. Needs 20 bytes of room, and at least 8 even for fewer
+ * digits: bytes past the digits may be written. */
+char *jcs_u64_at(char *o, uint64_t v);
+
 #endif

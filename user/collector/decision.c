@@ -3,6 +3,7 @@
  * docs/decision-log.md). Events come from the kernel but are still
  * treated as bytes: sizes are checked, strings are bounded and written lossy. */
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,8 +17,16 @@
 #include "kwitness/jcs.h"
 #include "kwitness/policy.h"
 
-/* F_CSTR: NUL-terminated, its length found while it is copied */
-enum field_type { F_STR, F_CSTR, F_LOSSY, F_INT, F_BOOL };
+/* How a member's value is written. */
+enum field_type {
+	F_PLAIN, /* s[0..n): ASCII that needs no escapes by construction (names
+		  * from tables, digits, addresses): copied as is */
+	F_STR,   /* s[0..n): must be UTF-8 (the entry is refused otherwise) */
+	F_LOSSY, /* s[0..n): kernel bytes, invalid UTF-8 written as U+FFFD */
+	F_INT,   /* i, within +-JCS_MAX_SAFE_INT (checked when added) */
+	F_ID,    /* u as a decimal string (see add_id) */
+	F_BOOL,  /* i != 0 */
+};
 
 /* Every member name an entry may have, in RFC 8785 order (UTF-16 order;
  * all ASCII here, so byte order): an entry is a set of members indexed by
@@ -63,56 +72,73 @@ enum member {
 	M_COUNT
 };
 
-static const char *const member_name[M_COUNT] = {
-	[M_ACCESS] = "access",
-	[M_CGROUP] = "cgroup",
-	[M_CHILD_CGROUP] = "child_cgroup",
-	[M_COMM] = "comm",
-	[M_DECISION] = "decision",
-	[M_DEV] = "dev",
-	[M_DIGEST] = "digest",
-	[M_DIGEST_UNAVAILABLE] = "digest_unavailable",
-	[M_ENFORCED] = "enforced",
-	[M_FAMILY] = "family",
-	[M_FSTYPE] = "fstype",
-	[M_GENERATION] = "generation",
-	[M_HOST] = "host",
-	[M_INO] = "ino",
-	[M_INTERPRETER] = "interpreter",
-	[M_MODE] = "mode",
-	[M_MOUNT] = "mount",
-	[M_NAME] = "name",
-	[M_PATH] = "path",
-	[M_PID] = "pid",
-	[M_PORT] = "port",
-	[M_PROTO] = "proto",
-	[M_PROTOCOL] = "protocol",
-	[M_RULE] = "rule",
-	[M_SEQ] = "seq",
-	[M_SIGNAL] = "signal",
-	[M_TARGET_CGROUP] = "target_cgroup",
-	[M_TARGET_PID] = "target_pid",
-	[M_TOOL] = "tool",
-	[M_TRUNCATED] = "truncated",
-	[M_TS] = "ts",
-	[M_TYPE] = "type",
-	[M_UID] = "uid",
-	[M_VERITY_DIGEST] = "verity_digest",
-	[M_VIA] = "via",
-	[M_VIA_SEQ] = "via_seq",
+/* Each name as it follows the previous member, ,"name": (the entry's first
+ * comma becomes its '{'), padded so that it is moved with one fixed-size
+ * copy. */
+#define KEY_ROOM 24
+struct member_key {
+	char text[KEY_ROOM];
+	uint8_t len;
 };
+#define KEY(m, name) [m] = { ",\"" name "\":", sizeof(name) + 3 }
+static const struct member_key member_key[M_COUNT] = {
+	KEY(M_ACCESS, "access"),
+	KEY(M_CGROUP, "cgroup"),
+	KEY(M_CHILD_CGROUP, "child_cgroup"),
+	KEY(M_COMM, "comm"),
+	KEY(M_DECISION, "decision"),
+	KEY(M_DEV, "dev"),
+	KEY(M_DIGEST, "digest"),
+	KEY(M_DIGEST_UNAVAILABLE, "digest_unavailable"),
+	KEY(M_ENFORCED, "enforced"),
+	KEY(M_FAMILY, "family"),
+	KEY(M_FSTYPE, "fstype"),
+	KEY(M_GENERATION, "generation"),
+	KEY(M_HOST, "host"),
+	KEY(M_INO, "ino"),
+	KEY(M_INTERPRETER, "interpreter"),
+	KEY(M_MODE, "mode"),
+	KEY(M_MOUNT, "mount"),
+	KEY(M_NAME, "name"),
+	KEY(M_PATH, "path"),
+	KEY(M_PID, "pid"),
+	KEY(M_PORT, "port"),
+	KEY(M_PROTO, "proto"),
+	KEY(M_PROTOCOL, "protocol"),
+	KEY(M_RULE, "rule"),
+	KEY(M_SEQ, "seq"),
+	KEY(M_SIGNAL, "signal"),
+	KEY(M_TARGET_CGROUP, "target_cgroup"),
+	KEY(M_TARGET_PID, "target_pid"),
+	KEY(M_TOOL, "tool"),
+	KEY(M_TRUNCATED, "truncated"),
+	KEY(M_TS, "ts"),
+	KEY(M_TYPE, "type"),
+	KEY(M_UID, "uid"),
+	KEY(M_VERITY_DIGEST, "verity_digest"),
+	KEY(M_VIA, "via"),
+	KEY(M_VIA_SEQ, "via_seq"),
+};
+#undef KEY
 
 struct field {
-	enum field_type type;
-	const char *s;
+	union {
+		const char *s;
+		int64_t i;
+		uint64_t u;
+	};
 	size_t n;
-	int64_t i;
+	enum field_type type;
 };
 
 _Static_assert(M_COUNT <= 64, "one presence bit per member");
 
+/* An entry being built: its members by name, and the most bytes they can
+ * take, so that the output is reserved once and written without checks. */
 struct entry {
 	uint64_t present; /* bit m: f[m] is set */
+	size_t room;
+	int err; /* a value no entry may hold (-EINVAL) */
 	struct field f[M_COUNT];
 	char scratch[8][64]; /* backing store for formatted strings */
 	size_t n_scratch;
@@ -120,60 +146,75 @@ struct entry {
 	char verity[sizeof("sha512:") + 2 * KW_VERITY_MAX];
 };
 
-static inline void set(struct entry *e, enum member m, struct field f)
+/* Marks m present and returns its field. The caller sets the value member
+ * by member: gcc builds a whole struct (a compound literal) with narrow
+ * stores and then copies it with a wide load, which stalls on every member. */
+static inline struct field *set(struct entry *e, enum member m, enum field_type t,
+				size_t value_room)
 {
-	e->f[m] = f;
 	e->present |= 1ULL << m;
+	e->room += KEY_ROOM + value_room;
+	e->f[m].type = t;
+	return &e->f[m];
+}
+
+static inline void add_text(struct entry *e, enum member m, enum field_type t, const char *s,
+			    size_t n, size_t value_room)
+{
+	struct field *f = set(e, m, t, value_room);
+
+	f->s = s;
+	f->n = n;
+}
+
+static inline void add_plainn(struct entry *e, enum member m, const char *s, size_t n)
+{
+	add_text(e, m, F_PLAIN, s, n, n + 2);
+}
+
+/* Inline, so that a literal's length is known when compiling. */
+static inline void add_plain(struct entry *e, enum member m, const char *s)
+{
+	add_plainn(e, m, s, strlen(s));
+}
+
+static void add_string(struct entry *e, enum member m, enum field_type t, const char *s, size_t n)
+{
+	if (n >= SIZE_MAX / 8) {
+		e->err = -EINVAL;
+		return;
+	}
+	add_text(e, m, t, s, n, jcs_string_room(n));
 }
 
 static void add_str(struct entry *e, enum member m, const char *s)
 {
-	set(e, m, (struct field){ .type = F_CSTR, .s = s });
-}
-
-static void add_strn(struct entry *e, enum member m, const char *s, size_t n)
-{
-	set(e, m, (struct field){ .type = F_STR, .s = s, .n = n });
+	add_string(e, m, F_STR, s, strlen(s));
 }
 
 static void add_lossy(struct entry *e, enum member m, const char *s, size_t n)
 {
-	set(e, m, (struct field){ .type = F_LOSSY, .s = s, .n = n });
+	add_string(e, m, F_LOSSY, s, n);
 }
 
-static void add_int(struct entry *e, enum member m, int64_t v)
+static inline void add_int(struct entry *e, enum member m, int64_t v)
 {
-	set(e, m, (struct field){ .type = F_INT, .i = v });
-}
-
-/* Decimal of v at p (no NUL); returns the end. */
-static char *put_uint(char *p, uint64_t v)
-{
-	char tmp[20];
-	size_t n = 0;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
+	if (v > JCS_MAX_SAFE_INT || v < -JCS_MAX_SAFE_INT)
+		e->err = -EINVAL;
+	set(e, m, F_INT, 24)->i = v;
 }
 
 /* 64-bit kernel identifiers (cgroup ids) can exceed 2^53 - 1, which a
  * JSON number may not (docs/canonical-json.md): they are always decimal
  * strings, so a member's type never depends on its value. */
-static void add_id(struct entry *e, enum member m, uint64_t v)
+static inline void add_id(struct entry *e, enum member m, uint64_t v)
 {
-	char *buf = e->scratch[e->n_scratch++];
-
-	add_strn(e, m, buf, (size_t)(put_uint(buf, v) - buf));
+	set(e, m, F_ID, 24)->u = v;
 }
 
-static void add_bool(struct entry *e, enum member m, bool v)
+static inline void add_bool(struct entry *e, enum member m, bool v)
 {
-	set(e, m, (struct field){ .type = F_BOOL, .i = v });
+	set(e, m, F_BOOL, 5)->i = v;
 }
 
 static char *scratch(struct entry *e)
@@ -181,50 +222,94 @@ static char *scratch(struct entry *e)
 	return e->scratch[e->n_scratch++];
 }
 
-static int emit_field(struct jcs_obj *o, const char *key, const struct field *f)
+#ifndef NDEBUG
+static bool plain_ascii(const char *s, size_t n)
 {
-	switch (f->type) {
-	case F_STR: return jcs_obj_strn(o, key, f->s, f->n);
-	case F_CSTR: return jcs_obj_str(o, key, f->s);
-	case F_LOSSY: return jcs_obj_strn_lossy(o, key, f->s, f->n, NULL);
-	case F_INT: return jcs_obj_int(o, key, f->i);
-	case F_BOOL: return jcs_obj_bool(o, key, f->i != 0);
-	}
-	return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < 0x20 || s[i] > 0x7e || s[i] == '"' || s[i] == '\\')
+			return false;
+	return true;
 }
+#endif
 
-/* The members present, in enum (= key) order. */
-static int emit(struct entry *e, struct kw_buf *out)
+/* The members present, in enum (= key) order, into room reserved once. */
+static int emit(const struct entry *e, struct kw_buf *out)
 {
 	uint64_t left = e->present;
-	struct jcs_obj o;
-	int ret;
+	char *start, *o;
 
-	ret = jcs_obj_begin(&o, out);
-	while (!ret && left) {
-		int m = __builtin_ctzll(left);
+	if (e->err || !left)
+		return e->err ? e->err : -EINVAL;
+	if (kw_buf_reserve(out, e->room + 1)) /* + the closing '}' */
+		return -ENOMEM;
+	start = o = out->data + out->len;
+	while (left) {
+		unsigned m = (unsigned)__builtin_ctzll(left);
+		const struct field *f = &e->f[m];
 
 		left &= left - 1;
-		ret = emit_field(&o, member_name[m], &e->f[m]);
+		memcpy(o, member_key[m].text, KEY_ROOM);
+		o += member_key[m].len;
+		switch (f->type) {
+		case F_PLAIN:
+			assert(plain_ascii(f->s, f->n));
+			*o++ = '"';
+			memcpy(o, f->s, f->n);
+			o += f->n;
+			*o++ = '"';
+			break;
+		case F_STR:
+		case F_LOSSY:
+			o = jcs_string_at(o, f->s, f->n, f->type == F_LOSSY, NULL);
+			if (!o) {
+				out->data[out->len] = '\0';
+				return -EINVAL;
+			}
+			break;
+		case F_ID:
+			*o++ = '"';
+			o = jcs_u64_at(o, f->u);
+			*o++ = '"';
+			break;
+		case F_INT:
+			if (f->i < 0) {
+				*o++ = '-';
+				o = jcs_u64_at(o, -(uint64_t)f->i);
+			} else {
+				o = jcs_u64_at(o, (uint64_t)f->i);
+			}
+			break;
+		case F_BOOL:
+			memcpy(o, f->i ? "true" : "false", 5);
+			o += f->i ? 4 : 5;
+			break;
+		}
 	}
-	if (!ret)
-		ret = jcs_obj_end(&o);
-	return ret;
+	*start = '{'; /* over the first member's comma */
+	*o++ = '}';
+	*o = '\0';
+	out->len = (size_t)(o - out->data);
+	return 0;
 }
 
-/* Dotted quad (inet_ntop goes through printf). */
-static const char *ipv4_text(const uint8_t a[4], char *buf)
+/* Dotted quad into buf (inet_ntop goes through printf); returns its length. */
+static size_t ipv4_text(const uint8_t a[4], char *buf)
 {
 	char *p = buf;
 	int i;
 
 	for (i = 0; i < 4; i++) {
+		unsigned v = a[i];
+
 		if (i)
 			*p++ = '.';
-		p = put_uint(p, a[i]);
+		if (v >= 100)
+			*p++ = (char)('0' + v / 100);
+		if (v >= 10)
+			*p++ = (char)('0' + v / 10 % 10);
+		*p++ = (char)('0' + v % 10);
 	}
-	*p = '\0';
-	return buf;
+	return (size_t)(p - buf);
 }
 
 static const char *proto_name(uint8_t proto, char *buf)
@@ -331,9 +416,9 @@ static void add_exec_members(struct entry *e, const struct kw_ev_exec *ev)
 	char *dev = scratch(e), *why;
 
 	snprintf(dev, 64, "%u:%u", ev->dev >> 20, ev->dev & 0xfffff);
-	add_str(e, M_DEV, dev);
+	add_plain(e, M_DEV, dev);
 	if (ev->digest_status == KW_DIGEST_OK) {
-		add_str(e, M_DIGEST, hex_digest(e->digest, KW_SHA256_PREFIX, ev->sha256,
+		add_plain(e, M_DIGEST, hex_digest(e->digest, KW_SHA256_PREFIX, ev->sha256,
 						KW_SHA256_LEN));
 	} else {
 		why = scratch(e);
@@ -348,7 +433,7 @@ static void add_exec_members(struct entry *e, const struct kw_ev_exec *ev)
 			snprintf(why, 64, "ima_error:%d", ev->digest_err);
 		else
 			snprintf(why, 64, "unsupported");
-		add_str(e, M_DIGEST_UNAVAILABLE, why);
+		add_plain(e, M_DIGEST_UNAVAILABLE, why);
 	}
 	add_int(e, M_GENERATION, ev->generation);
 	add_id(e, M_INO, ev->ino);
@@ -361,9 +446,9 @@ static void add_exec_members(struct entry *e, const struct kw_ev_exec *ev)
 static void add_verity(struct entry *e, const struct kw_ev_exec *ev)
 {
 	if (ev->verity_len == 32)
-		add_str(e, M_VERITY_DIGEST, hex_digest(e->verity, "sha256:", ev->verity, 32));
+		add_plain(e, M_VERITY_DIGEST, hex_digest(e->verity, "sha256:", ev->verity, 32));
 	else if (ev->verity_len == 64)
-		add_str(e, M_VERITY_DIGEST, hex_digest(e->verity, "sha512:", ev->verity, 64));
+		add_plain(e, M_VERITY_DIGEST, hex_digest(e->verity, "sha512:", ev->verity, 64));
 }
 
 static size_t bounded_len(const char *s, size_t claimed, size_t cap)
@@ -410,15 +495,17 @@ int kw_event_to_entry_via(const void *data, size_t size, int64_t boot_to_realtim
 	    __builtin_add_overflow((int64_t)h.ts_ns, boot_to_realtime_ns, &real_ns))
 		return -EINVAL;
 	e->present = 0;
+	e->room = 0;
+	e->err = 0;
 	e->n_scratch = 0;
 
 	/* common members */
 	add_id(e, M_CGROUP, h.cgroup_id);
 	add_lossy(e, M_COMM, h.comm, strnlen(h.comm, sizeof(h.comm)));
-	add_str(e, M_DECISION, h.decision == KW_PERMIT ? "permit" : "deny");
+	add_plain(e, M_DECISION, h.decision == KW_PERMIT ? "permit" : "deny");
 	add_bool(e, M_ENFORCED, h.decision != KW_PERMIT && h.enforced);
 	add_int(e, M_PID, h.pid);
-	add_str(e, M_RULE, kw_rule_name(h.kind, h.rule, rule, sizeof(rule)));
+	add_plain(e, M_RULE, kw_rule_name(h.kind, h.rule, rule, sizeof(rule)));
 	add_int(e, M_SEQ, (int64_t)h.seq);
 	add_int(e, M_TS, real_ns / 1000);
 	add_int(e, M_UID, h.uid);
@@ -437,13 +524,12 @@ int kw_event_to_entry_via(const void *data, size_t size, int64_t boot_to_realtim
 			break;
 		}
 		if (ev->family == 4)
-			ipv4_text(ev->addr, host);
+			add_plainn(e, M_HOST, host, ipv4_text(ev->addr, host));
 		else
-			inet_ntop(AF_INET6, ev->addr, host, 64);
-		add_str(e, M_HOST, host);
+			add_plain(e, M_HOST, inet_ntop(AF_INET6, ev->addr, host, 64));
 		add_int(e, M_PORT, ev->port);
-		add_str(e, M_PROTO, proto_name(ev->proto, scratch(e)));
-		add_str(e, M_TOOL, h.kind == KW_EV_NET_CONNECT ? "net.connect" :
+		add_plain(e, M_PROTO, proto_name(ev->proto, scratch(e)));
+		add_plain(e, M_TOOL, h.kind == KW_EV_NET_CONNECT ? "net.connect" :
 				   h.kind == KW_EV_NET_SEND ? "net.send" : "net.bind");
 		if (h.flags & KW_EVF_VIA) {
 			if (ev->via_seq > (uint64_t)JCS_MAX_SAFE_INT) {
@@ -465,18 +551,18 @@ int kw_event_to_entry_via(const void *data, size_t size, int64_t boot_to_realtim
 			break;
 		}
 		if (ev->family == AF_INET)
-			add_str(e, M_FAMILY, "inet");
+			add_plain(e, M_FAMILY, "inet");
 		else if (ev->family == AF_INET6)
-			add_str(e, M_FAMILY, "inet6");
+			add_plain(e, M_FAMILY, "inet6");
 		else if (ev->family == AF_PACKET)
-			add_str(e, M_FAMILY, "packet");
+			add_plain(e, M_FAMILY, "packet");
 		else
 			add_int(e, M_FAMILY, ev->family);
 		add_int(e, M_PROTOCOL, ev->protocol);
-		add_str(e, M_TOOL, "net.socket");
+		add_plain(e, M_TOOL, "net.socket");
 		t = sock_type_name(ev->type);
 		if (t)
-			add_str(e, M_TYPE, t);
+			add_plain(e, M_TYPE, t);
 		else
 			add_int(e, M_TYPE, ev->type);
 		break;
@@ -497,11 +583,11 @@ int kw_event_to_entry_via(const void *data, size_t size, int64_t boot_to_realtim
 		if (ev->access & BPF_DEVCG_ACC_MKNOD)
 			acc[n++] = 'm';
 		acc[n] = '\0';
-		add_str(e, M_ACCESS, acc);
+		add_plain(e, M_ACCESS, acc);
 		snprintf(dev, 64, "%c %u:%u", ev->type == BPF_DEVCG_DEV_BLOCK ? 'b' : 'c',
 			 ev->major, ev->minor);
-		add_str(e, M_DEV, dev);
-		add_str(e, M_TOOL, "dev.access");
+		add_plain(e, M_DEV, dev);
+		add_plain(e, M_TOOL, "dev.access");
 		break;
 	}
 	case KW_EV_CGROUP_UNTRACKED: {
@@ -512,7 +598,7 @@ int kw_event_to_entry_via(const void *data, size_t size, int64_t boot_to_realtim
 			break;
 		}
 		add_id(e, M_CHILD_CGROUP, ev->child_cgroup);
-		add_str(e, M_TOOL, "cgroup.untracked");
+		add_plain(e, M_TOOL, "cgroup.untracked");
 		break;
 	}
 	case KW_EV_SYSCTL: {
@@ -523,7 +609,7 @@ int kw_event_to_entry_via(const void *data, size_t size, int64_t boot_to_realtim
 			break;
 		}
 		add_lossy(e, M_NAME, ev->name, bounded_len(ev->name, ev->name_len, KW_SYSCTL_NAME_MAX));
-		add_str(e, M_TOOL, "sysctl.write");
+		add_plain(e, M_TOOL, "sysctl.write");
 		if (h.flags & KW_EVF_TRUNCATED)
 			add_bool(e, M_TRUNCATED, true);
 		break;
@@ -547,25 +633,25 @@ int kw_event_to_entry_via(const void *data, size_t size, int64_t boot_to_realtim
 		fstype = h.kind == KW_EV_MOUNT && ev->access == KW_MOUNTOP_FSCONFIG;
 
 		if (h.kind == KW_EV_FS_PATHOP)
-			add_str(e, M_ACCESS, "w");
+			add_plain(e, M_ACCESS, "w");
 		else if (h.kind == KW_EV_NET_UNIX)
-			add_str(e, M_ACCESS, ev->access == KW_UNIX_SEND ? "send" : "connect");
+			add_plain(e, M_ACCESS, ev->access == KW_UNIX_SEND ? "send" : "connect");
 		else if (h.kind != KW_EV_MOUNT)
-			add_str(e, M_ACCESS, path_access(ev->access, scratch(e)));
+			add_plain(e, M_ACCESS, path_access(ev->access, scratch(e)));
 		if (h.kind == KW_EV_FS_EXEC)
 			add_exec_members(e, data);
 		if (fstype)
 			add_lossy(e, M_FSTYPE, ev->path, n);
 		if (h.flags & KW_EVF_DETACHED)
-			add_str(e, M_MOUNT, "detached");
+			add_plain(e, M_MOUNT, "detached");
 		if (!fstype)
 			add_lossy(e, M_PATH, ev->path, n);
 		switch (h.kind) {
-		case KW_EV_FS_OPEN: add_str(e, M_TOOL, "fs.open"); break;
-		case KW_EV_FS_EXEC: add_str(e, M_TOOL, "fs.exec"); break;
-		case KW_EV_NET_UNIX: add_str(e, M_TOOL, "net.unix"); break;
-		case KW_EV_MOUNT: add_str(e, M_TOOL, mount_op_name(ev->access)); break;
-		default: add_str(e, M_TOOL, path_op_name(ev->access)); break;
+		case KW_EV_FS_OPEN: add_plain(e, M_TOOL, "fs.open"); break;
+		case KW_EV_FS_EXEC: add_plain(e, M_TOOL, "fs.exec"); break;
+		case KW_EV_NET_UNIX: add_plain(e, M_TOOL, "net.unix"); break;
+		case KW_EV_MOUNT: add_plain(e, M_TOOL, mount_op_name(ev->access)); break;
+		default: add_plain(e, M_TOOL, path_op_name(ev->access)); break;
 		}
 		if (h.flags & KW_EVF_TRUNCATED)
 			add_bool(e, M_TRUNCATED, true);
@@ -587,15 +673,15 @@ int kw_event_to_entry_via(const void *data, size_t size, int64_t boot_to_realtim
 			/* a session task left the session's cgroups; still governed */
 			add_id(e, M_TARGET_CGROUP, ev->target_cgroup);
 			add_int(e, M_TARGET_PID, ev->target_pid);
-			add_str(e, M_TOOL, "cgroup.move");
-			add_str(e, M_VIA, ev->sig_or_mode == KW_MOVE_CLONE_INTO ? "clone_into_cgroup" :
+			add_plain(e, M_TOOL, "cgroup.move");
+			add_plain(e, M_VIA, ev->sig_or_mode == KW_MOVE_CLONE_INTO ? "clone_into_cgroup" :
 					  "cgroup.procs");
 			break;
 		}
 		add_int(e, h.kind == KW_EV_PROC_PTRACE ? M_MODE : M_SIGNAL, ev->sig_or_mode);
 		add_id(e, M_TARGET_CGROUP, ev->target_cgroup);
 		add_int(e, M_TARGET_PID, ev->target_pid);
-		add_str(e, M_TOOL, h.kind == KW_EV_PROC_KILL ? "proc.kill" :
+		add_plain(e, M_TOOL, h.kind == KW_EV_PROC_KILL ? "proc.kill" :
 				   h.kind == KW_EV_PROC_SIGIO ? "proc.sigio" : "proc.ptrace");
 		break;
 	}

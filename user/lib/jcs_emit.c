@@ -565,6 +565,21 @@ int jcs_obj_bool(struct jcs_obj *o, const char *key, bool v)
 	return finish(o->out, w);
 }
 
+char *jcs_string_at(char *o, const char *s, size_t n, bool lossy, bool *replaced)
+{
+	if (copy_plain_short((const unsigned char *)s, n, o + 1)) {
+		o[0] = '"';
+		o[1 + n] = '"';
+		return o + 2 + n;
+	}
+	return string_out(o, n ? s : "", n, lossy, replaced);
+}
+
+char *jcs_u64_at(char *o, uint64_t v)
+{
+	return o + jcs_put_u64(v, o);
+}
+
 int jcs_obj_end(struct jcs_obj *o)
 {
 	char *w = room(o->out, 1);
