@@ -110,6 +110,8 @@ static int do_action(const struct act *x)
 	int fd, ret = 0;
 
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (x->a == A_CONNECT_TCP && x->path) /* another IPv4 address */
+		inet_pton(AF_INET, x->path, &sa.sin_addr);
 	switch (x->a) {
 	case A_CONNECT_TCP:
 		fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -438,6 +440,22 @@ static void scenario_connect(struct kw_hooks *h, uint16_t allowed, uint16_t deni
 	result(errs[0] == EPERM && c.n == 1 && hdr(&c, 0)->rule == KW_RULE_DEFAULT &&
 		       hdr(&c, 0)->seq == 3,
 	       "connect: unlisted port denied by the default rule, seq 3");
+
+	/* Another address: the /32's entry is not its longest prefix, the /8's is */
+	{
+		struct act other[2] = {
+			{ .a = A_CONNECT_TCP, .port = denied, .path = "127.0.0.2" },
+			{ .a = A_CONNECT_TCP, .port = allowed, .path = "127.0.0.2" },
+		};
+
+		errs[0] = errs[1] = -1;
+		run_in(s.cg, other, 2, errs);
+		drain(s.rbfd, &c);
+		result(errs[0] == EPERM && errs[1] == EPERM && c.n == 2 && hdr(&c, 0)->rule == 1 &&
+			       hdr(&c, 1)->rule == KW_RULE_DEFAULT,
+		       "connect: 127.0.0.2 is decided by the /8 (rule 1, then the default: the "
+		       "/32 allow is 127.0.0.1's) (errno %d %d, events %d)", errs[0], errs[1], c.n);
+	}
 
 	/* descendants: one that existed before tagging is covered by the walk,
 	 * one made afterwards by tp_btf/cgroup_mkdir */

@@ -70,10 +70,11 @@ family() {
 	done
 }
 
+# Whole-address rules for connect and bind, prefixes for send.
 family connect4 net.connect "\"net\":{\"connect\":[\"127.0.0.1/32:$LPORT_A\"]}" \
 	"connect 127.0.0.1 $LPORT_A" "connect 127.0.0.1 $LPORT_B" 1 net.connect \
 	"host=127.0.0.1;port=$LPORT_B;proto=tcp;rule=net.connect:default"
-family sendmsg4 net.send "\"net\":{\"send\":[\"127.0.0.1/32:$LPORT_A\"]}" \
+family sendmsg4 net.send "\"net\":{\"send\":[\"127.0.0.0/8:$LPORT_A\"]}" \
 	"sendto 127.0.0.1 $LPORT_A" "sendto 127.0.0.1 $LPORT_B" 1 net.send \
 	"host=127.0.0.1;port=$LPORT_B;proto=udp;rule=net.send:default"
 family bind4 net.bind "\"net\":{\"bind\":[\"127.0.0.1/32:$BPORT_A\"]}" \
@@ -83,7 +84,7 @@ if [ $have_v6 = 1 ]; then
 	family connect6 net.connect "\"net\":{\"connect\":[\"::1/128:$LPORT_A\"]}" \
 		"connect ::1 $LPORT_A" "connect ::1 $LPORT_B" 1 net.connect \
 		"host=::1;port=$LPORT_B;proto=tcp;rule=net.connect:default"
-	family sendmsg6 net.send "\"net\":{\"send\":[\"::1/128:$LPORT_A\"]}" \
+	family sendmsg6 net.send "\"net\":{\"send\":[\"::/64:$LPORT_A\"]}" \
 		"sendto ::1 $LPORT_A" "sendto ::1 $LPORT_B" 1 net.send \
 		"host=::1;port=$LPORT_B;proto=udp;rule=net.send:default"
 	family bind6 net.bind "\"net\":{\"bind\":[\"::1/128:$BPORT_A\"]}" \
