@@ -83,6 +83,24 @@ static void print_loadavg(const char *when)
 		fclose(f);
 }
 
+/* What reading the CPU's time stamp counter costs here, the heart of the
+ * kernel's clock reads (the boot-time stamp): in a virtual machine it may be
+ * several times what it is on bare metal, and it is part of every event. */
+static void print_tsc_cost(void)
+{
+#if defined(__x86_64__)
+	const int n = 2000000;
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (int i = 0; i < n; i++)
+		(void)__builtin_ia32_rdtsc(); /* a volatile instruction: kept */
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	printf("     (this machine: one rdtsc takes %.1f ns in userspace)\n",
+	       ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / n);
+#endif
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -672,6 +690,8 @@ int main(void)
 			double prev = sruns[b] ? (double)sns[b] / (double)sruns[b] : v;
 
 			printf("     %-40s %6.1f  (%+.1f)\n", step_name[st], v, v - prev);
+			if (st == 1)
+				print_tsc_cost();
 		}
 		close(stats_fd);
 	}
