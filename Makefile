@@ -242,7 +242,7 @@ $(BUILD)/tests/%: tests/helpers/%.c $(KBPF_A) $(COLL_A) $(LIB_A)
 # The benchmarks' control programs (the floors), their own object and skeleton.
 FLOOR_OBJ  := $(BUILD)/bench/floor.bpf.o
 FLOOR_SKEL := $(BUILD)/bench/floor.skel.h
-$(FLOOR_OBJ): bench/floor.bpf.c $(wildcard include/kwitness/abi/*.h) $(VMLINUX)
+$(FLOOR_OBJ): bench/floor.bpf.c bpf/base.bpf.h $(wildcard include/kwitness/abi/*.h) $(VMLINUX)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  BPF     $<")
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(INCLUDES) -Wall -Werror -c $< -o $@

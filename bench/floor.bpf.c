@@ -16,15 +16,11 @@
  *       6 the event's fields; 7 is 6 with pid, uid and comm read from the
  *       current task (BTF loads) instead of three helper calls, as kwitness
  *       does; 8 is 7 with the coarse clock (bpf_ktime_get_coarse_ns, one
- *       tick's resolution) instead of boot time.
+ *       tick's resolution) instead of boot time; 9 is 7 with the rule
+ *       looked up in a hash instead of the LPM trie.
  * Not part of the product: the maps here are the benchmark's own, filled by
  * the benchmark with its one session. */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#include <bpf/bpf_endian.h>
-
-#include "kwitness/abi/event.h"
+#include "../bpf/base.bpf.h"
 #include "kwitness/abi/net_match.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -60,23 +56,13 @@ struct {
 	__array(values, struct floor_ringbuf_tmpl);
 } floor_ringbufs SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, 16);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct kw_net_key);
-	__type(value, struct kw_net_rules);
-} floor_net_rules SEC(".maps");
+KW_SPARSE_MAP(BPF_MAP_TYPE_LPM_TRIE, 16, struct kw_net_key, struct kw_net_rules)
+floor_net_rules SEC(".maps");
 
 /* the same rule in a hash: the alternative to the trie for whole-address
  * rules, measured beside it (step 9) */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct kw_net_key);
-	__type(value, struct kw_net_rules);
-} floor_net_exact SEC(".maps");
+KW_SPARSE_MAP(BPF_MAP_TYPE_HASH, 16, struct kw_net_key, struct kw_net_rules)
+floor_net_exact SEC(".maps");
 
 __u32 floor_steps;
 

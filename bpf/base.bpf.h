@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* What every kwitness BPF header builds on: the kernel's types (vmlinux.h),
  * libbpf's helpers and macros, the event and session layouts shared with
- * userspace, and the few uapi constants vmlinux.h does not carry (they are
- * macros in the kernel's headers, not types). */
+ * userspace, the declaration of a sparse map, and the few uapi constants
+ * vmlinux.h does not carry (they are macros in the kernel's headers, not
+ * types). */
 #ifndef KWITNESS_BASE_BPF_H
 #define KWITNESS_BASE_BPF_H
 
@@ -13,6 +14,17 @@
 #include <bpf/bpf_endian.h>
 
 #include "kwitness/abi/event.h"
+
+/* A hash-like map whose entries are allocated as they are added (rule
+ * tables, tags): most of max_entries is never used. */
+#define KW_SPARSE_MAP(map_type, size, key_type, value_type) \
+	struct {                                             \
+		__uint(type, map_type);                      \
+		__uint(max_entries, size);                   \
+		__uint(map_flags, BPF_F_NO_PREALLOC);        \
+		__type(key, key_type);                       \
+		__type(value, value_type);                   \
+	}
 
 #ifndef AF_INET
 #define AF_INET 2

@@ -7,17 +7,6 @@
 
 #include "base.bpf.h"
 
-/* A hash-like map whose entries are allocated as they are added (rule
- * tables, tags): most of max_entries is never used. */
-#define KW_SPARSE_MAP(map_type, size, key_type, value_type) \
-	struct {                                             \
-		__uint(type, map_type);                      \
-		__uint(max_entries, size);                   \
-		__uint(map_flags, BPF_F_NO_PREALLOC);        \
-		__type(key, key_type);                       \
-		__type(value, value_type);                   \
-	}
-
 /* Session slots: configuration and counters. Mapped by kwitnessd too: its
  * resolver numbers the decisions it records with the same atomic add on
  * next_seq as the programs. */
