@@ -28,7 +28,7 @@ int kw_client_reply_ok(const char *cmd, const json_t *reply);
 /* A whole reply on stdout, indented, keys sorted (--json). */
 void kw_print_json(const json_t *v);
 
-/* The options kwitness session open and kwitness run share (cli_options.h
+/* The options kwitness session open and kwitness run share (kwitness/options.h
  * rows, filling the struct kw_open_options at o); the caller's table adds
  * its own and ends with { 0 }. */
 #define KW_OPEN_OPTIONS(o)                                       \

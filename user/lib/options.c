@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A command's options, see cli_options.h. */
+/* A command's options, see kwitness/options.h. */
 #include <errno.h>
 #include <stdlib.h>
 
