@@ -19,6 +19,9 @@
 #include "maps.bpf.h"
 
 enum { KW_WAKE_DEFAULT = 0, KW_WAKE_FORCE = 1, KW_WAKE_NONE = 2 };
+/* Batched wakeups: one decision in this many looks at the ring buffer
+ * (a power of two). */
+#define KW_WAKE_SAMPLE 16
 
 struct kw_ctx {
 	struct kw_session *s;
@@ -151,22 +154,36 @@ static __always_inline void *kw_record_decision_in(struct kw_ctx *c, __u16 kind,
 	/* A wakeup is an interrupt raised on this CPU (a trap to the
 	 * hypervisor in a virtual machine): microseconds, per event when the
 	 * consumer keeps up. With wakeup_bytes set, wake the consumer only
-	 * when this event makes the waiting data cross a multiple of it: once
-	 * per wakeup_bytes, not on every event while the consumer is behind
-	 * (which made each decision cost ~10 us when it was). It polls with
-	 * a timeout too, which covers a crossing that two CPUs' events hid
-	 * from each other. kw_event_submit reads this mark in wake and clears
-	 * it. */
+	 * when the waiting data crossed a multiple of it since the session's
+	 * last look: once per wakeup_bytes, not on every event while the
+	 * consumer is behind (which made each decision cost ~10 us when it
+	 * was). Reading the ring buffer's positions costs ~25 ns (its consumer
+	 * position is another CPU's cache line), so only every
+	 * KW_WAKE_SAMPLE-th decision of the session looks, and asks whether a
+	 * crossing fell within the last KW_WAKE_SAMPLE events' worth of
+	 * bytes. The consumer polls with a timeout too, which covers a
+	 * crossing this misses (two CPUs' events, sizes that differ), and the
+	 * ring buffer holds several crossings (8, as kwitnessd sizes it), so
+	 * a miss is not a drop. kw_event_submit reads this mark in wake and
+	 * clears it. */
 	h->wake = KW_WAKE_DEFAULT;
 	if (s->wakeup_bytes) {
-		/* the record's room in the ring: 8-byte header, 8-byte aligned */
-		__u64 rec = (size + 8 + 7) & ~7ULL;
-		__u64 avail = bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA);
+		/* KW_WAKE_SAMPLE records' room in the ring (8-byte header,
+		 * 8-byte aligned), at most wakeup_bytes: events so large that
+		 * the window spans a whole wakeup_bytes wake while that much
+		 * waits */
+		__u64 window = KW_WAKE_SAMPLE * ((size + 8 + 7) & ~7ULL), avail;
 
-		/* crossed: avail / wakeup_bytes != (avail - rec) / wakeup_bytes,
-		 * which is avail % wakeup_bytes < rec (one division, not two) */
-		h->wake = avail >= rec && avail % s->wakeup_bytes < rec ? KW_WAKE_FORCE :
-									 KW_WAKE_NONE;
+		h->wake = KW_WAKE_NONE;
+		if (!(seq & (KW_WAKE_SAMPLE - 1))) {
+			if (window > s->wakeup_bytes)
+				window = s->wakeup_bytes;
+			avail = bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA);
+			/* crossed: avail / wakeup_bytes != (avail - window) /
+			 * wakeup_bytes, which is avail % wakeup_bytes < window */
+			if (avail >= window && avail % s->wakeup_bytes < window)
+				h->wake = KW_WAKE_FORCE;
+		}
 	}
 	return h;
 }
