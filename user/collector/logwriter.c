@@ -117,9 +117,9 @@ int kw_logwriter_flush(struct kw_logwriter *log)
 	if (log->submit) {
 		if (!log->out.len)
 			return log->err;
-		e = log->submit(log->submit_ctx, log->fd, log->out.data, log->out.len);
 		log->bytes += log->out.len;
-		memset(&log->out, 0, sizeof(log->out));
+		e = log->submit(log->submit_ctx, log->fd, &log->out);
+		kw_buf_reset(&log->out);
 		if (e && !log->err)
 			log->err = e;
 		return log->err;

@@ -14,9 +14,12 @@
 /* Output is written to the file once this much is buffered (and at close). */
 #define KW_LOGWRITER_FLUSH_BYTES (256 * 1024)
 
-/* Takes a chunk of log bytes (ownership of data: free() it) to write to fd
- * elsewhere, in order. Returns 0, or -errno (data is then freed by the callee). */
-typedef int (*kw_logwriter_submit_fn)(void *ctx, int fd, char *data, size_t len);
+/* Takes the chunk of log bytes in *out (out->len bytes; the callee owns
+ * out->data from then on and frees it, on failure too) to write to fd
+ * elsewhere, in order, and leaves *out empty (len 0) to go on with: no
+ * buffer, or one of its own, such as a chunk buffer already written, so a
+ * busy log does not grow a new one from nothing each time. 0 or -errno. */
+typedef int (*kw_logwriter_submit_fn)(void *ctx, int fd, struct kw_buf *out);
 
 struct kw_logwriter {
 	int fd;

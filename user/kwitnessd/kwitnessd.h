@@ -39,6 +39,12 @@
 #define KWD_WAKEUP_MIN_RINGBUF (64 * 1024)
 #define KWD_POLL_MS 2
 #define KWD_HOT_MS 50
+/* Written log chunk buffers the I/O thread keeps for the next chunks (a
+ * busy log would otherwise grow each one from nothing: copies, page faults
+ * and the unmapping's TLB flushes), and the largest it keeps. At most
+ * KWD_SPARE_BUFS * KWD_SPARE_BUF_MAX bytes held. */
+#define KWD_SPARE_BUFS 4
+#define KWD_SPARE_BUF_MAX (512 * 1024)
 /* A full disk: a log chunk is tried again this often. */
 #define KWD_DISK_RETRY_MS 200
 /* Close with kill: how long the cgroup may take to empty. */
@@ -199,6 +205,7 @@ struct kwd_job {
 	int fd;                  /* closed (after fsync) by a SEAL job */
 	char *data;              /* owned */
 	size_t len;
+	size_t cap;              /* WRITE: data's allocation, for the spares */
 	/* FILE: data written to path atomically (synced), or without data
 	 * path synced; a failure's -errno goes to *result, which the job's
 	 * owner reads once a later SEAL job came back */
@@ -327,9 +334,14 @@ void kwd_transparency_stop(struct kwd *d);
 int kwd_worker_start(struct kwd *d, char *err, size_t errlen);
 /* Queues a job (takes it; a SEAL job comes back through kwd_worker_done). */
 void kwd_worker_submit(struct kwd *d, struct kwd_job *job);
-/* Queues a log chunk; once written, *cons moves to release (cons may be NULL). */
-int kwd_worker_write(struct kwd *d, int fd, char *data, size_t len, unsigned long *cons,
-		     uint64_t release);
+/* Queues a log chunk (data: len bytes in a buffer of cap, which the worker
+ * keeps as a spare once written); once written, *cons moves to release (cons
+ * may be NULL). */
+int kwd_worker_write(struct kwd *d, int fd, char *data, size_t len, size_t cap,
+		     unsigned long *cons, uint64_t release);
+/* Main thread: a written chunk's buffer into *out (len 0), 1; or 0 (none
+ * spare: *out untouched). */
+int kwd_worker_spare(struct kwd *d, struct kw_buf *out);
 /* Main thread: the next SEAL job the worker has finished, oldest first, or
  * NULL. The loop drains these when the worker's eventfd is readable. */
 struct kwd_job *kwd_worker_done(struct kwd *d);

@@ -177,12 +177,15 @@ int kwd_session_push_collector(struct kwd_session *s, const struct kw_event_hdr 
 
 /* kw_logwriter_submit_fn: a chunk of whole lines goes to the I/O thread with
  * the ring buffer position it frees once written. */
-static int session_submit(void *ctx, int fd, char *data, size_t len)
+static int session_submit(void *ctx, int fd, struct kw_buf *out)
 {
 	struct kwd_session *s = ctx;
 	uint64_t rel = kwd_ring_releasable(&s->ring, s->emitted_below);
+	struct kw_buf chunk = *out;
 
-	return kwd_worker_write(s->d, fd, data, len, s->ring.cons, rel);
+	memset(out, 0, sizeof(*out));
+	kwd_worker_spare(s->d, out);
+	return kwd_worker_write(s->d, fd, chunk.data, chunk.len, chunk.cap, s->ring.cons, rel);
 }
 
 /* Queues the buffered lines, or (nothing buffered) just the release of
@@ -196,7 +199,7 @@ static void session_flush(struct kwd_session *s)
 		return;
 	}
 	if (s->log.submit && kwd_ring_releasable(&s->ring, s->emitted_below) > before)
-		kwd_worker_write(s->d, s->log.fd, NULL, 0, s->ring.cons, s->ring.release_pos);
+		kwd_worker_write(s->d, s->log.fd, NULL, 0, 0, s->ring.cons, s->ring.release_pos);
 }
 
 void kwd_session_ring_ready(struct kwd_session *s)

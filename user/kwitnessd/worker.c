@@ -31,7 +31,40 @@ struct kwd_worker {
 	/* write errors per fd, worker-only */
 	int *fd_err;
 	size_t fd_err_cap;
+	/* log chunk buffers written and kept for the next chunks (under lock) */
+	struct kw_buf spare[KWD_SPARE_BUFS];
+	int n_spare;
 };
+
+/* Under w->lock: keeps a written chunk's buffer for the next chunk, or frees
+ * it (spares full, or larger than a chunk grows). */
+static void keep_spare(struct kwd_worker *w, char *data, size_t cap)
+{
+	if (data && w->n_spare < KWD_SPARE_BUFS && cap <= KWD_SPARE_BUF_MAX) {
+		w->spare[w->n_spare].data = data;
+		w->spare[w->n_spare].cap = cap;
+		w->spare[w->n_spare++].len = 0;
+	} else {
+		free(data);
+	}
+}
+
+int kwd_worker_spare(struct kwd *d, struct kw_buf *out)
+{
+	struct kwd_worker *w = d->worker;
+	int got = 0;
+
+	if (!w)
+		return 0;
+	pthread_mutex_lock(&w->lock);
+	if (w->n_spare) {
+		*out = w->spare[--w->n_spare];
+		out->data[0] = '\0';
+		got = 1;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return got;
+}
 
 /* Remembers the first write error of fd (err 0: none) for its SEAL job. */
 static void note_error(struct kwd_worker *w, int fd, int err)
@@ -140,10 +173,10 @@ static void run_job(struct kwd_worker *w, struct kwd_job *job)
 	if (job->fd >= 0 && !peek_error(w, job->fd) &&
 	    (!job->len || write_chunk(w, job->fd, job->data, job->len) == 0) && job->cons)
 		kwd_ring_release(job->cons, job->release);
+	if (job->kind != KWD_JOB_SEAL)
+		return; /* the buffer goes to the spares, under the lock */
 	free(job->data);
 	job->data = NULL;
-	if (job->kind != KWD_JOB_SEAL)
-		return;
 	e = job->err;
 	if (job->fd >= 0) {
 		int we = take_error(w, job->fd);
@@ -206,6 +239,8 @@ static void *worker_main(void *arg)
 			if (write(w->efd, &one, sizeof(one)) < 0)
 				(void)0;
 		} else {
+			if (job->kind == KWD_JOB_WRITE)
+				keep_spare(w, job->data, job->cap);
 			free(job);
 		}
 	}
@@ -267,8 +302,8 @@ void kwd_worker_submit(struct kwd *d, struct kwd_job *job)
 	pthread_mutex_unlock(&w->lock);
 }
 
-int kwd_worker_write(struct kwd *d, int fd, char *data, size_t len, unsigned long *cons,
-		     uint64_t release)
+int kwd_worker_write(struct kwd *d, int fd, char *data, size_t len, size_t cap,
+		     unsigned long *cons, uint64_t release)
 {
 	struct kwd_job *job = calloc(1, sizeof(*job));
 
@@ -280,6 +315,7 @@ int kwd_worker_write(struct kwd *d, int fd, char *data, size_t len, unsigned lon
 	job->fd = fd;
 	job->data = data;
 	job->len = len;
+	job->cap = cap;
 	job->cons = cons;
 	job->release = release;
 	kwd_worker_submit(d, job);
@@ -330,6 +366,8 @@ void kwd_worker_free(struct kwd *d)
 		return;
 	close(w->efd);
 	free(w->fd_err);
+	while (w->n_spare)
+		free(w->spare[--w->n_spare].data);
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->wake);
 	free(w);
