@@ -46,7 +46,7 @@
 
 #define ROUNDS 11
 /* floor_steps_connect4: floor (b), then kwitness's other work piece by piece */
-#define STEPS 11
+#define STEPS 12
 static const char *const step_name[STEPS] = {
 	"floor (b) alone", "+ boot-time stamp", "+ pid/tgid, uid", "+ comm",
 	"+ ring buffer query, 1 decision in 16 (wakeups)", "+ LPM rule lookup and port scan",
@@ -55,9 +55,10 @@ static const char *const step_name[STEPS] = {
 	"same, coarse clock instead of boot time",
 	"same as 7, the rule from a hash, not the trie",
 	"same as 7, the ring buffer queried every time",
+	"same as 7, monotonic clock instead of boot time",
 };
 /* the step each is measured against: the last two are variants of step 7 */
-static const int step_base[STEPS] = { 0, 0, 1, 2, 3, 4, 5, 6, 7, 7, 7 };
+static const int step_base[STEPS] = { 0, 0, 1, 2, 3, 4, 5, 6, 7, 7, 7, 7 };
 #define OPS_PER_ROUND 100000
 
 static struct sockaddr_in dst;
