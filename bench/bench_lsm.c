@@ -130,6 +130,25 @@ static void measure_into(struct series *s, int round, int prog_fd)
 	s->run_ns += n1 - n0;
 }
 
+/* One round with the floor program prog attached (and also, when not NULL,
+ * the program on another hook): its per-run time goes into s. */
+static int measure_floor(struct bpf_program *prog, struct bpf_program *also, struct series *s,
+			 int round)
+{
+	struct bpf_link *l = bpf_program__attach_lsm(prog), *l2 = NULL;
+	int ret = 0;
+
+	if (!l)
+		return -errno;
+	if (also && !(l2 = bpf_program__attach_lsm(also)))
+		ret = -errno;
+	if (!ret)
+		measure_into(s, round, bpf_program__fd(prog));
+	bpf_link__destroy(l2);
+	bpf_link__destroy(l);
+	return ret;
+}
+
 static __u32 last_prog_id(void)
 {
 	__u32 id = 0, last = 0;
@@ -386,7 +405,7 @@ int main(int argc, char **argv)
 
 	/* interleaved rounds, so the emulator's noise hits every configuration */
 	for (round = 0; round < ROUNDS && !ret; round++) {
-		struct bpf_link *l, *l2;
+		struct bpf_link *l;
 		struct kw_hooks *h = NULL;
 		int kfd;
 		__u32 last;
@@ -396,29 +415,15 @@ int main(int argc, char **argv)
 			break;
 		measure_into(&base, round, -1);
 
-		l = bpf_program__attach_lsm(fl->progs.floor_empty_file_open);
-		if (!l) {
-			ret = -errno;
+		/* (a); (a) with file_free_security's too; a closed gate */
+		ret = measure_floor(fl->progs.floor_empty_file_open, NULL, &fa, round);
+		if (!ret)
+			ret = measure_floor(fl->progs.floor_empty_file_open,
+					    fl->progs.floor_empty_file_free, &fa2, round);
+		if (!ret)
+			ret = measure_floor(fl->progs.floor_gate_file_open, NULL, &fgate, round);
+		if (ret)
 			break;
-		}
-		measure_into(&fa, round, bpf_program__fd(fl->progs.floor_empty_file_open));
-		l2 = bpf_program__attach_lsm(fl->progs.floor_empty_file_free);
-		if (!l2) {
-			ret = -errno;
-			bpf_link__destroy(l);
-			break;
-		}
-		measure_into(&fa2, round, bpf_program__fd(fl->progs.floor_empty_file_open));
-		bpf_link__destroy(l2);
-		bpf_link__destroy(l);
-
-		l = bpf_program__attach_lsm(fl->progs.floor_gate_file_open);
-		if (!l) {
-			ret = -errno;
-			break;
-		}
-		measure_into(&fgate, round, bpf_program__fd(fl->progs.floor_gate_file_open));
-		bpf_link__destroy(l);
 
 		l = bpf_program__attach_lsm(fl->progs.floor_record_file_open);
 		if (!l) {
