@@ -252,6 +252,21 @@ $(FLOOR_SKEL): $(FLOOR_OBJ)
 	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/bench/bench_hooks $(BUILD)/bench/bench_lsm: $(FLOOR_SKEL)
+
+# bench_collector's in-kernel decision source, built on kwitness's own
+# recording code (bpf/session.bpf.h).
+PRODUCER_OBJ  := $(BUILD)/bench/producer.bpf.o
+PRODUCER_SKEL := $(BUILD)/bench/producer.skel.h
+$(PRODUCER_OBJ): bench/producer.bpf.c $(wildcard bpf/*.bpf.h) $(wildcard include/kwitness/abi/*.h) $(VMLINUX)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  BPF     $<")
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(INCLUDES) -Wall -Werror -c $< -o $@
+
+$(PRODUCER_SKEL): $(PRODUCER_OBJ)
+	$(if $(Q),@echo "  SKEL    $@")
+	$(Q)$(BPFTOOL) gen skeleton $< name producer_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/bench/bench_collector: $(PRODUCER_SKEL)
 $(BUILD)/bench/bench_collector $(BUILD)/bench/bench_vs_auditd: bench/kwd_daemon.h
 
 # Benchmarks link the same library units as kwitnessd (and the CLI's client).

@@ -19,8 +19,13 @@
  *     ring buffer: drops and kwitnessd's CPU per million decisions; once at
  *     kwitnessd's default priority, once at nice -10 (on 2 cores, 8 busy
  *     generators otherwise take the collector's CPU).
+ *  3c. kmulti: the same 8 x 200 k/s offered in full, by decisions made in
+ *     the kernel (bench/producer.bpf.c, kwitness's own recording code run by
+ *     BPF_PROG_TEST_RUN in batches every millisecond) instead of processes,
+ *     which cannot offer it on 2 cores: drops, the rate achieved, kwitnessd's
+ *     CPU per million decisions and the producer's.
  *
- * Usage: bench_collector [synthetic|format|flood|rate|multi|sessions ...]  (default: all)
+ * Usage: bench_collector [synthetic|format|flood|rate|multi|kmulti|sessions ...]  (default: all)
  * Parts 2-4 need root, cgroup2 and build/kwitnessd; they say why they skip. */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +55,11 @@
 #include "collector/transcript.h"
 #include "kwitness/cgroup.h"
 #include "cli/client.h"
+
+#include <dirent.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "bench/producer.skel.h"
 
 static double now_s(void)
 {
@@ -549,6 +559,182 @@ out:
 	daemon_stop(&d);
 }
 
+/* The id of the map named name that process pid holds an fd of, or 0. */
+static __u32 held_map_id(pid_t pid, const char *name)
+{
+	char dir[64], path[320], line[128];
+	struct dirent *de;
+	__u32 found = 0;
+	DIR *dd;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fdinfo", (int)pid);
+	dd = opendir(dir);
+	if (!dd)
+		return 0;
+	while (!found && (de = readdir(dd))) {
+		unsigned int id = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "map_id: %u", &id) == 1)
+				break;
+		fclose(f);
+		if (id) {
+			struct bpf_map_info info = { 0 };
+			__u32 len = sizeof(info);
+			int fd = bpf_map_get_fd_by_id(id);
+
+			if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) &&
+			    !strcmp(info.name, name))
+				found = id;
+			if (fd >= 0)
+				close(fd);
+		}
+	}
+	closedir(dd);
+	return found;
+}
+
+/* 3c: nsess sessions of a kwitnessd of its own, each offered rate decisions/s
+ * for count decisions, made in the kernel by bench/producer.bpf.c in batches
+ * of rate/1000 every millisecond (batches catch up when the producer falls
+ * behind). */
+static void bench_multi_kernel(int nsess, long rate, long count, int nice)
+{
+	struct daemon d = { 0 };
+	struct producer_bpf *p = NULL;
+	struct { __u32 slot, pad; __u64 cgroup_id; } arg[16];
+	char cg[16][4200], pkt[64];
+	char *id[16] = { 0 };
+	long long dec = 0, drop = 0;
+	long done[16] = { 0 }, batch = rate / 1000;
+	double t0, t, cpu0, cpu, pcpu0, pcpu;
+	int opened = 0, sfd = -1, rfd = -1, nslot = 0, e;
+	__u32 sid, rid;
+
+	if (nsess > 16)
+		nsess = 16;
+	if (daemon_start(&d, "256K", "collector 8 sessions, in-kernel decisions"))
+		goto out;
+	for (int i = 0; i < nsess; i++) {
+		struct stat st;
+
+		snprintf(cg[i], sizeof(cg[i]), "%s/k%d", d.cg, i);
+		if (mkdir(cg[i], 0755) && errno != EEXIST)
+			goto out;
+		id[i] = session_open_on(&d, cg[i]);
+		if (!id[i] || stat(cg[i], &st))
+			goto out;
+		opened++;
+		arg[i].cgroup_id = st.st_ino;
+	}
+	sid = held_map_id(d.pid, "kw_sessions");
+	rid = held_map_id(d.pid, "kw_ringbufs");
+	sfd = sid ? bpf_map_get_fd_by_id(sid) : -1;
+	rfd = rid ? bpf_map_get_fd_by_id(rid) : -1;
+	if (sfd < 0 || rfd < 0) {
+		printf("collector 8 sessions, in-kernel decisions: skipped (kwitnessd's maps not "
+		       "found)\n");
+		goto out;
+	}
+	/* a fresh kwitnessd: the sessions are the slots in use, in opening order */
+	for (__u32 slot = 0; slot < KW_MAX_SESSIONS && nslot < nsess; slot++) {
+		struct kw_session s;
+
+		if (!bpf_map_lookup_elem(sfd, &slot, &s) && s.classes) {
+			arg[nslot].slot = slot;
+			arg[nslot++].pad = 0;
+		}
+	}
+	p = producer_bpf__open();
+	if (!p || nslot != nsess || bpf_map__reuse_fd(p->maps.kw_sessions, sfd) ||
+	    bpf_map__reuse_fd(p->maps.kw_ringbufs, rfd)) {
+		printf("collector 8 sessions, in-kernel decisions: skipped (producer setup)\n");
+		goto out;
+	}
+	{
+		struct bpf_map *m;
+
+		bpf_object__for_each_map(m, p->obj)
+			if (m != p->maps.kw_sessions && m != p->maps.kw_ringbufs)
+				bpf_map__set_autocreate(m, false);
+	}
+	e = producer_bpf__load(p);
+	if (e) {
+		printf("collector 8 sessions, in-kernel decisions: skipped (loading the producer: "
+		       "%s)\n", strerror(-e));
+		goto out;
+	}
+	if (nice)
+		setpriority(PRIO_PROCESS, (id_t)d.pid, nice);
+	cpu0 = proc_cpu_s(d.pid);
+	pcpu0 = thread_cpu_s();
+	t0 = now_s();
+	for (;;) {
+		double el = now_s() - t0;
+		long due = (long)(el * (double)rate) + batch;
+		int left = 0;
+
+		if (due > count)
+			due = count;
+		for (int i = 0; i < nsess; i++) {
+			LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = sizeof(pkt));
+
+			if (done[i] >= count)
+				continue;
+			left = 1;
+			if (due <= done[i])
+				continue;
+			memset(pkt, 0, sizeof(pkt));
+			memcpy(pkt, &arg[i], sizeof(arg[i]));
+			o.repeat = (int)(due - done[i]);
+			if (bpf_prog_test_run_opts(bpf_program__fd(p->progs.bench_produce), &o)) {
+				printf("collector 8 sessions, in-kernel decisions: BPF_PROG_TEST_RUN: "
+				       "%s\n", strerror(errno));
+				goto close;
+			}
+			done[i] = due;
+		}
+		if (!left)
+			break;
+		usleep(1000);
+	}
+close:
+	t = now_s() - t0;
+	pcpu = thread_cpu_s() - pcpu0;
+	for (int i = 0; i < nsess; i++) {
+		json_t *reply = session_close_id(&d, id[i]);
+
+		dec += json_integer_value(json_object_get(reply, "decisions"));
+		drop += json_integer_value(json_object_get(reply, "dropped"));
+		json_decref(reply);
+	}
+	cpu = proc_cpu_s(d.pid) - cpu0;
+	printf("collector %d sessions at once, decisions made in the kernel (256 KiB ring buffer "
+	       "each, kwitnessd nice %d), each offered %ld/s: achieved %.0f/s per session (%.0f/s "
+	       "in all); %lld decisions, %lld logged, %lld dropped; kwitnessd CPU %.2f s = %.2f "
+	       "CPU-seconds per million logged; producer %.2f CPU-seconds per million made\n",
+	       nsess, nice, rate, (double)count / t, (double)count * nsess / t,
+	       (long long)count * nsess, dec, drop, cpu, dec ? cpu * 1e6 / (double)dec : 0.0,
+	       pcpu * 1e6 / ((double)count * nsess));
+out:
+	producer_bpf__destroy(p);
+	if (sfd >= 0)
+		close(sfd);
+	if (rfd >= 0)
+		close(rfd);
+	for (int i = 0; i < nsess; i++) {
+		free(id[i]);
+		if (i < opened)
+			rmdir(cg[i]);
+	}
+	daemon_stop(&d);
+}
+
 static void bench_sessions(int n)
 {
 	struct daemon d = { 0 };
@@ -630,6 +816,12 @@ int main(int argc, char **argv)
 			/* as started, and as a host would run it (above the sandboxes) */
 			bench_multi(8, 200000, 200000, 0);
 			bench_multi(8, 200000, 200000, -10);
+		}
+		if (!part || !strcmp(part, "kmulti")) {
+			bench_multi_kernel(8, 200000, 400000, 0);
+			bench_multi_kernel(8, 200000, 400000, -10);
+			/* where it keeps up */
+			bench_multi_kernel(8, 100000, 200000, -10);
 		}
 		if (!part || !strcmp(part, "sessions"))
 			bench_sessions(1000);
