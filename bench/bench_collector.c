@@ -481,6 +481,19 @@ out:
 	daemon_stop(&d);
 }
 
+/* Closes n sessions, adding up the decisions their closes report logged and
+ * dropped. */
+static void close_counting(struct daemon *d, char **id, int n, long long *dec, long long *drop)
+{
+	for (int i = 0; i < n; i++) {
+		json_t *reply = session_close_id(d, id[i]);
+
+		*dec += json_integer_value(json_object_get(reply, "decisions"));
+		*drop += json_integer_value(json_object_get(reply, "dropped"));
+		json_decref(reply);
+	}
+}
+
 /* nsess sessions at once, each a process paced at rate decisions/s for
  * count decisions, default ring buffer: drops, the rate each achieved (a
  * 2-core machine cannot offer 8 x 200 k/s: the achieved rate is printed),
@@ -537,13 +550,7 @@ static void bench_multi(int nsess, long rate, long count, int nice)
 		if (pids[i] > 0)
 			waitpid(pids[i], &st, 0);
 	t = now_s() - t0;
-	for (int i = 0; i < nsess; i++) {
-		json_t *reply = session_close_id(&d, id[i]);
-
-		dec += json_integer_value(json_object_get(reply, "decisions"));
-		drop += json_integer_value(json_object_get(reply, "dropped"));
-		json_decref(reply);
-	}
+	close_counting(&d, id, nsess, &dec, &drop);
 	cpu = proc_cpu_s(d.pid) - cpu0;
 	printf("collector %d sessions at once (256 KiB ring buffer each, kwitnessd nice %d), each "
 	       "paced at %ld/s: achieved %.0f/s per session (%.0f/s in all); %lld logged, %lld dropped; kwitnessd "
@@ -706,13 +713,7 @@ static void bench_multi_kernel(int nsess, long rate, long count, int nice)
 close:
 	t = now_s() - t0;
 	pcpu = thread_cpu_s() - pcpu0;
-	for (int i = 0; i < nsess; i++) {
-		json_t *reply = session_close_id(&d, id[i]);
-
-		dec += json_integer_value(json_object_get(reply, "decisions"));
-		drop += json_integer_value(json_object_get(reply, "dropped"));
-		json_decref(reply);
-	}
+	close_counting(&d, id, nsess, &dec, &drop);
 	cpu = proc_cpu_s(d.pid) - cpu0;
 	printf("collector %d sessions at once, decisions made in the kernel (256 KiB ring buffer "
 	       "each, kwitnessd nice %d), each offered %ld/s: achieved %.0f/s per session (%.0f/s "
