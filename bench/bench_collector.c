@@ -620,8 +620,8 @@ static void bench_multi_kernel(int nsess, long rate, long count, int nice)
 	long long dec = 0, drop = 0;
 	long done[16] = { 0 }, batch = rate / 1000;
 	double t0, t, cpu0, cpu, pcpu0, pcpu;
-	int opened = 0, sfd = -1, rfd = -1, nslot = 0, e;
-	__u32 sid, rid;
+	int opened = 0, sfd = -1, rfd = -1, cfd = -1, nslot = 0, e;
+	__u32 sid, rid, cid;
 
 	if (nsess > 16)
 		nsess = 16;
@@ -641,21 +641,20 @@ static void bench_multi_kernel(int nsess, long rate, long count, int nice)
 	}
 	sid = held_map_id(d.pid, "kw_sessions");
 	rid = held_map_id(d.pid, "kw_ringbufs");
+	cid = held_map_id(d.pid, "kw_cgroups");
 	sfd = sid ? bpf_map_get_fd_by_id(sid) : -1;
 	rfd = rid ? bpf_map_get_fd_by_id(rid) : -1;
-	if (sfd < 0 || rfd < 0) {
+	cfd = cid ? bpf_map_get_fd_by_id(cid) : -1;
+	if (sfd < 0 || rfd < 0 || cfd < 0) {
 		printf("collector 8 sessions, in-kernel decisions: skipped (kwitnessd's maps not "
 		       "found)\n");
 		goto out;
 	}
-	/* a fresh kwitnessd: the sessions are the slots in use, in opening order */
-	for (__u32 slot = 0; slot < KW_MAX_SESSIONS && nslot < nsess; slot++) {
-		struct kw_session s;
-
-		if (!bpf_map_lookup_elem(sfd, &slot, &s) && s.classes) {
-			arg[nslot].slot = slot;
-			arg[nslot++].pad = 0;
-		}
+	/* each session's slot, as the programs find it: its cgroup's entry */
+	for (int i = 0; i < nsess; i++) {
+		arg[i].pad = 0;
+		if (!bpf_map_lookup_elem(cfd, &arg[i].cgroup_id, &arg[i].slot))
+			nslot++;
 	}
 	p = producer_bpf__open();
 	if (!p || nslot != nsess || bpf_map__reuse_fd(p->maps.kw_sessions, sfd) ||
@@ -728,6 +727,8 @@ out:
 		close(sfd);
 	if (rfd >= 0)
 		close(rfd);
+	if (cfd >= 0)
+		close(cfd);
 	for (int i = 0; i < nsess; i++) {
 		free(id[i]);
 		if (i < opened)
