@@ -239,34 +239,21 @@ $(BUILD)/tests/%: tests/helpers/%.c $(KBPF_A) $(COLL_A) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(KBPF_A) $(COLL_A) $(LIB_A) $(LIBS_BPF) $(LIBS_CORE)
 
-# The benchmarks' control programs (the floors), their own object and skeleton.
-FLOOR_OBJ  := $(BUILD)/bench/floor.bpf.o
-FLOOR_SKEL := $(BUILD)/bench/floor.skel.h
-$(FLOOR_OBJ): bench/floor.bpf.c bpf/base.bpf.h $(wildcard include/kwitness/abi/*.h) $(VMLINUX)
+# The benchmarks' own BPF programs, each its object and skeleton (NAME_bpf):
+# the control programs (the floors), and bench_collector's in-kernel decision
+# source, built on kwitness's own recording code (bpf/session.bpf.h).
+$(BUILD)/bench/%.bpf.o: bench/%.bpf.c $(wildcard bpf/*.bpf.h) $(wildcard include/kwitness/abi/*.h) $(VMLINUX)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  BPF     $<")
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(INCLUDES) -Wall -Werror -c $< -o $@
 
-$(FLOOR_SKEL): $(FLOOR_OBJ)
+$(BUILD)/bench/%.skel.h: $(BUILD)/bench/%.bpf.o
 	$(if $(Q),@echo "  SKEL    $@")
-	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@.tmp && mv $@.tmp $@
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/bench/bench_hooks $(BUILD)/bench/bench_lsm: $(FLOOR_SKEL)
-
-# bench_collector's in-kernel decision source, built on kwitness's own
-# recording code (bpf/session.bpf.h).
-PRODUCER_OBJ  := $(BUILD)/bench/producer.bpf.o
-PRODUCER_SKEL := $(BUILD)/bench/producer.skel.h
-$(PRODUCER_OBJ): bench/producer.bpf.c $(wildcard bpf/*.bpf.h) $(wildcard include/kwitness/abi/*.h) $(VMLINUX)
-	@mkdir -p $(dir $@)
-	$(if $(Q),@echo "  BPF     $<")
-	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(INCLUDES) -Wall -Werror -c $< -o $@
-
-$(PRODUCER_SKEL): $(PRODUCER_OBJ)
-	$(if $(Q),@echo "  SKEL    $@")
-	$(Q)$(BPFTOOL) gen skeleton $< name producer_bpf > $@.tmp && mv $@.tmp $@
-
-$(BUILD)/bench/bench_collector: $(PRODUCER_SKEL)
+$(BUILD)/bench/producer.bpf.o: bench/producer.h
+$(BUILD)/bench/bench_hooks $(BUILD)/bench/bench_lsm: $(BUILD)/bench/floor.skel.h
+$(BUILD)/bench/bench_collector: $(BUILD)/bench/producer.skel.h bench/producer.h
 $(BUILD)/bench/bench_collector $(BUILD)/bench/bench_vs_auditd: bench/kwd_daemon.h
 
 # Benchmarks link the same library units as kwitnessd (and the CLI's client).

@@ -60,6 +60,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bench/producer.skel.h"
+#include "producer.h"
 
 static double now_s(void)
 {
@@ -494,6 +495,23 @@ static void close_counting(struct daemon *d, char **id, int n, long long *dec, l
 	}
 }
 
+/* Sums the open sessions' gaps_marked and gaps_unmarked (status). */
+static void gap_counts(struct daemon *d, long long *marked, long long *unmarked)
+{
+	json_t *req = json_pack("{s:s}", "op", "list"), *reply = NULL, *s;
+	char err[256];
+	size_t i;
+
+	*marked = *unmarked = 0;
+	if (!kw_client_call(d->sock, req, &reply, err, sizeof(err)))
+		json_array_foreach(json_object_get(reply, "sessions"), i, s) {
+			*marked += json_integer_value(json_object_get(s, "gaps_marked"));
+			*unmarked += json_integer_value(json_object_get(s, "gaps_unmarked"));
+		}
+	json_decref(req);
+	json_decref(reply);
+}
+
 /* nsess sessions at once, each a process paced at rate decisions/s for
  * count decisions, default ring buffer: drops, the rate each achieved (a
  * 2-core machine cannot offer 8 x 200 k/s: the achieved rate is printed),
@@ -614,14 +632,17 @@ static void bench_multi_kernel(int nsess, long rate, long count, int nice)
 {
 	struct daemon d = { 0 };
 	struct producer_bpf *p = NULL;
-	struct { __u32 slot, pad; __u64 cgroup_id; } arg[16];
+	struct bench_produce_arg arg[16];
 	char cg[16][4200], pkt[64];
 	char *id[16] = { 0 };
-	long long dec = 0, drop = 0;
+	long long dec = 0, drop = 0, marked = 0, unmarked = 0;
 	long done[16] = { 0 }, batch = rate / 1000;
 	double t0, t, cpu0, cpu, pcpu0, pcpu;
-	int opened = 0, sfd = -1, rfd = -1, cfd = -1, nslot = 0, e;
-	__u32 sid, rid, cid;
+	/* kwitnessd's maps the producer records through (the first three), and
+	 * the one that gives each session's slot */
+	const char *const names[] = { "kw_sessions", "kw_ringbufs", "kw_lost", "kw_cgroups" };
+	int fd[4] = { -1, -1, -1, -1 };
+	int opened = 0, nslot = 0, e;
 
 	if (nsess > 16)
 		nsess = 16;
@@ -639,26 +660,26 @@ static void bench_multi_kernel(int nsess, long rate, long count, int nice)
 		opened++;
 		arg[i].cgroup_id = st.st_ino;
 	}
-	sid = held_map_id(d.pid, "kw_sessions");
-	rid = held_map_id(d.pid, "kw_ringbufs");
-	cid = held_map_id(d.pid, "kw_cgroups");
-	sfd = sid ? bpf_map_get_fd_by_id(sid) : -1;
-	rfd = rid ? bpf_map_get_fd_by_id(rid) : -1;
-	cfd = cid ? bpf_map_get_fd_by_id(cid) : -1;
-	if (sfd < 0 || rfd < 0 || cfd < 0) {
-		printf("collector 8 sessions, in-kernel decisions: skipped (kwitnessd's maps not "
-		       "found)\n");
-		goto out;
+	for (int i = 0; i < 4; i++) {
+		__u32 mid = held_map_id(d.pid, names[i]);
+
+		fd[i] = mid ? bpf_map_get_fd_by_id(mid) : -1;
+		if (fd[i] < 0) {
+			printf("collector 8 sessions, in-kernel decisions: skipped (kwitnessd's %s "
+			       "not found)\n", names[i]);
+			goto out;
+		}
 	}
 	/* each session's slot, as the programs find it: its cgroup's entry */
 	for (int i = 0; i < nsess; i++) {
 		arg[i].pad = 0;
-		if (!bpf_map_lookup_elem(cfd, &arg[i].cgroup_id, &arg[i].slot))
+		if (!bpf_map_lookup_elem(fd[3], &arg[i].cgroup_id, &arg[i].slot))
 			nslot++;
 	}
 	p = producer_bpf__open();
-	if (!p || nslot != nsess || bpf_map__reuse_fd(p->maps.kw_sessions, sfd) ||
-	    bpf_map__reuse_fd(p->maps.kw_ringbufs, rfd)) {
+	if (!p || nslot != nsess || bpf_map__reuse_fd(p->maps.kw_sessions, fd[0]) ||
+	    bpf_map__reuse_fd(p->maps.kw_ringbufs, fd[1]) ||
+	    bpf_map__reuse_fd(p->maps.kw_lost, fd[2])) {
 		printf("collector 8 sessions, in-kernel decisions: skipped (producer setup)\n");
 		goto out;
 	}
@@ -666,7 +687,8 @@ static void bench_multi_kernel(int nsess, long rate, long count, int nice)
 		struct bpf_map *m;
 
 		bpf_object__for_each_map(m, p->obj)
-			if (m != p->maps.kw_sessions && m != p->maps.kw_ringbufs)
+			if (m != p->maps.kw_sessions && m != p->maps.kw_ringbufs &&
+			    m != p->maps.kw_lost)
 				bpf_map__set_autocreate(m, false);
 	}
 	e = producer_bpf__load(p);
@@ -712,23 +734,23 @@ static void bench_multi_kernel(int nsess, long rate, long count, int nice)
 close:
 	t = now_s() - t0;
 	pcpu = thread_cpu_s() - pcpu0;
+	usleep(100000); /* the last gaps are given up */
+	gap_counts(&d, &marked, &unmarked);
 	close_counting(&d, id, nsess, &dec, &drop);
 	cpu = proc_cpu_s(d.pid) - cpu0;
 	printf("collector %d sessions at once, decisions made in the kernel (256 KiB ring buffer "
 	       "each, kwitnessd nice %d), each offered %ld/s: achieved %.0f/s per session (%.0f/s "
 	       "in all); %lld decisions, %lld logged, %lld dropped; kwitnessd CPU %.2f s = %.2f "
-	       "CPU-seconds per million logged; producer %.2f CPU-seconds per million made\n",
+	       "CPU-seconds per million logged; producer %.2f CPU-seconds per million made; "
+	       "gaps given up on the kernel's drop marks %lld, without (after waiting) %lld\n",
 	       nsess, nice, rate, (double)count / t, (double)count * nsess / t,
 	       (long long)count * nsess, dec, drop, cpu, dec ? cpu * 1e6 / (double)dec : 0.0,
-	       pcpu * 1e6 / ((double)count * nsess));
+	       pcpu * 1e6 / ((double)count * nsess), marked, unmarked);
 out:
 	producer_bpf__destroy(p);
-	if (sfd >= 0)
-		close(sfd);
-	if (rfd >= 0)
-		close(rfd);
-	if (cfd >= 0)
-		close(cfd);
+	for (int i = 0; i < 4; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
 	for (int i = 0; i < nsess; i++) {
 		free(id[i]);
 		if (i < opened)

@@ -11,15 +11,10 @@
  * decisions it records were never made by any task. */
 #include "../bpf/session.bpf.h"
 #include "kwitness/abi/name_match.h"
+#include "producer.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* The test packet: which slot, and the cgroup id to put in the events. */
-struct bench_produce_arg {
-	__u32 slot;
-	__u32 pad;
-	__u64 cgroup_id;
-};
 
 SEC("tc")
 int bench_produce(struct __sk_buff *skb)

@@ -18,6 +18,16 @@ struct {
 	__type(value, struct kw_session);
 } kw_sessions SEC(".maps");
 
+/* Drops by sequence number (struct kw_lost), mapped by kwitnessd: written
+ * only when a reservation fails, so the hot path never touches it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, KW_MAX_SESSIONS);
+	__type(key, __u32);
+	__type(value, struct kw_lost);
+} kw_lost SEC(".maps");
+
 /* The class gate: the union of the classes of every session in kw_sessions,
  * written by userspace alone, raised before a session's first tag and
  * lowered only once its classes are cleared (docs/hooks.md, "The class

@@ -102,6 +102,17 @@ static __always_inline void kw_task_facts(struct kw_event_hdr *h, int sleepable)
 	}
 }
 
+/* Marks seq as dropped in kw_lost so the collector gives it up at once. The
+ * locked OR is a full barrier (x86), after the add that handed seq out. */
+static __always_inline void kw_mark_lost(__u32 slot, __u64 seq)
+{
+	struct kw_lost *l = bpf_map_lookup_elem(&kw_lost, &slot);
+
+	if (l)
+		__sync_fetch_and_or(&l->bits[(seq / 64) & (KW_LOST_BITS / 64 - 1)],
+				    1ULL << (seq & 63));
+}
+
 /* Accounts one decision and reserves its event. *verdict is 1 when the
  * operation may proceed, 0 when it must be refused. Returns the event with its
  * header filled (the caller fills the rest and calls kw_event_submit), or NULL
@@ -130,11 +141,12 @@ static __always_inline void *kw_record_decision_in(struct kw_ctx *c, __u16 kind,
 	/* Number the decision before reserving its event: a decision whose
 	 * event cannot be written leaves a gap in the log that the dropped
 	 * counter accounts for, so the trailer's dropped count is exactly the
-	 * set of missing sequence numbers. */
+	 * set of missing sequence numbers; kw_lost says which they are. */
 	seq = __sync_fetch_and_add(&s->next_seq, 1);
 	rb = bpf_map_lookup_elem(&kw_ringbufs, &c->slot);
 	h = rb ? bpf_ringbuf_reserve(rb, size, 0) : NULL;
 	if (!h) {
+		kw_mark_lost(c->slot, seq);
 		__sync_fetch_and_add(&s->dropped, 1);
 		if (s->on_failure == KW_ONFAIL_DENY)
 			*verdict = 0;

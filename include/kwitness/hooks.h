@@ -55,6 +55,12 @@ int kw_hooks_session_add(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint6
 /* Untags the session's cgroups and detaches its cgroup programs: no new
  * decisions start after this returns (ones in flight still finish). */
 int kw_hooks_session_untag(struct kw_hooks *h, uint32_t slot);
+/* Drops by number (kw_lost, see abi/event.h). seq_lost is true when the
+ * kernel marked seq as dropped, and clears the mark: the caller gives the
+ * number up at once. lost_forget clears the marks of numbers in [from, to)
+ * given up another way (at most the last KW_LOST_BITS). */
+bool kw_hooks_seq_lost(struct kw_hooks *h, uint32_t slot, uint64_t seq);
+void kw_hooks_lost_forget(struct kw_hooks *h, uint32_t slot, uint64_t from, uint64_t to);
 /* Reads the counters of kw_sessions[slot]. */
 int kw_hooks_session_counters(struct kw_hooks *h, uint32_t slot, struct kw_session *out);
 /* The slot of the open session whose task tag the process tgid carries (it

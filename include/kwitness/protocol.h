@@ -92,6 +92,8 @@
 #define KW_F_HOOKS "hooks"
 #define KW_F_NEXT_SEQ "next_seq"
 #define KW_F_PENDING "pending"
+#define KW_F_GAPS_MARKED "gaps_marked" /* numbers given up at once: the kernel marked them dropped */
+#define KW_F_GAPS_UNMARKED "gaps_unmarked" /* numbers given up without a mark (after waiting, or too far behind) */
 #define KW_F_LOG_BYTES "log_bytes"
 
 /* ---- error codes (the "error" of a refusal) ---- */

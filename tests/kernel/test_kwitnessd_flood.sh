@@ -6,7 +6,8 @@
 # failed with EPERM (the flooding tool counts its own EPERMs), with allow they
 # all proceeded. Nothing is lost silently. The collector is stopped (SIGSTOP)
 # while the flood runs, so the ring buffer fills and drops happen on every
-# run, however fast the collector is.
+# run, however fast the collector is. Then drops with decisions after them
+# while the collector runs: each gap is given up on the kernel's drop mark.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/kwd_lib.sh"
 
@@ -66,5 +67,39 @@ for fail in deny allow; do
 			verify_incomplete
 	fi
 done
+# Drops with decisions after them, while the collector runs: the kernel marks
+# each dropped number in kw_lost, and the collector gives the gap up as soon as
+# it sees a later number (gaps_marked), not after waiting for it (gaps_unmarked),
+# so the ring buffer is not held meanwhile.
+if policy_session flood-marks enforce allow "\"net\":{\"send\":[\"127.0.0.1/32:$PORT\"]}"; then
+	kill -STOP "$KT_DPID"
+	out=$(cg_run "$cg" "$NP" flood sendto 127.0.0.1 $PORT 2000)
+	kill -CONT "$KT_DPID"
+	sleep 0.5 # the first ~64 are consumed: nothing is held
+	out2=$(cg_run "$cg" "$NP" flood sendto 127.0.0.1 $PORT 10)
+	sleep 0.5
+	read -r dropped marked unmarked pending < <("$KW" status --json --socket "$KT_SOCK" |
+		jq -r --arg s "$sid" '.sessions[] | select(.session == $s) |
+			"\(.dropped) \(.gaps_marked) \(.gaps_unmarked) \(.pending)"')
+	echo "# marks: $out; then $out2; dropped $dropped, gaps_marked $marked, gaps_unmarked $unmarked, pending $pending"
+	check "marks: the stopped collector's full ring buffer dropped decisions ($dropped)" \
+		test "${dropped:-0}" -ge 1900
+	expect_eq "marks: every drop given up on its mark" "$dropped" "$marked"
+	expect_eq "marks: none given up after waiting" 0 "$unmarked"
+	expect_eq "marks: nothing held in the reorder window" 0 "$pending"
+	session_close "$sid" >/dev/null
+	t=$(trailer "$LOG")
+	next=$(jfield "$t" next_seq)
+	expect_eq "marks: every attempt got a sequence number" 2010 "$next"
+	expect_eq "marks: trailer dropped == missing sequence numbers" \
+		"$(missing_seqs "$LOG" "$next")" "$(jfield "$t" dropped)"
+	expect_eq "marks: logged + dropped == attempts" 2010 \
+		"$(($(decisions "$LOG" | grep -c .) + $(jfield "$t" dropped)))"
+	check "marks: the last ten decisions are logged, after the gap" \
+		test "$(decisions "$LOG" | tail -10 | sed -n 's/.*"seq":\([0-9]*\).*/\1/p' | head -1)" = 2000
+	check "marks: record verifies only as incomplete" verify_incomplete
+else
+	not_ok "marks: session opens"
+fi
 check "kwitnessd is still running" kwd_alive
 finish

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* kwitnessd's consumer pieces without a kernel: the reorder window (sequence
- * order, held events, given-up gaps, growth, duplicates, late arrivals) and the
- * decision log writer (lines on disk, streaming transcript hash against the
- * known answers in tests/vectors/trace-spec/PROVENANCE, and against coreutils'
- * sha256sum over "[" + the file's lines joined by "," + "]"), and reopening a
- * log a killed collector left (torn last line), and the collector's own
- * entries built in the writer's scratch buffer. */
+ * order, held events, given-up gaps, gaps the kernel marked dropped, growth,
+ * duplicates, late arrivals) and the decision log writer (lines on disk,
+ * streaming transcript hash against the known answers in
+ * tests/vectors/trace-spec/PROVENANCE, and against coreutils' sha256sum over
+ * "[" + the file's lines joined by "," + "]"), and reopening a log a killed
+ * collector left (torn last line), and the collector's own entries built in
+ * the writer's scratch buffer. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -100,6 +102,66 @@ static void test_gap_skip_and_flush(void **state)
 	assert_int_equal(s.seq[4], 5);
 	assert_int_equal(r.late, 1);
 	assert_int_equal(r.arrived, 5);
+	kw_reorder_free(&r);
+}
+
+/* The kernel's drop marks, as a set of numbers; asked holds what was asked. */
+struct marks {
+	uint64_t dropped[8];
+	size_t n;
+	uint64_t asked[16];
+	size_t n_asked;
+};
+
+static bool marked_lost(void *ctx, uint64_t seq)
+{
+	struct marks *m = ctx;
+
+	if (m->n_asked < 16)
+		m->asked[m->n_asked++] = seq;
+	for (size_t i = 0; i < m->n; i++)
+		if (m->dropped[i] == seq)
+			return true;
+	return false;
+}
+
+static void test_skip_lost(void **state)
+{
+	struct kw_reorder r;
+	struct seen s = { 0 };
+	struct marks m = { .dropped = { 1, 2, 5 }, .n = 3 };
+
+	(void)state;
+	kw_reorder_init(&r, record_seq, &s);
+	/* nothing held: nothing asked, nothing given up */
+	assert_int_equal(kw_reorder_skip_lost(&r, marked_lost, &m), 0);
+	assert_int_equal(m.n_asked, 0);
+	push(&r, 0);
+	push(&r, 3); /* 1, 2 dropped */
+	push(&r, 4);
+	push(&r, 7); /* 5 dropped, 6 in flight */
+	push(&r, 8);
+	assert_int_equal(s.n, 1);
+	/* gives up 1, 2 and 5 on their marks, emits 3 and 4, stops at 6 */
+	assert_int_equal(kw_reorder_skip_lost(&r, marked_lost, &m), 3);
+	assert_int_equal(s.n, 3);
+	assert_int_equal(s.seq[1], 3);
+	assert_int_equal(s.seq[2], 4);
+	assert_int_equal(r.next, 6);
+	assert_int_equal(r.pending, 2);
+	/* asked about each missing number in turn, never about a held one */
+	assert_int_equal(m.n_asked, 4);
+	assert_int_equal(m.asked[0], 1);
+	assert_int_equal(m.asked[1], 2);
+	assert_int_equal(m.asked[2], 5);
+	assert_int_equal(m.asked[3], 6);
+	/* 6 arrives: 7 and 8 follow it, in order */
+	push(&r, 6);
+	assert_int_equal(s.n, 6);
+	for (size_t i = 3; i < 6; i++)
+		assert_int_equal(s.seq[i], i + 3);
+	assert_int_equal(r.pending, 0);
+	assert_int_equal(r.late, 0);
 	kw_reorder_free(&r);
 }
 
@@ -378,6 +440,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_in_order_and_swapped),
 		cmocka_unit_test(test_gap_skip_and_flush),
+		cmocka_unit_test(test_skip_lost),
 		cmocka_unit_test(test_growth_duplicates_and_limit),
 		cmocka_unit_test(test_log_known_answer),
 		cmocka_unit_test(test_log_reopen),

@@ -68,6 +68,8 @@ struct kw_hooks {
 	char *pin_dir; /* NULL: nothing is pinned, sessions end with the process */
 	struct kw_session *sessions_mm; /* kw_sessions, mapped (kw_hooks_take_seq) */
 	size_t sessions_mm_len;
+	struct kw_lost *lost_mm; /* kw_lost, mapped (kw_hooks_seq_lost) */
+	size_t lost_mm_len;
 	struct kw_slot_state slots[KW_MAX_SESSIONS];
 };
 
@@ -352,25 +354,36 @@ static void attach_at_root(struct kw_hooks *h, bool reuse)
 	close(fd);
 }
 
-/* kw_sessions in this process's memory: an mmapable array's values lie one
- * after the other, each rounded up to 8 bytes. */
+/* kw_sessions and kw_lost in this process's memory: an mmapable array's
+ * values lie one after the other, each rounded up to 8 bytes. */
 _Static_assert(sizeof(struct kw_session) % 8 == 0, "kw_session must be a multiple of 8 bytes");
+_Static_assert(sizeof(struct kw_lost) % 8 == 0, "kw_lost must be a multiple of 8 bytes");
 
-static int map_sessions(struct kw_hooks *h, char *err, size_t errlen)
+static int map_array(const struct bpf_map *map, size_t value_size, void **out, size_t *len,
+		     char *err, size_t errlen)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t len = (KW_MAX_SESSIONS * sizeof(struct kw_session) + page - 1) & ~(page - 1);
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       bpf_map__fd(h->skel->maps.kw_sessions), 0);
+	void *p;
+	int e;
 
+	*len = (KW_MAX_SESSIONS * value_size + page - 1) & ~(page - 1);
+	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
 	if (p == MAP_FAILED) {
-		snprintf(err, errlen, "mapping kw_sessions failed: %s (a map pinned by an older "
-			 "kwitnessd is not mappable)", strerror(errno));
-		return -errno;
+		e = -errno;
+		snprintf(err, errlen, "mapping %s failed: %s (a map pinned by an older "
+			 "kwitnessd is not mappable)", bpf_map__name(map), strerror(-e));
+		return e;
 	}
-	h->sessions_mm = p;
-	h->sessions_mm_len = len;
+	*out = p;
 	return 0;
+}
+
+static int map_session_arrays(struct kw_hooks *h, char *err, size_t errlen)
+{
+	return map_array(h->skel->maps.kw_sessions, sizeof(struct kw_session),
+			 (void **)&h->sessions_mm, &h->sessions_mm_len, err, errlen) ?:
+	       map_array(h->skel->maps.kw_lost, sizeof(struct kw_lost), (void **)&h->lost_mm,
+			 &h->lost_mm_len, err, errlen);
 }
 
 int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char *err,
@@ -432,7 +445,7 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 		snprintf(err, errlen, "loading the BPF object failed: %s", strerror(-ret));
 		goto fail;
 	}
-	ret = map_sessions(h, err, errlen);
+	ret = map_session_arrays(h, err, errlen);
 	if (ret)
 		goto fail;
 
@@ -514,6 +527,8 @@ void kw_hooks_close(struct kw_hooks *h)
 	bpf_link__destroy(h->tp_free);
 	if (h->sessions_mm)
 		munmap(h->sessions_mm, h->sessions_mm_len);
+	if (h->lost_mm)
+		munmap(h->lost_mm, h->lost_mm_len);
 	kwitness_bpf__destroy(h->skel);
 	free(h->pin_dir);
 	free(h);
@@ -868,6 +883,8 @@ static int write_session(struct kw_hooks *h, uint32_t slot, const struct kw_poli
 
 	if (bpf_map_lookup_elem(fd, &slot, &s) == 0)
 		gen = s.generation;
+	/* the last session's drops are not this one's (its numbers restart) */
+	memset(&h->lost_mm[slot], 0, sizeof(h->lost_mm[slot]));
 	memset(&s, 0, sizeof(s));
 	s.classes = pol->classes;
 	s.generation = gen + 1;
@@ -1250,6 +1267,47 @@ int kw_hooks_take_seq(struct kw_hooks *h, uint32_t slot, bool permit, uint64_t *
 	}
 	*seq = __atomic_fetch_add(&s->next_seq, 1, __ATOMIC_SEQ_CST);
 	return 0;
+}
+
+/* kw_lost's word and bit for seq. */
+static __u64 *lost_word(struct kw_hooks *h, uint32_t slot, uint64_t seq, __u64 *bit)
+{
+	*bit = 1ULL << (seq & 63);
+	return &h->lost_mm[slot].bits[(seq / 64) % (KW_LOST_BITS / 64)];
+}
+
+bool kw_hooks_seq_lost(struct kw_hooks *h, uint32_t slot, uint64_t seq)
+{
+	__u64 bit, *w;
+
+	if (slot >= KW_MAX_SESSIONS || !h->lost_mm)
+		return false;
+	w = lost_word(h, slot, seq, &bit);
+	if (!(__atomic_load_n(w, __ATOMIC_ACQUIRE) & bit))
+		return false;
+	/* The bit is seq's own unless a number KW_LOST_BITS or more above it
+	 * was handed out (and dropped) before the bit was read: next_seq, read
+	 * after it, would show that number. */
+	if (__atomic_load_n(&h->sessions_mm[slot].next_seq, __ATOMIC_ACQUIRE) >
+	    seq + KW_LOST_BITS)
+		return false;
+	__atomic_fetch_and(w, ~bit, __ATOMIC_RELAXED);
+	return true;
+}
+
+void kw_hooks_lost_forget(struct kw_hooks *h, uint32_t slot, uint64_t from, uint64_t to)
+{
+	__u64 bit, *w;
+
+	if (slot >= KW_MAX_SESSIONS || !h->lost_mm)
+		return;
+	if (to - from > KW_LOST_BITS)
+		from = to - KW_LOST_BITS;
+	for (uint64_t seq = from; seq < to; seq++) {
+		w = lost_word(h, slot, seq, &bit);
+		if (__atomic_load_n(w, __ATOMIC_RELAXED) & bit)
+			__atomic_fetch_and(w, ~bit, __ATOMIC_RELAXED);
+	}
 }
 
 static void steer_ports(int fd, const struct kw_dns_steer *st, const __u32 *slot)

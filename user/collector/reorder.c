@@ -120,6 +120,19 @@ uint64_t kw_reorder_skip(struct kw_reorder *r)
 	return n;
 }
 
+uint64_t kw_reorder_skip_lost(struct kw_reorder *r, kw_reorder_lost_fn lost, void *ctx)
+{
+	uint64_t n = 0;
+
+	/* held events keep a gap at next (drain emits up to the first one) */
+	while (r->pending && lost(ctx, r->next)) {
+		r->next++;
+		n++;
+		drain(r);
+	}
+	return n;
+}
+
 uint64_t kw_reorder_flush(struct kw_reorder *r)
 {
 	uint64_t n = 0;

@@ -6,6 +6,7 @@
 #ifndef KWITNESS_COLLECTOR_REORDER_H
 #define KWITNESS_COLLECTOR_REORDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,6 +41,10 @@ int kw_reorder_push(struct kw_reorder *r, uint64_t seq, const void *data, size_t
 /* Gives up the missing number at next (a drop) and emits what follows it.
  * Returns how many numbers were given up (0 when nothing is held). */
 uint64_t kw_reorder_skip(struct kw_reorder *r);
+/* Gives up missing numbers from next on for as long as lost(ctx, seq) says
+ * the kernel dropped them, emitting what follows each. Returns how many. */
+typedef bool (*kw_reorder_lost_fn)(void *ctx, uint64_t seq);
+uint64_t kw_reorder_skip_lost(struct kw_reorder *r, kw_reorder_lost_fn lost, void *ctx);
 /* Gives up every gap: emits everything held. Returns numbers given up. */
 uint64_t kw_reorder_flush(struct kw_reorder *r);
 /* Gives up every number below seq: emits what is held, then moves next to seq

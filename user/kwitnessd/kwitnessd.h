@@ -271,6 +271,7 @@ struct kwd_session {
 	uint64_t unrecorded;  /* at close: the kernel's count */
 	uint64_t untracked;   /* at close: descendants the kernel could not tag */
 	uint64_t skipped;     /* sequence numbers given up as dropped while open */
+	uint64_t skipped_marked; /* of those, on the kernel's kw_lost mark */
 	int64_t gap_since_ms; /* when the current gap was first seen (0: none) */
 	int64_t hot_until_ms; /* had events lately: consumed every KWD_POLL_MS */
 	int64_t close_deadline_ms;

@@ -114,6 +114,22 @@ static bool event_is_ours(const struct kwd_session *s, const void *data)
 	return h.slot == s->slot && h.generation == s->generation;
 }
 
+/* Numbers given up without the kernel's word for each (the gap too old, an
+ * event too far ahead) lose their kw_lost marks too: a mark left behind could
+ * pass for a later number's. */
+static void forget_given_up(struct kwd_session *s, uint64_t from)
+{
+	kw_hooks_lost_forget(s->d->hooks, s->slot, from, s->ro.next);
+}
+
+static void jump_to(struct kwd_session *s, uint64_t seq)
+{
+	uint64_t from = s->ro.next;
+
+	s->skipped += kw_reorder_jump(&s->ro, seq);
+	forget_given_up(s, from);
+}
+
 static void ring_sample(void *ctx, const void *data, size_t size)
 {
 	struct kwd_session *s = ctx;
@@ -146,7 +162,7 @@ static void ring_sample(void *ctx, const void *data, size_t size)
 	if (e == -ENOSPC) {
 		/* Far ahead of the window: what is missing before it is given up
 		 * (the trailer counts it; nothing after it is held back). */
-		s->skipped += kw_reorder_jump(&s->ro, seq);
+		jump_to(s, seq);
 		e = kw_reorder_push(&s->ro, seq, data, size);
 	}
 	if (e) {
@@ -168,7 +184,7 @@ int kwd_session_push_collector(struct kwd_session *s, const struct kw_event_hdr 
 	memcpy(rec + sizeof(*h), line, len);
 	e = kw_reorder_push(&s->ro, h->seq, rec, sizeof(*h) + len);
 	if (e == -ENOSPC) {
-		s->skipped += kw_reorder_jump(&s->ro, h->seq);
+		jump_to(s, h->seq);
 		e = kw_reorder_push(&s->ro, h->seq, rec, sizeof(*h) + len);
 	}
 	free(rec);
@@ -981,25 +997,41 @@ json_t *kwd_session_sealed(struct kwd *d, struct kwd_job *job, uint64_t *client)
 	return reply;
 }
 
-/* A gap that stays open while the kernel counts more drops than gaps given
- * up is one of those drops: move past it, so the window does not hold every
- * later event. (A number that still arrives is written anyway.) */
+static bool seq_lost(void *ctx, uint64_t seq)
+{
+	struct kwd_session *s = ctx;
+
+	return kw_hooks_seq_lost(s->d->hooks, s->slot, seq);
+}
+
+/* A gap is a number in flight (another CPU took it and has not written its
+ * event yet) or a drop. The kernel marks drops in kw_lost: those are given up
+ * at once, so the ring buffer, which lets go only below what was written, is
+ * not held for them. A gap without a mark that stays open while the kernel
+ * counts more drops than gaps given up is one of those drops too (its mark
+ * overwritten): move past it after KWD_GAP_SKIP_MS, so the window does not
+ * hold every later event. (A number that still arrives is written anyway.) */
 static void maybe_skip_gap(struct kwd_session *s, int64_t now)
 {
 	struct kw_session c;
+	uint64_t from, n = s->ro.pending ? kw_reorder_skip_lost(&s->ro, seq_lost, s) : 0;
 
+	s->skipped += n;
+	s->skipped_marked += n;
 	if (!s->ro.pending) {
 		s->gap_since_ms = 0;
 		return;
 	}
-	if (!s->gap_since_ms) {
-		s->gap_since_ms = now;
+	if (!s->gap_since_ms || n) {
+		s->gap_since_ms = now; /* a new gap */
 		return;
 	}
 	if (now - s->gap_since_ms < KWD_GAP_SKIP_MS ||
 	    kw_hooks_session_counters(s->d->hooks, s->slot, &c) || c.dropped <= s->skipped)
 		return;
+	from = s->ro.next;
 	s->skipped += kw_reorder_skip(&s->ro);
+	forget_given_up(s, from);
 	s->gap_since_ms = s->ro.pending ? now : 0;
 }
 
@@ -1135,7 +1167,7 @@ json_t *kwd_status(struct kwd *d, bool sessions_only, const struct kwd_peer *pee
 		json_array_append_new(
 			list,
 			json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:I, s:I, "
-				  "s:I, s:I, s:I, s:I}",
+				  "s:I, s:I, s:I, s:I, s:I, s:I}",
 				  KW_F_SESSION, s->id, KW_F_SANDBOX_ID, s->sandbox_id, KW_F_CGROUP,
 				  s->cgroup_path, KW_F_SLOT, (json_int_t)s->slot, KW_F_OPENED_US,
 				  (json_int_t)s->opened_us, KW_F_MODE, kw_mode_name(s->pol->mode),
@@ -1144,7 +1176,9 @@ json_t *kwd_status(struct kwd *d, bool sessions_only, const struct kwd_peer *pee
 				  (json_int_t)s->decisions, KW_F_DENIALS, (json_int_t)s->denials,
 				  KW_F_DROPPED, (json_int_t)c.dropped, KW_F_UNRECORDED,
 				  (json_int_t)c.unrecorded, KW_F_NEXT_SEQ, (json_int_t)c.next_seq,
-				  KW_F_PENDING, (json_int_t)s->ro.pending, KW_F_LOG_BYTES,
+				  KW_F_PENDING, (json_int_t)s->ro.pending, KW_F_GAPS_MARKED,
+				  (json_int_t)s->skipped_marked, KW_F_GAPS_UNMARKED,
+				  (json_int_t)(s->skipped - s->skipped_marked), KW_F_LOG_BYTES,
 				  (json_int_t)(s->log.bytes + s->log.out.len), KW_F_RINGBUF_SIZE,
 				  (json_int_t)s->ring.size));
 		json_object_set_new(json_array_get(list, json_array_size(list) - 1),

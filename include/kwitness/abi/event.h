@@ -91,6 +91,16 @@ struct kw_session {
 	__u64 pad2[2];
 };
 
+/* kw_lost[slot]: one bit per sequence number, modulo KW_LOST_BITS, set by
+ * the program whose event could not be reserved (a drop). The collector reads
+ * it to give up a missing number at once instead of waiting for a number in
+ * flight that never comes; it trusts a bit only while fewer than
+ * KW_LOST_BITS numbers have been handed out past it. Zeroed at session open. */
+#define KW_LOST_BITS 32768
+struct kw_lost {
+	__u64 bits[KW_LOST_BITS / 64];
+};
+
 /* kw_net_rules: LPM trie. prefixlen counts the bits after itself: 64 bits of
  * slot/op/family/pad, then the address prefix. */
 struct kw_net_key {
