@@ -67,6 +67,20 @@ for fail in deny allow; do
 			verify_incomplete
 	fi
 done
+# session_status JQ: JQ over this session's entry in the status reply.
+session_status() {
+	"$KW" status --json --socket "$KT_SOCK" |
+		jq -r --arg s "$sid" ".sessions[] | select(.session == \$s) | $1"
+}
+# wait_status COND: until COND holds for this session (10 s at most).
+wait_status() {
+	for _ in $(seq 100); do
+		[ "$(session_status "$1")" = true ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # Drops with decisions after them, while the collector runs: the kernel marks
 # each dropped number in kw_lost, and the collector gives the gap up as soon as
 # it sees a later number (gaps_marked), not after waiting for it (gaps_unmarked),
@@ -75,12 +89,13 @@ if policy_session flood-marks enforce allow "\"net\":{\"send\":[\"127.0.0.1/32:$
 	kill -STOP "$KT_DPID"
 	out=$(cg_run "$cg" "$NP" flood sendto 127.0.0.1 $PORT 2000)
 	kill -CONT "$KT_DPID"
-	sleep 0.5 # the first ~64 are consumed: nothing is held
+	# the first ~64 written and their ring buffer space let go, so the next
+	# ten fit (an emulated VM may take a while)
+	wait_status ".ringbuf_used == 0"
 	out2=$(cg_run "$cg" "$NP" flood sendto 127.0.0.1 $PORT 10)
-	sleep 0.5
-	read -r dropped marked unmarked pending < <("$KW" status --json --socket "$KT_SOCK" |
-		jq -r --arg s "$sid" '.sessions[] | select(.session == $s) |
-			"\(.dropped) \(.gaps_marked) \(.gaps_unmarked) \(.pending)"')
+	wait_status ".pending == 0 and .gaps_marked + .gaps_unmarked > 0"
+	read -r dropped marked unmarked pending <<<"$(session_status \
+		'"\(.dropped) \(.gaps_marked) \(.gaps_unmarked) \(.pending)"')"
 	echo "# marks: $out; then $out2; dropped $dropped, gaps_marked $marked, gaps_unmarked $unmarked, pending $pending"
 	check "marks: the stopped collector's full ring buffer dropped decisions ($dropped)" \
 		test "${dropped:-0}" -ge 1900
