@@ -115,14 +115,13 @@ static void daemon_stop(struct daemon *d)
 		(void)0;
 }
 
-static double proc_cpu_s(pid_t pid)
+/* CPU seconds (user + system) from a /proc stat file. */
+static double stat_cpu_s(const char *path)
 {
-	char path[64], buf[2048], *p;
+	char buf[2048], *p;
 	unsigned long long ut = 0, stt = 0;
-	FILE *f;
+	FILE *f = fopen(path, "re");
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
 	if (!f)
 		return 0;
 	if (!fgets(buf, sizeof(buf), f)) {
@@ -135,6 +134,24 @@ static double proc_cpu_s(pid_t pid)
 	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &stt) == 2)
 		return (double)(ut + stt) / (double)sysconf(_SC_CLK_TCK);
 	return 0;
+}
+
+/* The whole process. */
+static double proc_cpu_s(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	return stat_cpu_s(path);
+}
+
+/* Its main thread alone: kwitnessd's loop, which reads the ring buffers. */
+static double main_thread_cpu_s(pid_t pid)
+{
+	char path[80];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)pid);
+	return stat_cpu_s(path);
 }
 
 static char *session_open_on(struct daemon *d, const char *cg)

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "kwitness/base64.h"
+#include "kwitness/buf.h"
 #include "kwitness/digest.h"
 #include "kwitness/record.h"
 #include "collector/transcript.h"
@@ -20,6 +21,9 @@
 #define IMAGE "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define E1 "{\"tool\":\"fs.read\",\"path\":\"/work/src\",\"decision\":\"permit\"}"
 #define E2 "{\"tool\":\"net.connect\",\"host\":\"api.example.org\",\"decision\":\"deny\"}"
+/* E1 and E2 canonical (RFC 8785: keys sorted), as log lines hold them */
+#define P1 "{\"decision\":\"permit\",\"path\":\"/work/src\",\"tool\":\"fs.read\"}"
+#define P2 "{\"decision\":\"deny\",\"host\":\"api.example.org\",\"tool\":\"net.connect\"}"
 #define KA_BUNDLE "sha256:b7a7d560278f34511e4abcc7a8909a3c07e9ee16143da6693b19cb3222ee0cae"
 #define KA_TRANSCRIPT "sha256:ffce23badc0a325b93ac587374132bbaae4f7798a4d57f84cf135a312f4a6aea"
 #define KA_MEASUREMENT "sha256:06a9b5018d74ec48f31bcec06e5eade5b12b565a6443caafc5ba8cdda715ac5f"
@@ -193,11 +197,33 @@ static void test_transcript_known_answers(void **state)
 
 	/* Streaming with canonical entries (keys sorted). */
 	assert_int_equal(kw_transcript_init(&t), 0);
-	assert_int_equal(kw_transcript_append(&t, "{\"decision\":\"permit\",\"path\":\"/work/src\",\"tool\":\"fs.read\"}", 57), 0);
-	assert_int_equal(kw_transcript_append(&t, "{\"decision\":\"deny\",\"host\":\"api.example.org\",\"tool\":\"net.connect\"}", 65), 0);
+	assert_int_equal(kw_transcript_append(&t, P1, strlen(P1)), 0);
+	assert_int_equal(kw_transcript_append(&t, P2, strlen(P2)), 0);
 	assert_int_equal(kw_transcript_final(&t, hash, &count), 0);
 	assert_string_equal(hash, KA_TRANSCRIPT);
 	assert_int_equal(count, 2);
+
+	/* Whole log lines a chunk at a time (as kwitnessd's I/O thread hashes
+	 * what it wrote), alone and after an entry streamed one by one. */
+	{
+		char chunk[] = P1 "\n" P2 "\n", second[] = P2 "\n", torn[] = P1;
+
+		assert_int_equal(kw_transcript_init(&t), 0);
+		assert_int_equal(kw_transcript_append_lines(&t, chunk, strlen(chunk)), 0);
+		assert_int_equal(kw_transcript_append_lines(&t, chunk, 0), 0);
+		assert_int_equal(kw_transcript_final(&t, hash, &count), 0);
+		assert_string_equal(hash, KA_TRANSCRIPT);
+		assert_int_equal(count, 2);
+		assert_null(strchr(chunk, '\n')); /* the newlines were taken for commas */
+
+		assert_int_equal(kw_transcript_init(&t), 0);
+		assert_int_equal(kw_transcript_append(&t, P1, strlen(P1)), 0);
+		assert_int_equal(kw_transcript_append_lines(&t, torn, strlen(torn)), -EINVAL);
+		assert_int_equal(kw_transcript_append_lines(&t, second, strlen(second)), 0);
+		assert_int_equal(kw_transcript_final(&t, hash, &count), 0);
+		assert_string_equal(hash, KA_TRANSCRIPT);
+		assert_int_equal(count, 2);
+	}
 
 	/* The empty transcript is "[]". */
 	assert_int_equal(kw_transcript_from_text("", 0, hash, &count, err, sizeof(err)), 0);
@@ -212,6 +238,37 @@ static void test_transcript_known_answers(void **state)
 	assert_int_equal(kw_transcript_from_text(cafe, strlen(cafe), hash, &count, err, sizeof(err)), 0);
 	assert_string_equal(hash, KA_CAFE);
 	assert_int_equal(count, 1);
+}
+
+/* Lines after entries that filled the stage to its last byte, checked
+ * against SHA-256 of the whole "[...]" built here. */
+static void test_transcript_lines_at_stage_end(void **state)
+{
+	struct kw_transcript t;
+	char entry[KW_TRANSCRIPT_STAGE], hash[KW_DIGEST_STR_MAX], want[KW_DIGEST_STR_MAX];
+	char lines[] = "{\"a\":1}\n{\"b\":2}\n";
+	struct kw_buf all = { 0 };
+	size_t second = KW_TRANSCRIPT_STAGE - 2 - 1; /* "[1" staged, then ",": it fills the rest */
+	uint64_t count;
+
+	(void)state;
+	memset(entry, 'x', sizeof(entry));
+	entry[0] = '"';
+	entry[second - 1] = '"';
+	assert_int_equal(kw_transcript_init(&t), 0);
+	assert_int_equal(kw_transcript_append(&t, "1", 1), 0);
+	assert_int_equal(kw_transcript_append(&t, entry, second), 0);
+	assert_int_equal(t.staged, KW_TRANSCRIPT_STAGE);
+	assert_int_equal(kw_transcript_append_lines(&t, lines, strlen(lines)), 0);
+	assert_int_equal(kw_transcript_final(&t, hash, &count), 0);
+	assert_int_equal(count, 4);
+
+	assert_int_equal(kw_buf_puts(&all, "[1,"), 0);
+	assert_int_equal(kw_buf_append(&all, entry, second), 0);
+	assert_int_equal(kw_buf_puts(&all, ",{\"a\":1},{\"b\":2}]"), 0);
+	assert_int_equal(kw_digest_buf(KW_SHA256, all.data, all.len, want), 0);
+	assert_string_equal(hash, want);
+	kw_buf_free(&all);
 }
 
 static void test_transcript_refusals(void **state)
@@ -247,6 +304,7 @@ int main(void)
 		cmocka_unit_test(test_b64url_round_trip),
 		cmocka_unit_test(test_b64url_refuses_non_canonical),
 		cmocka_unit_test(test_transcript_known_answers),
+		cmocka_unit_test(test_transcript_lines_at_stage_end),
 		cmocka_unit_test(test_transcript_refusals),
 	};
 

@@ -126,6 +126,9 @@ int kw_logwriter_flush(struct kw_logwriter *log)
 	}
 
 	e = kw_write_all(log->fd, log->out.data, log->out.len);
+	/* hashed as written: the transcript never holds a line the file lacks */
+	if (!e && log->out.len)
+		e = kw_transcript_append_lines(&log->tr, log->out.data, log->out.len);
 	if (e && !log->err)
 		log->err = e;
 	log->bytes += log->out.len;
@@ -133,18 +136,22 @@ int kw_logwriter_flush(struct kw_logwriter *log)
 	return log->err;
 }
 
-int kw_logwriter_append(struct kw_logwriter *log, const char *entry, size_t len)
+/* The line just built at out[start..] is complete: end it, count it. */
+static int line_done(struct kw_logwriter *log)
 {
-	int e = kw_transcript_append(&log->tr, entry, len);
-
-	if (e)
-		return e;
-	if (kw_buf_append(&log->out, entry, len) || kw_buf_putc(&log->out, '\n'))
+	if (kw_buf_putc(&log->out, '\n'))
 		return -ENOMEM;
 	log->entries++;
 	if (log->out.len >= KW_LOGWRITER_FLUSH_BYTES)
 		return kw_logwriter_flush(log);
 	return 0;
+}
+
+int kw_logwriter_append(struct kw_logwriter *log, const char *entry, size_t len)
+{
+	if (kw_buf_append(&log->out, entry, len))
+		return -ENOMEM;
+	return line_done(log);
 }
 
 int kw_logwriter_entry_begin(struct kw_logwriter *log, struct jcs_obj *o)
@@ -167,13 +174,10 @@ int kw_logwriter_event(struct kw_logwriter *log, const void *data, size_t size, 
 int kw_logwriter_event_via(struct kw_logwriter *log, const void *data, size_t size,
 			   int64_t boot_to_realtime_ns, const char *via)
 {
-	int e;
+	/* built in place at the end of the output (taken back on error) */
+	int e = kw_event_to_entry_via(data, size, boot_to_realtime_ns, via, &log->out);
 
-	kw_buf_reset(&log->entry);
-	e = kw_event_to_entry_via(data, size, boot_to_realtime_ns, via, &log->entry);
-	if (e)
-		return e;
-	return kw_logwriter_append(log, log->entry.data, log->entry.len);
+	return e ? e : line_done(log);
 }
 
 int kw_logwriter_finish(struct kw_logwriter *log, char hash[KW_DIGEST_STR_MAX], uint64_t *count)
@@ -197,12 +201,13 @@ int kw_logwriter_finish(struct kw_logwriter *log, char hash[KW_DIGEST_STR_MAX], 
 	return e;
 }
 
-int kw_logwriter_detach(struct kw_logwriter *log, char hash[KW_DIGEST_STR_MAX], uint64_t *count,
-		   char **data, size_t *len, int *fd)
+int kw_logwriter_detach(struct kw_logwriter *log, char **data, size_t *len, int *fd,
+			struct kw_transcript **tr)
 {
-	int e = log->tr_live ? kw_transcript_final(&log->tr, hash, count) : -EINVAL;
-
+	if (!log->tr_live)
+		return -EINVAL;
 	log->tr_live = 0;
+	*tr = &log->tr;
 	*data = log->out.data;
 	*len = log->out.len;
 	*fd = log->fd;
@@ -210,7 +215,7 @@ int kw_logwriter_detach(struct kw_logwriter *log, char hash[KW_DIGEST_STR_MAX], 
 	memset(&log->out, 0, sizeof(log->out));
 	log->fd = -1;
 	kw_buf_free(&log->entry);
-	return e ? e : log->err;
+	return log->err;
 }
 
 void kw_logwriter_abort(struct kw_logwriter *log)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A session's decision log: canonical entries, one per line, hashed while
- * they are written (the transcript is "[" + entries joined by "," + "]"). */
+/* A session's decision log: canonical entries, one per line, hashed a chunk
+ * at a time as they are written (the transcript is "[" + entries joined by
+ * "," + "]"). */
 #ifndef KWITNESS_COLLECTOR_LOGWRITER_H
 #define KWITNESS_COLLECTOR_LOGWRITER_H
 
@@ -18,7 +19,10 @@
  * out->data from then on and frees it, on failure too) to write to fd
  * elsewhere, in order, and leaves *out empty (len 0) to go on with: no
  * buffer, or one of its own, such as a chunk buffer already written, so a
- * busy log does not grow a new one from nothing each time. 0 or -errno. */
+ * busy log does not grow a new one from nothing each time. Whoever writes
+ * the chunk also hashes it, once written and in order, into the log's
+ * transcript (kw_transcript_append_lines on log->tr): the lines are hashed
+ * where they are written, not where they are made. 0 or -errno. */
 typedef int (*kw_logwriter_submit_fn)(void *ctx, int fd, struct kw_buf *out);
 
 struct kw_logwriter {
@@ -26,7 +30,7 @@ struct kw_logwriter {
 	kw_logwriter_submit_fn submit; /* NULL: write() here, synchronously */
 	void *submit_ctx;
 	struct kw_buf out;    /* lines not yet written */
-	struct kw_buf entry;  /* scratch for one entry */
+	struct kw_buf entry;  /* scratch for the collector's own entries */
 	struct kw_transcript tr;
 	uint64_t entries;
 	uint64_t bytes;
@@ -57,11 +61,14 @@ int kw_logwriter_event_via(struct kw_logwriter *log, const void *data, size_t si
 			   int64_t boot_to_realtime_ns, const char *via);
 /* Writes (or submits) the buffered lines. */
 int kw_logwriter_flush(struct kw_logwriter *log);
-/* Finishes the transcript and hands back the unwritten lines (*data, owned by
- * the caller, may be NULL) and the fd (the caller closes it, after fsync):
- * for a collector that writes on another thread. */
-int kw_logwriter_detach(struct kw_logwriter *log, char hash[KW_DIGEST_STR_MAX], uint64_t *count,
-		   char **data, size_t *len, int *fd);
+/* Hands back the unwritten lines (*data, owned by the caller, may be NULL),
+ * the fd (the caller closes it, after fsync) and the transcript, not yet
+ * finished: for a collector that writes on another thread, which hashes
+ * the last lines once written and then finishes *tr (kw_transcript_final,
+ * on failure too: it frees the hash). *tr lives in log, which must outlive
+ * it. Returns the first write error, or 0. */
+int kw_logwriter_detach(struct kw_logwriter *log, char **data, size_t *len, int *fd,
+			struct kw_transcript **tr);
 /* Flushes, fsyncs and closes the file, and finishes the transcript. */
 int kw_logwriter_finish(struct kw_logwriter *log, char hash[KW_DIGEST_STR_MAX], uint64_t *count);
 /* Releases everything without finishing (error paths). */

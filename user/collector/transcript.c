@@ -56,6 +56,41 @@ int kw_transcript_append(struct kw_transcript *t, const char *entry, size_t len)
 	return 0;
 }
 
+int kw_transcript_append_lines(struct kw_transcript *t, char *lines, size_t len)
+{
+	uint64_t n = 0;
+	char *p = lines, *end = lines + len, *nl;
+	int ret;
+
+	if (!len)
+		return 0;
+	if (lines[len - 1] != '\n')
+		return -EINVAL;
+	/* the stage ends with '[' (first entry) or the last entry: one
+	 * separator, then the lines go to the hash in place, each newline
+	 * standing for the comma that joins it to the next entry */
+	if (t->count && t->staged == KW_TRANSCRIPT_STAGE) {
+		ret = transcript_flush(t);
+		if (ret)
+			return ret;
+	}
+	if (t->count)
+		t->stage[t->staged++] = ',';
+	ret = transcript_flush(t);
+	if (ret)
+		return ret;
+	while (p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
+		*nl = ',';
+		n++;
+		p = nl + 1;
+	}
+	ret = kw_digest_update(&t->digest, lines, len - 1);
+	if (ret)
+		return ret;
+	t->count += n;
+	return 0;
+}
+
 int kw_transcript_final(struct kw_transcript *t, char hash[KW_DIGEST_STR_MAX], uint64_t *count)
 {
 	int ret = 0;

@@ -22,6 +22,11 @@ struct kw_transcript {
 int kw_transcript_init(struct kw_transcript *t);
 /* entry: one canonical JSON entry (no newline). */
 int kw_transcript_append(struct kw_transcript *t, const char *entry, size_t len);
+/* lines: whole log lines, each one canonical entry ending in '\n', hashed as
+ * entries. Overwrites each '\n' with ',' (for a caller done with the bytes,
+ * such as a log chunk already written): one hash update per chunk, no copy.
+ * -EINVAL when the last byte is not '\n'. */
+int kw_transcript_append_lines(struct kw_transcript *t, char *lines, size_t len);
 int kw_transcript_final(struct kw_transcript *t, char hash[KW_DIGEST_STR_MAX], uint64_t *count);
 /* Reads decisions from text: a JSON array, or JSON Lines (one value per
  * non-empty line), canonicalises each entry and hashes the transcript.

@@ -211,8 +211,10 @@ struct kwd_job {
 	 * owner reads once a later SEAL job came back */
 	char *path;              /* owned */
 	int *result;
-	/* WRITE, SEAL: once data is in the file, the session's ring buffer
-	 * consumer position moves to release (NULL cons: nothing to release) */
+	/* WRITE, SEAL: once data is in the file, its lines are hashed into the
+	 * session's transcript (the loop no longer touches it) and the ring
+	 * buffer's consumer position moves to release (NULL: nothing) */
+	struct kw_transcript *tr;
 	unsigned long *cons;
 	uint64_t release;
 	/* SEAL: the record to seal once the log is on disk. The strings belong
@@ -222,10 +224,10 @@ struct kwd_job {
 	const struct kw_key *key;
 	const char *record_path;
 	const struct kw_publish *publish; /* NULL: no transparency log */
-	char hash[KW_DIGEST_STR_MAX];
-	uint64_t count;
 	int err;                 /* an error seen before the worker ran (or by it) */
 	/* SEAL, set by the worker */
+	char hash[KW_DIGEST_STR_MAX]; /* the transcript, finished after the last lines */
+	uint64_t count;
 	json_t *record;          /* the signed record (owned) */
 	int stage;               /* enum kw_seal_stage, or KWD_SEAL_NOT_RUN */
 	char why[512];
@@ -335,11 +337,11 @@ void kwd_transparency_stop(struct kwd *d);
 int kwd_worker_start(struct kwd *d, char *err, size_t errlen);
 /* Queues a job (takes it; a SEAL job comes back through kwd_worker_done). */
 void kwd_worker_submit(struct kwd *d, struct kwd_job *job);
-/* Queues a log chunk (data: len bytes in a buffer of cap, which the worker
- * keeps as a spare once written); once written, *cons moves to release (cons
- * may be NULL). */
+/* Queues a log chunk (data: len bytes of whole lines in a buffer of cap,
+ * which the worker keeps as a spare once written); once written, the lines
+ * are hashed into *tr and *cons moves to release (cons may be NULL). */
 int kwd_worker_write(struct kwd *d, int fd, char *data, size_t len, size_t cap,
-		     unsigned long *cons, uint64_t release);
+		     struct kw_transcript *tr, unsigned long *cons, uint64_t release);
 /* Main thread: a written chunk's buffer into *out (len 0), 1; or 0 (none
  * spare: *out untouched). */
 int kwd_worker_spare(struct kwd *d, struct kw_buf *out);

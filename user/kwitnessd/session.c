@@ -201,7 +201,8 @@ static int session_submit(void *ctx, int fd, struct kw_buf *out)
 
 	memset(out, 0, sizeof(*out));
 	kwd_worker_spare(s->d, out);
-	return kwd_worker_write(s->d, fd, chunk.data, chunk.len, chunk.cap, s->ring.cons, rel);
+	return kwd_worker_write(s->d, fd, chunk.data, chunk.len, chunk.cap, &s->log.tr, s->ring.cons,
+				rel);
 }
 
 /* Queues the buffered lines, or (nothing buffered) just the release of
@@ -215,7 +216,7 @@ static void session_flush(struct kwd_session *s)
 		return;
 	}
 	if (s->log.submit && kwd_ring_releasable(&s->ring, s->emitted_below) > before)
-		kwd_worker_write(s->d, s->log.fd, NULL, 0, 0, s->ring.cons, s->ring.release_pos);
+		kwd_worker_write(s->d, s->log.fd, NULL, 0, 0, NULL, s->ring.cons, s->ring.release_pos);
 }
 
 void kwd_session_ring_ready(struct kwd_session *s)
@@ -912,7 +913,7 @@ static void end_session(struct kwd_session *s)
 	job->owner = s;
 	job->err = e ? e : s->ro.err;
 	job->stage = KWD_SEAL_NOT_RUN;
-	e = kw_logwriter_detach(&s->log, job->hash, &job->count, &job->data, &job->len, &job->fd);
+	e = kw_logwriter_detach(&s->log, &job->data, &job->len, &job->fd, &job->tr);
 	if (e && !job->err)
 		job->err = e;
 	job->in.sandbox_id = s->sandbox_id;

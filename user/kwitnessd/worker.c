@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The I/O worker: one thread that does the collector's blocking file work —
- * decision log chunks, and at close the last lines, fsync, and the record
- * (build, sign, self-verify, atomic write). The epoll loop only formats,
- * hashes and queues, so a slow disk (dirty-page throttling, a 30 ms fsync)
- * never stops it from emptying ring buffers. Jobs run in queue order, so a
+ * decision log chunks and their transcript hash, and at close the last
+ * lines, fsync, and the record (build, sign, self-verify, atomic write). The
+ * epoll loop only formats and queues, so neither a slow disk (dirty-page
+ * throttling, a 30 ms fsync) nor SHA-256 stops it from emptying ring
+ * buffers. Jobs run in queue order, so a
  * log's chunks are written before its seal. Sealed jobs go to a queue that
  * the loop drains when the eventfd says so (kwd_worker_done); replies and
  * frees happen there. The worker knows nothing of sessions or clients. */
@@ -169,15 +170,30 @@ static void run_job(struct kwd_worker *w, struct kwd_job *job)
 		return;
 	}
 	/* The ring buffer lets go of the events only once their lines are
-	 * in the file, and never past a chunk that could not be written. */
+	 * in the file, and never past a chunk that could not be written. The
+	 * transcript takes the lines here, once written (and the ring buffer
+	 * space freed): hashing is the larger half of a line's cost, and off
+	 * the loop it leaves the loop to empty ring buffers. */
 	if (job->fd >= 0 && !peek_error(w, job->fd) &&
-	    (!job->len || write_chunk(w, job->fd, job->data, job->len) == 0) && job->cons)
-		kwd_ring_release(job->cons, job->release);
+	    (!job->len || write_chunk(w, job->fd, job->data, job->len) == 0)) {
+		if (job->cons)
+			kwd_ring_release(job->cons, job->release);
+		if (job->len && job->tr)
+			note_error(w, job->fd, kw_transcript_append_lines(job->tr, job->data, job->len));
+	}
 	if (job->kind != KWD_JOB_SEAL)
 		return; /* the buffer goes to the spares, under the lock */
 	free(job->data);
 	job->data = NULL;
 	e = job->err;
+	if (job->tr) {
+		/* finished on failure too: that frees it */
+		int te = kw_transcript_final(job->tr, job->hash, &job->count);
+
+		job->tr = NULL;
+		if (!e)
+			e = te;
+	}
 	if (job->fd >= 0) {
 		int we = take_error(w, job->fd);
 
@@ -303,7 +319,7 @@ void kwd_worker_submit(struct kwd *d, struct kwd_job *job)
 }
 
 int kwd_worker_write(struct kwd *d, int fd, char *data, size_t len, size_t cap,
-		     unsigned long *cons, uint64_t release)
+		     struct kw_transcript *tr, unsigned long *cons, uint64_t release)
 {
 	struct kwd_job *job = calloc(1, sizeof(*job));
 
@@ -316,6 +332,7 @@ int kwd_worker_write(struct kwd *d, int fd, char *data, size_t len, size_t cap,
 	job->data = data;
 	job->len = len;
 	job->cap = cap;
+	job->tr = tr;
 	job->cons = cons;
 	job->release = release;
 	kwd_worker_submit(d, job);
