@@ -23,7 +23,8 @@
  *     the kernel (bench/producer.bpf.c, kwitness's own recording code run by
  *     BPF_PROG_TEST_RUN in batches every millisecond) instead of processes,
  *     which cannot offer it on 2 cores: drops, the rate achieved, kwitnessd's
- *     CPU per million decisions and the producer's, and how many gaps were
+ *     CPU per million decisions (in all, and its loop thread's) and the
+ *     producer's, and how many gaps were
  *     given up on the kernel's drop marks (kw_lost) and how many after waiting.
  *
  * Usage: bench_collector [synthetic|format|flood|rate|multi|kmulti|sessions ...]  (default: all)
