@@ -136,11 +136,16 @@ int kw_logwriter_flush(struct kw_logwriter *log)
 	return log->err;
 }
 
-/* The line just built at out[start..] is complete: end it, count it. */
-static int line_done(struct kw_logwriter *log)
+/* The entry just built at out[start..] is complete: end its line and count
+ * it, or (out of memory) take it back, so a chunk only holds whole lines. */
+static int line_done(struct kw_logwriter *log, size_t start)
 {
-	if (kw_buf_putc(&log->out, '\n'))
+	if (kw_buf_putc(&log->out, '\n')) {
+		log->out.len = start;
+		if (log->out.data)
+			log->out.data[start] = '\0';
 		return -ENOMEM;
+	}
 	log->entries++;
 	if (log->out.len >= KW_LOGWRITER_FLUSH_BYTES)
 		return kw_logwriter_flush(log);
@@ -149,9 +154,11 @@ static int line_done(struct kw_logwriter *log)
 
 int kw_logwriter_append(struct kw_logwriter *log, const char *entry, size_t len)
 {
+	size_t start = log->out.len;
+
 	if (kw_buf_append(&log->out, entry, len))
 		return -ENOMEM;
-	return line_done(log);
+	return line_done(log, start);
 }
 
 int kw_logwriter_entry_begin(struct kw_logwriter *log, struct jcs_obj *o)
@@ -175,9 +182,10 @@ int kw_logwriter_event_via(struct kw_logwriter *log, const void *data, size_t si
 			   int64_t boot_to_realtime_ns, const char *via)
 {
 	/* built in place at the end of the output (taken back on error) */
+	size_t start = log->out.len;
 	int e = kw_event_to_entry_via(data, size, boot_to_realtime_ns, via, &log->out);
 
-	return e ? e : line_done(log);
+	return e ? e : line_done(log, start);
 }
 
 int kw_logwriter_finish(struct kw_logwriter *log, char hash[KW_DIGEST_STR_MAX], uint64_t *count)
