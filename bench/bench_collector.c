@@ -29,6 +29,7 @@
  *
  * Usage: bench_collector [synthetic|format|flood|rate|multi|kmulti|sessions ...]  (default: all)
  * Parts 2-4 need root, cgroup2 and build/kwitnessd; they say why they skip. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -58,7 +59,7 @@
 #include "kwitness/cgroup.h"
 #include "cli/client.h"
 
-#include <dirent.h>
+/* kmulti: the in-kernel producer */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bench/producer.skel.h"

@@ -271,6 +271,61 @@ static void test_transcript_lines_at_stage_end(void **state)
 	kw_buf_free(&all);
 }
 
+/* Entries of random length (some longer than the stage), hashed one by one
+ * and mixed with runs of log lines cut at random line boundaries, as the
+ * collector's open entry, its chunks and a resume's rehash meet: SHA-256 of
+ * the "[...]" built here is the answer every time. */
+static void test_transcript_lines_random_cuts(void **state)
+{
+	uint64_t x = 0x2545F4914F6CDD1DULL;
+	struct kw_buf all = { 0 }, lines = { 0 };
+	char hash[KW_DIGEST_STR_MAX], want[KW_DIGEST_STR_MAX];
+
+	(void)state;
+	for (int round = 0; round < 200; round++) {
+		struct kw_transcript t;
+		int n = (int)(round % 40);
+		uint64_t count;
+
+		kw_buf_reset(&all);
+		assert_int_equal(kw_buf_putc(&all, '['), 0);
+		assert_int_equal(kw_transcript_init(&t), 0);
+		for (int i = 0; i < n;) {
+			/* xorshift64: a fixed, reproducible sequence */
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			int run = 1 + (int)(x % 5), as_lines = (int)((x >> 8) & 1);
+
+			kw_buf_reset(&lines);
+			for (int k = 0; k < run && i < n; k++, i++) {
+				size_t len = 2 + (size_t)((x >> (16 + k * 3)) % 7) *
+						     ((x >> 40) & 1 ? 1000 : 37);
+				char entry[7000];
+
+				memset(entry, 'a' + (char)(i % 26), len);
+				entry[0] = entry[len - 1] = '"';
+				if (i)
+					assert_int_equal(kw_buf_putc(&all, ','), 0);
+				assert_int_equal(kw_buf_append(&all, entry, len), 0);
+				if (as_lines) {
+					assert_int_equal(kw_buf_append(&lines, entry, len), 0);
+					assert_int_equal(kw_buf_putc(&lines, '\n'), 0);
+				} else {
+					assert_int_equal(kw_transcript_append(&t, entry, len), 0);
+				}
+			}
+			if (as_lines)
+				assert_int_equal(kw_transcript_append_lines(&t, lines.data, lines.len), 0);
+		}
+		assert_int_equal(kw_buf_putc(&all, ']'), 0);
+		assert_int_equal(kw_transcript_final(&t, hash, &count), 0);
+		assert_int_equal(count, (uint64_t)n);
+		assert_int_equal(kw_digest_buf(KW_SHA256, all.data, all.len, want), 0);
+		assert_string_equal(hash, want);
+	}
+	kw_buf_free(&all);
+	kw_buf_free(&lines);
+}
+
 static void test_transcript_refusals(void **state)
 {
 	static const char *const bad[] = {
@@ -305,6 +360,7 @@ int main(void)
 		cmocka_unit_test(test_b64url_refuses_non_canonical),
 		cmocka_unit_test(test_transcript_known_answers),
 		cmocka_unit_test(test_transcript_lines_at_stage_end),
+		cmocka_unit_test(test_transcript_lines_random_cuts),
 		cmocka_unit_test(test_transcript_refusals),
 	};
 
