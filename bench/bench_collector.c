@@ -307,6 +307,15 @@ static void bench_format(void)
 
 #include "kwd_daemon.h"
 
+/* kwitnessd's main thread alone: its loop, which reads the ring buffers. */
+static double main_thread_cpu_s(pid_t pid)
+{
+	char path[80];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)pid);
+	return stat_cpu_s(path);
+}
+
 /* A "Name: N kB" line of /proc/PID/status. */
 static long status_kb(pid_t pid, const char *name)
 {

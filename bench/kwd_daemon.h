@@ -145,15 +145,6 @@ static double proc_cpu_s(pid_t pid)
 	return stat_cpu_s(path);
 }
 
-/* Its main thread alone: kwitnessd's loop, which reads the ring buffers. */
-static double main_thread_cpu_s(pid_t pid)
-{
-	char path[80];
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)pid);
-	return stat_cpu_s(path);
-}
-
 static char *session_open_on(struct daemon *d, const char *cg)
 {
 	const struct kw_open_options o = {
