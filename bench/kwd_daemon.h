@@ -34,6 +34,7 @@ static char exe_dir[4096];
 static int daemon_start(struct daemon *d, const char *ringbuf, const char *why_skip)
 {
 	char kwd[4200], key[200], state[200], cmd[4600], mnt[4000];
+	const char *tmp;
 	int st;
 
 	if (geteuid() != 0) {
@@ -49,9 +50,22 @@ static int daemon_start(struct daemon *d, const char *ringbuf, const char *why_s
 		printf("%s: skipped (no cgroup2 mount)\n", why_skip);
 		return -1;
 	}
-	snprintf(d->dir, sizeof(d->dir), "/tmp/kwitness-bench.XXXXXX");
-	if (!mkdtemp(d->dir))
+	/* $TMPDIR: a tmpfs there takes the disk out of the measurement. Only
+	 * plain path bytes: the folder goes to "rm -rf" through a shell. */
+	tmp = getenv("TMPDIR");
+	if (tmp && (tmp[0] != '/' || tmp[strspn(tmp, "abcdefghijklmnopqrstuvwxyz"
+						"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-")])) {
+		printf("%s: TMPDIR is not a plain absolute path: /tmp instead\n", why_skip);
+		tmp = NULL;
+	}
+	if (!tmp)
+		tmp = "/tmp";
+	if (snprintf(d->dir, sizeof(d->dir), "%s/kwitness-bench.XXXXXX", tmp) >= (int)sizeof(d->dir) ||
+	    !mkdtemp(d->dir)) {
+		printf("%s: skipped (no private folder under %s)\n", why_skip, tmp);
+		d->dir[0] = '\0';
 		return -1;
+	}
 	snprintf(d->sock, sizeof(d->sock), "%s/sock", d->dir);
 	snprintf(key, sizeof(key), "%s/key.pem", d->dir);
 	snprintf(state, sizeof(state), "%s/state", d->dir);

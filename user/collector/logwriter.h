@@ -31,7 +31,7 @@ struct kw_logwriter {
 	void *submit_ctx;
 	struct kw_buf out;    /* lines not yet written */
 	struct kw_buf entry;  /* scratch for the collector's own entries */
-	struct kw_transcript tr;
+	struct kw_transcript tr; /* fed by whoever writes a chunk (see submit) */
 	uint64_t entries;
 	uint64_t bytes;
 	int err;              /* first write error: the log is then incomplete */
