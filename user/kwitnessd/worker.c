@@ -172,8 +172,8 @@ static void run_job(struct kwd_worker *w, struct kwd_job *job)
 	/* The ring buffer lets go of the events only once their lines are
 	 * in the file, and never past a chunk that could not be written. The
 	 * transcript takes the lines here, once written (and the ring buffer
-	 * space freed): hashing is the larger half of a line's cost, and off
-	 * the loop it leaves the loop to empty ring buffers. */
+	 * space freed): hashing costs about what formatting the line does,
+	 * and off the loop it leaves the loop to empty ring buffers. */
 	if (job->fd >= 0 && !peek_error(w, job->fd) &&
 	    (!job->len || write_chunk(w, job->fd, job->data, job->len) == 0)) {
 		if (job->cons)
