@@ -31,14 +31,51 @@ struct inode___kwv {
 	struct fsverity_info___kw *i_verity_info;
 } __attribute__((preserve_access_index));
 
+/* The kernel's own answer (6.12 on; weak: 0 where the kernel lacks it, and
+ * the verifier drops the branch that would call it). It fills a struct
+ * fsverity_digest: algorithm, size, digest. */
+extern int bpf_get_fsverity_digest(struct file *file, struct bpf_dynptr *digest_p) __ksym __weak;
+
+struct kw_fsverity_digest {
+	__u16 algorithm;
+	__u16 size;
+	__u8 digest[KW_VERITY_MAX];
+};
+
+/* Where the kfunc writes: a map value (6.12's bpf_dynptr_from_mem takes no
+ * stack memory). Per CPU, as the path scratch (kw_lsm_scratch) is. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kw_fsverity_digest);
+} kw_verity_scratch SEC(".maps");
+
 /* The file's fs-verity digest into out; its length, or 0 when the file has
- * none (or this kernel has no fs-verity). */
+ * none (or this kernel has no fs-verity). Where the kfunc exists it answers
+ * (7.2 has no i_verity_info to read); on 6.1 the inode's fs-verity state is
+ * read as that kernel lays it out. */
 static __always_inline __u32 kw_verity_digest(struct file *file, __u8 *out)
 {
 	struct inode___kwv *inode = (void *)BPF_CORE_READ(file, f_inode);
 	struct fsverity_info___kw *vi;
 	__u32 n;
 
+	if (bpf_get_fsverity_digest) {
+		struct kw_fsverity_digest *d;
+		struct bpf_dynptr p;
+		__u32 zero = 0;
+
+		d = bpf_map_lookup_elem(&kw_verity_scratch, &zero);
+		if (!d || bpf_dynptr_from_mem(d, sizeof(*d), 0, &p) ||
+		    bpf_get_fsverity_digest(file, &p) < 0)
+			return 0;
+		n = d->size;
+		if (n != 32 && n != 64)
+			return 0;
+		__builtin_memcpy(out, d->digest, KW_VERITY_MAX);
+		return n;
+	}
 	if (!bpf_core_field_exists(inode->i_verity_info) ||
 	    !bpf_core_field_exists(struct fsverity_info___kw, file_digest) ||
 	    !bpf_core_field_exists(struct merkle_tree_params___kw, digest_size))

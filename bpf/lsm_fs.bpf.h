@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
-/* fs: file_open, the path_* hooks, inode_setattr, inode_setxattr and
- * inode_removexattr, judged against fs.read, fs.write and fs.deny. */
+/* fs: file_open, the path_* hooks, inode_setattr, inode_setxattr,
+ * inode_removexattr and, where the kernel has them, inode_set_acl,
+ * inode_remove_acl and file_truncate, judged against fs.read, fs.write and
+ * fs.deny. */
 #ifndef KWITNESS_LSM_FS_BPF_H
 #define KWITNESS_LSM_FS_BPF_H
 
@@ -17,8 +19,20 @@
  * KW_SB_CANDS of them are judged. */
 #define KW_SB_MOUNTS_SCAN 256
 
+/* A superblock's mounts: a list_head through mount.mnt_instance up to 6.17,
+ * a NULL-terminated chain through mount.mnt_next_for_sb from 6.18 on. */
 struct super_block___kw61 {
 	struct list_head s_mounts;
+} __attribute__((preserve_access_index));
+
+struct mount___kw618 {
+	struct mount___kw618 *mnt_next_for_sb;
+	struct mnt_namespace *mnt_ns;
+	struct vfsmount mnt;
+} __attribute__((preserve_access_index));
+
+struct super_block___kw618 {
+	struct mount___kw618 *s_mounts;
 } __attribute__((preserve_access_index));
 
 
@@ -100,6 +114,11 @@ int BPF_PROG(kw_lsm_path_truncate, const struct path *path, int ret)
 SEC("lsm/path_chmod")
 int BPF_PROG(kw_lsm_path_chmod, const struct path *path, umode_t mode, int ret)
 {
+#ifdef KW_TEST_REFUSE
+	/* A test build only (build/refuse, tests/vm/test_load.sh): a read above
+	 * the stack frame, which every verifier refuses. */
+	asm volatile("r0 = *(u64 *)(r10 + 8)" ::: "r0");
+#endif
 	return ret ? ret : kw_pathop(KW_PATHOP_CHMOD, path, NULL);
 }
 
@@ -109,14 +128,25 @@ int BPF_PROG(kw_lsm_path_chown, const struct path *path, __u64 uid, __u64 gid, i
 	return ret ? ret : kw_pathop(KW_PATHOP_CHOWN, path, NULL);
 }
 
-/* Walks a superblock's mount list, keeping the mounts of the task's
- * namespace (sc->it_ns) as candidates. */
+/* One mount of the superblock: kept as a candidate when it is in the
+ * task's mount namespace (sc->it_ns). */
+static __always_inline void kw_sb_mount_seen(struct kw_lsm_scratch *sc, __u64 ns, __u64 mnt)
+{
+	if (!sc->any_mnt)
+		sc->any_mnt = mnt;
+	if (ns == sc->it_ns) {
+		if (sc->n_cands < KW_SB_CANDS)
+			sc->cands[sc->n_cands & (KW_SB_CANDS - 1)] = mnt;
+		sc->n_cands++;
+	}
+}
+
+/* Walks a superblock's mount list (up to 6.17), from sc->it_pos to it_head. */
 static long kw_sb_mounts_cb(__u32 i, void *unused)
 {
 	struct kw_lsm_scratch *sc = kw_scratch();
 	struct mount___kw61 *m;
 	struct list_head *pos;
-	__u64 ns;
 
 	if (!sc)
 		return 1;
@@ -126,15 +156,26 @@ static long kw_sb_mounts_cb(__u32 i, void *unused)
 		return 1;
 	}
 	m = (void *)pos - bpf_core_field_offset(struct mount___kw61, mnt_instance);
-	ns = (__u64)BPF_CORE_READ(m, mnt_ns);
-	if (!sc->any_mnt)
-		sc->any_mnt = (__u64)&m->mnt;
-	if (ns == sc->it_ns) {
-		if (sc->n_cands < KW_SB_CANDS)
-			sc->cands[sc->n_cands & (KW_SB_CANDS - 1)] = (__u64)&m->mnt;
-		sc->n_cands++;
-	}
+	kw_sb_mount_seen(sc, (__u64)BPF_CORE_READ(m, mnt_ns), (__u64)&m->mnt);
 	sc->it_pos = (__u64)BPF_CORE_READ(pos, next);
+	return 0;
+}
+
+/* Walks a superblock's mount chain (6.18 on), from sc->it_pos to NULL. */
+static long kw_sb_chain_cb(__u32 i, void *unused)
+{
+	struct kw_lsm_scratch *sc = kw_scratch();
+	struct mount___kw618 *m;
+
+	if (!sc)
+		return 1;
+	m = (struct mount___kw618 *)sc->it_pos;
+	if (!m) {
+		sc->it_more = 0;
+		return 1;
+	}
+	kw_sb_mount_seen(sc, (__u64)BPF_CORE_READ(m, mnt_ns), (__u64)&m->mnt);
+	sc->it_pos = (__u64)BPF_CORE_READ(m, mnt_next_for_sb);
 	return 0;
 }
 
@@ -144,7 +185,7 @@ static long kw_sb_mounts_cb(__u32 i, void *unused)
  * detached: refused. */
 static __always_inline int kw_dentry_hook(struct kw_ctx *c, __u32 op, struct dentry *dentry)
 {
-	struct super_block___kw61 *sb = (void *)BPF_CORE_READ(dentry, d_sb);
+	void *sb = BPF_CORE_READ(dentry, d_sb);
 	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
 	struct kw_lsm_scratch *sc;
 	__u32 i, judged = 0, more, last = 0, built = 0;
@@ -158,13 +199,25 @@ static __always_inline int kw_dentry_hook(struct kw_ctx *c, __u32 op, struct den
 	sc = kw_scratch();
 	if (!sc)
 		return kw_fail_closed(c, KW_EV_FS_PATHOP, -EACCES);
-	sc->it_head = (__u64)&sb->s_mounts;
-	sc->it_pos = (__u64)BPF_CORE_READ(sb, s_mounts.next);
 	sc->it_ns = (__u64)BPF_CORE_READ(t, nsproxy, mnt_ns);
 	sc->it_more = 1;
 	sc->n_cands = 0;
 	sc->any_mnt = 0;
-	bpf_loop(KW_SB_MOUNTS_SCAN, kw_sb_mounts_cb, NULL, 0);
+	/* the layout this kernel has (the other branch's relocations fail and
+	 * are never run) */
+	if (bpf_core_field_exists(struct mount___kw618, mnt_next_for_sb)) {
+		struct super_block___kw618 *sb618 = sb;
+
+		sc->it_head = 0;
+		sc->it_pos = (__u64)BPF_CORE_READ(sb618, s_mounts);
+		bpf_loop(KW_SB_MOUNTS_SCAN, kw_sb_chain_cb, NULL, 0);
+	} else {
+		struct super_block___kw61 *sb61 = sb;
+
+		sc->it_head = (__u64)&sb61->s_mounts;
+		sc->it_pos = (__u64)BPF_CORE_READ(sb61, s_mounts.next);
+		bpf_loop(KW_SB_MOUNTS_SCAN, kw_sb_mounts_cb, NULL, 0);
+	}
 	more = sc->it_more || sc->n_cands > KW_SB_CANDS;
 	for (i = 0; i < KW_SB_CANDS; i++) {
 		if (i >= sc->n_cands)
@@ -208,19 +261,33 @@ static __always_inline int kw_dentry_hook(struct kw_ctx *c, __u32 op, struct den
 
 /* Times (utimes, utimensat, futimens). Mode, owner and size changes come
  * through path_chmod, path_chown and path_truncate, which saw the path. */
-SEC("lsm/inode_setattr")
-int BPF_PROG(kw_lsm_inode_setattr, struct dentry *dentry, struct iattr *attr, int ret)
+static __always_inline int kw_setattr(struct dentry *dentry, struct iattr *attr)
 {
 	unsigned int valid;
 	struct kw_ctx c;
 
-	if (ret || !kw_session_find(&c, KW_CLASS_FS))
-		return ret;
+	if (!kw_session_find(&c, KW_CLASS_FS))
+		return 0;
 	valid = BPF_CORE_READ(attr, ia_valid);
 	if (!(valid & (KW_ATTR_ATIME | KW_ATTR_MTIME)) ||
 	    (valid & (KW_ATTR_MODE | KW_ATTR_UID | KW_ATTR_GID | KW_ATTR_SIZE)))
 		return 0;
 	return kw_dentry_hook(&c, KW_PATHOP_UTIMES, dentry);
+}
+
+/* The hook's prototype up to 6.2: (dentry, iattr). */
+SEC("lsm/inode_setattr")
+int BPF_PROG(kw_lsm_inode_setattr, struct dentry *dentry, struct iattr *attr, int ret)
+{
+	return ret ? ret : kw_setattr(dentry, attr);
+}
+
+/* From 6.3 on the mount's idmap comes first: (idmap, dentry, iattr). */
+SEC("lsm/inode_setattr")
+int BPF_PROG(kw_lsm_inode_setattr_idmap, void *idmap, struct dentry *dentry, struct iattr *attr,
+	     int ret)
+{
+	return ret ? ret : kw_setattr(dentry, attr);
 }
 
 /* The mount's user namespace (6.1) or idmap (6.3+) comes first either way. */
@@ -244,6 +311,45 @@ int BPF_PROG(kw_lsm_inode_removexattr, void *idmap, struct dentry *dentry, const
 	if (ret || !kw_session_find(&c, KW_CLASS_FS))
 		return ret;
 	return kw_dentry_hook(&c, KW_PATHOP_REMOVEXATTR, dentry);
+}
+
+/* POSIX ACLs (6.2 on; 6.1 sends them through inode_setxattr and
+ * inode_removexattr): logged as the extended-attribute operations they are,
+ * the same entries on every kernel. */
+SEC("lsm/inode_set_acl")
+int BPF_PROG(kw_lsm_inode_set_acl, void *idmap, struct dentry *dentry, const char *acl_name,
+	     void *kacl, int ret)
+{
+	struct kw_ctx c;
+
+	if (ret || !kw_session_find(&c, KW_CLASS_FS))
+		return ret;
+	return kw_dentry_hook(&c, KW_PATHOP_SETXATTR, dentry);
+}
+
+SEC("lsm/inode_remove_acl")
+int BPF_PROG(kw_lsm_inode_remove_acl, void *idmap, struct dentry *dentry, const char *acl_name,
+	     int ret)
+{
+	struct kw_ctx c;
+
+	if (ret || !kw_session_find(&c, KW_CLASS_FS))
+		return ret;
+	return kw_dentry_hook(&c, KW_PATHOP_REMOVEXATTR, dentry);
+}
+
+/* ftruncate(2) and open(O_TRUNC) (6.2 on; 6.1 sends both through
+ * path_truncate): a truncate of the open file's path, as on 6.1. */
+SEC("lsm/file_truncate")
+int BPF_PROG(kw_lsm_file_truncate, struct file *file, int ret)
+{
+	struct kw_ctx c;
+
+	if (ret || !kw_session_find(&c, KW_CLASS_FS))
+		return ret;
+	return kw_path_hook(&c, KW_EV_FS_PATHOP, KW_PATHOP_TRUNCATE, KW_WANT(KW_PK_WRITE),
+			    BPF_CORE_READ(file, f_path.mnt), BPF_CORE_READ(file, f_path.dentry), NULL,
+			    EACCES);
 }
 
 /* Two paths, both written to: the source is judged too, since a hard link or

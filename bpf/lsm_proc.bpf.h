@@ -110,9 +110,23 @@ static __always_inline __u64 *kw_sigio_tagged(void)
 	return bpf_map_lookup_elem(&kw_sigio_count, &zero);
 }
 
+/* A file's owner: embedded in struct file up to 6.11, a separate
+ * fown_struct pointing back at its file from 6.12 on. */
 struct file___kw61 {
 	struct fown_struct f_owner;
 } __attribute__((preserve_access_index));
+
+struct fown_struct___kw612 {
+	struct file *file;
+} __attribute__((preserve_access_index));
+
+/* The file whose owner fown is (the key kw_sigio_owners is indexed by). */
+static __always_inline __u64 kw_fown_file(struct fown_struct *fown)
+{
+	if (bpf_core_field_exists(struct fown_struct___kw612, file))
+		return (__u64)BPF_CORE_READ((struct fown_struct___kw612 *)fown, file);
+	return (__u64)((void *)fown - bpf_core_field_offset(struct file___kw61, f_owner));
+}
 
 #define KW_F_SETOWN 8
 #define KW_F_SETSIG 10
@@ -187,7 +201,7 @@ int BPF_PROG(kw_lsm_file_sigio, struct task_struct *tsk, struct fown_struct *fow
 	n = kw_sigio_tagged();
 	if (!n || !*n)
 		return 0;
-	key = (__u64)((void *)fown - bpf_core_field_offset(struct file___kw61, f_owner));
+	key = kw_fown_file(fown);
 	o = bpf_map_lookup_elem(&kw_sigio_owners, &key);
 	if (!o)
 		return 0;

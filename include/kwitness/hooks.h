@@ -29,11 +29,16 @@ struct kw_hooks_opts {
 	/* true: load the exec program that does not hash the file even where the
 	 * kernel can (exec.digest unavailable; for measuring what hashing costs) */
 	bool no_exec_digest;
+	/* true: load the programs as kwitnessd would (the same refusals, the
+	 * same classes left out) and stop there: nothing is attached or pinned,
+	 * and kw_hooks_available says which classes loaded (kwitness probe) */
+	bool load_only;
 };
 
-/* Opens and loads the BPF object (the programs that this kernel can run),
- * mounts bpffs if pin_dir needs it, attaches the global programs. Returns 0 or
- * -errno with a sentence in err. */
+/* Opens and loads the BPF object (the programs that this kernel can run;
+ * a class one of whose programs the kernel refuses is left out, with the
+ * kernel's reason, and the rest loads), mounts bpffs if pin_dir needs it,
+ * attaches the global programs. Returns 0 or -errno with a sentence in err. */
 int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char *err,
 		  size_t errlen);
 void kw_hooks_close(struct kw_hooks *h);

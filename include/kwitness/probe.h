@@ -83,6 +83,12 @@ struct kw_probe_plan {
  * caller"). */
 void kw_probe_plan(bool exec_digest, struct kw_probe_plan *out);
 
+/* Where exec entries' verity_digest comes from on this kernel, the choice
+ * the exec programs make: the kfunc bpf_get_fsverity_digest (6.12 on), the
+ * inode's fs-verity state as 6.1 lays it out, or nowhere. true when one
+ * works; how says which, or why none. */
+bool kw_probe_verity(char *how, size_t len);
+
 /* Gives each class of class_bits that has no reason yet (why[bit number])
  * the formatted one: the first reason a class is left out for is kept. */
 void kw_class_why(char why[][KW_PROBE_REASON_MAX], uint32_t class_bits, const char *fmt, ...)

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +44,7 @@ struct kw_cg_prog {
 
 #define CG_(cls, name, type, sec) \
 	{ KW_CLASS_##cls, offsetof(struct kwitness_bpf, progs.name), sec },
-#define LSM_(cls, name, hook)
+#define LSM_(cls, name, hook, args, need)
 static const struct kw_cg_prog kw_cg_progs[] = { KW_CLASS_PROGRAMS(CG_, LSM_) };
 #undef CG_
 #undef LSM_
@@ -173,21 +175,137 @@ static int pin_maps(struct kw_hooks *h, const char *pin_dir, char *err, size_t e
 	return 0;
 }
 
-/* Turns off the programs kw_probe_plan says cannot load here, so the rest
- * load; the classes left out keep its reason. */
-static uint32_t prepare_progs(struct kw_hooks *h, bool exec_digest)
+/* What the kernel refused at an earlier try of this open: classes one of
+ * whose programs it refused, and refused LSM programs that only extend a
+ * cgroup class (the class goes on without them). */
+struct kw_refusals {
+	uint32_t classes;
+	bool lsm_prog[KW_PLAN_N_LSM];
+	char why[KW_CLASS_COUNT][KW_PROBE_REASON_MAX];
+};
+
+/* Turns off the programs kw_probe_plan says cannot load here, and those of
+ * the classes the kernel refused, so the rest load; the classes left out
+ * keep their reason. */
+static uint32_t prepare_progs(struct kw_hooks *h, bool exec_digest, const struct kw_refusals *r)
 {
 	struct kw_probe_plan plan;
 	size_t i;
+	int b;
 
 	kw_probe_plan(exec_digest, &plan);
+	plan.classes &= ~r->classes;
+	for (i = 0; i < KW_PLAN_N_LSM; i++)
+		plan.lsm_prog[i] = plan.lsm_prog[i] && !r->lsm_prog[i];
 	for (i = 0; i < KW_N_CG_PROGS; i++)
-		if (!plan.cg_prog[i])
+		if (!plan.cg_prog[i] || (r->classes & kw_cg_progs[i].class_bit))
 			bpf_program__set_autoload(cg_prog(h, &kw_cg_progs[i]), false);
 	memcpy(h->why, plan.why, sizeof(h->why));
+	for (b = 0; b < KW_CLASS_COUNT; b++)
+		if (r->why[b][0])
+			kw_class_why(h->why, 1u << b, "%s", r->why[b]);
 	/* tp_btf cannot be probed without a target (libbpf answers "not
 	 * supported"): the load itself tells */
 	return kw_lsm_prepare(h->skel, &plan);
+}
+
+/* libbpf's words during one load: the program the kernel refused and the
+ * kernel's reason (the verifier's last line, or the load's errno). */
+static struct {
+	libbpf_print_fn_t next;
+	char prog[64];
+	char reason[KW_PROBE_REASON_MAX];
+} load_log;
+static pthread_mutex_t load_log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The last line of a verifier log that is not its statistics. */
+static void verifier_reason(const char *log, const char *end)
+{
+	const char *line, *next;
+
+	for (line = log; line < end; line = next + 1) {
+		next = memchr(line, '\n', (size_t)(end - line));
+		if (!next)
+			next = end;
+		if (next > line && strncmp(line, "processed ", 10) && strncmp(line, "verification time", 17) &&
+		    strncmp(line, "stack depth", 11))
+			snprintf(load_log.reason, sizeof(load_log.reason), "%.*s", (int)(next - line), line);
+	}
+}
+
+static int load_log_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	const char *q, *e;
+	char *msg = NULL;
+	va_list cp;
+	int n, ret = 0;
+
+	va_copy(cp, ap);
+	n = level == LIBBPF_DEBUG ? -1 : vsnprintf(NULL, 0, fmt, cp);
+	va_end(cp);
+	if (n >= 0 && (msg = malloc((size_t)n + 1))) {
+		va_copy(cp, ap);
+		vsnprintf(msg, (size_t)n + 1, fmt, cp);
+		va_end(cp);
+	}
+	if (msg && (q = strstr(msg, "-- BEGIN PROG LOAD LOG --\n")) &&
+	    (e = strstr(q, "-- END PROG LOAD LOG --")))
+		verifier_reason(q + 26, e);
+	else if (msg && !load_log.reason[0] && (q = strstr(msg, "BPF program load failed: ")))
+		snprintf(load_log.reason, sizeof(load_log.reason), "%.*s", (int)strcspn(q + 25, "\n"),
+			 q + 25);
+	if (msg && !load_log.prog[0] && (q = strstr(msg, "prog '")) && strstr(msg, "': failed to load") &&
+	    (e = strchr(q + 6, '\'')) && e - (q + 6) < (ptrdiff_t)sizeof(load_log.prog))
+		snprintf(load_log.prog, sizeof(load_log.prog), "%.*s", (int)(e - (q + 6)), q + 6);
+	if (load_log.next)
+		ret = load_log.next(level, fmt, ap);
+	free(msg);
+	return ret;
+}
+
+/* Loads the object; on failure, names the program the kernel refused (empty
+ * when the failure was no program's) and why. */
+static int load_naming_refusal(struct kw_hooks *h, char *prog, size_t proglen, char *why,
+			       size_t whylen)
+{
+	int ret;
+
+	pthread_mutex_lock(&load_log_lock);
+	memset(&load_log, 0, sizeof(load_log));
+	load_log.next = libbpf_set_print(load_log_print);
+	ret = kwitness_bpf__load(h->skel);
+	libbpf_set_print(load_log.next);
+	snprintf(prog, proglen, "%s", ret ? load_log.prog : "");
+	snprintf(why, whylen, "%s", load_log.reason[0] ? load_log.reason : strerror(-ret));
+	pthread_mutex_unlock(&load_log_lock);
+	return ret;
+}
+
+/* Takes the refused program's class (or, for an LSM program extending a
+ * cgroup class, the program alone) out of the next try. false when the
+ * program serves no class (the tracking programs everything needs) or was
+ * already out. */
+static bool refuse(struct kw_hooks *h, struct kw_refusals *r, const char *prog, const char *why)
+{
+	uint32_t cls = 0;
+	size_t i;
+	int ix;
+
+	ix = kw_lsm_prog_index(h->skel, prog, &cls);
+	if (ix >= 0 && !(cls & KW_CLASS_LSM_MASK)) {
+		if (r->lsm_prog[ix])
+			return false;
+		r->lsm_prog[ix] = true;
+		return true;
+	}
+	for (i = 0; ix < 0 && i < KW_N_CG_PROGS; i++)
+		if (!strcmp(bpf_program__name(cg_prog(h, &kw_cg_progs[i])), prog))
+			cls = kw_cg_progs[i].class_bit;
+	if (!cls || (r->classes & cls))
+		return false;
+	r->classes |= cls;
+	kw_class_why(r->why, cls, "the kernel refused %s: %s", prog, why);
+	return true;
 }
 
 /* True when some session of an earlier collector is still pinned. */
@@ -386,6 +504,55 @@ static int map_session_arrays(struct kw_hooks *h, char *err, size_t errlen)
 			 &h->lost_mm_len, err, errlen);
 }
 
+/* Opens and loads the object. When the kernel refuses a program of a
+ * class, that class (named, with the kernel's reason) is left out and the
+ * rest is loaded again: one refused hook costs its class, not every class. */
+static int open_and_load(struct kw_hooks *h, const struct kw_hooks_opts *opts,
+			 uint32_t *lsm_classes, char *err, size_t errlen)
+{
+	struct kw_refusals refused;
+	char prog[64], why[KW_PROBE_REASON_MAX];
+	int ret;
+
+	memset(&refused, 0, sizeof(refused));
+	for (;;) {
+		h->skel = kwitness_bpf__open();
+		if (!h->skel) {
+			ret = -errno ?: -EINVAL;
+			snprintf(err, errlen, "opening the BPF object failed: %s", strerror(-ret));
+			return ret;
+		}
+		*lsm_classes = prepare_progs(h, !opts->no_exec_digest, &refused);
+		if (h->pin_dir && !opts->load_only) {
+			ret = pin_maps(h, h->pin_dir, err, errlen);
+			if (ret)
+				return ret;
+		}
+		ret = load_naming_refusal(h, prog, sizeof(prog), why, sizeof(why));
+		if (!ret)
+			return 0;
+		if (!prog[0] || !refuse(h, &refused, prog, why)) {
+			snprintf(err, errlen, "loading the BPF object failed%s%s: %s", prog[0] ? ": the kernel refused " : "",
+				 prog, why);
+			return ret;
+		}
+		kwitness_bpf__destroy(h->skel);
+		h->skel = NULL;
+	}
+}
+
+/* The classes whose programs the object holds after load (before attach). */
+static uint32_t kw_hooks_loaded_classes(const struct kw_hooks *h, uint32_t lsm_classes)
+{
+	uint32_t classes = KW_CLASS_ALL_MASK & ~KW_CLASS_LSM_MASK;
+	size_t i;
+
+	for (i = 0; i < KW_N_CG_PROGS; i++)
+		if (bpf_program__fd(cg_prog(h, &kw_cg_progs[i])) < 0)
+			classes &= ~kw_cg_progs[i].class_bit;
+	return classes | lsm_classes;
+}
+
 int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char *err,
 		  size_t errlen)
 {
@@ -413,20 +580,10 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 	for (i = 0; i < KW_MAX_SESSIONS; i++)
 		h->slots[i].ringbuf_fd = -1;
 
-	h->skel = kwitness_bpf__open();
-	if (!h->skel) {
-		ret = -errno ?: -EINVAL;
-		snprintf(err, errlen, "opening the BPF object failed: %s", strerror(-ret));
-		goto fail;
-	}
-	lsm_classes = prepare_progs(h, !opts->no_exec_digest);
-
 	if (opts->pin_dir) {
 		char links[512];
 
 		ret = ensure_bpffs(opts->pin_dir, err, errlen);
-		if (!ret)
-			ret = pin_maps(h, opts->pin_dir, err, errlen);
 		if (!ret && !(h->pin_dir = strdup(opts->pin_dir)))
 			ret = -ENOMEM;
 		if (!ret && !(ret = pin_path(links, sizeof(links), opts->pin_dir, -1, NULL)))
@@ -439,11 +596,13 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 		}
 	}
 	reuse = sessions_pinned(h->pin_dir);
-
-	ret = kwitness_bpf__load(h->skel);
-	if (ret) {
-		snprintf(err, errlen, "loading the BPF object failed: %s", strerror(-ret));
+	ret = open_and_load(h, opts, &lsm_classes, err, errlen);
+	if (ret)
 		goto fail;
+	if (opts->load_only) {
+		h->available = kw_hooks_loaded_classes(h, lsm_classes);
+		*out = h;
+		return 0;
 	}
 	ret = map_session_arrays(h, err, errlen);
 	if (ret)
@@ -463,13 +622,8 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 		}
 	}
 
-	for (i = 0; i < KW_N_CG_PROGS; i++)
-		if (bpf_program__fd(cg_prog(h, &kw_cg_progs[i])) >= 0)
-			h->available |= kw_cg_progs[i].class_bit;
 	/* a class needs every one of its programs */
-	for (i = 0; i < KW_N_CG_PROGS; i++)
-		if (bpf_program__fd(cg_prog(h, &kw_cg_progs[i])) < 0)
-			h->available &= ~kw_cg_progs[i].class_bit;
+	h->available = kw_hooks_loaded_classes(h, 0);
 	if (!reuse)
 		forget_dead_sessions(h);
 	/* pinned sessions keep governing; a gate older programs never wrote is

@@ -25,7 +25,7 @@ struct kw_lsm_prog {
 };
 
 #define CG_(cls, name, type, sec)
-#define LSM_(cls, name, hook)                                                       \
+#define LSM_(cls, name, hook, args, need)                                           \
 	{ KW_CLASS_##cls, offsetof(struct kwitness_bpf, progs.name),                 \
 	  offsetof(struct kwitness_bpf, links.name) },
 static const struct kw_lsm_prog kw_lsm_progs[] = { KW_CLASS_PROGRAMS(CG_, LSM_) };
@@ -52,16 +52,30 @@ uint32_t kw_lsm_prepare(struct kwitness_bpf *skel, const struct kw_probe_plan *p
 	uint32_t provide = plan->classes & KW_CLASS_LSM_MASK;
 	size_t i;
 
-	/* an LSM program of a cgroup class extends it where its hook exists */
+	/* the programs that fit this kernel's hooks, of the classes it can
+	 * serve; an LSM program of a cgroup class extends it where its hook
+	 * exists */
 	for (i = 0; i < KW_N_LSM_PROGS; i++)
 		bpf_program__set_autoload(lsm_prog(skel, &kw_lsm_progs[i]),
-					  kw_lsm_progs[i].class_bit & KW_CLASS_LSM_MASK ?
-					  (provide & kw_lsm_progs[i].class_bit) != 0 :
-					  plan->lsm_prog[i]);
+					  plan->lsm_prog[i] &&
+					  (!(kw_lsm_progs[i].class_bit & KW_CLASS_LSM_MASK) ||
+					   (provide & kw_lsm_progs[i].class_bit)));
 	/* one exec program: the one that hashes serves exec as well */
 	if (provide & KW_CLASS_EXEC_DIGEST)
 		bpf_program__set_autoload(skel->progs.kw_lsm_bprm_check, false);
 	return provide;
+}
+
+int kw_lsm_prog_index(struct kwitness_bpf *skel, const char *name, uint32_t *class_bit)
+{
+	size_t i;
+
+	for (i = 0; i < KW_N_LSM_PROGS; i++)
+		if (!strcmp(bpf_program__name(lsm_prog(skel, &kw_lsm_progs[i])), name)) {
+			*class_bit = kw_lsm_progs[i].class_bit;
+			return (int)i;
+		}
+	return -1;
 }
 
 int kw_lsm_attach(struct kwitness_bpf *skel, const char *pin_dir, bool reuse)

@@ -13,6 +13,9 @@ struct kwitness_bpf; /* the generated skeleton */
 /* Before load: turn autoload off for LSM programs that plan says cannot
  * work here. Returns the KW_CLASS_* bits that LSM will provide. */
 uint32_t kw_lsm_prepare(struct kwitness_bpf *skel, const struct kw_probe_plan *plan);
+/* The index in plan->lsm_prog of the LSM program called name, or -1; its
+ * class in *class_bit. */
+int kw_lsm_prog_index(struct kwitness_bpf *skel, const char *name, uint32_t *class_bit);
 /* After load: attach the LSM programs (pinned under pin_dir/links when set;
  * reuse keeps existing pins, see kw_hooks_global_link). 0 or -errno. */
 int kw_lsm_attach(struct kwitness_bpf *skel, const char *pin_dir, bool reuse);

@@ -34,16 +34,26 @@
 	X(NET_DNS, 12, "net.dns", CGROUP, CGROUP_NET)
 
 /* The programs that serve each class (a class is available only when every
- * one of its programs loads). The two exec programs are one judgement, with
+ * hook it needs on this kernel has a program that loads). The two exec programs are one judgement, with
  * and without the file's digest: the loader loads exactly one of them
  * (user/bpf/lsm.c), kw_lsm_bprm_check_digest where this kernel can hash an
  * executed file, and that one then serves exec too. KW_CLASS_PROGRAMS(CG, LSM) calls
  *   CG(class, program, prog_type, section)  a cgroup program: its skeleton
  *       name, BPF_PROG_TYPE_<prog_type>, and its ELF section
- *   LSM(class, program, hook)               a BPF-LSM program: its skeleton
- *       name and the LSM hook (the kernel must have bpf_lsm_<hook>)
+ *   LSM(class, program, hook, args, need)   a BPF-LSM program: its skeleton
+ *       name, the LSM hook (bpf_lsm_<hook> in the kernel's BTF), and
+ *       args  0: any prototype; N: written for the hook's N-argument
+ *             prototype (a hook whose arguments changed between kernels has
+ *             one program per prototype; the loader loads the one that fits)
+ *       need  KW_HOOK_NEEDED: a kernel without the hook cannot serve the class;
+ *             KW_HOOK_IF_PRESENT: where the kernel has no such hook, the
+ *             operation goes through another one the class has (POSIX ACLs
+ *             reach inode_setxattr on 6.1, inode_set_acl from 6.2 on); where it
+ *             has it, the class needs the program like any other
  * An LSM program of a CGROUP class extends that class where BPF-LSM works
  * (it is loaded when it can be) and is not part of its availability. */
+#define KW_HOOK_NEEDED 0
+#define KW_HOOK_IF_PRESENT 1
 #define KW_CLASS_PROGRAMS(CG, LSM)                                                     \
 	CG(NET_CONNECT, kw_connect4, CGROUP_SOCK_ADDR, "cgroup/connect4")              \
 	CG(NET_CONNECT, kw_connect6, CGROUP_SOCK_ADDR, "cgroup/connect6")              \
@@ -52,40 +62,44 @@
 	CG(NET_BIND, kw_bind4, CGROUP_SOCK_ADDR, "cgroup/bind4")                       \
 	CG(NET_BIND, kw_bind6, CGROUP_SOCK_ADDR, "cgroup/bind6")                       \
 	CG(NET_SOCKET, kw_sock_create, CGROUP_SOCK, "cgroup/sock_create")              \
-	LSM(NET_SOCKET, kw_lsm_socket_create, socket_create)                           \
+	LSM(NET_SOCKET, kw_lsm_socket_create, socket_create, 0, KW_HOOK_NEEDED)               \
 	CG(DEV, kw_dev, CGROUP_DEVICE, "cgroup/dev")                                   \
 	CG(SYSCTL, kw_sysctl, CGROUP_SYSCTL, "cgroup/sysctl")                          \
 	CG(NET_DNS, kw_recvmsg4, CGROUP_SOCK_ADDR, "cgroup/recvmsg4")                  \
 	CG(NET_DNS, kw_recvmsg6, CGROUP_SOCK_ADDR, "cgroup/recvmsg6")                  \
-	LSM(FS, kw_lsm_file_open, file_open)                                           \
-	LSM(FS, kw_lsm_path_unlink, path_unlink)                                       \
-	LSM(FS, kw_lsm_path_mkdir, path_mkdir)                                         \
-	LSM(FS, kw_lsm_path_rmdir, path_rmdir)                                         \
-	LSM(FS, kw_lsm_path_mknod, path_mknod)                                         \
-	LSM(FS, kw_lsm_path_symlink, path_symlink)                                     \
-	LSM(FS, kw_lsm_path_truncate, path_truncate)                                   \
-	LSM(FS, kw_lsm_path_link, path_link)                                           \
-	LSM(FS, kw_lsm_path_rename, path_rename)                                       \
-	LSM(FS, kw_lsm_path_chmod, path_chmod)                                         \
-	LSM(FS, kw_lsm_path_chown, path_chown)                                         \
-	LSM(FS, kw_lsm_inode_setattr, inode_setattr)                                   \
-	LSM(FS, kw_lsm_inode_setxattr, inode_setxattr)                                 \
-	LSM(FS, kw_lsm_inode_removexattr, inode_removexattr)                           \
-	LSM(EXEC, kw_lsm_bprm_check, bprm_check_security)                              \
-	LSM(EXEC_DIGEST, kw_lsm_bprm_check_digest, bprm_check_security)                \
-	LSM(PROC, kw_lsm_task_kill, task_kill)                                         \
-	LSM(PROC, kw_lsm_ptrace, ptrace_access_check)                                  \
-	LSM(PROC, kw_lsm_file_fcntl, file_fcntl)                                       \
-	LSM(PROC, kw_lsm_file_ioctl, file_ioctl)                                       \
-	LSM(PROC, kw_lsm_file_free, file_free_security)                                \
-	LSM(PROC, kw_lsm_file_sigio, file_send_sigiotask)                              \
-	LSM(MOUNT, kw_lsm_sb_mount, sb_mount)                                          \
-	LSM(MOUNT, kw_lsm_move_mount, move_mount)                                      \
-	LSM(MOUNT, kw_lsm_sb_umount, sb_umount)                                        \
-	LSM(MOUNT, kw_lsm_sb_pivotroot, sb_pivotroot)                                  \
-	LSM(MOUNT, kw_lsm_fs_param, fs_context_parse_param)                            \
-	LSM(UNIX, kw_lsm_unix_connect, unix_stream_connect)                            \
-	LSM(UNIX, kw_lsm_unix_may_send, unix_may_send)
+	LSM(FS, kw_lsm_file_open, file_open, 0, KW_HOOK_NEEDED)                               \
+	LSM(FS, kw_lsm_path_unlink, path_unlink, 0, KW_HOOK_NEEDED)                           \
+	LSM(FS, kw_lsm_path_mkdir, path_mkdir, 0, KW_HOOK_NEEDED)                             \
+	LSM(FS, kw_lsm_path_rmdir, path_rmdir, 0, KW_HOOK_NEEDED)                             \
+	LSM(FS, kw_lsm_path_mknod, path_mknod, 0, KW_HOOK_NEEDED)                             \
+	LSM(FS, kw_lsm_path_symlink, path_symlink, 0, KW_HOOK_NEEDED)                         \
+	LSM(FS, kw_lsm_path_truncate, path_truncate, 0, KW_HOOK_NEEDED)                       \
+	LSM(FS, kw_lsm_path_link, path_link, 0, KW_HOOK_NEEDED)                               \
+	LSM(FS, kw_lsm_path_rename, path_rename, 0, KW_HOOK_NEEDED)                           \
+	LSM(FS, kw_lsm_path_chmod, path_chmod, 0, KW_HOOK_NEEDED)                             \
+	LSM(FS, kw_lsm_path_chown, path_chown, 0, KW_HOOK_NEEDED)                             \
+	LSM(FS, kw_lsm_inode_setattr, inode_setattr, 2, KW_HOOK_NEEDED)                       \
+	LSM(FS, kw_lsm_inode_setattr_idmap, inode_setattr, 3, KW_HOOK_NEEDED)                 \
+	LSM(FS, kw_lsm_inode_setxattr, inode_setxattr, 0, KW_HOOK_NEEDED)                     \
+	LSM(FS, kw_lsm_inode_removexattr, inode_removexattr, 0, KW_HOOK_NEEDED)               \
+	LSM(FS, kw_lsm_inode_set_acl, inode_set_acl, 0, KW_HOOK_IF_PRESENT)                   \
+	LSM(FS, kw_lsm_inode_remove_acl, inode_remove_acl, 0, KW_HOOK_IF_PRESENT)             \
+	LSM(FS, kw_lsm_file_truncate, file_truncate, 0, KW_HOOK_IF_PRESENT)                   \
+	LSM(EXEC, kw_lsm_bprm_check, bprm_check_security, 0, KW_HOOK_NEEDED)                  \
+	LSM(EXEC_DIGEST, kw_lsm_bprm_check_digest, bprm_check_security, 0, KW_HOOK_NEEDED)    \
+	LSM(PROC, kw_lsm_task_kill, task_kill, 0, KW_HOOK_NEEDED)                             \
+	LSM(PROC, kw_lsm_ptrace, ptrace_access_check, 0, KW_HOOK_NEEDED)                      \
+	LSM(PROC, kw_lsm_file_fcntl, file_fcntl, 0, KW_HOOK_NEEDED)                           \
+	LSM(PROC, kw_lsm_file_ioctl, file_ioctl, 0, KW_HOOK_NEEDED)                           \
+	LSM(PROC, kw_lsm_file_free, file_free_security, 0, KW_HOOK_NEEDED)                    \
+	LSM(PROC, kw_lsm_file_sigio, file_send_sigiotask, 0, KW_HOOK_NEEDED)                  \
+	LSM(MOUNT, kw_lsm_sb_mount, sb_mount, 0, KW_HOOK_NEEDED)                              \
+	LSM(MOUNT, kw_lsm_move_mount, move_mount, 0, KW_HOOK_NEEDED)                          \
+	LSM(MOUNT, kw_lsm_sb_umount, sb_umount, 0, KW_HOOK_NEEDED)                            \
+	LSM(MOUNT, kw_lsm_sb_pivotroot, sb_pivotroot, 0, KW_HOOK_NEEDED)                      \
+	LSM(MOUNT, kw_lsm_fs_param, fs_context_parse_param, 0, KW_HOOK_NEEDED)                \
+	LSM(UNIX, kw_lsm_unix_connect, unix_stream_connect, 0, KW_HOOK_NEEDED)                \
+	LSM(UNIX, kw_lsm_unix_may_send, unix_may_send, 0, KW_HOOK_NEEDED)
 
 /* Classes a policy governs: one bit per policy section. A class not set is
  * neither evaluated nor recorded. */
