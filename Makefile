@@ -103,7 +103,7 @@ FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps check unit test-bins demo vmtest bench soak install clean fuzz fuzz-smoke
+.PHONY: all deps check check-kernels unit test-bins demo vmtest bench soak install clean fuzz fuzz-smoke
 all: $(BUILD)/kwitness $(BUILD)/kwitnessd $(HELP_BIN) $(CLIENT_SO) $(CLIENT_A) $(EXAMPLE_BIN)
 
 deps:
@@ -239,6 +239,28 @@ $(BUILD)/tests/%: tests/helpers/%.c $(KBPF_A) $(COLL_A) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(KBPF_A) $(COLL_A) $(LIB_A) $(LIBS_BPF) $(LIBS_CORE)
 
+# A test build of the loader over an object whose kw_lsm_path_chmod every
+# verifier refuses (KW_TEST_REFUSE): tests/vm/test_load.sh checks that one
+# refused hook costs its class only, named with the kernel's reason.
+REFUSE     := $(BUILD)/refuse
+REFUSE_OBJ := $(KBPF_SRC:%.c=$(REFUSE)/%.o)
+$(REFUSE)/kwitness.bpf.o: $(BPF_SRC) $(wildcard bpf/*.h) $(wildcard include/kwitness/abi/*.h) $(VMLINUX)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  BPF     $@")
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -DKW_TEST_REFUSE $(INCLUDES) -Wall -Werror -c $< -o $@
+
+$(REFUSE)/kwitness.skel.h: $(REFUSE)/kwitness.bpf.o
+	$(Q)$(BPFTOOL) gen skeleton $< name kwitness_bpf > $@.tmp && mv $@.tmp $@
+
+$(REFUSE)/%.o: %.c $(REFUSE)/kwitness.skel.h $(PROBE_SKEL)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) -I$(REFUSE) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/kw-hooktest-refuse: tests/helpers/kw-hooktest.c $(REFUSE_OBJ) $(COLL_A) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -DKW_HOOKTEST_REFUSE -o $@ $< $(REFUSE_OBJ) $(COLL_A) $(LIB_A) $(LIBS_BPF) $(LIBS_CORE)
+
 # The benchmarks' own BPF programs, each its object and skeleton (NAME_bpf):
 # the control programs (the floors), and bench_collector's in-kernel decision
 # source, built on kwitness's own recording code (bpf/session.bpf.h).
@@ -280,7 +302,7 @@ fuzz-smoke: fuzz
 	$(Q)tests/run.sh fuzz
 
 # The benchmarks are built with the tests, so none can rot unnoticed.
-test-bins: all $(UNIT_BIN) $(FUZZ_BIN) $(BENCH_BIN)
+test-bins: all $(UNIT_BIN) $(FUZZ_BIN) $(BENCH_BIN) $(BUILD)/tests/kw-hooktest-refuse
 
 # The README's test command: installs what is missing, builds, runs every suite.
 check:
@@ -301,6 +323,14 @@ vmtest:
 	$(Q)scripts/deps.sh --if-missing
 	$(Q)$(MAKE) --no-print-directory test-bins
 	$(Q)scripts/vmtest.sh
+
+# Every VM suite on every kernel of the matrix (Debian 12's 6.1, Debian 13's
+# 6.12, Debian unstable's newest); `make check` runs the full suite on 6.1
+# and the load, LSM, escape and exec-digest suites on the other two.
+check-kernels:
+	$(Q)scripts/deps.sh --if-missing
+	$(Q)$(MAKE) --no-print-directory test-bins
+	$(Q)tests/run.sh vm-all
 
 bench: all $(BENCH_BIN)
 	$(Q)bench/run.sh

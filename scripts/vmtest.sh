@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# VM test harness: boots Debian's own cloud kernel (6.1, CONFIG_BPF_LSM=y) under
+# VM test harness: boots one of Debian's own cloud kernels (KW_VM_KERNEL: 6.1,
+# the default, 6.12 or newest; each CONFIG_BPF_LSM=y) under
 # qemu with software emulation, with an initramfs holding busybox, bash, the
 # project's binaries and test scripts. Inside, tests/vm/init runs the BPF-LSM
 # tests (tests/vm/test_*.sh), the cgroup kernel tests (tests/kernel/test_*.sh)
 # and the LSM benchmark, and prints their TAP lines on the serial console.
 # This script prints those lines and exits non-zero when a test failed or the
 # VM never reported. Without qemu or the kernel package it prints one skip line.
-# Env: KW_VM_TIMEOUT (seconds, default 3600: emulated, one host thread), KW_VM_TCG_THREAD
+# Env: KW_VM_KERNEL (6.1, 6.12 or newest: the kernel matrix below), KW_VM_TIMEOUT (seconds, default 3600: emulated, one host thread), KW_VM_TCG_THREAD
 # (single, the default, or multi: see the boot section), KW_VM_TESTS (space-separated test
 # script paths to run instead of all), KW_VM_BENCH=0|1 (the LSM benchmark; by
 # default after a full run only), KW_VM_KLOG=N (console log level, default 1;
@@ -33,46 +34,116 @@ done
 [ -n "$BUSYBOX" ] || skip_all "busybox-static not installed"
 [ -x build/kwitness ] || fail_all "build/kwitness missing: run 'make test-bins' first"
 
-# ---- the kernel: Debian's current cloud image, cached in build/vm ----
+# ---- the kernel: one of Debian's cloud kernels, cached in build/vm ----
+# KW_VM_KERNEL picks it (the kernel matrix, docs/lsm.md):
+#   6.1     Debian 12 (bookworm): the suite apt already uses, its current
+#           linux-image-cloud-amd64
+#   6.12    Debian 13 (trixie), pinned by package name
+#   newest  Debian unstable (sid), pinned by package name
+# The other suites come from the same mirror apt already uses, through apt
+# lists kept under build/vm/apt (the host's apt configuration is not
+# changed). When a pinned package has left the mirror, that suite's current
+# cloud kernel is taken and named. A kernel that cannot be fetched (and was
+# never cached) is a skip with the reason, never a pass.
+KERNEL=${KW_VM_KERNEL:-6.1}
+case $KERNEL in
+6.1) SUITE=bookworm PIN= GLOB='6.1.*' ;;
+6.12) SUITE=trixie PIN=linux-image-6.12.117+deb13-cloud-amd64 GLOB='6.12.*' ;;
+newest) SUITE=sid PIN=linux-image-7.2.13+deb14-cloud-amd64 GLOB='[7-9].*' ;;
+*) fail_all "KW_VM_KERNEL=$KERNEL: use 6.1, 6.12 or newest" ;;
+esac
 mkdir -p "$VMDIR"
-kernel_pkg() {
-	apt-cache depends linux-image-cloud-amd64 2>/dev/null |
+
+# The Debian mirror in the host's apt sources (deb822 or one-line form).
+debian_mirror() {
+	local m
+	m=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
+		awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i ~ /\/debian\/?$/) { print $i; exit } }')
+	[ -n "$m" ] || m=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+		awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /\/debian\/?$/) { print $i; exit } }')
+	echo "${m:-http://deb.debian.org/debian}"
+}
+
+# apt for another suite: lists, cache and sources under build/vm/apt.
+APT_OPTS=()
+if [ "$SUITE" != bookworm ]; then
+	APTDIR=$VMDIR/apt/$SUITE
+	mkdir -p "$APTDIR/lists/partial" "$APTDIR/cache/archives/partial"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $(debian_mirror) $SUITE main" \
+		>"$APTDIR/sources.list"
+	APT_OPTS=(-o "Dir::Etc::SourceList=$APTDIR/sources.list" -o Dir::Etc::SourceParts=/nonexistent
+		-o "Dir::State::Lists=$APTDIR/lists" -o "Dir::Cache=$APTDIR/cache"
+		-o Dir::State::status=/dev/null -o APT::Get::List-Cleanup=0 -o APT::Sandbox::User=root)
+fi
+apt_q() { "$@" "${APT_OPTS[@]}" 2>/dev/null; }
+meta_pkg() {
+	apt_q apt-cache depends linux-image-cloud-amd64 |
 		awk '/Depends: linux-image-[0-9]/ { print $2; exit }'
 }
-find_vmlinuz() { ls "$VMDIR"/vmlinuz-* 2>/dev/null | sort -V | tail -n 1; }
+# (awk reads to the end: under pipefail, a reader that quits early fails the pipe)
+pkg_known() { apt_q apt-cache show "$1" | awk '/^Package:/ { f = 1 } END { exit !f }'; }
+find_vmlinuz() { ls "$VMDIR"/vmlinuz-$GLOB 2>/dev/null | sort -V | tail -n 1; }
+
+# The kernel package (pinned, else the suite's current one), after one
+# update of the lists when they do not know it.
+pick_pkg() {
+	local p
+	local pass
+	for pass in 1 2; do
+		if [ -n "$PIN" ] && pkg_known "$PIN"; then echo "$PIN"; return; fi
+		p=$(meta_pkg)
+		if [ -n "$p" ]; then
+			[ -z "$PIN" ] || echo "# vm: $PIN is no longer on the mirror; using $SUITE's $p" >&2
+			echo "$p"; return
+		fi
+		[ $pass = 1 ] && apt_q apt-get update -qq >/dev/null
+	done
+}
+
+# Downloads pkg (and, where Debian splits the image, the packages that hold
+# vmlinuz, config and modules) and keeps vmlinuz, config and the loop module
+# (the fs-verity test mounts an ext4 image through it) in build/vm.
+fetch_kernel() { # pkg ver
+	local pkg=$1 ver=$2 dl deps f ok=1
+	dl=$(mktemp -d "$VMDIR/dl.XXXXXX")
+	deps=$(apt_q apt-cache depends "$pkg" |
+		awk -v v="$ver" '/Depends: linux-(binary|base|modules)-/ && index($2, v) { print $2 }')
+	(cd "$dl" && apt_q apt-get download "$pkg" $deps >/dev/null) || ok=0
+	if [ $ok = 1 ]; then
+		for f in "$dl"/*.deb; do dpkg -x "$f" "$dl/root" || ok=0; done
+	fi
+	if [ $ok = 1 ]; then
+		f=$(ls "$dl/root/boot/vmlinuz-$ver" "$dl/root/usr/lib/modules/$ver/vmlinuz" 2>/dev/null | head -n 1)
+		[ -n "$f" ] && cp "$f" "$VMDIR/vmlinuz-$ver.part" || ok=0
+		f=$(ls "$dl/root/boot/config-$ver" "$dl/root/usr/lib/modules/$ver/config" 2>/dev/null | head -n 1)
+		[ -n "$f" ] && cp "$f" "$VMDIR/config-$ver"
+		f=$(ls "$dl"/root/{,usr/}lib/modules/"$ver"/kernel/drivers/block/loop.ko* 2>/dev/null | head -n 1)
+		case $f in
+		*.ko) cp "$f" "$VMDIR/loop-$ver.ko" ;;
+		*.ko.xz) xz -dc "$f" >"$VMDIR/loop-$ver.ko" ;;
+		*.ko.zst) zstd -qdc "$f" >"$VMDIR/loop-$ver.ko" ;;
+		esac
+		[ $ok = 1 ] && mv "$VMDIR/vmlinuz-$ver.part" "$VMDIR/vmlinuz-$ver"
+	fi
+	rm -rf "$dl" "$VMDIR/vmlinuz-$ver.part"
+}
+
 VMLINUZ=
-pkg=$(kernel_pkg)
-if [ -z "$pkg" ] && [ -z "$(find_vmlinuz)" ]; then
-	apt-get update -qq >/dev/null 2>&1
-	pkg=$(kernel_pkg)
-fi
+pkg=$(pick_pkg)
 if [ -n "$pkg" ]; then
 	ver=${pkg#linux-image-}
-	if [ -f "$VMDIR/vmlinuz-$ver" ] && [ -f "$VMDIR/loop-$ver.ko" ]; then
-		VMLINUZ=$VMDIR/vmlinuz-$ver
-	else
-		dl=$(mktemp -d "$VMDIR/dl.XXXXXX")
-		if (cd "$dl" && apt-get download "$pkg" >/dev/null 2>&1); then
-			# the loop driver is a module: the fs-verity test mounts an
-			# ext4 image through it
-			dpkg -x "$dl"/*.deb "$dl/root" &&
-				cp "$dl/root/boot/vmlinuz-$ver" "$VMDIR/vmlinuz-$ver" &&
-				cp "$dl/root/boot/config-$ver" "$VMDIR/config-$ver" &&
-				VMLINUZ=$VMDIR/vmlinuz-$ver &&
-				cp "$dl/root/lib/modules/$ver/kernel/drivers/block/loop.ko" \
-					"$VMDIR/loop-$ver.ko"
-		fi
-		rm -rf "$dl"
-		# an earlier download of this kernel still does
-		[ -n "$VMLINUZ" ] || [ ! -f "$VMDIR/vmlinuz-$ver" ] || VMLINUZ=$VMDIR/vmlinuz-$ver
-	fi
+	[ -f "$VMDIR/vmlinuz-$ver" ] && [ -f "$VMDIR/loop-$ver.ko" ] || fetch_kernel "$pkg" "$ver"
+	[ -f "$VMDIR/vmlinuz-$ver" ] && VMLINUZ=$VMDIR/vmlinuz-$ver
 fi
-# offline: an earlier download will do
+# offline: an earlier download of this series will do
 [ -n "$VMLINUZ" ] || VMLINUZ=$(find_vmlinuz)
-[ -n "$VMLINUZ" ] || skip_all "could not obtain Debian's cloud kernel (apt-get download ${pkg:-linux-image-cloud-amd64} failed)"
+[ -n "$VMLINUZ" ] || skip_all "could not obtain Debian's $KERNEL cloud kernel (${pkg:-no package: apt-get update for $SUITE failed}; apt-get download failed)"
+KVER=${VMLINUZ##*/vmlinuz-}
+RUNDIR=$VMDIR/run-$KERNEL
+mkdir -p "$RUNDIR"
 
 # ---- the initramfs ----
-STAGE=$VMDIR/initramfs
+STAGE=$RUNDIR/initramfs
 rm -rf "$STAGE"
 mkdir -p "$STAGE"/{bin,sbin,usr/bin,usr/local/bin,dev,proc,sys,tmp,run,etc,root,kw/build/tests,kw/build/bench,kw/tests}
 
@@ -107,7 +178,7 @@ for t in bpftool jq setpriv comm mountpoint pgrep flock nohup stdbuf runc crun s
 done
 cp build/*.bpf.o "$STAGE/kw/build/" 2>/dev/null
 # the loop module of this kernel and mke2fs, for the fs-verity test (an ext4 image)
-LOOP_KO=$VMDIR/loop-${VMLINUZ##*/vmlinuz-}.ko
+LOOP_KO=$VMDIR/loop-$KVER.ko
 [ -f "$LOOP_KO" ] && mkdir -p "$STAGE/kw/modules" && cp "$LOOP_KO" "$STAGE/kw/modules/loop.ko"
 p=$(command -v mke2fs || echo /usr/sbin/mke2fs)
 [ -x "$p" ] && copy_with_libs "$p" /usr/local/bin/mke2fs
@@ -136,7 +207,7 @@ echo "$bench" >"$STAGE/kw/vm-bench"
 echo "${KW_VM_KLOG:-1}" >"$STAGE/kw/vm-klog"
 echo "${KT_VM_FULL:-}" >"$STAGE/kw/vm-full"
 
-INITRD=$VMDIR/initrd.gz
+INITRD=$RUNDIR/initrd.gz
 (cd "$STAGE" && find . -print0 | cpio --null -o -H newc --quiet | gzip -1) >"$INITRD" ||
 	fail_all "could not build the initramfs"
 [ "${KW_VM_KEEP:-0}" = 1 ] || rm -rf "$STAGE"
@@ -155,7 +226,7 @@ LOCKUP_ARGS="watchdog_thresh=60 softlockup_panic=1 softlockup_all_cpu_backtrace=
 # Single-threaded TCG executes one vCPU at a time; it is slower.
 TCG_THREAD=${KW_VM_TCG_THREAD:-single}
 echo "# vm: booting $(basename "$VMLINUZ") under qemu (tcg), timeout ${TIMEOUT}s"
-LOG=$VMDIR/console.log
+LOG=$RUNDIR/console.log
 start=$(date +%s)
 timeout --foreground -k 10 "$TIMEOUT" qemu-system-x86_64 -accel tcg,thread="$TCG_THREAD" -m 1024 -smp 2 \
 	-nographic -no-reboot -monitor none -serial stdio -display none \

@@ -20,6 +20,11 @@
  *   dgram-listen PATH OUT   bind a datagram socket, print "ok", append "got" to OUT per datagram
  *   chmod|chown|utimes|setxattr|removexattr PATH   metadata (path_chmod, path_chown,
  *                           inode_setattr, inode_setxattr, inode_removexattr)
+ *   setacl|removeacl PATH   a POSIX access ACL giving group 65534 rwx (mode 644 -> 674),
+ *                           or its removal (inode_set_acl/inode_remove_acl from 6.2 on,
+ *                           inode_setxattr/inode_removexattr on 6.1)
+ *   ftruncate-fd FD         ftruncate(FD, 0) of a descriptor opened by the caller
+ *                           (file_truncate from 6.2 on, path_truncate on 6.1)
  *   tree-open DIR FILE r|a  open_tree(OPEN_TREE_CLONE) of DIR, openat(tree, FILE)
  *   tree-proc DIR FILE      the same, reopened through /proc/self/fd/N (read)
  *   tree-move DIR TO FILE a|r   in a new mount namespace: move_mount of a clone of DIR
@@ -46,6 +51,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +80,26 @@ static int report(int err)
 static int sys(int ret)
 {
 	return report(ret < 0 ? errno : 0);
+}
+
+/* The xattr form of a POSIX ACL (include/uapi/linux/posix_acl_xattr.h):
+ * version 2, then entries sorted by tag: owner rw, group r, user 65534 rwx
+ * (a named group entry: 0x08 is ACL_GROUP), mask rwx, other r. */
+static int do_setacl(const char *path)
+{
+	struct {
+		uint16_t tag, perm;
+		uint32_t id;
+	} __attribute__((packed)) e[] = {
+		{ 0x01, 6, (uint32_t)-1 }, { 0x04, 4, (uint32_t)-1 }, { 0x08, 7, 65534 },
+		{ 0x10, 7, (uint32_t)-1 }, { 0x20, 4, (uint32_t)-1 },
+	};
+	unsigned char buf[4 + sizeof(e)];
+	uint32_t version = 2;
+
+	memcpy(buf, &version, 4);
+	memcpy(buf + 4, e, sizeof(e));
+	return sys(setxattr(path, "system.posix_acl_access", buf, sizeof(buf), 0));
 }
 
 static int do_open(const char *path, const char *mode)
@@ -509,6 +535,12 @@ int main(int argc, char **argv)
 		return sys(setxattr(argv[2], "trusted.kw", "x", 1, 0));
 	if (!strcmp(op, "removexattr") && argc == 3)
 		return sys(removexattr(argv[2], "trusted.kw"));
+	if (!strcmp(op, "setacl") && argc == 3)
+		return do_setacl(argv[2]);
+	if (!strcmp(op, "removeacl") && argc == 3)
+		return sys(removexattr(argv[2], "system.posix_acl_access"));
+	if (!strcmp(op, "ftruncate-fd") && argc == 3)
+		return sys(ftruncate(atoi(argv[2]), 0));
 	if (!strcmp(op, "tree-open") && argc == 5)
 		return do_tree_open(argv[2], argv[3], argv[4]);
 	if (!strcmp(op, "tree-proc") && argc == 4)

@@ -56,7 +56,10 @@ start_kwd() {
 	done
 	return 1
 }
-start_kwd || kt_skip_all "kwitnessd did not start"
+if ! start_kwd; then
+	sed 's/^/# /' "$KT_TMP/kwitnessd.log" | tail -5
+	kt_fail_all "kwitnessd did not start"
+fi
 
 POL=$(policy_file p '{"kwitness_policy":1,"mode":"enforce","record":"all","on_record_failure":"deny","net":{"connect":[]}}')
 chmod 644 "$POL"
@@ -81,7 +84,7 @@ user_open() { # CGROUP
 # root's session
 rootcg=$(cg_make rootcg)
 rsid=$(session_open "$rootcg" "$POL")
-[ -n "$rsid" ] || kt_skip_all "root could not open a session"
+[ -n "$rsid" ] || kt_fail_all "root could not open a session"
 
 out=$(user_ctl session list)
 expect_eq "user: list succeeds" ok "$(tail -1 <<<"$out")"

@@ -41,8 +41,6 @@ KT_DPID=$! P=$!
 for _ in $(seq 100); do [ -S "$KT_SOCK" ] && break; kwd_alive || break; sleep 0.1; done
 if [ -S "$KT_SOCK" ]; then
 	ok "kwitnessd starts with a symlinked and a FIFO log left in its state folder"
-elif grep -q "BPF programs" "$KT_TMP/kwitnessd.log"; then
-	kt_skip_all "kwitnessd did not start (BPF programs failed to load?)"
 else
 	not_ok "kwitnessd starts with a symlinked and a FIFO log left in its state folder"
 	sed 's/^/# /' "$KT_TMP/kwitnessd.log" | tail -3

@@ -39,6 +39,9 @@ fixtures() {
 	chmod 644 "$T/no/f" "$T/ok/f"
 	"$LP" setxattr "$T/no/f" >/dev/null
 	"$LP" setxattr "$T/ok/f" >/dev/null
+	echo data >"$T/no/acl"
+	chmod 644 "$T/no/acl"
+	"$LP" setacl "$T/no/acl" >/dev/null
 	cp "$LP" "$T/ok/bin/evil"
 	chmod -R a+rX "$T"
 }
@@ -89,6 +92,11 @@ CASES=(
 	"utimes|utimes $T/no/f|EACCES|tool=fs.utimes;path=$T/no/f;access=w;rule=fs:default"
 	"setxattr|setxattr $T/no/f|EACCES|tool=fs.setxattr;path=$T/no/f;access=w;rule=fs:default"
 	"removexattr|removexattr $T/no/f|EACCES|tool=fs.removexattr;path=$T/no/f;access=w;rule=fs:default"
+	# POSIX ACLs are extended attributes on every kernel (6.2 on: their own hooks)
+	"setacl|setacl $T/no/f|EACCES|tool=fs.setxattr;path=$T/no/f;access=w;rule=fs:default"
+	"removeacl|removeacl $T/no/acl|EACCES|tool=fs.removexattr;path=$T/no/acl;access=w;rule=fs:default"
+	# a descriptor opened for writing outside the session (run_op opens it as fd 3)
+	"ftruncate-fd|ftruncate-fd 3|EACCES|tool=fs.truncate;path=$T/no/f;access=w;rule=fs:default"
 	# unix datagrams
 	"dgram|dgram $S/no.dgram|EACCES|tool=net.unix;path=$S/no.dgram;access=send;rule=net.unix:default"
 	"dgram-connect|dgram-connect $S/no.dgram|EACCES|tool=net.unix;path=$S/no.dgram;access=send;rule=net.unix:default"
@@ -109,12 +117,13 @@ run_op() {
 	local cg=$1 out pid res
 	shift
 	fixtures
+	# fd 3: $T/no/f opened for writing here, outside any session
 	if [ "$cg" = - ]; then
 		# shellcheck disable=SC2068
-		out=$(sh -c 'echo $$; exec "$@"' sh "$LP" $@ 2>/dev/null)
+		out=$(sh -c 'echo $$; exec "$@"' sh "$LP" $@ 2>/dev/null 3<>"$T/no/f")
 	else
 		# shellcheck disable=SC2068
-		out=$(cg_run "$cg" sh -c 'echo $$; exec "$@"' sh "$LP" $@ 2>/dev/null)
+		out=$(cg_run "$cg" sh -c 'echo $$; exec "$@"' sh "$LP" $@ 2>/dev/null 3<>"$T/no/f")
 	fi
 	{ read -r pid; read -r res; } <<<"$out"
 	echo "$pid $res"
@@ -130,6 +139,8 @@ for c in "${CASES[@]}"; do
 	tree-move-write) after[$name]=$(cat "$T/etc/hostname" | tr '\n' ' ') ;;
 	rename-ancestor) after[$name]=$(cat "$T/ok/sub2/secret" 2>/dev/null) ;;
 	chmod) after[$name]=$(stat -c %a "$T/no/f") ;;
+	setacl) after[$name]=$(stat -c %a "$T/no/f") ;;
+	ftruncate-fd) after[$name]=$(stat -c %s "$T/no/f") ;;
 	esac
 done
 # signals through file ownership: the target outside dies
@@ -153,6 +164,8 @@ done
 expect_eq "tree-move-write: control wrote through the moved clone" "kwitness-vm x " "${after[tree-move-write]}"
 expect_eq "rename-ancestor: control read the denied file at its new name" secret "${after[rename-ancestor]}"
 expect_eq "chmod: control changed the mode" 777 "${after[chmod]}"
+expect_eq "setacl: control, the ACL changed the mode" 674 "${after[setacl]}"
+expect_eq "ftruncate-fd: control truncated the file" 0 "${after[ftruncate-fd]}"
 expect_eq "sigio: control, SIGIO killed the process outside" "ok dead" "${cres[sigio]}"
 expect_eq "sigio-kill: control, F_SETSIG 9 killed the process outside" "ok dead" "${cres[sigio-kill]}"
 expect_eq "dgram: control datagrams were delivered" 2 "${got_no_before:-0}"
@@ -170,6 +183,9 @@ for c in "${CASES[@]}" "${SESSION_ONLY[@]}"; do
 	case $name in
 	tree-move-write) after[$name]=$(cat "$T/etc/hostname" | tr '\n' ' ') ;;
 	chmod) after[$name]=$(stat -c %a "$T/no/f") ;;
+	setacl) after[$name]=$(stat -c %a "$T/no/f") ;;
+	removeacl) after[$name]=$(stat -c %a "$T/no/acl") ;;
+	ftruncate-fd) after[$name]=$(stat -c %s "$T/no/f") ;;
 	esac
 done
 sleep 600 & t=$!; TARGETS+=("$t"); sigio_t=$t
@@ -207,6 +223,9 @@ for c in "${CASES[@]}" "${SESSION_ONLY[@]}"; do
 done
 expect_eq "tree-move-write: the denied file is unchanged" "kwitness-vm " "${after[tree-move-write]}"
 expect_eq "chmod: the mode is unchanged" 644 "${after[chmod]}"
+expect_eq "setacl: the mode is unchanged" 644 "${after[setacl]}"
+expect_eq "removeacl: the ACL is still there" 674 "${after[removeacl]}"
+expect_eq "ftruncate-fd: the file keeps its data" 5 "${after[ftruncate-fd]}"
 expect_eq "dgram: no datagram reached the socket outside net.unix" "${got_no_before:-0}" "${got_no_after:-0}"
 expect_eq "dgram-allowed: a datagram to the socket net.unix names goes" ok "$okd_res"
 line=$(decisions "$LOG" | grep "\"pid\":$okd_pid," | grep '"tool":"net.unix"')
