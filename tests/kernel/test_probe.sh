@@ -130,6 +130,8 @@ if command -v jq >/dev/null; then
 		else
 			not_ok "loader leaves $c out and says why"
 		fi
+		check "kwitnessd's log names $c unavailable with the same reason" \
+			grep -qF "class $c unavailable: $r" "$KT_TMP/kwitnessd.log"
 	done
 	kwd_stop
 else

@@ -508,6 +508,12 @@ int main(int argc, char **argv)
 	/* After the seals: the push starts with whatever the spool holds. */
 	if (kwd_push_start(d, err, sizeof(err)))
 		kwd_log(d, LOG_ERR, "%s: records stay in the spool", err);
+	/* what this kernel cannot serve, in the kernel's words: a session that
+	 * governs one of these is refused with hooks_unavailable */
+	for (int b = 0; b < KW_CLASS_COUNT; b++)
+		if (!(kw_hooks_available(d->hooks) & (1u << b)))
+			kwd_log(d, LOG_WARNING, "class %s unavailable: %s", kw_class_name(1u << b),
+				kw_hooks_unavailable_reason(d->hooks, 1u << b) ?: "not loaded");
 	kwd_log(d, LOG_NOTICE, "ready on %s (state %s, ring buffers %zu bytes, wakeup at %zu bytes, "
 		"%u session(s) resumed)", d->cfg.socket_path, d->cfg.state_dir,
 		d->cfg.ringbuf_size, d->wakeup_bytes, d->n_sessions);
