@@ -15,7 +15,7 @@ PACKAGES=(
 	libssl-dev libjansson-dev libcmocka-dev libtss2-dev
 	swtpm swtpm-tools tpm2-tools
 	iproute2 util-linux procps jq openssl locales libcap2-bin
-	qemu-system-x86 busybox-static cpio e2fsprogs xz-utils zstd
+	qemu-system-x86 busybox-static cpio e2fsprogs xz-utils zstd lz4 binutils
 	nodejs
 	golang-go golang-golang-x-mod-dev
 	runc crun bubblewrap python3 man-db systemd auditd

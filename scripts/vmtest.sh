@@ -8,7 +8,8 @@
 # and the LSM benchmark, and prints their TAP lines on the serial console.
 # This script prints those lines and exits non-zero when a test failed or the
 # VM never reported. Without qemu or the kernel package it prints one skip line.
-# Env: KW_VM_KERNEL (6.1, 6.12 or newest: the kernel matrix below), KW_VM_TIMEOUT (seconds, default 3600: emulated, one host thread), KW_VM_TCG_THREAD
+# Env: KW_VM_KERNEL (6.1, 6.12 or newest: the kernel matrix below),
+# KW_VM_RELO_ONLY=1 (no boot: the offline CO-RE check against that kernel's BTF), KW_VM_TIMEOUT (seconds, default 3600: emulated, one host thread), KW_VM_TCG_THREAD
 # (single, the default, or multi: see the boot section), KW_VM_TESTS (space-separated test
 # script paths to run instead of all), KW_VM_BENCH=0|1 (the LSM benchmark; by
 # default after a full run only), KW_VM_KLOG=N (console log level, default 1;
@@ -141,6 +142,53 @@ fi
 KVER=${VMLINUZ##*/vmlinuz-}
 RUNDIR=$VMDIR/run-$KERNEL
 mkdir -p "$RUNDIR"
+
+# ---- the offline check (KW_VM_RELO_ONLY=1): no boot ----
+# The object relocated against this kernel's BTF (taken out of vmlinuz: the
+# compressed vmlinux ELF inside, its .BTF section; cached in build/vm):
+# every CO-RE relocation without a target must be a layout this kernel does
+# not have, with the other side standing (build/tests/kw-corecheck).
+kernel_btf() { # vmlinuz out
+	local z=$1 out=$2 kind off magic
+	for magic in 'zstd \x28\xb5\x2f\xfd' 'lz4 \x02\x21\x4c\x18' 'xz \xfd\x37\x7a\x58\x5a\x00' 'gzip \x1f\x8b\x08'; do
+		LC_ALL=C grep -obUaP "${magic#* }" "$z" 2>/dev/null | head -n 4 | cut -d: -f1 |
+			sed "s/\$/ ${magic%% *}/"
+	done | sort -n | while read -r off kind; do
+		case $kind in
+		zstd) tail -c +$((off + 1)) "$z" | zstd -dcq 2>/dev/null ;;
+		lz4) tail -c +$((off + 1)) "$z" | lz4 -dcq 2>/dev/null ;;
+		xz) tail -c +$((off + 1)) "$z" | xz -dcq 2>/dev/null ;;
+		gzip) tail -c +$((off + 1)) "$z" | gzip -dcq 2>/dev/null ;;
+		esac >"$out.elf"
+		if [ "$(head -c 4 "$out.elf" | od -An -c | tr -d ' ')" = '177ELF' ] &&
+			objcopy -O binary --only-section=.BTF "$out.elf" "$out.part" 2>/dev/null &&
+			[ -s "$out.part" ]; then
+			mv "$out.part" "$out"
+			break
+		fi
+	done
+	rm -f "$out.elf" "$out.part"
+	[ -s "$out" ]
+}
+if [ "${KW_VM_RELO_ONLY:-0}" = 1 ]; then
+	BTF=$VMDIR/btf-$KVER
+	[ -s "$BTF" ] || kernel_btf "$VMLINUZ" "$BTF" ||
+		fail_all "$KERNEL: could not take the BTF out of $(basename "$VMLINUZ")"
+	[ -x build/tests/kw-corecheck ] || fail_all "build/tests/kw-corecheck missing: run 'make test-bins' first"
+	out=$(build/tests/kw-corecheck build/kwitness.bpf.o "$BTF" 2>/dev/null)
+	rc=$?
+	n=0
+	while IFS= read -r line; do
+		case $line in
+		"ok - "* | "not ok - "*)
+			n=$((n + 1))
+			echo "${line%% - *} $n - offline CO-RE, $KVER: ${line#* - }" ;;
+		esac
+	done <<<"$out"
+	[ $n -gt 0 ] || { n=1; echo "not ok 1 - offline CO-RE, $KVER: kw-corecheck printed nothing (exit $rc)"; rc=1; }
+	echo "1..$n"
+	exit $rc
+fi
 
 # ---- the initramfs ----
 STAGE=$RUNDIR/initramfs

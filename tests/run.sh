@@ -9,8 +9,9 @@
 # Under CI=true a skipped test is a failure, unless it was skipped for a
 # kernel feature (skip_feature in tests/lib.sh) that `kwitness probe` confirms
 # absent on this host. The features the probe found absent are listed last.
-# Usage: tests/run.sh [unit|cli|fuzz|kernel|vm|vm-kernels|vm-all ...]
-# (default: unit cli fuzz kernel vm vm-kernels). vm runs every VM suite on
+# Usage: tests/run.sh [unit|cli|fuzz|kernel|relo|vm|vm-kernels|vm-all ...]
+# (default: unit cli fuzz kernel relo vm vm-kernels). relo relocates the BPF
+# object against each kernel's BTF without booting it. vm runs every VM suite on
 # Debian 12's 6.1; vm-kernels runs the load check and the LSM, escape and
 # exec-digest suites on the other kernels of the matrix (Debian 13's 6.12,
 # Debian unstable's newest); vm-all runs every VM suite on all three.
@@ -24,7 +25,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 passed=0 failed=0 skipped=0
 failures=()
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(unit cli fuzz kernel vm vm-kernels)
+[ ${#suites[@]} -gt 0 ] || suites=(unit cli fuzz kernel relo vm vm-kernels)
 # the kernel matrix (scripts/vmtest.sh, KW_VM_KERNEL)
 VM_KERNELS_OTHER=(6.12 newest)
 VM_MATRIX_TESTS="tests/vm/test_load.sh tests/vm/test_lsm.sh tests/vm/test_lsm_escape.sh tests/vm/test_exec_digest.sh"
@@ -116,6 +117,10 @@ for suite in "${suites[@]}"; do
 		run_one "fuzz/smoke" bash tests/fuzz/run.sh ;;
 	vm)
 		[ -x scripts/vmtest.sh ] && run_one "vm" env KW_VM_KERNEL=6.1 scripts/vmtest.sh ;;
+	relo)
+		for k in 6.1 "${VM_KERNELS_OTHER[@]}"; do
+			run_one "relo-$k" env KW_VM_KERNEL="$k" KW_VM_RELO_ONLY=1 scripts/vmtest.sh
+		done ;;
 	vm-kernels)
 		for k in "${VM_KERNELS_OTHER[@]}"; do
 			run_one "vm-$k" env KW_VM_KERNEL="$k" KW_VM_BENCH=0 KW_VM_TESTS="$VM_MATRIX_TESTS" \
