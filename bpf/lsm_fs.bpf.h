@@ -352,6 +352,54 @@ int BPF_PROG(kw_lsm_file_truncate, struct file *file, int ret)
 			    EACCES);
 }
 
+/* Inode flags (immutable, append-only, ...) are metadata, so writing. The
+ * ioctls that set them reach file_ioctl (file_ioctl_compat for 32-bit
+ * callers from 6.8 on); from 7.x inode_file_setattr sees them and
+ * file_setattr(2) too, and the loader sets kw_fileattr_hook so that the
+ * ioctl programs leave them to it (one entry per change). */
+#define KW_FS_IOC_SETFLAGS 0x40086602   /* _IOW('f', 2, long) */
+#define KW_FS_IOC32_SETFLAGS 0x40046602 /* _IOW('f', 2, int) */
+#define KW_FS_IOC_FSSETXATTR 0x401c5820 /* _IOW('X', 32, struct fsxattr) */
+
+const volatile __u32 kw_fileattr_hook = 0;
+
+static __always_inline int kw_chattr_ioctl(struct file *file, unsigned int cmd)
+{
+	struct kw_ctx c;
+
+	if (kw_fileattr_hook ||
+	    (cmd != KW_FS_IOC_SETFLAGS && cmd != KW_FS_IOC32_SETFLAGS && cmd != KW_FS_IOC_FSSETXATTR) ||
+	    !kw_session_find(&c, KW_CLASS_FS))
+		return 0;
+	return kw_path_hook(&c, KW_EV_FS_PATHOP, KW_PATHOP_CHATTR, KW_WANT(KW_PK_WRITE),
+			    BPF_CORE_READ(file, f_path.mnt), BPF_CORE_READ(file, f_path.dentry), NULL,
+			    EACCES);
+}
+
+SEC("lsm/file_ioctl")
+int BPF_PROG(kw_lsm_file_ioctl_attr, struct file *file, unsigned int cmd, unsigned long arg,
+	     int ret)
+{
+	return ret ? ret : kw_chattr_ioctl(file, cmd);
+}
+
+SEC("lsm/file_ioctl_compat")
+int BPF_PROG(kw_lsm_file_ioctl_compat_attr, struct file *file, unsigned int cmd,
+	     unsigned long arg, int ret)
+{
+	return ret ? ret : kw_chattr_ioctl(file, cmd);
+}
+
+SEC("lsm/inode_file_setattr")
+int BPF_PROG(kw_lsm_inode_file_setattr, struct dentry *dentry, void *fa, int ret)
+{
+	struct kw_ctx c;
+
+	if (ret || !kw_session_find(&c, KW_CLASS_FS))
+		return ret;
+	return kw_dentry_hook(&c, KW_PATHOP_CHATTR, dentry);
+}
+
 /* Two paths, both written to: the source is judged too, since a hard link or
  * a rename gives the file a second name that other rules would judge; and
  * neither may be an ancestor of an fs.deny path (moving a directory would

@@ -25,6 +25,8 @@
  *                           inode_setxattr/inode_removexattr on 6.1)
  *   ftruncate-fd FD         ftruncate(FD, 0) of a descriptor opened by the caller
  *                           (file_truncate from 6.2 on, path_truncate on 6.1)
+ *   chattr PATH             open PATH read-only, add the no-dump inode flag with
+ *                           FS_IOC_SETFLAGS (file_ioctl; inode_file_setattr on 7.x)
  *   tree-open DIR FILE r|a  open_tree(OPEN_TREE_CLONE) of DIR, openat(tree, FILE)
  *   tree-proc DIR FILE      the same, reopened through /proc/self/fd/N (read)
  *   tree-move DIR TO FILE a|r   in a new mount namespace: move_mount of a clone of DIR
@@ -55,6 +57,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
 #include <linux/fsverity.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -80,6 +83,21 @@ static int report(int err)
 static int sys(int ret)
 {
 	return report(ret < 0 ? errno : 0);
+}
+
+static int do_chattr(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), flags = 0, err = 0;
+
+	if (fd < 0)
+		return report(errno);
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0)
+		err = errno;
+	flags |= FS_NODUMP_FL;
+	if (!err && ioctl(fd, FS_IOC_SETFLAGS, &flags) < 0)
+		err = errno;
+	close(fd);
+	return report(err);
 }
 
 /* The xattr form of a POSIX ACL (include/uapi/linux/posix_acl_xattr.h):
@@ -539,6 +557,8 @@ int main(int argc, char **argv)
 		return do_setacl(argv[2]);
 	if (!strcmp(op, "removeacl") && argc == 3)
 		return sys(removexattr(argv[2], "system.posix_acl_access"));
+	if (!strcmp(op, "chattr") && argc == 3)
+		return do_chattr(argv[2]);
 	if (!strcmp(op, "ftruncate-fd") && argc == 3)
 		return sys(ftruncate(atoi(argv[2]), 0));
 	if (!strcmp(op, "tree-open") && argc == 5)

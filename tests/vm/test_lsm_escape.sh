@@ -95,6 +95,8 @@ CASES=(
 	# POSIX ACLs are extended attributes on every kernel (6.2 on: their own hooks)
 	"setacl|setacl $T/no/f|EACCES|tool=fs.setxattr;path=$T/no/f;access=w;rule=fs:default"
 	"removeacl|removeacl $T/no/acl|EACCES|tool=fs.removexattr;path=$T/no/acl;access=w;rule=fs:default"
+	# inode flags through a descriptor opened read-only
+	"chattr|chattr $T/no/f|EACCES|tool=fs.chattr;path=$T/no/f;access=w;rule=fs:default"
 	# a descriptor opened for writing outside the session (run_op opens it as fd 3)
 	"ftruncate-fd|ftruncate-fd 3|EACCES|tool=fs.truncate;path=$T/no/f;access=w;rule=fs:default"
 	# unix datagrams

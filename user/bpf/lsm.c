@@ -60,6 +60,10 @@ uint32_t kw_lsm_prepare(struct kwitness_bpf *skel, const struct kw_probe_plan *p
 					  plan->lsm_prog[i] &&
 					  (!(kw_lsm_progs[i].class_bit & KW_CLASS_LSM_MASK) ||
 					   (provide & kw_lsm_progs[i].class_bit)));
+	/* inode flags: judged at inode_file_setattr where it is loaded, at
+	 * the ioctls elsewhere (bpf/lsm_fs.bpf.h) */
+	skel->rodata->kw_fileattr_hook =
+		bpf_program__autoload(skel->progs.kw_lsm_inode_file_setattr) ? 1 : 0;
 	/* one exec program: the one that hashes serves exec as well */
 	if (provide & KW_CLASS_EXEC_DIGEST)
 		bpf_program__set_autoload(skel->progs.kw_lsm_bprm_check, false);

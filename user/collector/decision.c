@@ -343,7 +343,7 @@ static const char *path_op_name(uint32_t op)
 		[KW_PATHOP_MKNOD] = "fs.mknod", [KW_PATHOP_TRUNCATE] = "fs.truncate",
 		[KW_PATHOP_CHMOD] = "fs.chmod", [KW_PATHOP_CHOWN] = "fs.chown",
 		[KW_PATHOP_UTIMES] = "fs.utimes", [KW_PATHOP_SETXATTR] = "fs.setxattr",
-		[KW_PATHOP_REMOVEXATTR] = "fs.removexattr",
+		[KW_PATHOP_REMOVEXATTR] = "fs.removexattr", [KW_PATHOP_CHATTR] = "fs.chattr",
 	};
 
 	if (op < sizeof(names) / sizeof(names[0]) && names[op])

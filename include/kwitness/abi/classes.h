@@ -85,6 +85,9 @@
 	LSM(FS, kw_lsm_inode_set_acl, inode_set_acl, 0, KW_HOOK_IF_PRESENT)                   \
 	LSM(FS, kw_lsm_inode_remove_acl, inode_remove_acl, 0, KW_HOOK_IF_PRESENT)             \
 	LSM(FS, kw_lsm_file_truncate, file_truncate, 0, KW_HOOK_IF_PRESENT)                   \
+	LSM(FS, kw_lsm_file_ioctl_attr, file_ioctl, 0, KW_HOOK_NEEDED)                        \
+	LSM(FS, kw_lsm_file_ioctl_compat_attr, file_ioctl_compat, 0, KW_HOOK_IF_PRESENT)      \
+	LSM(FS, kw_lsm_inode_file_setattr, inode_file_setattr, 2, KW_HOOK_IF_PRESENT)         \
 	LSM(EXEC, kw_lsm_bprm_check, bprm_check_security, 0, KW_HOOK_NEEDED)                  \
 	LSM(EXEC_DIGEST, kw_lsm_bprm_check_digest, bprm_check_security, 0, KW_HOOK_NEEDED)    \
 	LSM(PROC, kw_lsm_task_kill, task_kill, 0, KW_HOOK_NEEDED)                             \

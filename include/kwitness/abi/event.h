@@ -197,6 +197,7 @@ enum kw_path_op {
 	KW_PATHOP_UTIMES = 11,
 	KW_PATHOP_SETXATTR = 12,
 	KW_PATHOP_REMOVEXATTR = 13,
+	KW_PATHOP_CHATTR = 14, /* inode flags (FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR, file_setattr(2)) */
 };
 
 /* Event flags */
