@@ -15,6 +15,8 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "tap_result.h"
+
 /* Alternatives: each row is one structure change, each side one layout (a
  * space-separated list of TYPE.FIELD, or ksym:NAME for a kfunc); the side
  * this kernel has must resolve in full, the other may not. */
@@ -40,20 +42,7 @@ static char cur_prog[128], cur_field[256];
 static int cur_relo = -1;
 static struct btf *target;
 static const struct btf *object_btf;
-static int failures;
 
-static void result(bool pass, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf(pass ? "ok - " : "not ok - ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (!pass)
-		failures++;
-}
 
 static bool listed(char *const *set, size_t n, const char *field)
 {
@@ -193,5 +182,5 @@ int main(int argc, char **argv)
 	       "does not have", n_poisoned, n_poisoned - unguarded);
 	bpf_object__close(obj);
 	btf__free(target);
-	return failures ? 1 : 0;
+	return tap_failures ? 1 : 0;
 }

@@ -27,6 +27,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "tap_result.h"
+
 #include "kwitness/buf.h"
 #include "kwitness/cgroup.h"
 #include "collector/decision.h"
@@ -34,22 +36,8 @@
 #include "kwitness/policy.h"
 #include "kwitness/probe.h"
 
-static int failures;
 static bool verbose;
 
-static void result(bool pass, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf(pass ? "ok - " : "not ok - ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!pass)
-		failures++;
-}
 
 /* ---- cgroup helpers ---- */
 
@@ -1047,21 +1035,23 @@ int main(int argc, char **argv)
 		printf("skip - no cgroup2 mount in /proc/self/mountinfo\n");
 		return 0;
 	}
-#ifdef KW_HOOKTEST_REFUSE
 	lfd = listener(&allowed);
+	/* a port with nothing listening: bind and close a listener */
 	lfd2 = listener(&denied);
 	close(lfd2);
 	if (lfd < 0) {
 		result(false, "listener: %s", strerror(errno));
 		return 1;
 	}
+#ifdef KW_HOOKTEST_REFUSE
 	refuse_check(allowed, denied);
 	close(lfd);
-	return failures ? 1 : 0;
+	return tap_failures ? 1 : 0;
 #endif
 	ret = kw_hooks_open(&opts, &h, err, sizeof(err));
 	if (ret) {
 		result(false, "kw_hooks_open: %s", err);
+		close(lfd);
 		return 1;
 	}
 	{
@@ -1080,14 +1070,6 @@ int main(int argc, char **argv)
 		       progs ? json_array_size(progs) : 0);
 		json_decref(progs);
 	}
-	lfd = listener(&allowed);
-	/* a port with nothing listening: bind and close a listener */
-	lfd2 = listener(&denied);
-	close(lfd2);
-	if (lfd < 0) {
-		result(false, "listener: %s", strerror(errno));
-		return 1;
-	}
 	scenario_connect(h, allowed, denied);
 	scenario_identity(h, denied);
 	scenario_pretagged_child(h, denied);
@@ -1101,5 +1083,5 @@ int main(int argc, char **argv)
 	close(lfd);
 	kw_hooks_close(h);
 	scenario_pin(allowed, denied);
-	return failures ? 1 : 0;
+	return tap_failures ? 1 : 0;
 }
