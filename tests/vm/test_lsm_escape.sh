@@ -40,10 +40,11 @@ fixtures() {
 	"$LP" setxattr "$T/no/f" >/dev/null
 	"$LP" setxattr "$T/ok/f" >/dev/null
 	echo data >"$T/no/acl"
-	chmod 644 "$T/no/acl"
-	"$LP" setacl "$T/no/acl" >/dev/null
 	cp "$LP" "$T/ok/bin/evil"
 	chmod -R a+rX "$T"
+	# after the chmod, which would widen the ACL's mask
+	chmod 644 "$T/no/acl"
+	"$LP" setacl "$T/no/acl" >/dev/null
 }
 
 # outside: datagram receivers, one the policy names and one it does not
