@@ -227,8 +227,8 @@ static void verifier_reason(const char *log, const char *end)
 		next = memchr(line, '\n', (size_t)(end - line));
 		if (!next)
 			next = end;
-		if (next > line && strncmp(line, "processed ", 10) && strncmp(line, "verification time", 17) &&
-		    strncmp(line, "stack depth", 11))
+		if (next > line && strncmp(line, "processed ", 10) &&
+		    strncmp(line, "verification time", 17) && strncmp(line, "stack depth", 11))
 			snprintf(load_log.reason, sizeof(load_log.reason), "%.*s", (int)(next - line), line);
 	}
 }
@@ -254,8 +254,9 @@ static int load_log_print(enum libbpf_print_level level, const char *fmt, va_lis
 	else if (msg && !load_log.reason[0] && (q = strstr(msg, "BPF program load failed: ")))
 		snprintf(load_log.reason, sizeof(load_log.reason), "%.*s", (int)strcspn(q + 25, "\n"),
 			 q + 25);
-	if (msg && !load_log.prog[0] && (q = strstr(msg, "prog '")) && strstr(msg, "': failed to load") &&
-	    (e = strchr(q + 6, '\'')) && e - (q + 6) < (ptrdiff_t)sizeof(load_log.prog))
+	if (msg && !load_log.prog[0] && (q = strstr(msg, "prog '")) &&
+	    strstr(msg, "': failed to load") && (e = strchr(q + 6, '\'')) &&
+	    e - (q + 6) < (ptrdiff_t)sizeof(load_log.prog))
 		snprintf(load_log.prog, sizeof(load_log.prog), "%.*s", (int)(e - (q + 6)), q + 6);
 	if (load_log.next)
 		ret = load_log.next(level, fmt, ap);
@@ -532,12 +533,24 @@ static int open_and_load(struct kw_hooks *h, const struct kw_hooks_opts *opts,
 		if (!ret)
 			return 0;
 		if (!prog[0] || !refuse(h, &refused, prog, why)) {
-			snprintf(err, errlen, "loading the BPF object failed%s%s: %s", prog[0] ? ": the kernel refused " : "",
-				 prog, why);
+			snprintf(err, errlen, "loading the BPF object failed%s%s: %s",
+				 prog[0] ? ": the kernel refused " : "", prog, why);
 			return ret;
 		}
 		kwitness_bpf__destroy(h->skel);
 		h->skel = NULL;
+	}
+}
+
+/* DNS is steered by the connect and sendmsg programs. */
+static void dns_needs_steering(struct kw_hooks *h)
+{
+	const uint32_t steer = KW_CLASS_NET_CONNECT | KW_CLASS_NET_SEND;
+
+	if ((h->available & steer) != steer && (h->available & KW_CLASS_NET_DNS)) {
+		kw_class_why(h->why, KW_CLASS_NET_DNS,
+			     "DNS steering needs cgroup/connect and cgroup/sendmsg");
+		h->available &= ~KW_CLASS_NET_DNS;
 	}
 }
 
@@ -601,6 +614,7 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 		goto fail;
 	if (opts->load_only) {
 		h->available = kw_hooks_loaded_classes(h, lsm_classes);
+		dns_needs_steering(h);
 		*out = h;
 		return 0;
 	}
@@ -635,12 +649,7 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 	}
 	if (h->available && h->tp_mkdir)
 		attach_at_root(h, reuse);
-	/* DNS is steered by the connect and sendmsg programs */
-	if ((h->available & (KW_CLASS_NET_CONNECT | KW_CLASS_NET_SEND)) !=
-	    (KW_CLASS_NET_CONNECT | KW_CLASS_NET_SEND) && (h->available & KW_CLASS_NET_DNS)) {
-		kw_class_why(h->why, KW_CLASS_NET_DNS, "DNS steering needs cgroup/connect and cgroup/sendmsg");
-		h->available &= ~KW_CLASS_NET_DNS;
-	}
+	dns_needs_steering(h);
 	if (!h->tp_mkdir) {
 		/* without tracking, children made after tagging would escape */
 		kw_class_why(h->why, h->available, "tp_btf/cgroup_mkdir unavailable: new child cgroups "
