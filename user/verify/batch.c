@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kwitness verify --dir, see verify_batch.h.
+/* kwitness verify --dir, see batch.h.
  *
  * Workers take the next record name from the folder (readdir under a lock,
  * so nothing grows with the number of records), verify the record first and
@@ -26,9 +26,9 @@
 #include "kwitness/policy.h"
 #include "kwitness/record.h"
 #include "kwitness/statedir.h"
-#include "cli_record.h"
-#include "progress.h"
-#include "verify_batch.h"
+#include "verify/batch.h"
+#include "verify/progress.h"
+#include "verify/read.h"
 
 #define SESSION_ID_LEN KW_SESSION_ID_LEN
 #define MAX_JOBS 1024
@@ -108,7 +108,7 @@ static void verify_record(struct worker *w, const struct kw_state_dir *st, int r
 	int e, log_fd = -1;
 
 	o.trusted = w->key;
-	e = kw_read_fd(rec_fd, CLI_RECORD_MAX, &text);
+	e = kw_read_fd(rec_fd, VERIFY_RECORD_MAX, &text);
 	if (e) {
 		set(out, KW_VERIFY_RECORD_UNREADABLE, "%s%s", "The record file cannot be read: ",
 		    kw_state_open_error(e));
