@@ -32,6 +32,7 @@
 #include "tlog/record_check.h"
 #include "tlog/record_url.h"
 #include "tlog/witness.h"
+#include "verify/verdict.h"
 
 #define SESSION_ID_LEN KW_SESSION_ID_LEN
 #define RECORD_MAX ((size_t)1 << 20)
@@ -154,7 +155,7 @@ static int appraise(struct estate_ingest *ing, const struct item *it, const json
 	const char *platform = member_str(rec, "runtime", "platform");
 	struct kw_appraise_result ar = { 0 };
 	struct kw_buf ev_text = { 0 };
-	json_t *ev = NULL, *whole = NULL;
+	json_t *ev = NULL;
 	int fd, e, level = 0;
 
 	why[0] = '\0';
@@ -184,12 +185,11 @@ static int appraise(struct estate_ingest *ing, const struct item *it, const json
 	close(fd);
 	if (!e)
 		ev = jcs_parse(ev_text.data ? ev_text.data : "", ev_text.len, NULL);
-	whole = jcs_parse(text, strlen(text), NULL);
-	if (!ev || !whole) {
+	if (!ev) {
 		snprintf(why, whylen, "the evidence file cannot be read as JSON");
 		goto out;
 	}
-	e = kw_appraise(ev, whole, ing->tpm, &ar);
+	e = verify_appraise(ev, text, strlen(text), ing->tpm, &ar);
 	if (e < 0)
 		snprintf(why, whylen, "appraisal failed: %s", strerror(-e));
 	else if (e == 0)
@@ -199,7 +199,6 @@ static int appraise(struct estate_ingest *ing, const struct item *it, const json
 			 kw_appraise_step_number(ar.step), kw_appraise_code(ar.step), ar.message);
 out:
 	json_decref(ev);
-	json_decref(whole);
 	kw_buf_free(&ev_text);
 	return level;
 }
@@ -285,10 +284,8 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 	o.bundle = bundle->data ? bundle->data : "";
 	o.bundle_len = bundle->len;
 	digest = member_str(rec, "build_provenance", "digest");
-	if (digest && kw_digest_valid(digest)) {
-		snprintf(image, sizeof(image), "%s", digest);
+	if (verify_image_digest(rec, image))
 		o.image_digest = image;
-	}
 
 	if (estate_exec(ing->db, "BEGIN")) {
 		db_error(ing, "begin");

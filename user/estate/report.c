@@ -20,6 +20,7 @@
 #include "estate/html.h"
 #include "estate/query.h"
 #include "estate/report.h"
+#include "verify/verdict.h"
 
 #define POLICY_SHOWN_MAX ((size_t)256 << 10)
 
@@ -339,12 +340,8 @@ struct report *report_build(const struct report_source *src, char *err, size_t e
 		return NULL;
 	}
 	if (r->signed_ok) {
-		const char *d = rec_str(rec, "build_provenance", "digest");
-
-		if (d && kw_digest_valid(d)) {
-			copy(image, sizeof(image), d);
+		if (verify_image_digest(rec, image))
 			o.image_digest = image;
-		}
 		o.log = r->log_read ? &r->lc : NULL;
 		o.allow_incomplete = true;
 		rc = kw_record_verify_evidence(rec, &o, &r->res);

@@ -106,15 +106,34 @@ static void describe(const json_t *rec, const struct kw_verify_opts *o, char *ou
 			 ? "; measurement matches" : "");
 }
 
-/* The record as signed (the parsed copy has no signature) against the TPM
- * evidence. */
+const char *verify_image_digest(const json_t *rec, char out[KW_DIGEST_STR_MAX])
+{
+	const char *d = json_string_value(
+		json_object_get(json_object_get(rec, "build_provenance"), "digest"));
+
+	if (!d || !kw_digest_valid(d))
+		return NULL;
+	snprintf(out, KW_DIGEST_STR_MAX, "%s", d);
+	return out;
+}
+
+int verify_appraise(const json_t *evidence, const char *text, size_t len,
+		    const struct kw_appraise_opts *ao, struct kw_appraise_result *res)
+{
+	/* The record as signed: the parsed copy a verification keeps has no
+	 * signature. */
+	json_t *whole = jcs_parse(text, len, NULL);
+	int a = kw_appraise(evidence, whole, ao, res);
+
+	json_decref(whole);
+	return a;
+}
+
 static int appraise(const struct verify_request *rq, const struct kw_buf *text,
 		    struct verify_verdict *v, char *err, size_t errlen)
 {
-	json_t *whole = jcs_parse(text->data, text->len, NULL);
-	int a = kw_appraise(rq->evidence, whole, rq->appraise, &v->appraisal);
+	int a = verify_appraise(rq->evidence, text->data, text->len, rq->appraise, &v->appraisal);
 
-	json_decref(whole);
 	if (a < 0) {
 		snprintf(err, errlen, "appraisal: %s", strerror(-a));
 		return -1;
@@ -169,17 +188,8 @@ static int verify_evidence(const struct verify_request *rq, const struct kw_buf 
 		if (ret == 0)
 			o.log = lc;
 	}
-	if (ret == 0 && o.bundle && !o.image_digest) {
-		/* The record's own digest: the signature binds it, and the
-		 * measurement still has to match it and the bundle. */
-		const char *d = json_string_value(
-			json_object_get(json_object_get(rec, "build_provenance"), "digest"));
-
-		if (d && kw_digest_valid(d)) {
-			snprintf(image, sizeof(image), "%s", d);
-			o.image_digest = image;
-		}
-	}
+	if (ret == 0 && o.bundle && !o.image_digest)
+		o.image_digest = verify_image_digest(rec, image);
 	if (ret == 0)
 		ret = kw_record_verify_evidence(rec, &o, &v->res);
 	if (ret == 0)

@@ -63,6 +63,17 @@ struct verify_verdict {
 	struct tlog_verdict tlog;     /* its checkpoint pointer is cleared */
 };
 
+/* Steps shared with the callers that find a record's files themselves
+ * (verify/batch.c, estate ingest and report). */
+/* The image digest a bundle's measurement is checked against when none is
+ * given: the record's own build_provenance.digest, which the signature
+ * binds, copied into out. out, or NULL when the record has no valid one. */
+const char *verify_image_digest(const json_t *rec, char out[KW_DIGEST_STR_MAX]);
+/* Appraises TPM evidence for a record that verified, given as signed (text,
+ * len: the record's bytes with its signature). kw_appraise's return. */
+int verify_appraise(const json_t *evidence, const char *text, size_t len,
+		    const struct kw_appraise_opts *ao, struct kw_appraise_result *res);
+
 /* Verifies one record. Returns 0 with the verdict in v; or -1 when the
  * verification could not be made (a file given cannot be read, out of
  * memory), with err saying why in one sentence. */
