@@ -513,6 +513,31 @@ static void html_level(const struct report *r, FILE *f)
 	fputs("</table>\n", f);
 }
 
+static void html_denials(const struct report *r, FILE *f)
+{
+	fprintf(f, "<h2>Denials (%" PRIu64 ")</h2>\n", r->lc.denials);
+	fputs("<table id=\"denials\"><tr><th>time</th><th>tool</th><th>object</th><th>rule</th>"
+	      "<th>pid</th><th>process</th></tr>\n", f);
+	for (size_t i = 0; i < r->ndenials; i++) {
+		const struct denial *d = &r->denials[i];
+		char ts[32];
+
+		time_text(d->ts, ts);
+		fprintf(f, "<tr><td>%s</td><td>", ts);
+		html_escape(f, r->tools[d->tool].name);
+		fputs("</td><td class=\"h\">", f);
+		html_escape(f, d->object);
+		fputs("</td><td>", f);
+		html_escape(f, d->rule);
+		fprintf(f, "</td><td>%" PRId64 "</td><td>", d->pid);
+		html_escape(f, d->comm);
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</table>\n", f);
+	if (r->lc.denials > r->ndenials)
+		fprintf(f, "<p class=\"warn\">The first %zu denials are listed.</p>\n", r->ndenials);
+}
+
 int report_write_html(const struct report *r, FILE *f)
 {
 	char buf[400];
@@ -591,27 +616,7 @@ int report_write_html(const struct report *r, FILE *f)
 	html_kv(f, "policy bundle", r->policy_name, true);
 	fputs("</table>\n<h2>Timeline</h2>\n", f);
 	html_timeline(r, f);
-	fprintf(f, "<h2>Denials (%" PRIu64 ")</h2>\n", r->lc.denials);
-	fputs("<table id=\"denials\"><tr><th>time</th><th>tool</th><th>object</th><th>rule</th>"
-	      "<th>pid</th><th>process</th></tr>\n", f);
-	for (size_t i = 0; i < r->ndenials; i++) {
-		const struct denial *d = &r->denials[i];
-		char ts[32];
-
-		time_text(d->ts, ts);
-		fprintf(f, "<tr><td>%s</td><td>", ts);
-		html_escape(f, r->tools[d->tool].name);
-		fputs("</td><td class=\"h\">", f);
-		html_escape(f, d->object);
-		fputs("</td><td>", f);
-		html_escape(f, d->rule);
-		fprintf(f, "</td><td>%" PRId64 "</td><td>", d->pid);
-		html_escape(f, d->comm);
-		fputs("</td></tr>\n", f);
-	}
-	fputs("</table>\n", f);
-	if (r->lc.denials > r->ndenials)
-		fprintf(f, "<p class=\"warn\">The first %zu denials are listed.</p>\n", r->ndenials);
+	html_denials(r, f);
 	fputs("<h2>Decisions per tool</h2>\n<table id=\"tools\"><tr><th>tool</th><th>permit</th>"
 	      "<th>deny</th></tr>\n", f);
 	for (size_t i = 0; i <= REPORT_TOOLS_MAX; i++) {
