@@ -69,6 +69,11 @@ ESTATE_OBJ := $(ESTATE_SRC:%.c=$(BUILD)/%.o)
 ESTATE_A   := $(BUILD)/libkwitness-estate.a
 ESTATE_SQL := $(sort $(wildcard user/estate/sql/*.sql))
 ESTATE_MIGRATIONS := $(BUILD)/estate_migrations.h
+# The verifier: one record (and its log, bundle, TPM evidence, tlog proof)
+# to one verdict and level; a state folder's records on several threads.
+VERIFY_SRC := $(sort $(wildcard user/verify/*.c))
+VERIFY_OBJ := $(VERIFY_SRC:%.c=$(BUILD)/%.o)
+VERIFY_A   := $(BUILD)/libkwitness-verify.a
 CLI_SRC   := $(sort $(wildcard user/cli/*.c))
 CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/%.o) $(CLIENT_OBJ)
 # The CLI's control-socket client, for benchmarks.
@@ -87,6 +92,8 @@ UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%)
 ASAN_LIB_OBJ := $(COLL_SRC:%.c=$(BUILD)/asan/%.o) $(TLOG_SRC:%.c=$(BUILD)/asan/%.o) \
 	$(LIB_SRC:%.c=$(BUILD)/asan/%.o)
 ASAN_TPM_OBJ := $(TPM_SRC:%.c=$(BUILD)/asan/%.o)
+# The verifier's tests link it, the TPM appraisal and the tlog checks.
+ASAN_VERIFY_OBJ := $(VERIFY_SRC:%.c=$(BUILD)/asan/%.o)
 # Test helper programs (tests/helpers/*.c), plain builds.
 HELP_SRC  := $(sort $(wildcard tests/helpers/*.c))
 HELP_BIN  := $(HELP_SRC:tests/helpers/%.c=$(BUILD)/tests/%)
@@ -129,6 +136,9 @@ $(TLOG_A): $(TLOG_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(ESTATE_A): $(ESTATE_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(VERIFY_A): $(VERIFY_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(ESTATE_OBJ): CFLAGS += $(PQ_CFLAGS)
@@ -209,13 +219,13 @@ $(PROBE_SKEL): $(PROBE_OBJ)
 
 $(BUILD)/user/bpf/probe.o: $(PROBE_SKEL)
 
-$(BUILD)/kwitness: $(CLI_OBJ) $(ESTATE_A) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A)
+$(BUILD)/kwitness: $(CLI_OBJ) $(ESTATE_A) $(VERIFY_A) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A)
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(ESTATE_A) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A) $(LIBS_BPF) $(LIBS_TPM) $(LIBS_ESTATE) $(LIBS_CORE)
+	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(ESTATE_A) $(VERIFY_A) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A) $(LIBS_BPF) $(LIBS_TPM) $(LIBS_ESTATE) $(LIBS_CORE)
 
-$(BUILD)/kwitnessd: $(D_OBJ) $(ESTATE_A) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A)
+$(BUILD)/kwitnessd: $(D_OBJ) $(ESTATE_A) $(VERIFY_A) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A)
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) -o $@ $(D_OBJ) $(ESTATE_A) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A) $(LIBS_BPF) $(LIBS_TPM) $(LIBS_ESTATE) $(LIBS_CORE) -lpthread
+	$(Q)$(CC) $(CFLAGS) -o $@ $(D_OBJ) $(ESTATE_A) $(VERIFY_A) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A) $(LIBS_BPF) $(LIBS_TPM) $(LIBS_ESTATE) $(LIBS_CORE) -lpthread
 
 $(BUILD)/asan/tests/%: tests/unit/%.c $(ASAN_LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -234,6 +244,12 @@ $(BUILD)/asan/tests/test_tpm: tests/unit/test_tpm.c $(ASAN_TPM_OBJ) $(ASAN_LIB_O
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  TEST    $@")
 	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(ASAN_TPM_OBJ) $(ASAN_LIB_OBJ) -lcmocka $(LIBS_TPM) $(LIBS_CORE)
+
+$(BUILD)/asan/tests/test_verdict: tests/unit/test_verdict.c $(ASAN_VERIFY_OBJ) $(ASAN_TPM_OBJ) $(ASAN_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  TEST    $@")
+	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(ASAN_VERIFY_OBJ) $(ASAN_TPM_OBJ) $(ASAN_LIB_OBJ) -lcmocka \
+		$(LIBS_TPM) $(LIBS_CORE) -lpthread
 
 $(BUILD)/tests/%: tests/helpers/%.c $(KBPF_A) $(COLL_A) $(LIB_A)
 	@mkdir -p $(dir $@)

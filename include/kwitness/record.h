@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "kwitness/buf.h"
 #include "kwitness/digest.h"
 #include "kwitness/key.h"
 
@@ -56,6 +57,18 @@ int kw_schema_validate(const json_t *record, char *why, size_t whylen);
 /* --- Sign: set cnf.jwk to the key's JWK, sign RFC 8785 bytes of the record
  * without "signature", set "signature", then verify what was signed. --- */
 int kw_record_sign(json_t *record, const struct kw_key *key, char *err, size_t errlen);
+struct kw_verify_opts;
+/* The same, returning the signed record's RFC 8785 bytes in text (reset
+ * first; no newline), and checking those bytes once with check, the
+ * caller's full verification (the seal: key, transcript, bundle, image), or
+ * with kw_record_sign's own check when check is NULL. 0 when signed and
+ * checked; KW_SIGN_CHECK_FAILED when check rejected the bytes (err holds the
+ * verifier's sentence, "signature" is removed and text is empty); else
+ * -errno with err filled. */
+#define KW_SIGN_CHECK_FAILED 1
+int kw_record_sign_checked(json_t *record, const struct kw_key *key,
+			   const struct kw_verify_opts *check, struct kw_buf *text, char *err,
+			   size_t errlen);
 
 /* --- Verify, in agentrust verify_record order --- */
 enum kw_verify_reason {

@@ -1,30 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* kwitness verify: offline verification of a TRACE v0.2 record, or of every
- * record of a state folder (verify_batch.c).
+ * record of a state folder (verify/batch.c). The verifier (verify/verdict.c)
+ * decides; this file parses the options and prints its verdict.
  * Exit 0 valid, 1 invalid (reason code on stdout), 2 usage or input error. */
-#include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "kwitness/buf.h"
 #include "kwitness/jcs.h"
 #include "kwitness/level.h"
-#include "kwitness/logverify.h"
+#include "kwitness/options.h"
 #include "kwitness/record.h"
 #include "kwitness/tpm.h"
 #include "cli_key.h"
-#include "kwitness/options.h"
 #include "cli_record.h"
 #include "commands.h"
-#include "progress.h"
-#include "verify_batch.h"
-#include "verify_transparency.h"
+#include "verify/batch.h"
+#include "verify/transparency.h"
+#include "verify/verdict.h"
 
 #define DEFAULT_MAX_AGE 86400
 
@@ -93,272 +86,223 @@ static void verify_usage(FILE *f)
 		DEFAULT_MAX_AGE, KW_DEFAULT_SKEW);
 }
 
-/* What the log says about completeness, for every human verdict. */
-static void completeness_text(const struct kw_log_check *lc, char *out, size_t n)
+static void print_json(const struct verify_verdict *v)
 {
-	if (!lc)
-		snprintf(out, n, "completeness not checked (no --log)");
-	else if (lc->problem != KW_VERIFY_OK)
-		snprintf(out, n, "completeness unknown (the log could not be read to its end)");
-	else if (lc->complete)
-		snprintf(out, n, "complete");
-	else
-		snprintf(out, n, "INCOMPLETE: %s", lc->incomplete_why);
+	const struct kw_verify_result *res = &v->res;
+	bool ok = res->reason == KW_VERIFY_OK;
+	json_t *o = json_pack("{s:b, s:s, s:s, s:i}", "valid", ok, "reason",
+			      kw_verify_reason_code(res->reason), "message", res->message, "level",
+			      kw_level_number(v->level));
+
+	if (o && v->appraised && ok)
+		json_object_set_new(o, "appraisal",
+				    json_pack("{s:i, s:s, s:s}", "step",
+					      kw_appraise_step_number(v->appraisal.step), "reason",
+					      kw_appraise_code(v->appraisal.step), "message",
+					      v->appraisal.message));
+	if (o && (v->completeness == VERIFY_COMPLETE || v->completeness == VERIFY_INCOMPLETE)) {
+		bool complete = v->completeness == VERIFY_COMPLETE;
+
+		json_object_set_new(o, "complete", json_boolean(complete));
+		if (!complete)
+			json_object_set_new(o, "incomplete", json_string(v->incomplete_why));
+		json_object_set_new(o, "transcript_hash", json_string(v->transcript_hash));
+		json_object_set_new(o, "log_entries", json_integer((json_int_t)v->log_entries));
+	}
+	if (o && res->warning[0])
+		json_object_set_new(o, "warning", json_string(res->warning));
+	if (o && v->tlog_checked && ok) {
+		json_object_set_new(o, "logged", json_boolean(v->logged));
+		json_object_set_new(o, "transparency",
+				    json_pack("{s:i, s:s, s:s}", "step", v->tlog.step, "reason",
+					      v->tlog.code, "message", v->tlog.message));
+		if (!v->logged)
+			json_object_set_new(o, "valid", json_false());
+	}
+	if (o)
+		cli_print_json(o, false);
+	json_decref(o);
 }
 
-static void print_result(const struct kw_verify_result *res, bool as_json, const char *detail,
-			 const struct kw_log_check *lc, const struct kw_appraise_result *ap,
-			 bool appraised, const struct tlog_verdict *tl)
+static void print_level(const struct verify_verdict *v)
 {
-	bool tpm_ok = res->reason == KW_VERIFY_OK && appraised && ap->step == KW_APPRAISE_OK;
-	bool logged = res->reason == KW_VERIFY_OK && tl && tl->step == 0;
-	enum kw_level lv = kw_level_of(tpm_ok, logged);
-	int level = kw_level_number(lv);
-	char completeness[400];
+	const struct kw_appraise_result *ap = &v->appraisal;
 
-	if (as_json) {
-		json_t *o = json_pack("{s:b, s:s, s:s, s:i}", "valid", res->reason == KW_VERIFY_OK,
-				      "reason", kw_verify_reason_code(res->reason), "message",
-				      res->message, "level", level);
+	if (v->level == KW_LEVEL_2)
+		printf("level 2: %s; logged and witnessed\n", ap->message);
+	else if (v->level == KW_LEVEL_0_LOGGED)
+		printf("level 0, logged: %s\n", v->appraised ?
+		       "the TPM appraisal failed, so Level 2 cannot hold" :
+		       "no TPM evidence appraised (Level 2 needs Level 1)");
+	else if (!v->appraised)
+		printf("level 0: no TPM evidence appraised\n");
+	else if (v->level == KW_LEVEL_1)
+		printf("level 1: %s\n", ap->message);
+	else
+		printf("level 0: TPM appraisal failed at step %d: %s: %s\n",
+		       kw_appraise_step_number(ap->step), kw_appraise_code(ap->step), ap->message);
+}
 
-		if (o && appraised && res->reason == KW_VERIFY_OK)
-			json_object_set_new(o, "appraisal",
-					    json_pack("{s:i, s:s, s:s}", "step",
-						      kw_appraise_step_number(ap->step), "reason",
-						      kw_appraise_code(ap->step), "message", ap->message));
+static void print_text(const struct verify_verdict *v)
+{
+	const struct kw_verify_result *res = &v->res;
 
-		if (o && lc && lc->problem == KW_VERIFY_OK) {
-			json_object_set_new(o, "complete", json_boolean(lc->complete));
-			if (!lc->complete)
-				json_object_set_new(o, "incomplete", json_string(lc->incomplete_why));
-			json_object_set_new(o, "transcript_hash", json_string(lc->hash));
-			json_object_set_new(o, "log_entries", json_integer((json_int_t)lc->entries));
-		}
-		if (o && res->warning[0])
-			json_object_set_new(o, "warning", json_string(res->warning));
-		if (o && tl && res->reason == KW_VERIFY_OK) {
-			json_object_set_new(o, "logged", json_boolean(logged));
-			json_object_set_new(o, "transparency",
-					    json_pack("{s:i, s:s, s:s}", "step", tl->step, "reason",
-						      tl->code, "message", tl->message));
-			if (!logged)
-				json_object_set_new(o, "valid", json_false());
-		}
-		if (o)
-			cli_print_json(o, false);
-		json_decref(o);
-		return;
-	}
-	completeness_text(lc, completeness, sizeof(completeness));
 	if (res->warning[0])
 		printf("warning: %s: %s\n", kw_verify_reason_code(KW_VERIFY_LOG_INCOMPLETE), res->warning);
-	if (res->reason == KW_VERIFY_OK && tl && !logged) {
-		printf("invalid: %s: transparency step %d: %s\n", tl->code, tl->step, tl->message);
+	if (res->reason == KW_VERIFY_OK && v->tlog_checked && !v->logged) {
+		printf("invalid: %s: transparency step %d: %s\n", v->tlog.code, v->tlog.step,
+		       v->tlog.message);
 		return;
 	}
 	if (res->reason == KW_VERIFY_OK) {
-		printf("valid: record verified (%s)\n", detail);
-		printf("completeness: %s\n", completeness);
-		if (logged)
-			printf("transparency: logged: %s\n", tl->message);
-		if (lv == KW_LEVEL_2)
-			printf("level 2: %s; logged and witnessed\n", ap->message);
-		else if (lv == KW_LEVEL_0_LOGGED)
-			printf("level 0, logged: %s\n", appraised ?
-			       "the TPM appraisal failed, so Level 2 cannot hold" :
-			       "no TPM evidence appraised (Level 2 needs Level 1)");
-		else if (!appraised)
-			printf("level 0: no TPM evidence appraised\n");
-		else if (lv == KW_LEVEL_1)
-			printf("level 1: %s\n", ap->message);
-		else
-			printf("level 0: TPM appraisal failed at step %d: %s: %s\n",
-			       kw_appraise_step_number(ap->step), kw_appraise_code(ap->step), ap->message);
+		printf("valid: record verified (%s)\n", v->detail);
+		printf("completeness: %s\n", v->completeness_text);
+		if (v->logged)
+			printf("transparency: logged: %s\n", v->tlog.message);
+		print_level(v);
 	} else {
 		printf("invalid: %s: %s\n", kw_verify_reason_code(res->reason), res->message);
-		if (lc && lc->problem == KW_VERIFY_OK && res->reason != KW_VERIFY_LOG_INCOMPLETE)
-			printf("completeness: %s\n", completeness);
+		if ((v->completeness == VERIFY_COMPLETE || v->completeness == VERIFY_INCOMPLETE) &&
+		    res->reason != KW_VERIFY_LOG_INCOMPLETE)
+			printf("completeness: %s\n", v->completeness_text);
 	}
 }
 
-/* A one-line summary of what a valid record says and what was checked. */
-static void describe(const json_t *rec, const struct kw_verify_opts *o, const struct kw_key *trusted,
-		     const struct kw_log_check *lc, char *out, size_t outlen)
-{
-	const char *platform = json_string_value(
-		json_object_get(json_object_get(rec, "runtime"), "platform"));
-	char tp[KW_THUMBPRINT_MAX] = "embedded key", log[160] = "";
-
-	if (trusted)
-		kw_key_thumbprint(trusted, tp);
-	if (lc)
-		snprintf(log, sizeof(log),
-			 "; decision log matches (%" PRIu64 " entries: %" PRIu64 " decisions, %" PRIu64
-			 " denials%s)",
-			 lc->entries, lc->decisions, lc->denials,
-			 lc->resumes ? ", collector resumed" : "");
-	snprintf(out, outlen, "subject %s, iat %.0f, key %s%s%s%s",
-		 json_string_value(json_object_get(rec, "subject")),
-		 json_number_value(json_object_get(rec, "iat")), tp, log,
-		 o->bundle ? "; policy bundle matches" : "",
-		 /* A tpm2 measurement is the PCR digest: only --evidence checks it. */
-		 o->bundle && o->image_digest && platform && !strcmp(platform, "software-only")
-			 ? "; measurement matches" : "");
-}
-
-/* Opens the decision log (or stdin) for streaming; prints why not. */
-static int open_log(const char *path, uint64_t *size)
-{
-	struct stat st;
-	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : dup(STDIN_FILENO);
-
-	*size = 0;
-	if (fd < 0) {
-		fprintf(stderr, "kwitness verify: cannot read decision log %s: %s\n", path,
-			strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-		*size = (uint64_t)st.st_size;
-	return fd;
-}
-
-static void log_progress(void *ctx, uint64_t bytes)
-{
-	struct progress *p = ctx;
-	uint64_t seen = atomic_load(&p->bytes);
-
-	progress_add(p, bytes > seen ? bytes - seen : 0, 0);
-}
-
-/* TPM evidence to appraise after the record verified (--evidence). */
-struct tpm_check {
-	json_t *evidence;
-	struct kw_appraise_opts ao;
+/* The options of one verification (a few are refused with --dir). */
+struct args {
+	const char *keypath, *logpath, *policypath, *dir;
+	const char *evpath, *enrkeypath, *refpath;
+	struct kw_appraise_opts ao;   /* --tpm-ca; the key and PCRs once loaded */
+	const char *tlog_policy, *tlog_proof, *consistency;
+	bool as_json;
+	int64_t jobs;
 };
 
-/* --transparency POLICY [--proof FILE] */
-struct tl_check {
-	const char *policy;
-	const char *proof;
-};
-
-static int verify_one(struct kw_verify_opts *o, const struct kw_key *trusted, const char *recpath,
-		      const char *logpath, const char *policypath, const struct tpm_check *tpm,
-		      const struct tl_check *tlc, bool as_json)
+/* --transparency POLICY --consistency OLD NEW */
+static int run_consistency(const struct args *a, const char *new_path)
 {
-	struct tlog_verdict tl = { 0 };
-	bool tl_done = false;
-	struct kw_appraise_result ar = { 0 };
-	bool appraised = false;
-	struct kw_buf text = { 0 }, bundle = { 0 };
-	struct kw_verify_result res = { 0 };
-	struct kw_log_check lc = { 0 };
-	struct progress prog;
-	char detail[640] = "", image[KW_DIGEST_STR_MAX];
-	uint64_t log_size = 0;
-	json_t *rec = NULL;
-	bool lc_live = false;
-	int ret, status = 2, log_fd = -1;
+	struct tlog_verdict cv;
+	char err[4400];
 
-	if (cli_read("verify", "record", recpath, CLI_RECORD_MAX, &text))
-		goto out;
-	if (logpath && (log_fd = open_log(logpath, &log_size)) < 0)
-		goto out;
-	if (policypath) {
-		if (cli_read("verify", "policy bundle", policypath, CLI_BUNDLE_MAX, &bundle))
+	if (verify_consistency(a->tlog_policy, a->consistency, new_path, &cv, err, sizeof(err))) {
+		fprintf(stderr, "kwitness verify: %s\n", err);
+		return 2;
+	}
+	if (a->as_json) {
+		json_t *j = json_pack("{s:b, s:s, s:s}", "valid", cv.step == 0, "reason", cv.code,
+				      "message", cv.message);
+
+		if (j)
+			cli_print_json(j, false);
+		json_decref(j);
+	} else if (cv.step) {
+		printf("invalid: %s: %s\n", cv.code, cv.message);
+	} else {
+		printf("valid: %s\n", cv.message);
+	}
+	return cv.step ? 1 : 0;
+}
+
+/* --dir STATE_DIR, or several RECORDs. */
+static int run_batch(const struct args *a, const struct kw_verify_opts *o, char **records, int n)
+{
+	struct verify_batch b = { .keypath = a->keypath, .verify = *o, .state_dir = a->dir,
+				  .records = records, .n_records = n, .jobs = (int)a->jobs,
+				  .json = a->as_json };
+
+	if (a->logpath || a->policypath || o->image_digest || a->evpath || a->tlog_policy) {
+		fprintf(stderr, "kwitness verify: --log, --policy, --image-digest, --evidence and --transparency name one "
+				"record's evidence; with --dir or several records each record's "
+				"own are used\n");
+		return 2;
+	}
+	if (a->dir && n > 0) {
+		fprintf(stderr, "kwitness verify: --dir verifies every record of the folder; "
+				"give no RECORD with it\n");
+		return 2;
+	}
+	return verify_batch_run(&b);
+}
+
+/* One RECORD: the keys and evidence loaded, the verifier's verdict printed. */
+static int run_one(struct args *a, struct kw_verify_opts *o, const char *recpath)
+{
+	struct kw_key *trusted = NULL, *enroll_key = NULL;
+	json_t *evidence = NULL, *pcrs_ref = NULL;
+	struct verify_request rq;
+	struct verify_verdict v;
+	char err[4400];
+	int ret, status = 2;
+
+	if (a->evpath) {
+		if (!(evidence = cli_read_json("verify", "evidence", a->evpath)) ||
+		    (a->refpath && !(pcrs_ref = cli_read_json("verify", "PCR reference", a->refpath))))
 			goto out;
-		o->bundle = bundle.data ? bundle.data : "";
-		o->bundle_len = bundle.len;
-	}
-	/* The record first: a long log is read only for a record that holds. */
-	ret = kw_record_verify_signed(text.data ? text.data : "", text.len, o, &res, &rec);
-	if (ret == 0 && log_fd >= 0) {
-		ret = kw_log_check_init(&lc);
-		lc_live = ret == 0;
-		if (ret == 0) {
-			progress_init(&prog, !as_json, log_size, 0);
-			lc.progress = log_progress;
-			lc.progress_ctx = &prog;
-			ret = kw_log_check_fd(&lc, log_fd);
-			progress_end(&prog);
-			o->log = &lc;
-		}
-	}
-	if (ret == 0 && o->bundle && !o->image_digest) {
-		/* The record's own digest: the signature binds it, and the
-		 * measurement still has to match it and the bundle. */
-		const char *d = json_string_value(
-			json_object_get(json_object_get(rec, "build_provenance"), "digest"));
-
-		if (d && kw_digest_valid(d)) {
-			snprintf(image, sizeof(image), "%s", d);
-			o->image_digest = image;
-		}
-	}
-	if (ret == 0)
-		ret = kw_record_verify_evidence(rec, o, &res);
-	if (ret < 0) {
-		fprintf(stderr, "kwitness verify: %s\n", ret == -ENOMEM ? "out of memory" : res.message);
-		goto out;
-	}
-	if (ret == 0)
-		describe(rec, o, trusted, o->log, detail, sizeof(detail));
-	if (ret == 0 && tpm->evidence) {
-		/* The record as signed (the parsed copy has no signature). */
-		json_t *whole = jcs_parse(text.data, text.len, NULL);
-		int a = kw_appraise(tpm->evidence, whole, &tpm->ao, &ar);
-
-		json_decref(whole);
-		if (a < 0) {
-			fprintf(stderr, "kwitness verify: appraisal: %s\n", strerror(-a));
-			status = 2;
+		ret = kw_key_load_public(a->enrkeypath, &enroll_key);
+		if (ret) {
+			cli_key_error("verify", a->enrkeypath, ret);
 			goto out;
 		}
-		appraised = true;
+		a->ao.enroll_key = enroll_key;
+		a->ao.pcrs_ref = pcrs_ref;
 	}
-	if (ret == 0 && tlc->policy) {
-		char proof[4096];
-
-		snprintf(proof, sizeof(proof), "%s.tlog-proof", recpath);
-		if (verify_transparency(tlc->policy, tlc->proof ? tlc->proof : proof, text.data,
-					text.len, &tl)) {
-			status = 2;
+	if (a->keypath) {
+		ret = kw_key_load_public(a->keypath, &trusted);
+		if (ret) {
+			cli_key_error("verify", a->keypath, ret);
 			goto out;
 		}
-		tl_done = true;
+		o->trusted = trusted;
 	}
-	print_result(&res, as_json, detail, o->log, &ar, appraised, tl_done ? &tl : NULL);
-	status = ret == 0 && (!tpm->evidence || ar.step == KW_APPRAISE_OK) &&
-		 (!tl_done || tl.step == 0) ? 0 : 1;
+	rq = (struct verify_request){
+		.opts = *o, .record_path = recpath, .log_path = a->logpath,
+		.bundle_path = a->policypath, .evidence = evidence, .appraise = &a->ao,
+		.tlog_policy = a->tlog_policy, .tlog_proof = a->tlog_proof, .progress = !a->as_json,
+	};
+	if (verify_record(&rq, &v, err, sizeof(err))) {
+		fprintf(stderr, "kwitness verify: %s\n", err);
+		goto out;
+	}
+	if (a->as_json)
+		print_json(&v);
+	else
+		print_text(&v);
+	status = v.valid ? 0 : 1;
 out:
-	if (lc_live)
-		kw_log_check_free(&lc);
-	if (log_fd >= 0)
-		close(log_fd);
-	json_decref(rec);
-	kw_buf_free(&text);
-	kw_buf_free(&bundle);
+	json_decref(evidence);
+	json_decref(pcrs_ref);
+	kw_key_free(enroll_key);
+	kw_key_free(trusted);
 	return status;
+}
+
+/* The checks of one RECORD's options, before anything is read. */
+static int check_one(const struct args *a, const struct kw_verify_opts *o)
+{
+	const char *why = NULL;
+
+	if (o->image_digest && !a->policypath)
+		why = "--image-digest needs --policy (the measurement binds both)";
+	else if (o->image_digest && !kw_digest_valid(o->image_digest))
+		why = "--image-digest must be sha256:<hex> or sha384:<hex>";
+	else if (!a->evpath && (a->ao.ca_file || a->enrkeypath || a->refpath))
+		why = "--tpm-ca, --enroll-key and --pcrs-ref need --evidence";
+	else if (a->evpath && (!a->ao.ca_file || !a->enrkeypath))
+		why = "--evidence needs --tpm-ca (EK CA) and --enroll-key (enrollment key)";
+	if (why)
+		fprintf(stderr, "kwitness verify: %s\n", why);
+	return why ? 2 : 0;
 }
 
 int cmd_verify(int argc, char **argv)
 {
 	struct kw_verify_opts o = { .now = (int64_t)time(NULL), .max_age = DEFAULT_MAX_AGE,
 				    .skew = KW_DEFAULT_SKEW, .call_count = -1 };
-	const char *keypath = NULL, *logpath = NULL, *policypath = NULL, *dir = NULL;
-	const char *evpath = NULL, *enrkeypath = NULL, *refpath = NULL;
-	struct kw_key *trusted = NULL, *enroll_key = NULL;
-	struct tpm_check tpm = { 0 };
-	struct tl_check tlc = { 0 };
-	const char *consistency = NULL;
-	json_t *pcrs_ref = NULL;
-	bool as_json = false;
-	int64_t jobs = 0;
+	struct args a = { 0 };
 	const struct cli_opt opts[] = {
-		{ "key", 0, CLI_TEXT, &keypath },
-		{ "log", 0, CLI_TEXT, &logpath },
-		{ "policy", 0, CLI_TEXT, &policypath },
+		{ "key", 0, CLI_TEXT, &a.keypath },
+		{ "log", 0, CLI_TEXT, &a.logpath },
+		{ "policy", 0, CLI_TEXT, &a.policypath },
 		{ "image-digest", 0, CLI_TEXT, &o.image_digest },
 		{ "max-age", 0, CLI_NUMBER, &o.max_age, .min = 0, .max = JCS_MAX_SAFE_INT,
 		  .bad = "needs a number of seconds >= 0" },
@@ -367,122 +311,48 @@ int cmd_verify(int argc, char **argv)
 		{ "nonce", 0, CLI_TEXT, &o.nonce },
 		{ "allow-embedded-key", 0, CLI_FLAG, &o.allow_embedded_key },
 		{ "allow-incomplete", 0, CLI_FLAG, &o.allow_incomplete },
-		{ "dir", 0, CLI_TEXT, &dir },
-		{ "jobs", 0, CLI_NUMBER, &jobs, .min = 1, .max = 1024,
+		{ "dir", 0, CLI_TEXT, &a.dir },
+		{ "jobs", 0, CLI_NUMBER, &a.jobs, .min = 1, .max = 1024,
 		  .bad = "needs a number from 1 to 1024" },
-		{ "json", 0, CLI_FLAG, &as_json },
-		{ "evidence", 0, CLI_TEXT, &evpath },
-		{ "tpm-ca", 0, CLI_TEXT, &tpm.ao.ca_file },
-		{ "enroll-key", 0, CLI_TEXT, &enrkeypath },
-		{ "pcrs-ref", 0, CLI_TEXT, &refpath },
-		{ "transparency", 0, CLI_TEXT, &tlc.policy },
-		{ "proof", 0, CLI_TEXT, &tlc.proof },
-		{ "consistency", 0, CLI_TEXT, &consistency },
+		{ "json", 0, CLI_FLAG, &a.as_json },
+		{ "evidence", 0, CLI_TEXT, &a.evpath },
+		{ "tpm-ca", 0, CLI_TEXT, &a.ao.ca_file },
+		{ "enroll-key", 0, CLI_TEXT, &a.enrkeypath },
+		{ "pcrs-ref", 0, CLI_TEXT, &a.refpath },
+		{ "transparency", 0, CLI_TEXT, &a.tlog_policy },
+		{ "proof", 0, CLI_TEXT, &a.tlog_proof },
+		{ "consistency", 0, CLI_TEXT, &a.consistency },
 		{ "help", 0, CLI_HELP },
 		{ 0 },
 	};
 	struct cli_options p = { .cmd = "kwitness verify", .usage = verify_usage, .opts = opts };
-	int ret, status;
 
 	if (cli_options_parse(&p, argc, argv))
 		return p.status;
-	if (consistency) {
-		struct tlog_verdict cv;
-
-		if (!tlc.policy || optind != argc - 1) {
+	if (a.consistency) {
+		if (!a.tlog_policy || optind != argc - 1) {
 			fprintf(stderr, "kwitness verify: --consistency OLD NEW needs --transparency POLICY and NEW\n");
 			return 2;
 		}
-		if (verify_consistency(tlc.policy, consistency, argv[optind], &cv))
-			return 2;
-		if (as_json) {
-			json_t *j = json_pack("{s:b, s:s, s:s}", "valid", cv.step == 0, "reason", cv.code,
-					      "message", cv.message);
-
-			if (j)
-				cli_print_json(j, false);
-			json_decref(j);
-		} else if (cv.step) {
-			printf("invalid: %s: %s\n", cv.code, cv.message);
-		} else {
-			printf("valid: %s\n", cv.message);
-		}
-		return cv.step ? 1 : 0;
+		return run_consistency(&a, argv[optind]);
 	}
-	if (tlc.proof && !tlc.policy) {
+	if (a.tlog_proof && !a.tlog_policy) {
 		fprintf(stderr, "kwitness verify: --proof needs --transparency POLICY\n");
 		return 2;
 	}
-	if (!keypath && !o.allow_embedded_key) {
+	if (!a.keypath && !o.allow_embedded_key) {
 		fprintf(stderr, "kwitness verify: --key TRUSTED is required (or --allow-embedded-key)\n");
 		verify_usage(stderr);
 		return 2;
 	}
-	if (dir || argc - optind > 1) {
-		struct verify_batch b = { .keypath = keypath, .verify = o, .state_dir = dir,
-					  .records = argv + optind, .n_records = argc - optind,
-					  .jobs = (int)jobs, .json = as_json };
-
-		if (logpath || policypath || o.image_digest || evpath || tlc.policy) {
-			fprintf(stderr, "kwitness verify: --log, --policy, --image-digest, --evidence and --transparency name one "
-					"record's evidence; with --dir or several records each record's "
-					"own are used\n");
-			return 2;
-		}
-		if (dir && argc - optind > 0) {
-			fprintf(stderr, "kwitness verify: --dir verifies every record of the folder; "
-					"give no RECORD with it\n");
-			return 2;
-		}
-		return verify_batch_run(&b);
-	}
+	if (a.dir || argc - optind > 1)
+		return run_batch(&a, &o, argv + optind, argc - optind);
 	if (optind != argc - 1) {
 		fprintf(stderr, "kwitness verify: expected exactly one RECORD argument (or --dir)\n");
 		verify_usage(stderr);
 		return 2;
 	}
-	if (o.image_digest && !policypath) {
-		fprintf(stderr, "kwitness verify: --image-digest needs --policy (the measurement binds both)\n");
+	if (check_one(&a, &o))
 		return 2;
-	}
-	if (o.image_digest && !kw_digest_valid(o.image_digest)) {
-		fprintf(stderr, "kwitness verify: --image-digest must be sha256:<hex> or sha384:<hex>\n");
-		return 2;
-	}
-	if (!evpath && (tpm.ao.ca_file || enrkeypath || refpath)) {
-		fprintf(stderr, "kwitness verify: --tpm-ca, --enroll-key and --pcrs-ref need --evidence\n");
-		return 2;
-	}
-	if (evpath && (!tpm.ao.ca_file || !enrkeypath)) {
-		fprintf(stderr, "kwitness verify: --evidence needs --tpm-ca (EK CA) and --enroll-key (enrollment key)\n");
-		return 2;
-	}
-	status = 2;
-	if (evpath) {
-		if (!(tpm.evidence = cli_read_json("verify", "evidence", evpath)) ||
-		    (refpath && !(pcrs_ref = cli_read_json("verify", "PCR reference", refpath))))
-			goto out;
-		ret = kw_key_load_public(enrkeypath, &enroll_key);
-		if (ret) {
-			cli_key_error("verify", enrkeypath, ret);
-			goto out;
-		}
-		tpm.ao.enroll_key = enroll_key;
-		tpm.ao.pcrs_ref = pcrs_ref;
-	}
-	if (keypath) {
-		ret = kw_key_load_public(keypath, &trusted);
-		if (ret) {
-			cli_key_error("verify", keypath, ret);
-			goto out;
-		}
-		o.trusted = trusted;
-	}
-	status = verify_one(&o, trusted, argv[optind], logpath, policypath, &tpm, &tlc, as_json);
-out:
-	json_decref(tpm.evidence);
-	json_decref(pcrs_ref);
-	kw_key_free(enroll_key);
-	kw_key_free(trusted);
-	return status;
+	return run_one(&a, &o, argv[optind]);
 }

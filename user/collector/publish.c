@@ -10,7 +10,6 @@
 
 #include "kwitness/record.h"
 #include "collector/publish.h"
-#include "kwitness/jcs.h"
 #include "tlog/anchor.h"
 #include "tlog/http.h"
 #include "tlog/witness.h"
@@ -119,11 +118,11 @@ out:
 
 /* A shared writer logs the record and answers with its proof; the proof must
  * hold for this record under the log's key before it is used. */
-static int remote_append(const json_t *rec, const struct kw_publish *pub, struct kw_buf *proof,
-			 char *why, size_t whylen)
+static int remote_append(const json_t *rec, const struct kw_buf *body, const struct kw_publish *pub,
+			 struct kw_buf *proof, char *why, size_t whylen)
 {
 	struct http_url u;
-	struct kw_buf body = { 0 }, entry = { 0 };
+	struct kw_buf entry = { 0 };
 	struct tlog_proof *p = calloc(1, sizeof(*p));
 	struct tlog_note n;
 	struct tlog_checkpoint cp;
@@ -139,11 +138,11 @@ static int remote_append(const json_t *rec, const struct kw_publish *pub, struct
 		goto out;
 	}
 	snprintf(auth, sizeof(auth), "Bearer %s", pub->token ? pub->token : "");
-	if (jcs_dump(rec, &body) || anchor_claim_bytes(rec, &entry)) {
+	if (anchor_claim_bytes(rec, &entry)) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	status = http_post_auth(&u, "/add", auth, body.data, body.len, TLOG_WITNESS_REQUEST_MAX, proof);
+	status = http_post_auth(&u, "/add", auth, body->data, body->len, TLOG_WITNESS_REQUEST_MAX, proof);
 	if (status != 200) {
 		snprintf(why, whylen, "log: the shared writer %s answered %d%s%.200s", pub->remote, status,
 			 proof->len ? ": " : "", proof->len ? proof->data : "");
@@ -165,16 +164,16 @@ out:
 	if (ret)
 		kw_buf_reset(proof);
 	free(p);
-	kw_buf_free(&body);
 	kw_buf_free(&entry);
 	return ret;
 }
 
-int kw_publish_record(json_t *rec, const struct kw_key *key, const struct kw_publish *pub,
-		      struct kw_buf *proof, char *why, size_t whylen)
+int kw_publish_record_checked(json_t *rec, const struct kw_key *key, const struct kw_publish *pub,
+			      const struct kw_verify_opts *check, struct kw_buf *text,
+			      struct kw_buf *proof, char *why, size_t whylen)
 {
 	char url[TLOG_RECORD_URL_MAX], msg[256];
-	int ret;
+	int ret, again;
 
 	why[0] = '\0';
 	kw_buf_reset(proof);
@@ -185,19 +184,35 @@ int kw_publish_record(json_t *rec, const struct kw_key *key, const struct kw_pub
 		ret = -ENOMEM;
 		snprintf(why, whylen, "out of memory");
 	} else {
-		ret = kw_record_sign(rec, key, msg, sizeof(msg));
+		ret = kw_record_sign_checked(rec, key, check, text, msg, sizeof(msg));
 		if (ret)
 			snprintf(why, whylen, "sign: %s", msg);
 	}
 	if (!ret)
-		ret = pub->remote ? remote_append(rec, pub, proof, why, whylen) :
+		ret = pub->remote ? remote_append(rec, text, pub, proof, why, whylen) :
 				    kw_publish_logged(rec, pub, url, proof, why, whylen);
 	if (!ret)
 		return 0;
 	/* Never a URI without a proof: back to an unlogged record. */
 	kw_buf_reset(proof);
 	json_object_del(rec, "transparency");
-	if (kw_record_sign(rec, key, msg, sizeof(msg)))
+	again = kw_record_sign_checked(rec, key, check, text, msg, sizeof(msg));
+	if (again == KW_SIGN_CHECK_FAILED) {
+		snprintf(why, whylen, "%s", msg);
+		return again;
+	}
+	if (again)
 		return -EKEYREJECTED;
+	/* A positive ret is the first signing's check: not a logging failure. */
+	return ret > 0 ? -EIO : ret;
+}
+
+int kw_publish_record(json_t *rec, const struct kw_key *key, const struct kw_publish *pub,
+		      struct kw_buf *proof, char *why, size_t whylen)
+{
+	struct kw_buf text = { 0 };
+	int ret = kw_publish_record_checked(rec, key, pub, NULL, &text, proof, why, whylen);
+
+	kw_buf_free(&text);
 	return ret;
 }

@@ -50,6 +50,16 @@ struct kw_publish {
 int kw_publish_record(json_t *rec, const struct kw_key *key, const struct kw_publish *pub,
 		      struct kw_buf *proof, char *why, size_t whylen);
 
+struct kw_verify_opts;
+/* The same with the signing's self-check given (kw_record_sign_checked): the
+ * record's RFC 8785 bytes, checked once by check, are left in text, the
+ * record as logged or, after a logging failure, as signed again without
+ * `transparency`. KW_SIGN_CHECK_FAILED when check rejected the record (why
+ * holds the verifier's sentence). */
+int kw_publish_record_checked(json_t *rec, const struct kw_key *key, const struct kw_publish *pub,
+			      const struct kw_verify_opts *check, struct kw_buf *text,
+			      struct kw_buf *proof, char *why, size_t whylen);
+
 /* Steps 4 to 6 for a record already signed with its URL, on a local log (the
  * shared writer's side of a remote append). 0 with proof, or -errno. */
 int kw_publish_logged(const json_t *rec, const struct kw_publish *pub, const char *url,

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "kwitness/buf.h"
-#include "kwitness/jcs.h"
 #include "collector/publish.h"
 #include "collector/seal.h"
 
@@ -46,7 +45,6 @@ int kw_seal_record_logged(const struct kw_record_input *in, const struct kw_key 
 	char msg[512] = "";
 	struct kw_buf proof = { 0 };
 	struct kw_verify_opts vo = { 0 };
-	struct kw_verify_result vr = { 0 };
 	struct kw_buf text = { 0 };
 	json_t *rec;
 	int e;
@@ -61,29 +59,8 @@ int kw_seal_record_logged(const struct kw_record_input *in, const struct kw_key 
 	}
 	if (log_why && log_whylen)
 		log_why[0] = '\0';
-	if (pub) {
-		/* Signs once; on a logging failure the record is signed without a URI. */
-		e = kw_publish_record(rec, key, pub, &proof, msg, sizeof(msg));
-		if (e && log_why)
-			snprintf(log_why, log_whylen, "%s", msg);
-		e = e == -EKEYREJECTED ? e : 0;
-		if (e)
-			snprintf(msg, sizeof(msg), "the record could not be signed again without transparency");
-	} else {
-		e = kw_record_sign(rec, key, msg, sizeof(msg));
-	}
-	if (e) {
-		snprintf(why, whylen, "sign: %s", msg);
-		e = fail(stage, KW_SEAL_RECORD, e);
-		goto out;
-	}
-	e = jcs_dump(rec, &text);
-	if (e) {
-		snprintf(why, whylen, "canonical form: %s", strerror(-e));
-		e = fail(stage, e == -ENOMEM ? KW_SEAL_MEMORY : KW_SEAL_RECORD, e);
-		goto out;
-	}
-	/* Check what was signed against what it claims before it leaves. */
+	/* The one self-check: the bytes written are verified as an auditor
+	 * would, against what the record must say. */
 	vo.trusted = key;
 	vo.now = in->iat;
 	vo.max_age = 0;
@@ -93,10 +70,26 @@ int kw_seal_record_logged(const struct kw_record_input *in, const struct kw_key 
 	vo.bundle = in->bundle;
 	vo.bundle_len = in->bundle_len;
 	vo.image_digest = in->image_digest;
-	e = kw_record_verify(text.data, text.len, &vo, &vr);
-	if (e) {
-		snprintf(why, whylen, "self-check: %s", e > 0 ? vr.message : strerror(-e));
+	if (pub) {
+		/* Signs once; on a logging failure the record is signed without a URI. */
+		e = kw_publish_record_checked(rec, key, pub, &vo, &text, &proof, msg, sizeof(msg));
+		if (e < 0 && log_why)
+			snprintf(log_why, log_whylen, "%s", msg);
+		if (e == -EKEYREJECTED)
+			snprintf(msg, sizeof(msg), "the record could not be signed again without transparency");
+		else if (e < 0)
+			e = 0;
+	} else {
+		e = kw_record_sign_checked(rec, key, &vo, &text, msg, sizeof(msg));
+	}
+	if (e == KW_SIGN_CHECK_FAILED) {
+		snprintf(why, whylen, "self-check: %s", msg);
 		e = fail(stage, KW_SEAL_RECORD, -EINVAL);
+		goto out;
+	}
+	if (e) {
+		snprintf(why, whylen, "sign: %s", msg);
+		e = fail(stage, KW_SEAL_RECORD, e);
 		goto out;
 	}
 	if (kw_buf_putc(&text, '\n')) {

@@ -32,6 +32,7 @@
 #include "tlog/record_check.h"
 #include "tlog/record_url.h"
 #include "tlog/witness.h"
+#include "verify/verdict.h"
 
 #define SESSION_ID_LEN KW_SESSION_ID_LEN
 #define RECORD_MAX ((size_t)1 << 20)
@@ -154,7 +155,7 @@ static int appraise(struct estate_ingest *ing, const struct item *it, const json
 	const char *platform = member_str(rec, "runtime", "platform");
 	struct kw_appraise_result ar = { 0 };
 	struct kw_buf ev_text = { 0 };
-	json_t *ev = NULL, *whole = NULL;
+	json_t *ev = NULL;
 	int fd, e, level = 0;
 
 	why[0] = '\0';
@@ -184,12 +185,11 @@ static int appraise(struct estate_ingest *ing, const struct item *it, const json
 	close(fd);
 	if (!e)
 		ev = jcs_parse(ev_text.data ? ev_text.data : "", ev_text.len, NULL);
-	whole = jcs_parse(text, strlen(text), NULL);
-	if (!ev || !whole) {
+	if (!ev) {
 		snprintf(why, whylen, "the evidence file cannot be read as JSON");
 		goto out;
 	}
-	e = kw_appraise(ev, whole, ing->tpm, &ar);
+	e = verify_appraise(ev, text, strlen(text), ing->tpm, &ar);
 	if (e < 0)
 		snprintf(why, whylen, "appraisal failed: %s", strerror(-e));
 	else if (e == 0)
@@ -199,7 +199,6 @@ static int appraise(struct estate_ingest *ing, const struct item *it, const json
 			 kw_appraise_step_number(ar.step), kw_appraise_code(ar.step), ar.message);
 out:
 	json_decref(ev);
-	json_decref(whole);
 	kw_buf_free(&ev_text);
 	return level;
 }
@@ -260,6 +259,103 @@ static const char finish_record[] =
 	" log_origin = $16, log_index = $17, checkpoint_size = $18, checkpoint_root = $19,"
 	" checkpoint = $20 WHERE id = $1";
 
+/* Streams the record's log into its entries (lc initialised here: *live),
+ * then checks the record's evidence against it: 0 valid, 1 not (it->res
+ * says why), -1 when the run cannot go on (ing->err). */
+static int check_log(struct estate_ingest *ing, struct item *it, const json_t *rec, int log_fd,
+		     struct kw_verify_opts *o, struct kw_log_check *lc, bool *live)
+{
+	int e;
+
+	lc->expect_session = it->session;
+	lc->on_entry = on_entry;
+	lc->entry_ctx = it;
+	e = kw_log_check_init(lc);
+	*live = e == 0;
+	if (!e)
+		e = kw_log_check_fd(lc, log_fd);
+	ing->log_bytes += lc->bytes;
+	if (it->db_failed) {
+		db_error(ing, "cannot add an entry");
+		return -1;
+	}
+	if (e) {
+		snprintf(ing->err, sizeof(ing->err), "the log check failed: %s", strerror(-e));
+		return -1;
+	}
+	o->log = lc;
+	e = kw_record_verify_evidence(rec, o, &it->res);
+	if (e < 0) {
+		snprintf(ing->err, sizeof(ing->err), "verification failed: %s", it->res.message);
+		return -1;
+	}
+	return e;
+}
+
+/* The record's row, before its entries: *id, or -1 when another ingest
+ * stored it meanwhile. */
+static int insert_row(struct estate_ingest *ing, const struct item *it, const json_t *rec,
+		      const char *text, const char *signer, int64_t *id)
+{
+	const char *digest = member_str(rec, "build_provenance", "digest");
+	struct estate_val p[14] = {
+		EV_S(it->session), EV_S(it->digest), EV_S(member_str(rec, "subject", NULL)),
+		EV_S(signer), EV_S(member_str(rec, "policy", "bundle_hash")),
+		EV_S(member_str(rec, "policy", "enforcement_mode")),
+		EV_S(member_str(rec, "runtime", "platform")), EV_I(member_int(rec, "iat", NULL)),
+		EV_S(member_str(rec, "tool_transcript", "hash")),
+		EV_I(member_int(rec, "tool_transcript", "call_count")), EV_S(digest ? digest : ""),
+		EV_S(it->path), EV_S(text), EV_I(ing->now),
+	};
+
+	if (estate_query_int(ing->db, insert_record, p, 14, id)) {
+		db_error(ing, "cannot add a record");
+		return -1;
+	}
+	return 0;
+}
+
+/* What a stored record's row is completed with. */
+struct finish {
+	int64_t id;
+	const struct kw_log_check *lc;
+	enum kw_level level;
+	const char *level_why, *tlog_why;
+	const struct tlog_verdict *tv; /* NULL: not proven logged */
+	const char *root, *checkpoint;
+	const struct kw_buf *bundle;
+};
+
+static int finish(struct estate_ingest *ing, const struct item *it, const json_t *rec,
+		  const struct finish *f)
+{
+	const struct kw_log_check *lc = f->lc;
+	const struct tlog_verdict *tv = f->tv;
+	struct estate_val none = { .type = EV_NULL };
+	struct estate_val p[20] = {
+		EV_I(f->id), EV_S(it->hostname), EV_S(it->machine_id), EV_S(it->boot_id),
+		EV_S(it->kernel), EV_I(lc->complete), EV_S(lc->complete ? "" : lc->incomplete_why),
+		EV_I(it->opened_us), EV_I(it->closed_us), EV_I(lc->decisions), EV_I(lc->denials),
+		EV_I(kw_level_number(f->level)), EV_S(f->level_why), EV_S(kw_level_name(f->level)),
+		EV_S(f->tlog_why), EV_S(tv ? tv->origin : ""), tv ? EV_I(tv->index) : none,
+		tv ? EV_I(tv->size) : none, EV_S(f->root), EV_S(f->checkpoint ? f->checkpoint : ""),
+	};
+	struct estate_val pp[2] = { EV_S(member_str(rec, "policy", "bundle_hash")),
+				    EV_S(f->bundle->data ? f->bundle->data : "") };
+
+	/* A bundle is JSON text (policy.c refuses anything else), so it fits a
+	 * TEXT column as it is. */
+	if (estate_query(ing->db, finish_record, p, 20, NULL, NULL) ||
+	    estate_query(ing->db,
+			 "INSERT INTO policies (bundle_hash, bundle) VALUES ($1, $2)"
+			 " ON CONFLICT (bundle_hash) DO NOTHING",
+			 pp, 2, NULL, NULL)) {
+		db_error(ing, "cannot finish a record");
+		return -1;
+	}
+	return 0;
+}
+
 /* The record's log and bundle through the checks, its rows into the
  * database. rec: the record without its signature, verified so far. */
 static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, const char *text,
@@ -277,40 +373,22 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 				    .call_count = -1, .allow_incomplete = true };
 	struct kw_log_check lc = { 0 };
 	char image[KW_DIGEST_STR_MAX];
-	const char *digest;
 	int64_t id = -1;
 	bool in_tx = false, in_copy = false, lc_live = false;
 	int e, ret = -1;
 
 	o.bundle = bundle->data ? bundle->data : "";
 	o.bundle_len = bundle->len;
-	digest = member_str(rec, "build_provenance", "digest");
-	if (digest && kw_digest_valid(digest)) {
-		snprintf(image, sizeof(image), "%s", digest);
+	if (verify_image_digest(rec, image))
 		o.image_digest = image;
-	}
 
 	if (estate_exec(ing->db, "BEGIN")) {
 		db_error(ing, "begin");
 		goto out;
 	}
 	in_tx = true;
-	{
-		struct estate_val p[14] = {
-			EV_S(it->session), EV_S(it->digest), EV_S(member_str(rec, "subject", NULL)),
-			EV_S(signer), EV_S(member_str(rec, "policy", "bundle_hash")),
-			EV_S(member_str(rec, "policy", "enforcement_mode")),
-			EV_S(member_str(rec, "runtime", "platform")), EV_I(member_int(rec, "iat", NULL)),
-			EV_S(member_str(rec, "tool_transcript", "hash")),
-			EV_I(member_int(rec, "tool_transcript", "call_count")), EV_S(digest ? digest : ""),
-			EV_S(it->path), EV_S(text), EV_I(ing->now),
-		};
-
-		if (estate_query_int(ing->db, insert_record, p, 14, &id)) {
-			db_error(ing, "cannot add a record");
-			goto out;
-		}
-	}
+	if (insert_row(ing, it, rec, text, signer, &id))
+		goto out;
 	if (id < 0) { /* another ingest stored it meanwhile */
 		ing->already++;
 		ret = 0;
@@ -322,28 +400,9 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 	}
 	in_copy = true;
 
-	lc.expect_session = it->session;
-	lc.on_entry = on_entry;
-	lc.entry_ctx = it;
-	e = kw_log_check_init(&lc);
-	lc_live = e == 0;
-	if (!e)
-		e = kw_log_check_fd(&lc, log_fd);
-	ing->log_bytes += lc.bytes;
-	if (it->db_failed) {
-		db_error(ing, "cannot add an entry");
+	e = check_log(ing, it, rec, log_fd, &o, &lc, &lc_live);
+	if (e < 0)
 		goto out;
-	}
-	if (e) {
-		snprintf(ing->err, sizeof(ing->err), "the log check failed: %s", strerror(-e));
-		goto out;
-	}
-	o.log = &lc;
-	e = kw_record_verify_evidence(rec, &o, &it->res);
-	if (e < 0) {
-		snprintf(ing->err, sizeof(ing->err), "verification failed: %s", it->res.message);
-		goto out;
-	}
 	in_copy = false;
 	if (ing->db->ops->entries_end(ing->db, e == 0)) {
 		db_error(ing, "cannot end the entries");
@@ -375,28 +434,12 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 	}
 	level = kw_level_of(tpm_level == 1, logged == 1);
 	{
-		struct estate_val none = { .type = EV_NULL };
-		struct estate_val p[20] = {
-			EV_I(id), EV_S(it->hostname), EV_S(it->machine_id), EV_S(it->boot_id),
-			EV_S(it->kernel), EV_I(lc.complete), EV_S(lc.complete ? "" : lc.incomplete_why),
-			EV_I(it->opened_us), EV_I(it->closed_us), EV_I(lc.decisions), EV_I(lc.denials),
-			EV_I(kw_level_number(level)), EV_S(level_why), EV_S(kw_level_name(level)),
-			EV_S(tlog_why), EV_S(logged ? tv.origin : ""), logged ? EV_I(tv.index) : none,
-			logged ? EV_I(tv.size) : none, EV_S(root), EV_S(checkpoint ? checkpoint : ""),
-		};
-		struct estate_val pp[2] = { EV_S(member_str(rec, "policy", "bundle_hash")),
-					    EV_S(bundle->data ? bundle->data : "") };
+		struct finish f = { .id = id, .lc = &lc, .level = level, .level_why = level_why,
+				    .tlog_why = tlog_why, .tv = logged ? &tv : NULL, .root = root,
+				    .checkpoint = checkpoint, .bundle = bundle };
 
-		/* A bundle is JSON text (policy.c refuses anything else), so it
-		 * fits a TEXT column as it is. */
-		if (estate_query(ing->db, finish_record, p, 20, NULL, NULL) ||
-		    estate_query(ing->db,
-				 "INSERT INTO policies (bundle_hash, bundle) VALUES ($1, $2)"
-				 " ON CONFLICT (bundle_hash) DO NOTHING",
-				 pp, 2, NULL, NULL)) {
-			db_error(ing, "cannot finish a record");
+		if (finish(ing, it, rec, &f))
 			goto out;
-		}
 	}
 	in_tx = false;
 	if (estate_exec(ing->db, "COMMIT")) {

@@ -20,6 +20,7 @@
 #include "estate/html.h"
 #include "estate/query.h"
 #include "estate/report.h"
+#include "verify/verdict.h"
 
 #define POLICY_SHOWN_MAX ((size_t)256 << 10)
 
@@ -339,12 +340,8 @@ struct report *report_build(const struct report_source *src, char *err, size_t e
 		return NULL;
 	}
 	if (r->signed_ok) {
-		const char *d = rec_str(rec, "build_provenance", "digest");
-
-		if (d && kw_digest_valid(d)) {
-			copy(image, sizeof(image), d);
+		if (verify_image_digest(rec, image))
 			o.image_digest = image;
-		}
 		o.log = r->log_read ? &r->lc : NULL;
 		o.allow_incomplete = true;
 		rc = kw_record_verify_evidence(rec, &o, &r->res);
@@ -516,6 +513,31 @@ static void html_level(const struct report *r, FILE *f)
 	fputs("</table>\n", f);
 }
 
+static void html_denials(const struct report *r, FILE *f)
+{
+	fprintf(f, "<h2>Denials (%" PRIu64 ")</h2>\n", r->lc.denials);
+	fputs("<table id=\"denials\"><tr><th>time</th><th>tool</th><th>object</th><th>rule</th>"
+	      "<th>pid</th><th>process</th></tr>\n", f);
+	for (size_t i = 0; i < r->ndenials; i++) {
+		const struct denial *d = &r->denials[i];
+		char ts[32];
+
+		time_text(d->ts, ts);
+		fprintf(f, "<tr><td>%s</td><td>", ts);
+		html_escape(f, r->tools[d->tool].name);
+		fputs("</td><td class=\"h\">", f);
+		html_escape(f, d->object);
+		fputs("</td><td>", f);
+		html_escape(f, d->rule);
+		fprintf(f, "</td><td>%" PRId64 "</td><td>", d->pid);
+		html_escape(f, d->comm);
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</table>\n", f);
+	if (r->lc.denials > r->ndenials)
+		fprintf(f, "<p class=\"warn\">The first %zu denials are listed.</p>\n", r->ndenials);
+}
+
 int report_write_html(const struct report *r, FILE *f)
 {
 	char buf[400];
@@ -594,27 +616,7 @@ int report_write_html(const struct report *r, FILE *f)
 	html_kv(f, "policy bundle", r->policy_name, true);
 	fputs("</table>\n<h2>Timeline</h2>\n", f);
 	html_timeline(r, f);
-	fprintf(f, "<h2>Denials (%" PRIu64 ")</h2>\n", r->lc.denials);
-	fputs("<table id=\"denials\"><tr><th>time</th><th>tool</th><th>object</th><th>rule</th>"
-	      "<th>pid</th><th>process</th></tr>\n", f);
-	for (size_t i = 0; i < r->ndenials; i++) {
-		const struct denial *d = &r->denials[i];
-		char ts[32];
-
-		time_text(d->ts, ts);
-		fprintf(f, "<tr><td>%s</td><td>", ts);
-		html_escape(f, r->tools[d->tool].name);
-		fputs("</td><td class=\"h\">", f);
-		html_escape(f, d->object);
-		fputs("</td><td>", f);
-		html_escape(f, d->rule);
-		fprintf(f, "</td><td>%" PRId64 "</td><td>", d->pid);
-		html_escape(f, d->comm);
-		fputs("</td></tr>\n", f);
-	}
-	fputs("</table>\n", f);
-	if (r->lc.denials > r->ndenials)
-		fprintf(f, "<p class=\"warn\">The first %zu denials are listed.</p>\n", r->ndenials);
+	html_denials(r, f);
 	fputs("<h2>Decisions per tool</h2>\n<table id=\"tools\"><tr><th>tool</th><th>permit</th>"
 	      "<th>deny</th></tr>\n", f);
 	for (size_t i = 0; i <= REPORT_TOOLS_MAX; i++) {

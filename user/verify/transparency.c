@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kwitness verify --transparency: the proof and policy files read, then
+/* Transparency, see transparency.h: the proof and policy files read, then
  * judged by tlog_check_record (tlog/record_check.c, where the steps and
- * their reason codes are); and --consistency, step by step. */
+ * their reason codes are); and the consistency of two checkpoints, step by
+ * step. */
 #include <errno.h>
 #include <stdbool.h>
 #include <inttypes.h>
@@ -9,35 +10,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kwitness/buf.h"
-#include "cli_record.h"
-#include "cli_tlog.h"
 #include "kwitness/base64.h"
+#include "kwitness/buf.h"
 #include "tlog/policy.h"
 #include "tlog/record_check.h"
 #include "tlog/witness.h"
-#include "verify_transparency.h"
+#include "verify/read.h"
+#include "verify/transparency.h"
 
 int verify_transparency(const char *policy_path, const char *proof_path, const char *record,
-			size_t record_len, struct tlog_verdict *v)
+			size_t record_len, struct tlog_verdict *v, char *err, size_t errlen)
 {
-	struct tlog_policy *pol = cli_tlog_policy_load("verify", "transparency policy", policy_path);
+	struct tlog_policy *pol = verify_policy_load("transparency policy", policy_path, err, errlen);
 	struct kw_buf pb = { 0 };
 	int ret = -1;
 
 	memset(v, 0, sizeof(*v));
 	v->code = "ok";
-	if (!pol || cli_read("verify", "proof", proof_path, TLOG_WITNESS_REQUEST_MAX, &pb))
+	if (!pol || verify_read("proof", proof_path, TLOG_WITNESS_REQUEST_MAX, &pb, err, errlen))
 		goto out;
 	ret = tlog_check_record(pol, pb.data ? pb.data : "", pb.len, proof_path, record, record_len, v);
 	if (ret)
-		fprintf(stderr, "kwitness verify: out of memory\n");
+		snprintf(err, errlen, "out of memory");
 	/* The verdict must not point into the proof's buffer, freed here. */
 	v->checkpoint = NULL;
 	v->checkpoint_len = 0;
 out:
 	kw_buf_free(&pb);
-	cli_tlog_policy_free(pol);
+	verify_policy_free(pol);
 	return ret ? -1 : 0;
 }
 
@@ -55,9 +55,9 @@ static int signed_cp(const struct tlog_policy *pol, const char *text, size_t len
 }
 
 int verify_consistency(const char *policy_path, const char *old_path, const char *new_path,
-		       struct tlog_verdict *v)
+		       struct tlog_verdict *v, char *err, size_t errlen)
 {
-	struct tlog_policy *pol = cli_tlog_policy_load("verify", "transparency policy", policy_path);
+	struct tlog_policy *pol = verify_policy_load("transparency policy", policy_path, err, errlen);
 	struct kw_buf ob = { 0 }, nb = { 0 };
 	struct tlog_note on, nn;
 	struct tlog_checkpoint ocp, ncp;
@@ -69,8 +69,8 @@ int verify_consistency(const char *policy_path, const char *old_path, const char
 
 	memset(v, 0, sizeof(*v));
 	v->code = "ok";
-	if (!pol || cli_read("verify", "old checkpoint", old_path, TLOG_NOTE_MAX, &ob) ||
-	    cli_read("verify", "new checkpoint", new_path, TLOG_WITNESS_REQUEST_MAX, &nb))
+	if (!pol || verify_read("old checkpoint", old_path, TLOG_NOTE_MAX, &ob, err, errlen) ||
+	    verify_read("new checkpoint", new_path, TLOG_WITNESS_REQUEST_MAX, &nb, err, errlen))
 		goto out;
 	ret = 0;
 	e = signed_cp(pol, ob.data ? ob.data : "", ob.len, &on, &ocp);
@@ -133,6 +133,6 @@ int verify_consistency(const char *policy_path, const char *old_path, const char
 out:
 	kw_buf_free(&ob);
 	kw_buf_free(&nb);
-	cli_tlog_policy_free(pol);
+	verify_policy_free(pol);
 	return ret;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kwitness verify --dir, see verify_batch.h.
+/* kwitness verify --dir, see batch.h.
  *
  * Workers take the next record name from the folder (readdir under a lock,
  * so nothing grows with the number of records), verify the record first and
@@ -26,9 +26,10 @@
 #include "kwitness/policy.h"
 #include "kwitness/record.h"
 #include "kwitness/statedir.h"
-#include "cli_record.h"
-#include "progress.h"
-#include "verify_batch.h"
+#include "verify/batch.h"
+#include "verify/progress.h"
+#include "verify/read.h"
+#include "verify/verdict.h"
 
 #define SESSION_ID_LEN KW_SESSION_ID_LEN
 #define MAX_JOBS 1024
@@ -97,18 +98,17 @@ static int level_of(const json_t *rec)
 }
 
 /* Verifies one record of st; id is its session. */
-static void verify_record(struct worker *w, const struct kw_state_dir *st, int rec_fd,
+static void verify_state_record(struct worker *w, const struct kw_state_dir *st, int rec_fd,
 			  struct outcome *out)
 {
 	struct kw_verify_opts o = w->run->b->verify;
 	struct kw_buf text = { 0 }, bundle = { 0 };
 	char image[KW_DIGEST_STR_MAX];
-	const char *digest;
 	json_t *rec = NULL;
 	int e, log_fd = -1;
 
 	o.trusted = w->key;
-	e = kw_read_fd(rec_fd, CLI_RECORD_MAX, &text);
+	e = kw_read_fd(rec_fd, VERIFY_RECORD_MAX, &text);
 	if (e) {
 		set(out, KW_VERIFY_RECORD_UNREADABLE, "%s%s", "The record file cannot be read: ",
 		    kw_state_open_error(e));
@@ -124,11 +124,8 @@ static void verify_record(struct worker *w, const struct kw_state_dir *st, int r
 		goto out;
 	o.bundle = bundle.data ? bundle.data : "";
 	o.bundle_len = bundle.len;
-	digest = json_string_value(json_object_get(json_object_get(rec, "build_provenance"), "digest"));
-	if (digest && kw_digest_valid(digest)) {
-		snprintf(image, sizeof(image), "%s", digest);
+	if (verify_image_digest(rec, image))
 		o.image_digest = image;
-	}
 
 	w->lc->expect_session = out->id;
 	w->lc->progress = worker_log_progress;
@@ -308,7 +305,7 @@ static void *worker_main(void *arg)
 			set(out, KW_VERIFY_RECORD_UNREADABLE, "%s%s", "The record file cannot be read: ",
 			    kw_state_open_error(fd));
 		else
-			verify_record(w, r->dir ? &r->st : &own, fd, out);
+			verify_state_record(w, r->dir ? &r->st : &own, fd, out);
 		if (fd >= 0)
 			close(fd);
 		kw_state_dir_close(&own);

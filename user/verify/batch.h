@@ -3,8 +3,8 @@
  * log and policy bundle, found in the state folder layout kwitnessd writes
  * (records/<session>.json, logs/<session>.jsonl, policies/<sha256 hex>), on
  * a bounded number of threads. */
-#ifndef KWITNESS_CLI_VERIFY_BATCH_H
-#define KWITNESS_CLI_VERIFY_BATCH_H
+#ifndef KWITNESS_VERIFY_BATCH_H
+#define KWITNESS_VERIFY_BATCH_H
 
 #include <stdbool.h>
 

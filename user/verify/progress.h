@@ -3,8 +3,8 @@
  * the rate and the time left, redrawn at most five times a second. Only on a
  * terminal: a pipe, a file or --json never sees it. Safe to update from
  * several threads. */
-#ifndef KWITNESS_CLI_PROGRESS_H
-#define KWITNESS_CLI_PROGRESS_H
+#ifndef KWITNESS_VERIFY_PROGRESS_H
+#define KWITNESS_VERIFY_PROGRESS_H
 
 #include <pthread.h>
 #include <stdatomic.h>

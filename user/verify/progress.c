@@ -5,7 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "progress.h"
+#include "verify/progress.h"
 
 #define REDRAW_NS 200000000LL
 
