@@ -106,22 +106,21 @@ struct kwd_config {
 	char *log_policy;
 	char *log_witness[KWD_LOG_WITNESSES_MAX];
 	size_t n_log_witness;
-	char *estate;         /* estate database URL; NULL: nothing leaves the host */
+	char *estate;         /* estate database URL: records are spooled for
+			       * `kwitness estate push`; NULL: nothing is spooled */
 	/* set by config.c so main() knows what came from the command line */
 	bool ringbuf_from_cli;
 };
 
-/* push.c: records to an estate database, through a spool. */
+/* spool.c: written records spooled for `kwitness estate push` (the
+ * collector itself ships nothing). */
 struct kwd;
-struct kwd_push;
-/* Starts the push thread (after the fork to the background); 0 without
- * an estate setting. */
-int kwd_push_start(struct kwd *d, char *err, size_t errlen);
-/* Spools a written record for the push; nothing without the setting. */
-void kwd_push_enqueue(struct kwd *d, const char *session);
-void kwd_push_stop(struct kwd *d);
-/* {"backlog":N,"pushed":N,"rejected":N,"error":"..."}, or NULL without the setting. */
-json_t *kwd_push_status(struct kwd *d);
+/* Makes the spool folder and logs what ships it; 0 without an estate setting. */
+int kwd_spool_start(struct kwd *d, char *err, size_t errlen);
+/* Spools a written record; nothing without the setting. */
+void kwd_spool_enqueue(struct kwd *d, const char *session);
+/* {"backlog":N,"error":"..."}, or NULL without the setting. */
+json_t *kwd_spool_status(struct kwd *d);
 
 /* config.c */
 int kwd_parse_ringbuf_size(const char *v, size_t *out);
@@ -304,7 +303,6 @@ struct kwd {
 	struct kwd_attest *attest; /* NULL without --tpm */
 	struct kwd_transparency *tlog; /* NULL without log = DIR */
 	const struct kw_publish *publish; /* into tlog */
-	struct kwd_push *push;     /* NULL without "estate = URL" */
 	int epfd;
 	struct kwd_watch listen_w, signal_w, timer_w;
 	int listen_fd;

@@ -50,7 +50,7 @@ static void reply_sealed(struct kwd *d)
 
 		/* A record written: to the estate's spool (nothing without it). */
 		if (json_is_true(json_object_get(reply, KW_F_OK)))
-			kwd_push_enqueue(d, json_string_value(json_object_get(reply, KW_F_SESSION)));
+			kwd_spool_enqueue(d, json_string_value(json_object_get(reply, KW_F_SESSION)));
 		if (client)
 			kwd_reply_to(d, client, reply);
 		else
@@ -505,9 +505,9 @@ int main(int argc, char **argv)
 	 * logs of sessions that cannot get their seal and record. */
 	kwd_resume_sessions(d);
 	kwd_seal_unclosed(d);
-	/* After the seals: the push starts with whatever the spool holds. */
-	if (kwd_push_start(d, err, sizeof(err)))
-		kwd_log(d, LOG_ERR, "%s: records stay in the spool", err);
+	/* After the seals: says what the spool holds for `kwitness estate push`. */
+	if (kwd_spool_start(d, err, sizeof(err)))
+		kwd_log(d, LOG_ERR, "%s", err);
 	kwd_log(d, LOG_NOTICE, "ready on %s (state %s, ring buffers %zu bytes, wakeup at %zu bytes, "
 		"%u session(s) resumed)", d->cfg.socket_path, d->cfg.state_dir,
 		d->cfg.ringbuf_size, d->wakeup_bytes, d->n_sessions);
@@ -526,7 +526,6 @@ int main(int argc, char **argv)
 	}
 	kwd_worker_stop(d); /* every record written */
 	reply_sealed(d);
-	kwd_push_stop(d); /* what it did not send stays in the spool */
 	kwd_worker_free(d);
 	kwd_sessions_release(d);
 	if (kw_hooks_unpin_idle(d->hooks))

@@ -224,7 +224,7 @@ int kwd_seal_one(struct kwd *d, const char *id, const char *reason, char *why, s
 		kwd_log(d, LOG_NOTICE,
 			"session %s was not closed by the previous collector: sealed (%llu decisions, "
 			"complete false) -> %s", id, (unsigned long long)decisions, rec_path);
-		kwd_push_enqueue(d, id);
+		kwd_spool_enqueue(d, id);
 	}
 out:
 	if (fd >= 0)

@@ -1217,12 +1217,12 @@ json_t *kwd_status(struct kwd *d, bool sessions_only, const struct kwd_peer *pee
 				  d->host.kernel);
 	}
 	{
-		json_t *push = kwd_push_status(d);
+		json_t *spool = kwd_spool_status(d);
 
-		if (push && reply)
-			json_object_set_new(reply, KW_F_ESTATE, push);
+		if (spool && reply)
+			json_object_set_new(reply, KW_F_ESTATE, spool);
 		else
-			json_decref(push);
+			json_decref(spool);
 	}
 	return reply;
 }
