@@ -30,7 +30,9 @@
 #include "kwitness/hooks.h"
 #include "kwitness/name_table.h"
 #include "kwitness/policy.h"
-#include "kwitnessd.h"
+#include "dns_proxy.h"
+#include "kwd.h"
+#include "util.h"
 
 /* Questions waiting for the upstream, per session; more get SERVFAIL. */
 #define KWD_DNS_PENDING 64
@@ -86,7 +88,7 @@ struct via_name {
 };
 
 struct kwd_dns {
-	struct kwd_session *s;
+	struct kwd_dns_env env;     /* what the session handed over */
 	struct dns_sock sock[SK_N];
 	struct dns_sock conn[KWD_DNS_TCP_MAX];
 	struct pending pend[KWD_DNS_PENDING];
@@ -153,14 +155,14 @@ static int watch(struct kwd_dns *dns, struct dns_sock *k)
 	k->w.kind = KWD_W_DNS;
 	k->w.ptr = k;
 	k->dns = dns;
-	return epoll_ctl(dns->s->d->epfd, EPOLL_CTL_ADD, k->fd, &ev) ? -errno : 0;
+	return epoll_ctl(dns->env.d->epfd, EPOLL_CTL_ADD, k->fd, &ev) ? -errno : 0;
 }
 
 static void unwatch(struct kwd_dns *dns, struct dns_sock *k)
 {
 	if (k->fd < 0)
 		return;
-	epoll_ctl(dns->s->d->epfd, EPOLL_CTL_DEL, k->fd, NULL);
+	epoll_ctl(dns->env.d->epfd, EPOLL_CTL_DEL, k->fd, NULL);
 	close(k->fd);
 	k->fd = -1;
 }
@@ -216,7 +218,8 @@ static int open_upstream(int family)
 	return fd < 0 ? -errno : fd;
 }
 
-int kwd_dns_start(struct kwd_session *s, struct kw_dns_steer *steer, char *err, size_t errlen)
+int kwd_dns_start(const struct kwd_dns_env *env, struct kwd_dns **out, struct kw_dns_steer *steer,
+		  char *err, size_t errlen)
 {
 	static const struct {
 		int family, type;
@@ -233,8 +236,8 @@ int kwd_dns_start(struct kwd_session *s, struct kw_dns_steer *steer, char *err, 
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	dns->s = s;
-	dns->conf = s->pol->dns;
+	dns->env = *env;
+	dns->conf = env->pol->dns;
 	for (int i = 0; i < SK_N; i++)
 		dns->sock[i].fd = -1;
 	for (int i = 0; i < KWD_DNS_TCP_MAX; i++)
@@ -250,7 +253,7 @@ int kwd_dns_start(struct kwd_session *s, struct kw_dns_steer *steer, char *err, 
 								 dns->conf.resolvers) : 0;
 		/* none: every question is answered SERVFAIL */
 	}
-	kw_name_table_init(&dns->table, s->slot, s->generation, KW_NAME_SESSION_MAX);
+	kw_name_table_init(&dns->table, env->slot, env->generation, KW_NAME_SESSION_MAX);
 	for (int i = 0; i < SK_N && !e; i++) {
 		struct dns_sock *k = &dns->sock[i];
 		bool up = i == SK_UP4 || i == SK_UP6;
@@ -274,17 +277,16 @@ int kwd_dns_start(struct kwd_session *s, struct kw_dns_steer *steer, char *err, 
 			snprintf(err, errlen, "epoll: %s", strerror(-e));
 	}
 	if (e) {
-		s->dns = dns;
-		kwd_dns_free(s);
+		kwd_dns_free(dns);
 		return e;
 	}
 	memset(steer, 0, sizeof(*steer));
-	steer->generation = s->generation;
+	steer->generation = env->generation;
 	steer->udp4 = ports[SK_UDP4];
 	steer->tcp4 = ports[SK_TCP4];
 	steer->udp6 = ports[SK_UDP6];
 	steer->tcp6 = ports[SK_TCP6];
-	s->dns = dns;
+	*out = dns;
 	return 0;
 }
 
@@ -294,10 +296,8 @@ static void pending_free(struct pending *p)
 	memset(p, 0, sizeof(*p));
 }
 
-void kwd_dns_stop(struct kwd_session *s)
+void kwd_dns_stop(struct kwd_dns *dns)
 {
-	struct kwd_dns *dns = s->dns;
-
 	if (!dns)
 		return;
 	/* Questions still waiting took no number: after this no dns.query
@@ -310,27 +310,24 @@ void kwd_dns_stop(struct kwd_session *s)
 		pending_free(&dns->pend[i]);
 }
 
-void kwd_dns_free(struct kwd_session *s)
+void kwd_dns_free(struct kwd_dns *dns)
 {
-	struct kwd_dns *dns = s->dns;
-
 	if (!dns)
 		return;
-	kwd_dns_stop(s);
+	kwd_dns_stop(dns);
 	/* the kernel entries go with the slot (kw_hooks_session_free) */
 	kw_name_table_free(&dns->table);
 	free(dns->via);
 	free(dns);
-	s->dns = NULL;
 }
 
-const char *kwd_dns_via_name(struct kwd_session *s, uint64_t seq)
+const char *kwd_dns_via_name(const struct kwd_dns *dns, uint64_t seq)
 {
-	struct via_name *v;
+	const struct via_name *v;
 
-	if (!s->dns || seq == KW_NO_SEQ)
+	if (!dns || seq == KW_NO_SEQ)
 		return NULL;
-	v = &s->dns->via[seq % KWD_DNS_VIA_NAMES];
+	v = &dns->via[seq % KWD_DNS_VIA_NAMES];
 	return v->seq == seq && v->name[0] ? v->name : NULL;
 }
 
@@ -370,7 +367,7 @@ static void log_query(struct kwd_dns *dns, const struct pending *p, uint8_t rcod
 		      const struct kw_dns_answer *a, const uint32_t *ttl, const bool *opened,
 		      uint64_t seq, const char *error)
 {
-	struct kwd_session *s = dns->s;
+	const struct kwd_dns_env *s = &dns->env;
 	struct kw_buf line = { 0 };
 	struct kw_dns_query_entry e = {
 		.seq = seq, .ts_us = kwd_now_us(), .q = &p->q, .permit = p->permit,
@@ -390,10 +387,10 @@ static void log_query(struct kwd_dns *dns, const struct pending *p, uint8_t rcod
 	h.decision = p->permit ? KW_PERMIT : KW_DENY;
 	h.enforced = !p->permit && p->enforced;
 	if (!r)
-		r = kwd_session_push_collector(s, &h, line.data, line.len);
+		r = s->emit(s->ctx, &h, line.data, line.len);
 	if (r)
 		/* its number stays a gap: the trailer counts it */
-		kwd_log(s->d, LOG_ERR, "session %s: dns.query %llu not logged: %s", s->id,
+		kwd_log(s->d, LOG_ERR, "session %s: dns.query %llu not logged: %s", s->session,
 			(unsigned long long)seq, strerror(-r));
 	kw_buf_free(&line);
 	if (p->permit && a && a->n_addrs) {
@@ -408,12 +405,12 @@ static void log_query(struct kwd_dns *dns, const struct pending *p, uint8_t rcod
  * counter (KW_NO_SEQ: not recorded). */
 static uint64_t take_seq(struct kwd_dns *dns, bool permit)
 {
-	struct kwd_session *s = dns->s;
+	const struct kwd_dns_env *s = &dns->env;
 	uint64_t seq = KW_NO_SEQ;
 	int r = kw_hooks_take_seq(s->d->hooks, s->slot, permit, &seq);
 
 	if (r && r != -ENOENT)
-		kwd_log(s->d, LOG_ERR, "session %s: no sequence number for a dns.query: %s", s->id,
+		kwd_log(s->d, LOG_ERR, "session %s: no sequence number for a dns.query: %s", s->session,
 			strerror(-r));
 	return r ? KW_NO_SEQ : seq;
 }
@@ -422,7 +419,7 @@ static uint64_t take_seq(struct kwd_dns *dns, bool permit)
 
 static void decide(struct kwd_dns *dns, struct pending *p)
 {
-	const struct kw_policy *pol = dns->s->pol;
+	const struct kw_policy *pol = dns->env.pol;
 	const struct kw_name_rule *first = NULL;
 
 	p->rule[0] = p->rule[1] = NULL;
@@ -564,7 +561,7 @@ static uint32_t clamp_ttl(const struct kw_dns_conf *c, uint32_t ttl)
 static bool open_addr(struct kwd_dns *dns, const struct pending *p, const struct kw_dns_addr *a,
 		      uint32_t ttl, uint64_t now, uint64_t seq)
 {
-	struct kwd_session *s = dns->s;
+	const struct kwd_dns_env *s = &dns->env;
 	bool ok = true;
 
 	for (int op = 0; op < 2; op++) {
@@ -750,20 +747,18 @@ static void expired_put(void *ctx, const struct kw_name_entry *e)
 {
 	struct kwd_dns *dns = ctx;
 
-	kw_hooks_name_put(dns->s->d->hooks, &e->key, &e->val);
+	kw_hooks_name_put(dns->env.d->hooks, &e->key, &e->val);
 }
 
 static void expired_del(void *ctx, const struct kw_name_entry *e)
 {
 	struct kwd_dns *dns = ctx;
 
-	kw_hooks_name_del(dns->s->d->hooks, &e->key);
+	kw_hooks_name_del(dns->env.d->hooks, &e->key);
 }
 
-void kwd_dns_tick(struct kwd_session *s, int64_t now_ms)
+void kwd_dns_tick(struct kwd_dns *dns, int64_t now_ms)
 {
-	struct kwd_dns *dns = s->dns;
-
 	if (!dns)
 		return;
 	for (int i = 0; i < KWD_DNS_PENDING; i++) {
@@ -782,10 +777,8 @@ void kwd_dns_tick(struct kwd_session *s, int64_t now_ms)
 	kw_name_table_expire(&dns->table, boot_ns(), expired_put, expired_del, dns);
 }
 
-json_t *kwd_dns_status(struct kwd_session *s)
+json_t *kwd_dns_status(const struct kwd_dns *dns)
 {
-	struct kwd_dns *dns = s->dns;
-
 	if (!dns)
 		return NULL;
 	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "queries", (json_int_t)dns->queries,

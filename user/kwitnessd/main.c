@@ -27,7 +27,21 @@
 #include "kwitness/key.h"
 #include "kwitness/options.h"
 #include "kwitness/tpm.h"
-#include "kwitnessd.h"
+#include "attest.h"
+#include "config.h"
+#include "control.h"
+#include "dns_proxy.h"
+#include "harden.h"
+#include "hostinfo.h"
+#include "kwd.h"
+#include "recover.h"
+#include "resume.h"
+#include "session.h"
+#include "spool.h"
+#include "transparency.h"
+#include "util.h"
+#include "wakeup.h"
+#include "worker.h"
 
 /* The timer drives gap skipping, close deadlines and log flushing. */
 #define KWD_TICK_MS 50

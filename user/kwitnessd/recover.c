@@ -24,8 +24,12 @@
 #include "kwitness/policy.h"
 #include "kwitness/record.h"
 #include "collector/seal.h"
-#include "kwitnessd.h"
 #include "collector/transcript.h"
+#include "kwd.h"
+#include "recover.h"
+#include "session.h"
+#include "spool.h"
+#include "util.h"
 
 #define KWD_SEAL_MAX_LOG (4ull << 30)
 

@@ -24,7 +24,12 @@
 #include "kwitness/jcs.h"
 #include "kwitness/policy.h"
 #include "kwitness/abi/name_match.h"
-#include "kwitnessd.h"
+#include "journal.h"
+#include "recover.h"
+#include "resume.h"
+#include "ring.h"
+#include "session.h"
+#include "util.h"
 
 #define KWD_JOURNAL_MAX 4096
 
@@ -276,7 +281,7 @@ static int resume_one(struct kwd *d, const char *id, uint32_t slot, uint32_t gen
 		struct kw_dns_steer steer;
 		char dwhy[160] = "";
 
-		e = kwd_dns_start(s, &steer, dwhy, sizeof(dwhy));
+		e = kwd_session_dns_start(s, &steer, dwhy, sizeof(dwhy));
 		e = e ?: kw_hooks_dns_steer(d->hooks, slot, &steer);
 		if (e)
 			kwd_log(d, LOG_ERR, "session %s: its DNS resolver did not restart (its DNS "

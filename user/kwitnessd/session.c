@@ -27,7 +27,19 @@
 #include "kwitness/key.h"
 #include "kwitness/policy.h"
 #include "kwitness/record.h"
-#include "kwitnessd.h"
+#include "attest.h"
+#include "cgroup_kill.h"
+#include "config.h"
+#include "authz.h"
+#include "dns_proxy.h"
+#include "journal.h"
+#include "kwd.h"
+#include "ring.h"
+#include "session.h"
+#include "spool.h"
+#include "util.h"
+#include "wakeup.h"
+#include "worker.h"
 
 
 static char *xasprintf(const char *fmt, const char *a, const char *b)
@@ -46,7 +58,8 @@ void kwd_session_free(struct kwd_session *s)
 	if (s->ring_fd >= 0)
 		epoll_ctl(s->d->epfd, EPOLL_CTL_DEL, s->ring_fd, NULL);
 	kwd_ring_unmap(&s->ring);
-	kwd_dns_free(s);
+	kwd_dns_free(s->dns);
+	s->dns = NULL;
 	kw_reorder_free(&s->ro);
 	kw_logwriter_abort(&s->log);
 	if (s->cgroup_fd >= 0)
@@ -88,7 +101,7 @@ static int emit_event(void *ctx, const void *data, size_t len)
 		e = kw_logwriter_append(&s->log, (const char *)(h + 1), len - sizeof(*h));
 	else if ((h->flags & KW_EVF_VIA) && len >= sizeof(*net))
 		e = kw_logwriter_event_via(&s->log, data, len, s->d->boot_to_realtime_ns,
-					   kwd_dns_via_name(s, net->via_seq));
+					   kwd_dns_via_name(s->dns, net->via_seq));
 	else
 		e = kw_logwriter_event(&s->log, data, len, s->d->boot_to_realtime_ns);
 	if (e == -EINVAL) {
@@ -172,9 +185,12 @@ static void ring_sample(void *ctx, const void *data, size_t size)
 	}
 }
 
-int kwd_session_push_collector(struct kwd_session *s, const struct kw_event_hdr *h,
-			       const char *line, size_t len)
+/* kwd_dns_env.emit: an entry the collector writes itself (dns.query) under
+ * a sequence number it took from the session's kernel counter goes through
+ * the reorder window like a kernel record. */
+static int push_collector(void *ctx, const struct kw_event_hdr *h, const char *line, size_t len)
 {
+	struct kwd_session *s = ctx;
 	char *rec = malloc(sizeof(*h) + len);
 	int e;
 
@@ -189,6 +205,17 @@ int kwd_session_push_collector(struct kwd_session *s, const struct kw_event_hdr 
 	}
 	free(rec);
 	return e;
+}
+
+int kwd_session_dns_start(struct kwd_session *s, struct kw_dns_steer *steer, char *err,
+			  size_t errlen)
+{
+	const struct kwd_dns_env env = {
+		.d = s->d, .session = s->id, .slot = s->slot, .generation = s->generation,
+		.pol = s->pol, .emit = push_collector, .ctx = s,
+	};
+
+	return kwd_dns_start(&env, &s->dns, steer, err, errlen);
 }
 
 /* kw_logwriter_submit_fn: a chunk of whole lines goes to the I/O thread with
@@ -282,13 +309,6 @@ int kwd_session_attach_ring(struct kwd_session *s, int ringbuf_fd, size_t size, 
 
 /* ---- open ----------------------------------------------------------------- */
 
-static bool path_is_within(const char *inner, const char *outer)
-{
-	size_t n = strlen(outer);
-
-	return !strncmp(inner, outer, n) && (inner[n] == '/' || inner[n] == '\0');
-}
-
 size_t kwd_cgroup2_mount_len(const char *real)
 {
 	char mount[PATH_MAX], parent[PATH_MAX];
@@ -347,7 +367,7 @@ struct kwd_session *kwd_session_of_pid(struct kwd *d, pid_t pid)
 	for (unsigned i = 0; i < KW_MAX_SESSIONS; i++) {
 		struct kwd_session *o = d->slots[i];
 
-		if (o && o->cgroup_rel && path_is_within(rel, o->cgroup_rel))
+		if (o && o->cgroup_rel && kwd_path_is_within(rel, o->cgroup_rel))
 			return o;
 	}
 	return NULL;
@@ -363,34 +383,9 @@ static const char *outside_collector(const char *rel)
 
 	if (!rel[0] || !strcmp(rel, "/"))
 		return "the cgroup2 root holds every process on the host";
-	if (pid_cgroup2_path(getpid(), self, sizeof(self)) == 0 && path_is_within(self, rel))
+	if (pid_cgroup2_path(getpid(), self, sizeof(self)) == 0 && kwd_path_is_within(self, rel))
 		return "kwitnessd itself runs in it";
 	return NULL;
-}
-
-/* Root may open a session on any cgroup. Anyone else on a cgroup it owns or
- * was delegated (cgroup v2 delegation: owner of the directory and of its
- * cgroup.procs), or one under a kwitnessd.conf grant for its uid or group.
- * Judged on the opened directory, not on the path. */
-static bool may_use_cgroup(struct kwd *d, const struct kwd_peer *peer, int fd,
-			   const struct stat *st, const char *real)
-{
-	struct stat procs;
-
-	if (peer->uid == 0)
-		return true;
-	if (st->st_uid == peer->uid && fstatat(fd, "cgroup.procs", &procs, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISREG(procs.st_mode) && procs.st_uid == peer->uid)
-		return true;
-	for (unsigned i = 0; i < d->cfg.n_grants; i++) {
-		const struct kwd_grant *g = &d->cfg.grants[i];
-
-		if (!path_is_within(real, g->path))
-			continue;
-		if (g->is_group ? kwd_pid_in_group(peer->pid, g->id, peer->gid) : g->id == peer->uid)
-			return true;
-	}
-	return false;
 }
 
 static json_t *check_cgroup(struct kwd *d, const char *path, struct kwd_session *s,
@@ -424,7 +419,7 @@ static json_t *check_cgroup(struct kwd *d, const char *path, struct kwd_session 
 	why = outside_collector(real + kwd_cgroup2_mount_len(real));
 	if (why)
 		return kwd_error(KW_ERR_INVALID_CGROUP, "cgroup %s: %s", path, why);
-	if (!may_use_cgroup(d, peer, s->cgroup_fd, &st, real))
+	if (!kwd_authz_cgroup(&d->cfg, peer, s->cgroup_fd, &st, real))
 		return kwd_error(KW_ERR_FORBIDDEN_CGROUP,
 				 "cgroup %s: uid %u neither owns it (directory and cgroup.procs) "
 				 "nor has a grant for it", path, (unsigned)peer->uid);
@@ -437,11 +432,11 @@ static json_t *check_cgroup(struct kwd *d, const char *path, struct kwd_session 
 
 		if (!o)
 			continue;
-		if (o->cgroup_id != s->cgroup_id && !path_is_within(real, o->cgroup_path) &&
-		    !path_is_within(o->cgroup_path, real))
+		if (o->cgroup_id != s->cgroup_id && !kwd_path_is_within(real, o->cgroup_path) &&
+		    !kwd_path_is_within(o->cgroup_path, real))
 			continue;
 		/* another user's session is not named to a non-root client */
-		mine = peer->uid == 0 || o->owner == peer->uid;
+		mine = kwd_authz_session(peer, o->owner);
 		return kwd_error(KW_ERR_CGROUP_TAGGED, "cgroup %s: already belongs to session %s (%s)",
 				 path, mine ? o->id : "of another user",
 				 mine ? o->cgroup_path : "-");
@@ -688,7 +683,7 @@ json_t *kwd_session_open(struct kwd *d, const struct kw_request *req,
 	if (s->pol->dns_steer) {
 		struct kw_dns_steer steer;
 
-		e = kwd_dns_start(s, &steer, msg, sizeof(msg));
+		e = kwd_session_dns_start(s, &steer, msg, sizeof(msg));
 		e = e ?: kw_hooks_dns_steer(d->hooks, slot, &steer);
 		if (e) {
 			err = kwd_error(KW_ERR_HOOKS_FAILED, "the session's DNS resolver: %s",
@@ -807,7 +802,7 @@ static void begin_close(struct kwd_session *s, uint64_t client_id)
 	e = kw_hooks_session_untag(s->d->hooks, s->slot);
 	if (e)
 		kwd_log(s->d, LOG_ERR, "session %s: untag: %s", s->id, strerror(-e));
-	kwd_dns_stop(s);
+	kwd_dns_stop(s->dns);
 	s->state = KWD_S_CLOSING;
 	s->d->n_closing++;
 	s->close_client = client_id;
@@ -830,7 +825,7 @@ json_t *kwd_session_close_req(struct kwd *d, const struct kw_request *req,
 	s = find_session(d, id);
 	if (!s)
 		return kwd_error(KW_ERR_UNKNOWN_SESSION, "no open session '%.64s'", id);
-	if (peer->uid != 0 && s->owner != peer->uid)
+	if (!kwd_authz_session(peer, s->owner))
 		return kwd_error(KW_ERR_FORBIDDEN_SESSION, "session %s belongs to another user", s->id);
 	if (s->state != KWD_S_OPEN)
 		return kwd_error(KW_ERR_SESSION_CLOSING, "session %s is already closing", s->id);
@@ -1072,7 +1067,7 @@ void kwd_sessions_tick(struct kwd *d)
 		if (kwd_ring_unread(&s->ring))
 			kwd_session_ring_ready(s);
 		maybe_skip_gap(s, now);
-		kwd_dns_tick(s, now);
+		kwd_dns_tick(s->dns, now);
 		session_flush(s);
 	}
 }
@@ -1161,7 +1156,7 @@ json_t *kwd_status(struct kwd *d, bool sessions_only, const struct kwd_peer *pee
 		struct kw_session c = { 0 };
 		struct kw_buf hooks = { 0 };
 
-		if (!s || (peer->uid != 0 && s->owner != peer->uid))
+		if (!s || !kwd_authz_session(peer, s->owner))
 			continue;
 		kw_hooks_session_counters(d->hooks, s->slot, &c);
 		class_names(s->pol->classes, &hooks);
@@ -1187,7 +1182,7 @@ json_t *kwd_status(struct kwd *d, bool sessions_only, const struct kwd_peer *pee
 				    json_integer((json_int_t)kwd_ring_used(&s->ring)));
 		if (s->dns)
 			json_object_set_new(json_array_get(list, json_array_size(list) - 1), KW_F_DNS,
-					    kwd_dns_status(s));
+					    kwd_dns_status(s->dns));
 		kw_buf_free(&hooks);
 	}
 	if (sessions_only)

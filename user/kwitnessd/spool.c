@@ -17,7 +17,9 @@
 #include <unistd.h>
 
 #include "kwitness/protocol.h"
-#include "kwitnessd.h"
+#include "kwd.h"
+#include "spool.h"
+#include "util.h"
 
 #define SPOOL "spool"
 
