@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* A session, from open to record, and its phases: session_open.c,
+ * session.c (consuming its ring buffer), session_close.c, session_status.c. */
 #ifndef KWITNESSD_SESSION_H
 #define KWITNESSD_SESSION_H
 
@@ -105,7 +107,8 @@ size_t kwd_cgroup2_mount_len(const char *real);
 void kwd_session_ring_ready(struct kwd_session *s);
 /* After every epoll batch: finishes drained closes. */
 void kwd_sessions_after_batch(struct kwd *d);
-/* On every timer tick: that, old gaps, flushes of quiet sessions' logs. */
+/* On every timer tick, after kwd_sessions_after_batch: old gaps, flushes of
+ * quiet sessions' logs, the resolvers' timeouts. */
 void kwd_sessions_tick(struct kwd *d);
 /* Every KWD_POLL_MS under batched wakeups: consumes the ring buffer of each
  * open session that had events in the last KWD_HOT_MS and holds something. */
@@ -118,6 +121,13 @@ void kwd_sessions_close_all(struct kwd *d, bool closing_only);
 void kwd_sessions_flush_all(struct kwd *d);
 /* Frees the in-memory sessions after the worker stopped (pins stay). */
 void kwd_sessions_release(struct kwd *d);
+/* Between the phases (session.c, session_open.c, session_close.c,
+ * session_status.c). */
+/* Reads what the session's ring buffer holds into the reorder window. */
+void kwd_session_read_ring(struct kwd_session *s);
+/* The names of the policy classes in mask, comma-separated, into out. */
+void kwd_class_names(uint32_t mask, struct kw_buf *out);
+
 /* Starts the session's resolver (egress by name) into s->dns, handing it
  * the session's slot, policy and log: 0 or -errno with err. */
 int kwd_session_dns_start(struct kwd_session *s, struct kw_dns_steer *steer, char *err,
