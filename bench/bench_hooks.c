@@ -42,7 +42,7 @@
 #include "bench/floor.skel.h"
 #include "kwitness/policy.h"
 /* kwitnessd's wakeup rule (kwd_wakeup_bytes, KWD_POLL_MS), to measure what it does */
-#include "../user/kwitnessd/kwitnessd.h"
+#include "../user/kwitnessd/wakeup.h"
 
 #define ROUNDS 11
 /* floor_steps_connect4: floor (b), then kwitness's other work piece by piece */

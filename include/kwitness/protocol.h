@@ -71,11 +71,10 @@
 #define KW_F_HOOKS_AVAILABLE "hooks_available"
 #define KW_F_HOOKS_UNAVAILABLE "hooks_unavailable"
 #define KW_F_STATE_DIR "state_dir"
-/* status: the push to an estate database (kwitnessd "estate = URL") */
+/* status: the estate spool (kwitnessd "estate = URL"): records waiting for
+ * `kwitness estate push`, and why the spool cannot be read, if it cannot */
 #define KW_F_ESTATE "estate"
 #define KW_F_ESTATE_BACKLOG "backlog"
-#define KW_F_ESTATE_PUSHED "pushed"
-#define KW_F_ESTATE_REJECTED "rejected"
 #define KW_F_ESTATE_ERROR "error"
 #define KW_F_RINGBUF_SIZE "ringbuf_size"
 #define KW_F_RINGBUF_USED "ringbuf_used"

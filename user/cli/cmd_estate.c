@@ -2,6 +2,7 @@
 /* kwitness estate: verified records of many hosts in one database.
  *   estate ingest  verify and store records (user/estate/ingest.c)
  *   estate query   who did this (user/estate/query.c)
+ *   estate push    a collector's spool into the database (cmd_estate_push.c)
  *   estate report  the auditor's page of a stored session (cmd_report.c)
  * Exit status: 0 success, 1 some record was rejected (ingest) or nothing
  * matched (query), 2 usage or database error. */
@@ -32,10 +33,11 @@ static void estate_usage(FILE *f)
 	fprintf(f,
 		"usage: kwitness estate ingest [--db URL] [--trust DIR] PATH...\n"
 		"       kwitness estate query [--db URL] [filters] [--json | --count | --group-by KEY]\n"
-		"       kwitness estate report [--db URL] [--trust DIR] --session ID [--html OUT]\n\n"
+		"       kwitness estate report [--db URL] [--trust DIR] --session ID [--html OUT]\n"
+		"       kwitness estate push [--state DIR] [--db URL] [--key PUBLIC] [--follow]\n\n"
 		"Keeps the verified records of many hosts in one database: SQLite (sqlite:PATH,\n"
 		"the default %s) or PostgreSQL (postgresql://...).\n"
-		"Run 'kwitness estate ingest --help' (or query, report) for the options.\n",
+		"Run 'kwitness estate ingest --help' (or query, report, push) for the options.\n",
 		ESTATE_DEFAULT_DB);
 }
 
@@ -576,6 +578,9 @@ int cmd_estate(int argc, char **argv)
 		return estate_query_cmd(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "report"))
 		return estate_report_cmd(argc - 1, argv + 1);
-	fprintf(stderr, "kwitness estate: unknown subcommand '%s' (ingest, query, report)\n", argv[1]);
+	if (!strcmp(argv[1], "push"))
+		return estate_push_cmd(argc - 1, argv + 1);
+	fprintf(stderr, "kwitness estate: unknown subcommand '%s' (ingest, query, report, push)\n",
+		argv[1]);
 	return 2;
 }

@@ -229,11 +229,11 @@ static void print_status(const json_t *reply)
 	if (v) {
 		const char *e = json_string_value(json_object_get(v, KW_F_ESTATE_ERROR));
 
-		printf("estate:    %lld waiting in the spool, %lld pushed, %lld rejected%s%s\n",
+		/* The shipper (`kwitness estate push`) reports what it pushed;
+		 * the collector knows what waits. */
+		printf("estate:    %lld waiting in the spool for `kwitness estate push`%s%s\n",
 		       (long long)json_integer_value(json_object_get(v, KW_F_ESTATE_BACKLOG)),
-		       (long long)json_integer_value(json_object_get(v, KW_F_ESTATE_PUSHED)),
-		       (long long)json_integer_value(json_object_get(v, KW_F_ESTATE_REJECTED)),
-		       e && *e ? "; last error: " : "", e && *e ? e : "");
+		       e && *e ? "; spool error: " : "", e && *e ? e : "");
 	}
 	printf("hooks:    ");
 	json_array_foreach(json_object_get(reply, KW_F_HOOKS_AVAILABLE), i, v)

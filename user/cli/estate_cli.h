@@ -9,6 +9,9 @@
  * UTF-8) shown as '?': text a sandbox chose must not drive the terminal. */
 void cli_print_safe(FILE *f, const char *s);
 
+/* kwitness estate push (cmd_estate_push.c). */
+int estate_push_cmd(int argc, char **argv);
+
 /* kwitness estate report (cmd_report.c). */
 int estate_report_cmd(int argc, char **argv);
 

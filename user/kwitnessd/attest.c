@@ -11,7 +11,9 @@
 
 #include "kwitness/jcs.h"
 #include "kwitness/tpm_binding.h"
-#include "kwitnessd.h"
+#include "attest.h"
+#include "kwd.h"
+#include "util.h"
 
 /* The TPM is opened for each use and closed after it: a swtpm serves one
  * connection at a time, and others (an operator's tools) share the TPM. */

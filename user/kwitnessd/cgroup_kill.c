@@ -8,6 +8,7 @@
  * opened below the session's cgroup fd without following symlinks. */
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,8 +16,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "cgroup_kill.h"
 
-#include "kwitnessd.h"
 
 #define KWD_CGROUP_DEPTH 64
 

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "config.h"
 
-#include "kwitnessd.h"
 
 static char *trim(char *s)
 {

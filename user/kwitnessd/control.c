@@ -19,7 +19,11 @@
 #include <unistd.h>
 
 #include "kwitness/protocol.h"
-#include "kwitnessd.h"
+#include "control.h"
+#include "harden.h"
+#include "kwd.h"
+#include "session.h"
+#include "util.h"
 
 
 static int mkdir_parents(const char *path)
@@ -139,55 +143,6 @@ int kwd_control_listen(struct kwd *d, char *err, size_t errlen)
 		return e;
 	}
 	return 0;
-}
-
-/* Supplementary groups come from /proc/<pid>/status ("Groups:"). */
-bool kwd_pid_in_group(pid_t pid, gid_t group, gid_t primary)
-{
-	char path[64], line[4096];
-	bool found = false;
-	FILE *f;
-
-	if (primary == group)
-		return true;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		char *p, *end;
-
-		if (strncmp(line, "Groups:", 7))
-			continue;
-		for (p = line + 7;; p = end) {
-			unsigned long g = strtoul(p, &end, 10);
-
-			if (end == p)
-				break;
-			if ((gid_t)g == group)
-				found = true;
-		}
-		break;
-	}
-	fclose(f);
-	return found;
-}
-
-static bool peer_allowed(struct kwd *d, int fd, struct kwd_peer *peer)
-{
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-		return false;
-	peer->uid = cred.uid;
-	peer->gid = cred.gid;
-	peer->pid = cred.pid;
-	if (cred.uid == 0)
-		return true;
-	if (!d->cfg.have_group)
-		return false;
-	return kwd_pid_in_group(cred.pid, d->cfg.group, cred.gid);
 }
 
 /* One error line, then the connection is closed. */
@@ -582,7 +537,7 @@ void kwd_control_accept(struct kwd *d)
 			close(fd);
 			continue;
 		}
-		if (!peer_allowed(d, fd, &peer)) {
+		if (!kwd_authz_connect(&d->cfg, fd, &peer)) {
 			refuse(fd, KW_ERR_PERMISSION_DENIED, "root or the kwitness group only");
 			kwd_log(d, LOG_NOTICE, "refused a control client (uid %d)", (int)peer.uid);
 			continue;

@@ -5,6 +5,7 @@
  * (otherwise another user could swap a log, the socket or a pin for a
  * symlink between our check and our use). */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -15,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <openssl/crypto.h>
+#include "harden.h"
 
-#include "kwitnessd.h"
 
 /* The secure heap holds the key file while it is parsed (64 KiB at most) and
  * the private key itself; a power of two, locked, never in a core dump. */

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "kwitness/cgroup.h"
-#include "kwitnessd.h"
+#include "hostinfo.h"
 
 /* First line of a small file, without the newline; "" when unreadable. */
 static void read_line(const char *path, char *out, size_t cap)

@@ -18,7 +18,8 @@
 
 #include "kwitness/buf.h"
 #include "kwitness/jcs.h"
-#include "kwitnessd.h"
+#include "journal.h"
+#include "session.h"
 
 static int journal_path(struct kwd *d, const char *id, char *out, size_t cap)
 {

@@ -27,7 +27,21 @@
 #include "kwitness/key.h"
 #include "kwitness/options.h"
 #include "kwitness/tpm.h"
-#include "kwitnessd.h"
+#include "attest.h"
+#include "config.h"
+#include "control.h"
+#include "dns_proxy.h"
+#include "harden.h"
+#include "hostinfo.h"
+#include "kwd.h"
+#include "recover.h"
+#include "resume.h"
+#include "session.h"
+#include "spool.h"
+#include "transparency.h"
+#include "util.h"
+#include "wakeup.h"
+#include "worker.h"
 
 /* The timer drives gap skipping, close deadlines and log flushing. */
 #define KWD_TICK_MS 50
@@ -50,7 +64,7 @@ static void reply_sealed(struct kwd *d)
 
 		/* A record written: to the estate's spool (nothing without it). */
 		if (json_is_true(json_object_get(reply, KW_F_OK)))
-			kwd_push_enqueue(d, json_string_value(json_object_get(reply, KW_F_SESSION)));
+			kwd_spool_enqueue(d, json_string_value(json_object_get(reply, KW_F_SESSION)));
 		if (client)
 			kwd_reply_to(d, client, reply);
 		else
@@ -296,13 +310,14 @@ static int run_loop(struct kwd *d)
 			kwd_sessions_poll(d);
 			d->next_poll_ms = now + KWD_POLL_MS;
 		}
-		/* Outside the batch: sessions and clients may be freed here. */
+		/* Outside the batch: sessions and clients may be freed here.
+		 * Drained closes finish first, then (on the timer) the open
+		 * sessions' gaps, flushes and resolvers. */
+		kwd_sessions_after_batch(d);
 		if (ticked) {
 			kwd_sessions_tick(d);
 			kwd_control_pause(d, false);
 		}
-		else
-			kwd_sessions_after_batch(d);
 		kwd_clients_backlog(d);
 		kwd_clients_reap(d);
 		/* Busy ring buffers: let events gather for a moment, so one
@@ -340,10 +355,11 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-int main(int argc, char **argv)
+/* The command line into d->cfg: -1 to go on, else the exit status (0 after
+ * --help). */
+static int parse_args(struct kwd *d, int argc, char **argv, bool *config_given, bool *key_given)
 {
 	enum { O_KEY = 1, O_CONFIG, O_RINGBUF, O_PIN_DIR, O_TPM, O_TPM_PCRS, O_TPM_ENROLLMENT };
-	struct kwd *d = &daemon_state;
 	const struct cli_opt opts[] = {
 		{ "state-dir", 0, CLI_TEXT, &d->cfg.state_dir },
 		{ "socket", 0, CLI_TEXT, &d->cfg.socket_path },
@@ -362,23 +378,12 @@ int main(int argc, char **argv)
 	};
 	struct cli_options p = { .cmd = "kwitnessd", .usage = usage, .opts = opts,
 				 .on_bad = CLI_BAD_USAGE };
-	struct kw_hooks_opts hopts = { 0 };
-	bool config_given = false, key_given = false;
-	char err[512] = "";
-	int opt, e;
-
-	d->cfg.state_dir = KW_DEFAULT_STATE_DIR;
-	d->cfg.socket_path = KW_DEFAULT_SOCKET;
-	d->cfg.key_path = KW_DEFAULT_KEY;
-	d->cfg.config_path = KWD_DEFAULT_CONFIG;
-	d->cfg.pin_dir = KWD_DEFAULT_PIN_DIR;
-	d->cfg.ringbuf_size = KWD_DEFAULT_RINGBUF;
-	d->listen_fd = d->signal_fd = d->timer_fd = d->epfd = -1;
+	int opt;
 
 	while ((opt = cli_next_option(&p, argc, argv)) > 0) {
 		switch (opt) {
-		case O_KEY: d->cfg.key_path = optarg; key_given = true; break;
-		case O_CONFIG: d->cfg.config_path = optarg; config_given = true; break;
+		case O_KEY: d->cfg.key_path = optarg; *key_given = true; break;
+		case O_CONFIG: d->cfg.config_path = optarg; *config_given = true; break;
 		case O_PIN_DIR: d->cfg.pin_dir = strcmp(optarg, "none") ? optarg : NULL; break;
 		case O_RINGBUF:
 			if (kwd_parse_ringbuf_size(optarg, &d->cfg.ringbuf_size)) {
@@ -401,6 +406,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kwitnessd: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	return -1;
+}
+
+/* Before the programs load: hardening, the configuration, the signing key,
+ * the state folder, the TPM and the transparency log. 0, or 1 (said on
+ * stderr). */
+static int prepare(struct kwd *d, bool config_given, bool key_given)
+{
+	char err[512] = "";
+	int e;
+
 	libbpf_set_print(libbpf_quiet);
 	/* Buffers past 128 KiB (grown client buffers) are mappings of their
 	 * own, so freeing one returns it: a fixed threshold, as glibc's moving
@@ -453,6 +469,17 @@ int main(int argc, char **argv)
 		kwd_attest_stop(d);
 		return 1;
 	}
+	return 0;
+}
+
+/* The programs loaded, the loop and the control socket set up, the process
+ * in the background unless --foreground, the I/O worker started. 0, or 1. */
+static int start(struct kwd *d)
+{
+	struct kw_hooks_opts hopts = { 0 };
+	char err[512] = "";
+	int e;
+
 	kwd_hostinfo_read(&d->host);
 	kwd_refresh_clock(d);
 	/* A pin folder others can write to could hand us their maps. */
@@ -501,13 +528,36 @@ int main(int argc, char **argv)
 		kw_hooks_close(d->hooks);
 		return 1;
 	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct kwd *d = &daemon_state;
+	bool config_given = false, key_given = false;
+	char err[512] = "";
+	int e;
+
+	d->cfg.state_dir = KW_DEFAULT_STATE_DIR;
+	d->cfg.socket_path = KW_DEFAULT_SOCKET;
+	d->cfg.key_path = KW_DEFAULT_KEY;
+	d->cfg.config_path = KWD_DEFAULT_CONFIG;
+	d->cfg.pin_dir = KWD_DEFAULT_PIN_DIR;
+	d->cfg.ringbuf_size = KWD_DEFAULT_RINGBUF;
+	d->listen_fd = d->signal_fd = d->timer_fd = d->epfd = -1;
+
+	e = parse_args(d, argc, argv, &config_given, &key_given);
+	if (e >= 0)
+		return e;
+	if (prepare(d, config_given, key_given) || start(d))
+		return 1;
 	/* Pinned sessions of the previous collector go on in their logs; the
 	 * logs of sessions that cannot get their seal and record. */
 	kwd_resume_sessions(d);
 	kwd_seal_unclosed(d);
-	/* After the seals: the push starts with whatever the spool holds. */
-	if (kwd_push_start(d, err, sizeof(err)))
-		kwd_log(d, LOG_ERR, "%s: records stay in the spool", err);
+	/* After the seals: says what the spool holds for `kwitness estate push`. */
+	if (kwd_spool_start(d, err, sizeof(err)))
+		kwd_log(d, LOG_ERR, "%s", err);
 	/* what this kernel cannot serve, in the kernel's words: a session that
 	 * governs one of these is refused with hooks_unavailable */
 	for (int b = 0; b < KW_CLASS_COUNT; b++)
@@ -532,7 +582,6 @@ int main(int argc, char **argv)
 	}
 	kwd_worker_stop(d); /* every record written */
 	reply_sealed(d);
-	kwd_push_stop(d); /* what it did not send stays in the spool */
 	kwd_worker_free(d);
 	kwd_sessions_release(d);
 	if (kw_hooks_unpin_idle(d->hooks))

@@ -24,8 +24,12 @@
 #include "kwitness/policy.h"
 #include "kwitness/record.h"
 #include "collector/seal.h"
-#include "kwitnessd.h"
 #include "collector/transcript.h"
+#include "kwd.h"
+#include "recover.h"
+#include "session.h"
+#include "spool.h"
+#include "util.h"
 
 #define KWD_SEAL_MAX_LOG (4ull << 30)
 
@@ -224,7 +228,7 @@ int kwd_seal_one(struct kwd *d, const char *id, const char *reason, char *why, s
 		kwd_log(d, LOG_NOTICE,
 			"session %s was not closed by the previous collector: sealed (%llu decisions, "
 			"complete false) -> %s", id, (unsigned long long)decisions, rec_path);
-		kwd_push_enqueue(d, id);
+		kwd_spool_enqueue(d, id);
 	}
 out:
 	if (fd >= 0)

@@ -24,7 +24,12 @@
 #include "kwitness/jcs.h"
 #include "kwitness/policy.h"
 #include "kwitness/abi/name_match.h"
-#include "kwitnessd.h"
+#include "journal.h"
+#include "recover.h"
+#include "resume.h"
+#include "ring.h"
+#include "session.h"
+#include "util.h"
 
 #define KWD_JOURNAL_MAX 4096
 
@@ -152,6 +157,71 @@ static int write_resume_entry(struct kwd_session *s, const struct kw_session *c,
 }
 
 /* Resumes one session. 0, or -errno with why (nothing of it is kept). */
+/* A resumed session's fields from its log's open entry and its stored
+ * bundle (sc: what the log holds). 0, or -errno with why. */
+static int session_from_log(struct kwd *d, struct kwd_session *s, struct scan *sc, char *why,
+			    size_t whylen)
+{
+	const char *mode;
+	struct stat st;
+	int e;
+
+	if (asprintf(&s->log_path, "%s/logs/%s.jsonl", d->cfg.state_dir, s->id) < 0 ||
+	    asprintf(&s->record_path, "%s/records/%s.json", d->cfg.state_dir, s->id) < 0) {
+		s->log_path = s->record_path = NULL;
+		return -ENOMEM;
+	}
+	if (stat(s->record_path, &st) == 0) {
+		snprintf(why, whylen, "it already has a record");
+		return -EEXIST;
+	}
+	e = kw_logwriter_reopen(&s->log, s->log_path, scan_line, sc, why, whylen);
+	if (e)
+		return e;
+	if (!sc->open) {
+		snprintf(why, whylen, "%.200s: no open entry", s->log_path);
+		return -EINVAL;
+	}
+	if (sc->closed) {
+		snprintf(why, whylen, "the log already has its trailer");
+		return -EEXIST;
+	}
+	s->sandbox_id = dup_member(sc->open, "sandbox_id", NULL);
+	s->image_digest = dup_member(sc->open, "image_digest", NULL);
+	s->cgroup_path = dup_member(sc->open, "cgroup", NULL);
+	s->cgroup_rel = s->cgroup_path ? strdup(s->cgroup_path + kwd_cgroup2_mount_len(s->cgroup_path)) :
+					 NULL;
+	s->model_provider = dup_member(sc->open, "model_provider", d->cfg.model_provider);
+	s->model_id = dup_member(sc->open, "model_id", d->cfg.model_id);
+	s->data_class = dup_member(sc->open, "data_class", d->cfg.data_class);
+	mode = member(sc->open, "mode");
+	if (!s->sandbox_id || !s->image_digest || !s->cgroup_path || !s->cgroup_rel ||
+	    !s->model_provider ||
+	    !s->model_id || !s->data_class || !mode || !member(sc->open, "bundle_hash") ||
+	    !kw_digest_valid(member(sc->open, "bundle_hash")) ||
+	    strncmp(member(sc->open, "bundle_hash"), "sha256:", 7)) {
+		snprintf(why, whylen, "the open entry lacks a field the record needs");
+		return -EINVAL;
+	}
+	snprintf(s->bundle_hash, sizeof(s->bundle_hash), "%s", member(sc->open, "bundle_hash"));
+	{
+		/* a decimal string (ids go past 2^53), or a number in older logs */
+		json_t *cid = json_object_get(sc->open, "cgroup_id");
+
+		s->cgroup_id = json_is_string(cid) ? strtoull(json_string_value(cid), NULL, 10) :
+						     (uint64_t)json_integer_value(cid);
+	}
+	s->opened_us = json_integer_value(json_object_get(sc->open, "ts"));
+	e = load_bundle(d, s, why, whylen);
+	if (e)
+		return e;
+	if (strcmp(mode, kw_mode_name(s->pol->mode))) {
+		snprintf(why, whylen, "the open entry's mode is not the bundle's");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int resume_one(struct kwd *d, const char *id, uint32_t slot, uint32_t generation,
 		      uid_t owner, int closing, char *why, size_t whylen)
 {
@@ -161,8 +231,6 @@ static int resume_one(struct kwd *d, const char *id, uint32_t slot, uint32_t gen
 	size_t ring_size = 0;
 	int ring_fd = -1, e;
 	bool adopted = false;
-	const char *mode;
-	struct stat st;
 	int64_t now;
 
 	if (!s)
@@ -171,65 +239,9 @@ static int resume_one(struct kwd *d, const char *id, uint32_t slot, uint32_t gen
 	s->slot = slot;
 	s->generation = generation;
 	s->owner = owner;
-	if (asprintf(&s->log_path, "%s/logs/%s.jsonl", d->cfg.state_dir, id) < 0 ||
-	    asprintf(&s->record_path, "%s/records/%s.json", d->cfg.state_dir, id) < 0) {
-		s->log_path = s->record_path = NULL;
-		e = -ENOMEM;
-		goto fail;
-	}
-	if (stat(s->record_path, &st) == 0) {
-		snprintf(why, whylen, "it already has a record");
-		e = -EEXIST;
-		goto fail;
-	}
-	e = kw_logwriter_reopen(&s->log, s->log_path, scan_line, &sc, why, whylen);
+	e = session_from_log(d, s, &sc, why, whylen);
 	if (e)
 		goto fail;
-	if (!sc.open) {
-		snprintf(why, whylen, "%.200s: no open entry", s->log_path);
-		e = -EINVAL;
-		goto fail;
-	}
-	if (sc.closed) {
-		snprintf(why, whylen, "the log already has its trailer");
-		e = -EEXIST;
-		goto fail;
-	}
-	s->sandbox_id = dup_member(sc.open, "sandbox_id", NULL);
-	s->image_digest = dup_member(sc.open, "image_digest", NULL);
-	s->cgroup_path = dup_member(sc.open, "cgroup", NULL);
-	s->cgroup_rel = s->cgroup_path ? strdup(s->cgroup_path + kwd_cgroup2_mount_len(s->cgroup_path)) :
-					 NULL;
-	s->model_provider = dup_member(sc.open, "model_provider", d->cfg.model_provider);
-	s->model_id = dup_member(sc.open, "model_id", d->cfg.model_id);
-	s->data_class = dup_member(sc.open, "data_class", d->cfg.data_class);
-	mode = member(sc.open, "mode");
-	if (!s->sandbox_id || !s->image_digest || !s->cgroup_path || !s->cgroup_rel ||
-	    !s->model_provider ||
-	    !s->model_id || !s->data_class || !mode || !member(sc.open, "bundle_hash") ||
-	    !kw_digest_valid(member(sc.open, "bundle_hash")) ||
-	    strncmp(member(sc.open, "bundle_hash"), "sha256:", 7)) {
-		snprintf(why, whylen, "the open entry lacks a field the record needs");
-		e = -EINVAL;
-		goto fail;
-	}
-	snprintf(s->bundle_hash, sizeof(s->bundle_hash), "%s", member(sc.open, "bundle_hash"));
-	{
-		/* a decimal string (ids go past 2^53), or a number in older logs */
-		json_t *cid = json_object_get(sc.open, "cgroup_id");
-
-		s->cgroup_id = json_is_string(cid) ? strtoull(json_string_value(cid), NULL, 10) :
-						     (uint64_t)json_integer_value(cid);
-	}
-	s->opened_us = json_integer_value(json_object_get(sc.open, "ts"));
-	e = load_bundle(d, s, why, whylen);
-	if (e)
-		goto fail;
-	if (strcmp(mode, kw_mode_name(s->pol->mode))) {
-		snprintf(why, whylen, "the open entry's mode is not the bundle's");
-		e = -EINVAL;
-		goto fail;
-	}
 
 	e = kw_hooks_session_adopt(d->hooks, slot, !closing, &c, &ring_fd, &ring_size, why, whylen);
 	if (e)
@@ -276,7 +288,7 @@ static int resume_one(struct kwd *d, const char *id, uint32_t slot, uint32_t gen
 		struct kw_dns_steer steer;
 		char dwhy[160] = "";
 
-		e = kwd_dns_start(s, &steer, dwhy, sizeof(dwhy));
+		e = kwd_session_dns_start(s, &steer, dwhy, sizeof(dwhy));
 		e = e ?: kw_hooks_dns_steer(d->hooks, slot, &steer);
 		if (e)
 			kwd_log(d, LOG_ERR, "session %s: its DNS resolver did not restart (its DNS "

@@ -14,9 +14,12 @@
 
 #include "kwitness/key.h"
 #include "collector/publish.h"
-#include "kwitnessd.h"
 #include "tlog/log.h"
 #include "tlog/witness_client.h"
+#include "config.h"
+#include "kwd.h"
+#include "transparency.h"
+#include "util.h"
 
 struct kwd_transparency {
 	struct tlog_key key;

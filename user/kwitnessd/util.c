@@ -5,11 +5,13 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <syslog.h>
 #include <time.h>
 
 #include "kwitness/protocol.h"
-#include "kwitnessd.h"
+#include "kwd.h"
+#include "util.h"
 
 static bool use_syslog;
 
@@ -72,4 +74,11 @@ json_t *kwd_error(const char *code, const char *fmt, ...)
 		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
 			*p = '?';
 	return json_pack("{s:b, s:s, s:s}", KW_F_OK, 0, KW_F_ERROR, code, KW_F_MESSAGE, msg);
+}
+
+bool kwd_path_is_within(const char *inner, const char *outer)
+{
+	size_t n = strlen(outer);
+
+	return !strncmp(inner, outer, n) && (inner[n] == '/' || inner[n] == '\0');
 }

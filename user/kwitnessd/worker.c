@@ -19,7 +19,11 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "kwitnessd.h"
+#include "collector/transcript.h"
+#include "kwd.h"
+#include "ring.h"
+#include "util.h"
+#include "worker.h"
 
 struct kwd_worker {
 	pthread_t thread;

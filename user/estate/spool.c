@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Draining a collector's spool into the estate (see spool.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "estate/spool.h"
+
+bool estate_spool_name(const char *s)
+{
+	if (strlen(s) != 32)
+		return false;
+	for (int i = 0; i < 32; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+int estate_spool_drain(struct estate_ingest *ing, const char *state_dir, uint64_t *left)
+{
+	char path[4200];
+	struct dirent *de;
+	int dfd, ret = 0;
+	DIR *dir;
+
+	*left = 0;
+	snprintf(path, sizeof(path), "%s/" ESTATE_SPOOL_DIR, state_dir);
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0 && errno == ENOENT)
+		return 0; /* nothing was ever spooled */
+	if (dfd < 0 || !(dir = fdopendir(dfd))) {
+		snprintf(ing->err, sizeof(ing->err), "cannot read the spool folder %.300s: %s", path,
+			 strerror(errno));
+		if (dfd >= 0)
+			close(dfd);
+		return -1;
+	}
+	while ((de = readdir(dir))) {
+		if (!estate_spool_name(de->d_name))
+			continue;
+		if (ret) {
+			(*left)++;
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/records/%s.json", state_dir, de->d_name);
+		ing->now = time(NULL);
+		if (estate_ingest_path(ing, path)) {
+			ret = -1;
+			(*left)++;
+			continue;
+		}
+		/* Stored, already there, or refused with its reason in the
+		 * database's rejected table: either way the database holds it. */
+		unlinkat(dfd, de->d_name, 0);
+		fsync(dfd);
+	}
+	closedir(dir);
+	return ret;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* config.c: the command line's defaults and kwitnessd.conf. */
+#ifndef KWITNESSD_CONFIG_H
+#define KWITNESSD_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define KWD_DEFAULT_CONFIG "/etc/kwitness/kwitnessd.conf"
+#define KWD_DEFAULT_PIN_DIR "/sys/fs/bpf/kwitness"
+#define KWD_DEFAULT_RINGBUF (256 * 1024)
+#define KWD_LOG_WITNESSES_MAX 8
+
+/* kwitnessd.conf "grant": a non-root uid or group may open sessions on a
+ * cgroup subtree it does not own. */
+struct kwd_grant {
+	bool is_group;
+	uint32_t id;      /* uid or gid */
+	char *path;       /* absolute, no trailing slash */
+};
+#define KWD_MAX_GRANTS 64
+
+struct kwd_config {
+	const char *state_dir;
+	const char *socket_path;
+	const char *key_path;      /* NULL: TRACE_PRIVATE_KEY_PEM */
+	const char *config_path;
+	const char *pin_dir;       /* NULL: do not pin */
+	size_t ringbuf_size;
+	bool have_group;
+	gid_t group;
+	struct kwd_grant grants[KWD_MAX_GRANTS];
+	unsigned n_grants;
+	char *verifier;
+	char *model_provider;
+	char *model_id;
+	char *data_class;
+	bool foreground;
+	bool close_on_exit;        /* --close-sessions-on-exit */
+	int verbose;
+	char *tpm;            /* TCTI; NULL: records are software-only */
+	char *tpm_pcrs;       /* NULL: KW_TPM_DEFAULT_PCRS */
+	char *tpm_enrollment; /* enrollment record carried in the evidence */
+	/* Level 2 (transparency.c): the log every record goes to, its key, the
+	 * witnesses that cosign, the tlog-policy the checkpoint must meet. */
+	char *log_dir;
+	char *log_key;
+	char *log_policy;
+	char *log_witness[KWD_LOG_WITNESSES_MAX];
+	size_t n_log_witness;
+	char *estate;         /* estate database URL: records are spooled for
+			       * `kwitness estate push`; NULL: nothing is spooled */
+	/* set by config.c so main() knows what came from the command line */
+	bool ringbuf_from_cli;
+};
+
+int kwd_parse_ringbuf_size(const char *v, size_t *out);
+int kwd_config_load(struct kwd_config *c, const char *path, bool must_exist, char *err,
+		    size_t errlen);
+void kwd_config_free(struct kwd_config *c);
+
+#endif
