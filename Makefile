@@ -206,6 +206,21 @@ $(SKEL): $(BPF_OBJ) $(BPF_HDRS_STAMP)
 	$(if $(Q),@echo "  SKEL    $@")
 	$(Q)$(BPFTOOL) gen skeleton $< name kwitness_bpf > $@.tmp && mv $@.tmp $@
 
+# The same object without the (weak) kfunc externs, for kernels whose vmlinux
+# lacks them: libbpf would look them up in module BTF, which needs
+# CAP_SYS_ADMIN. The loader opens the main skeleton over these bytes.
+NOKF_OBJ  := $(BUILD)/kwitness-nokfunc.bpf.o
+NOKF_SKEL := $(BUILD)/kwitness-nokfunc.skel.h
+$(NOKF_OBJ): $(BPF_SRC) $(wildcard bpf/*.h) $(wildcard include/kwitness/abi/*.h) $(VMLINUX)
+	$(if $(Q),@echo "  BPF     $@")
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -DKW_NO_KFUNCS $(INCLUDES) -Wall -Werror -c $< -o $@
+
+$(NOKF_SKEL): $(NOKF_OBJ)
+	$(if $(Q),@echo "  SKEL    $@")
+	$(Q)$(BPFTOOL) gen skeleton $< name kwitness_nokfunc_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/user/bpf/hooks.o: $(NOKF_SKEL)
+
 # `kwitness probe`: one tiny program per hook class, in an object of its own.
 PROBE_OBJ  := $(BUILD)/probe.bpf.o
 PROBE_SKEL := $(BUILD)/probe.skel.h
@@ -270,7 +285,14 @@ $(REFUSE)/kwitness.bpf.o: $(BPF_SRC) $(wildcard bpf/*.h) $(wildcard include/kwit
 $(REFUSE)/kwitness.skel.h: $(REFUSE)/kwitness.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name kwitness_bpf > $@.tmp && mv $@.tmp $@
 
-$(REFUSE)/%.o: %.c $(REFUSE)/kwitness.skel.h $(PROBE_SKEL)
+$(REFUSE)/kwitness-nokfunc.bpf.o: $(BPF_SRC) $(wildcard bpf/*.h) $(wildcard include/kwitness/abi/*.h) $(VMLINUX)
+	@mkdir -p $(dir $@)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -DKW_TEST_REFUSE -DKW_NO_KFUNCS $(INCLUDES) -Wall -Werror -c $< -o $@
+
+$(REFUSE)/kwitness-nokfunc.skel.h: $(REFUSE)/kwitness-nokfunc.bpf.o
+	$(Q)$(BPFTOOL) gen skeleton $< name kwitness_nokfunc_bpf > $@.tmp && mv $@.tmp $@
+
+$(REFUSE)/%.o: %.c $(REFUSE)/kwitness.skel.h $(REFUSE)/kwitness-nokfunc.skel.h $(PROBE_SKEL)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) -I$(REFUSE) $(CFLAGS) -c $< -o $@

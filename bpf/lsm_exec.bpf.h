@@ -33,8 +33,16 @@ struct inode___kwv {
 
 /* The kernel's own answer (6.12 on; weak: 0 where the kernel lacks it, and
  * the verifier drops the branch that would call it). It fills a struct
- * fsverity_digest: algorithm, size, digest. */
+ * fsverity_digest: algorithm, size, digest. The object built with
+ * KW_NO_KFUNCS (kwitness-nokfunc.bpf.o) leaves it out: the loader takes that
+ * one where vmlinux lacks the kfunc (user/bpf/hooks.c). */
+#ifndef KW_NO_KFUNCS
 extern int bpf_get_fsverity_digest(struct file *file, struct bpf_dynptr *digest_p) __ksym __weak;
+#define KW_HAVE_VERITY_KFUNC() (bpf_get_fsverity_digest != 0)
+#else
+#define KW_HAVE_VERITY_KFUNC() 0
+#define bpf_get_fsverity_digest(file, p) (-1)
+#endif
 
 struct kw_fsverity_digest {
 	__u16 algorithm;
@@ -61,7 +69,7 @@ static __always_inline __u32 kw_verity_digest(struct file *file, __u8 *out)
 	struct fsverity_info___kw *vi;
 	__u32 n;
 
-	if (bpf_get_fsverity_digest) {
+	if (KW_HAVE_VERITY_KFUNC()) {
 		struct kw_fsverity_digest *d;
 		struct bpf_dynptr p;
 		__u32 zero = 0;

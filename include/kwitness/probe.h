@@ -74,6 +74,11 @@ struct kw_probe_plan {
 	uint32_t classes;             /* KW_CLASS_* bits whose every program can load */
 	bool cg_prog[KW_PLAN_N_CG];   /* per cgroup program, in KW_CLASS_PROGRAMS order */
 	bool lsm_prog[KW_PLAN_N_LSM]; /* per BPF-LSM program, in the same order */
+	/* the kernel's own BTF has the kfuncs the object calls (weakly): the
+	 * loader takes the object built with them only then, since libbpf looks
+	 * a kfunc missing from vmlinux up in module BTF, which needs
+	 * CAP_SYS_ADMIN (kwitnessd's unit does not have it) */
+	bool kfuncs;
 	char why[KW_CLASS_COUNT][KW_PROBE_REASON_MAX]; /* per class bit number, why not */
 };
 

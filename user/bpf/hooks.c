@@ -29,6 +29,7 @@
 #include "kwitness/net_compile.h"
 #include "kwitness/probe.h"
 #include "kwitness.skel.h"
+#include "kwitness-nokfunc.skel.h"
 #include "lsm.h"
 
 #define KW_BPF_FS_MAGIC 0xcafe4a11
@@ -505,6 +506,29 @@ static int map_session_arrays(struct kw_hooks *h, char *err, size_t errlen)
 			 &h->lost_mm_len, err, errlen);
 }
 
+/* The skeleton over the object built with the kfuncs, or over the one built
+ * without (the same maps, programs and globals, so the skeleton's pointers
+ * fit either): see kw_probe_plan.kfuncs. */
+static struct kwitness_bpf *skel_open(bool kfuncs)
+{
+	struct kwitness_bpf *obj = calloc(1, sizeof(*obj));
+	int err;
+
+	if (!obj)
+		return NULL;
+	err = kwitness_bpf__create_skeleton(obj);
+	if (!err && !kfuncs)
+		obj->skeleton->data = (void *)kwitness_nokfunc_bpf__elf_bytes(&obj->skeleton->data_sz);
+	if (!err)
+		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+	if (err) {
+		kwitness_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
+}
+
 /* Opens and loads the object. When the kernel refuses a program of a
  * class, that class (named, with the kernel's reason) is left out and the
  * rest is loaded again: one refused hook costs its class, not every class. */
@@ -512,12 +536,14 @@ static int open_and_load(struct kw_hooks *h, const struct kw_hooks_opts *opts,
 			 uint32_t *lsm_classes, char *err, size_t errlen)
 {
 	struct kw_refusals refused;
+	struct kw_probe_plan plan;
 	char prog[64], why[KW_PROBE_REASON_MAX];
 	int ret;
 
 	memset(&refused, 0, sizeof(refused));
+	kw_probe_plan(!opts->no_exec_digest, &plan);
 	for (;;) {
-		h->skel = kwitness_bpf__open();
+		h->skel = skel_open(plan.kfuncs);
 		if (!h->skel) {
 			ret = -errno ?: -EINVAL;
 			snprintf(err, errlen, "opening the BPF object failed: %s", strerror(-ret));

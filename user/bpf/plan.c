@@ -136,6 +136,7 @@ static void plan_lsm(struct kw_probe_plan *p)
 		p->classes &= ~KW_CLASS_LSM_MASK;
 		return;
 	}
+	p->kfuncs = btf__find_by_name_kind(vmlinux, "bpf_get_fsverity_digest", BTF_KIND_FUNC) >= 0;
 	for (i = 0; i < KW_PLAN_N_LSM; i++) {
 		args[i] = hook_args(vmlinux, lsm_progs[i].hook);
 		p->lsm_prog[i] = args[i] >= 0 &&
