@@ -15,7 +15,7 @@ quiet() { "$@" >/dev/null 2>&1; }
 start_fail() {
 	local name=$1 want=$2 out rc
 	shift 2
-	out=$(timeout 20 "$KWD" --foreground --state-dir "$KT_TMP/state-fail" \
+	out=$(timeout 60 "$KWD" --foreground --state-dir "$KT_TMP/state-fail" \
 		--socket "$KT_TMP/fail.sock" --pin-dir none "$@" 2>&1)
 	rc=$?
 	if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -qF -- "$want" <<<"$out"; then
