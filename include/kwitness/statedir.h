@@ -24,6 +24,11 @@ struct kw_state_dir {
  * kw_state_dir_close). */
 int kw_state_dir_open(const char *path, struct kw_state_dir *s);
 void kw_state_dir_close(struct kw_state_dir *s);
+/* The spool folder of a state folder: records kwitnessd wrote, for
+ * `kwitness estate push` (docs/estate.md). */
+#define KW_STATE_SPOOL "spool"
+/* A session id: 32 lowercase hex digits (a spool entry's name). */
+bool kw_is_session_id(const char *s);
 /* "<32 lowercase hex>.json": a record file's name. */
 bool kw_is_record_name(const char *name);
 /* A regular file directly in dirfd (kw_open_regular_at); -ENOENT when the

@@ -114,7 +114,7 @@ static int spool_watch(int ifd, const char *state)
 {
 	char path[4200];
 
-	snprintf(path, sizeof(path), "%s/" ESTATE_SPOOL_DIR, state);
+	snprintf(path, sizeof(path), "%s/" KW_STATE_SPOOL, state);
 	return inotify_add_watch(ifd, path, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
 }
 

@@ -9,16 +9,7 @@
 #include <unistd.h>
 
 #include "estate/spool.h"
-
-bool estate_spool_name(const char *s)
-{
-	if (strlen(s) != 32)
-		return false;
-	for (int i = 0; i < 32; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
-}
+#include "kwitness/statedir.h"
 
 int estate_spool_drain(struct estate_ingest *ing, const char *state_dir, uint64_t *left)
 {
@@ -28,7 +19,7 @@ int estate_spool_drain(struct estate_ingest *ing, const char *state_dir, uint64_
 	DIR *dir;
 
 	*left = 0;
-	snprintf(path, sizeof(path), "%s/" ESTATE_SPOOL_DIR, state_dir);
+	snprintf(path, sizeof(path), "%s/" KW_STATE_SPOOL, state_dir);
 	dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0 && errno == ENOENT)
 		return 0; /* nothing was ever spooled */
@@ -40,7 +31,7 @@ int estate_spool_drain(struct estate_ingest *ing, const char *state_dir, uint64_
 		return -1;
 	}
 	while ((de = readdir(dir))) {
-		if (!estate_spool_name(de->d_name))
+		if (!kw_is_session_id(de->d_name))
 			continue;
 		if (ret) {
 			(*left)++;

@@ -12,11 +12,7 @@
 #include <stdint.h>
 
 #include "estate/ingest.h"
-
-#define ESTATE_SPOOL_DIR "spool"
-
-/* A spool file's name: a session id, 32 lowercase hex digits. */
-bool estate_spool_name(const char *s);
+#include "kwitness/statedir.h" /* KW_STATE_SPOOL */
 
 /* One pass over STATE/spool with ing (its db open, its trust set): each
  * spooled session's record ingested, its spool file removed once the

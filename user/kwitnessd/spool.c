@@ -17,21 +17,11 @@
 #include <unistd.h>
 
 #include "kwitness/protocol.h"
+#include "kwitness/statedir.h"
 #include "kwd.h"
 #include "spool.h"
 #include "util.h"
 
-#define SPOOL "spool"
-
-static bool is_session_name(const char *s)
-{
-	if (strlen(s) != 32)
-		return false;
-	for (int i = 0; i < 32; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
-}
 
 /* The spool folder, made (0700) when missing; -errno on failure. */
 static int spool_dir(const struct kwd *d)
@@ -39,7 +29,7 @@ static int spool_dir(const struct kwd *d)
 	char path[4200];
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/" SPOOL, d->cfg.state_dir);
+	snprintf(path, sizeof(path), "%s/" KW_STATE_SPOOL, d->cfg.state_dir);
 	if (mkdir(path, 0700) < 0 && errno != EEXIST)
 		return -errno;
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -50,7 +40,7 @@ void kwd_spool_enqueue(struct kwd *d, const char *session)
 {
 	int dfd, fd;
 
-	if (!d->cfg.estate || !is_session_name(session))
+	if (!d->cfg.estate || !kw_is_session_id(session))
 		return;
 	dfd = spool_dir(d);
 	if (dfd < 0) {
@@ -83,7 +73,7 @@ static long long spool_count(const struct kwd *d)
 		return e;
 	}
 	while ((de = readdir(dir)))
-		n += is_session_name(de->d_name);
+		n += kw_is_session_id(de->d_name);
 	closedir(dir);
 	return n;
 }
@@ -96,7 +86,7 @@ int kwd_spool_start(struct kwd *d, char *err, size_t errlen)
 		return 0;
 	n = spool_count(d);
 	if (n < 0) {
-		snprintf(err, errlen, "estate: cannot make the spool folder %s/" SPOOL ": %s",
+		snprintf(err, errlen, "estate: cannot make the spool folder %s/" KW_STATE_SPOOL ": %s",
 			 d->cfg.state_dir, strerror((int)-n));
 		return (int)n;
 	}
@@ -104,7 +94,7 @@ int kwd_spool_start(struct kwd *d, char *err, size_t errlen)
 	 * database client in this process); an operator whose config says
 	 * estate = URL learns here what ships them now. */
 	kwd_log(d, LOG_NOTICE,
-		"estate: records are spooled in %s/" SPOOL " (%lld waiting); kwitnessd does not "
+		"estate: records are spooled in %s/" KW_STATE_SPOOL " (%lld waiting); kwitnessd does not "
 		"ship them: run `kwitness estate push --follow --state %s` (it reads estate = URL "
 		"from %s; examples/systemd/kwitness-estate-push.service)",
 		d->cfg.state_dir, n, d->cfg.state_dir, d->cfg.config_path);

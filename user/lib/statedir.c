@@ -11,16 +11,25 @@
 #include "kwitness/record.h"
 #include "kwitness/statedir.h"
 
+static bool session_id_prefix(const char *s)
+{
+	for (size_t i = 0; i < KW_SESSION_ID_LEN; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+bool kw_is_session_id(const char *s)
+{
+	return strlen(s) == KW_SESSION_ID_LEN && session_id_prefix(s);
+}
+
 bool kw_is_record_name(const char *name)
 {
 	size_t n = strlen(name);
 
-	if (n != KW_SESSION_ID_LEN + 5 || strcmp(name + KW_SESSION_ID_LEN, ".json"))
-		return false;
-	for (size_t i = 0; i < KW_SESSION_ID_LEN; i++)
-		if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
-			return false;
-	return true;
+	return n == KW_SESSION_ID_LEN + 5 && !strcmp(name + KW_SESSION_ID_LEN, ".json") &&
+	       session_id_prefix(name);
 }
 
 void kw_state_dir_close(struct kw_state_dir *s)
