@@ -334,7 +334,14 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_OBJ)
 	$(if $(Q),@echo "  FUZZ    $@")
 	$(Q)$(CLANG) $(CSTD) $(WARN) $(INCLUDES) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) $(LIBS_CORE)
 
-.SECONDARY: $(FUZZ_LIB_OBJ)
+# The TPM appraisal target also needs user/tpm and tpm2-tss.
+FUZZ_TPM_OBJ := $(TPM_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
+$(BUILD)/fuzz/fuzz_tpm: tests/fuzz/fuzz_tpm.c $(FUZZ_LIB_OBJ) $(FUZZ_TPM_OBJ)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  FUZZ    $@")
+	$(Q)$(CLANG) $(CSTD) $(WARN) $(INCLUDES) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_TPM_OBJ) $(FUZZ_LIB_OBJ) $(LIBS_TPM) $(LIBS_CORE)
+
+.SECONDARY: $(FUZZ_LIB_OBJ) $(FUZZ_TPM_OBJ)
 fuzz: $(FUZZ_BIN)
 
 # Each target for FUZZ_SECONDS (30) from its committed seed corpus; a crash fails.

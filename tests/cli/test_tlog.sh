@@ -222,8 +222,8 @@ make_ca "$R/ca" "kwitness tlog test EK CA" && swtpm_make "$R/tpm" "$R/ca" && swt
 "$KW" key show --key "$R/signer.pem" --jwk >"$R/signer.jwk"
 "$KW" key show --key "$R/enroll.pem" --jwk >"$R/enroll.jwk"
 "$KW" tpm enroll --tpm "$TCTI" --tpm-ca "$R/ca/issuercert.pem" --enroll-key "$R/enroll.pem" \
-	--out "$R/enrollment.json" >/dev/null 2>&1
-"$KW" tpm quote --tpm "$TCTI" --key "$R/signer.pem" --enrollment "$R/enrollment.json" \
+	--key "$R/signer.jwk" --ak-out "$R/ak.json" --out "$R/enrollment.json" >/dev/null 2>&1
+"$KW" tpm quote --tpm "$TCTI" --ak "$R/ak.json" --key "$R/signer.pem" --enrollment "$R/enrollment.json" \
 	--out "$R/evidence.json" >/dev/null 2>&1
 tpm2_pcrread -T "$TCTI" sha256:0,1,2,3,4,5,6,7 -o "$R/pcrs.bin" >/dev/null
 M=sha256:$(openssl dgst -sha256 -r "$R/pcrs.bin" | cut -d' ' -f1)

@@ -71,6 +71,34 @@ static void test_known_answer(void **state)
 	kw_log_check_free(&c);
 }
 
+/* The open entry's machine id and the close entry's evidence digest are
+ * kept for TPM appraisal; an open entry's evidence is not the close's. */
+static void test_machine_id_and_close_evidence(void **state)
+{
+	static const char log[] =
+		"{\"evidence\":\"sha256:0a\",\"machine_id\":\"3d12\",\"session\":\"" SID
+		"\",\"tool\":\"kwitness.open\",\"ts\":1}\n"
+		"{\"complete\":true,\"decisions\":0,\"denials\":0,\"dropped\":0,\"evidence\":\"sha256:0b\","
+		"\"next_seq\":0,\"seq_gaps\":0,\"session\":\"" SID "\",\"tool\":\"kwitness.close\",\"ts\":2}\n";
+	static const char plain[] = OPEN CLOSE("true", 0, 0, 0, 0, 0);
+	struct kw_log_check c;
+	char out[64];
+
+	(void)state;
+	check(&c, log, 5);
+	kw_log_field_string(&c.machine_id, out, sizeof(out));
+	assert_string_equal(out, "3d12");
+	kw_log_field_string(&c.close_evidence, out, sizeof(out));
+	assert_string_equal(out, "sha256:0b");
+	kw_log_field_string(&c.close_evidence, out, 9); /* too small: none */
+	assert_string_equal(out, "");
+	kw_log_check_free(&c);
+	check(&c, plain, 0);
+	kw_log_field_string(&c.close_evidence, out, sizeof(out));
+	assert_string_equal(out, "");
+	kw_log_check_free(&c);
+}
+
 static void test_late_entry_fills_its_gap(void **state)
 {
 	struct kw_log_check c;
@@ -220,6 +248,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_known_answer),
+		cmocka_unit_test(test_machine_id_and_close_evidence),
 		cmocka_unit_test(test_late_entry_fills_its_gap),
 		cmocka_unit_test(test_duplicate_seq),
 		cmocka_unit_test(test_gap_counted_by_trailer),

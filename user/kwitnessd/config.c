@@ -213,9 +213,11 @@ int kwd_config_load(struct kwd_config *c, const char *path, bool must_exist, cha
 				e = set_string(&c->estate, val);
 			}
 		} else if (!strcmp(key, "tpm") || !strcmp(key, "tpm_pcrs") ||
-			   !strcmp(key, "tpm_enrollment")) {
-			char **slot = key[3] == '\0' ? &c->tpm : key[4] == 'p' ? &c->tpm_pcrs
-									 : &c->tpm_enrollment;
+			   !strcmp(key, "tpm_enrollment") || !strcmp(key, "tpm_ak")) {
+			char **slot = key[3] == '\0'  ? &c->tpm
+				      : key[4] == 'p' ? &c->tpm_pcrs
+				      : key[4] == 'a' ? &c->tpm_ak
+						      : &c->tpm_enrollment;
 
 			/* The command line wins over the file. */
 			if (!*slot)
@@ -261,9 +263,10 @@ void kwd_config_free(struct kwd_config *c)
 	free(c->tpm);
 	free(c->tpm_pcrs);
 	free(c->tpm_enrollment);
+	free(c->tpm_ak);
 	free(c->estate);
 	c->estate = NULL;
-	c->tpm = c->tpm_pcrs = c->tpm_enrollment = NULL;
+	c->tpm = c->tpm_pcrs = c->tpm_enrollment = c->tpm_ak = NULL;
 	for (unsigned i = 0; i < c->n_grants; i++)
 		free(c->grants[i].path);
 	c->n_grants = 0;

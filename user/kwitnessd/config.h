@@ -43,6 +43,7 @@ struct kwd_config {
 	char *tpm;            /* TCTI; NULL: records are software-only */
 	char *tpm_pcrs;       /* NULL: KW_TPM_DEFAULT_PCRS */
 	char *tpm_enrollment; /* enrollment record carried in the evidence */
+	char *tpm_ak;         /* the AK file (kwitness tpm enroll --ak-out), root-only */
 	/* Level 2 (transparency.c): the log every record goes to, its key, the
 	 * witnesses that cosign, the tlog-policy the checkpoint must meet. */
 	char *log_dir;
