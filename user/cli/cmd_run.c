@@ -28,6 +28,7 @@
 #include "kwitness/policy.h"
 #include "kwitness/record.h"
 #include "collector/transcript.h"
+#include "lib/text_safe.h"
 
 #define KW_LOG_MAX (1024u * 1024 * 1024)
 /* How long kwitness run waits for a kwitnessd that is down when CMD exits. */
@@ -525,7 +526,9 @@ out_close:
 
 		fprintf(stderr, "kwitness run: session %s closed\n", session);
 		kw_print_close_summary(stderr, reply);
-		fprintf(stderr, "record %s\n", how);
+		fputs("record ", stderr);
+		kw_text_fput(stderr, how); /* the verifier's message may quote the record */
+		fputc('\n', stderr);
 		if (o.json)
 			kw_print_json(reply);
 		if (v && rc == 0)

@@ -12,6 +12,7 @@
 #include "kwitness/client.h"
 #include "kwitness/buf.h"
 #include "kwitness/policy.h"
+#include "lib/text_safe.h"
 
 static void session_usage(FILE *f)
 {
@@ -63,7 +64,8 @@ static void status_usage(FILE *f)
 
 static void print_session_id(const json_t *reply)
 {
-	printf("%s\n", json_string_value(json_object_get(reply, KW_F_SESSION)));
+	kw_text_fput(stdout, json_string_value(json_object_get(reply, KW_F_SESSION)));
+	putchar('\n');
 }
 
 static int session_open(int argc, char **argv)
@@ -143,8 +145,11 @@ static int close_all(const char *sock, bool json, bool kill_left)
 
 		if (!id || strcmp(json_string_value(json_object_get(s, KW_F_STATE)) ?: "", "open"))
 			continue;
-		if (!json)
-			printf("session:   %s\n", id);
+		if (!json) {
+			fputs("session:   ", stdout);
+			kw_text_fput(stdout, id);
+			putchar('\n');
+		}
 		if (request("session close", sock, close_request(id, kill_left), json, print_close))
 			rc = 1;
 	}
@@ -195,19 +200,24 @@ static void print_sessions(const json_t *sessions)
 	json_array_foreach(sessions, i, s) {
 		long long used = json_integer_value(json_object_get(s, KW_F_RINGBUF_USED));
 		long long size = json_integer_value(json_object_get(s, KW_F_RINGBUF_SIZE));
-		char ring[24] = "-";
+		char ring[24] = "-", id[160], state[64];
 
 		/* how full the session's ring buffer is right now */
 		if (size > 0 && used >= 0)
 			snprintf(ring, sizeof(ring), "%lld%%", used * 100 / size);
-		printf("%-32s %-8s %10lld %8lld %8lld %5s  %s %s\n",
-		       json_string_value(json_object_get(s, KW_F_SESSION)),
-		       json_string_value(json_object_get(s, KW_F_STATE)),
+		/* a sandbox chose its id and its cgroup's name: escaped */
+		printf("%-32s %-8s %10lld %8lld %8lld %5s  ",
+		       kw_text_safe(json_string_value(json_object_get(s, KW_F_SESSION)), id,
+				    sizeof(id)),
+		       kw_text_safe(json_string_value(json_object_get(s, KW_F_STATE)), state,
+				    sizeof(state)),
 		       (long long)json_integer_value(json_object_get(s, KW_F_DECISIONS)),
 		       (long long)json_integer_value(json_object_get(s, KW_F_DENIALS)),
-		       (long long)json_integer_value(json_object_get(s, KW_F_DROPPED)), ring,
-		       json_string_value(json_object_get(s, KW_F_SANDBOX_ID)),
-		       json_string_value(json_object_get(s, KW_F_CGROUP)));
+		       (long long)json_integer_value(json_object_get(s, KW_F_DROPPED)), ring);
+		kw_text_fput(stdout, json_string_value(json_object_get(s, KW_F_SANDBOX_ID)));
+		putchar(' ');
+		kw_text_fput(stdout, json_string_value(json_object_get(s, KW_F_CGROUP)));
+		putchar('\n');
 	}
 }
 
