@@ -41,15 +41,16 @@ host_session() {
 		--model-provider anthropic --model-id claude-x >"$T/unsigned"
 	"$KW" sign --key "$T/host.pem" "$T/unsigned" >"$d/records/$SID.json"
 }
-HIDE='/"tool":"kwitness.close"/ { s/"complete":false/"complete":true/; s/"dropped":[0-9]*/"dropped":0/; s/"seq_gaps":[0-9]*/"seq_gaps":0/ }'
+HIDE='/"tool":"kwitness.close"/ { s/"complete":false/"complete":true/;
+	s/"dropped":[0-9]*/"dropped":0/; s/"seq_gaps":[0-9]*/"seq_gaps":0/ }'
 
 host_session honest 1 ''
 HSID=$SID
 host_session lies 2 "$HIDE"
 LSID=$SID
 trailer=$(grep '"tool":"kwitness.close"' "$T/lies/h/logs/$LSID.jsonl")
-expect_eq "the lying trailer claims complete, 0 dropped, 0 seq gaps" "1 1 1" \
-	"$(grep -c '"complete":true' <<<"$trailer") $(grep -c '"dropped":0,' <<<"$trailer") $(grep -c '"seq_gaps":0,' <<<"$trailer")"
+claims() { grep -o -e '"complete":true' -e '"dropped":0,' -e '"seq_gaps":0,' <<<"$trailer" | wc -l; }
+expect_eq "the lying trailer claims complete, 0 dropped, 0 seq gaps" 3 "$(claims)"
 expect_eq "... over a log that misses numbers (60 decisions, next_seq past 60)" 1 \
 	"$(sed -n 's/.*"next_seq":\([0-9]*\).*/\1/p' <<<"$trailer" | awk '{ print ($1 > 60) }')"
 
@@ -64,7 +65,9 @@ out=$(verify honest "$HSID")
 case $out in "0 warning: log_incomplete: "*) ok "honest trailer: --allow-incomplete verifies with a warning" ;;
 *) not_ok "honest trailer: --allow-incomplete verifies with a warning (got: $out)" ;; esac
 out=$(verify lies "$LSID")
-case $out in "1 invalid: log_inconsistent: "*"seq gaps"*) ok "lying trailer: --allow-incomplete refuses it, log_inconsistent" ;;
+case $out in
+"1 invalid: log_inconsistent: "*"seq gaps"*)
+	ok "lying trailer: --allow-incomplete refuses it, log_inconsistent" ;;
 *) not_ok "lying trailer: --allow-incomplete refuses it, log_inconsistent (got: $out)" ;; esac
 out=$("$KW" verify --key "$T/trust/host.jwk" --log "$T/lies/h/logs/$LSID.jsonl" --policy "$T/bundle" \
 	--allow-incomplete --json "$T/lies/h/records/$LSID.json")
