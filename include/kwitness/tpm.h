@@ -155,6 +155,11 @@ int kw_appraise(const json_t *evidence, const json_t *record, const struct kw_ap
 const char *kw_appraise_code(enum kw_appraise_step s);
 /* The step number (0..6) of a result. */
 int kw_appraise_step_number(enum kw_appraise_step s);
+/* The level an appraisal gives a record, read from kw_appraise's return ret
+ * and res: 1 (why ""), or 0 with why one sentence saying which step failed
+ * ("TPM appraisal failed at step N: code: message"), or that the appraisal
+ * could not be made (ret < 0). What the estate stores for a tpm2 record. */
+int kw_appraise_level(int ret, const struct kw_appraise_result *res, char *why, size_t whylen);
 
 /* Shared by enrollment and appraisal (ekcert.c): verifies the first DER
  * certificate against ca_file with the rest as intermediates. */

@@ -121,6 +121,28 @@ static void test_duplicate_seq(void **state)
 	assert_non_null(strstr(c.inconsistent_why, "seq 1 appears twice"));
 }
 
+/* A number seen before that lies below an open gap (0, 2, 0: seq 1 is still
+ * missing) is a duplicate, not a late entry filling the gap. */
+static void test_duplicate_below_open_gap(void **state)
+{
+	struct kw_log_check c;
+
+	(void)state;
+	/* The trailer claims complete, no gaps. */
+	check(&c, OPEN DEC(0, "permit") DEC(2, "permit") DEC(0, "permit") CLOSE("true", 3, 0, 0, 3, 0), 0);
+	assert_true(c.inconsistent);
+	assert_false(c.complete);
+	assert_non_null(strstr(c.inconsistent_why, "line 4: seq 0 appears twice"));
+	assert_int_equal(c.seq_late, 0);
+	assert_int_equal(c.seq_missing, 1);
+	kw_log_check_free(&c);
+	/* The same under an honest trailer (one gap, one drop): still a duplicate. */
+	check(&c, OPEN DEC(0, "permit") DEC(2, "permit") DEC(0, "permit") CLOSE("false", 3, 0, 1, 3, 1), 0);
+	assert_true(c.inconsistent);
+	assert_non_null(strstr(c.inconsistent_why, "line 4: seq 0 appears twice"));
+	kw_log_check_free(&c);
+}
+
 static void test_gap_counted_by_trailer(void **state)
 {
 	struct kw_log_check c;
@@ -251,6 +273,7 @@ int main(void)
 		cmocka_unit_test(test_machine_id_and_close_evidence),
 		cmocka_unit_test(test_late_entry_fills_its_gap),
 		cmocka_unit_test(test_duplicate_seq),
+		cmocka_unit_test(test_duplicate_below_open_gap),
 		cmocka_unit_test(test_gap_counted_by_trailer),
 		cmocka_unit_test(test_trailer_counts),
 		cmocka_unit_test(test_no_trailer_sealed_notes),

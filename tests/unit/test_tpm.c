@@ -367,6 +367,62 @@ static void test_enrolled_for_key(void **state)
 	}
 }
 
+/* What the estate stores for a tpm2 record (kw_appraise_level): the level
+ * and why, read from real appraisals of the vectors and from each outcome
+ * kw_appraise can give. */
+static void test_level_of_appraisal(void **state)
+{
+	struct kw_appraise_result res;
+	char why[512];
+	int ret;
+
+	(void)state;
+	memset(why, 'x', sizeof(why));
+	ret = kw_appraise(evidence, record,
+			  &(struct kw_appraise_opts){ .ca_file = ca_path, .enroll_key = enroll_key }, &res);
+	assert_int_equal(ret, 0);
+	assert_int_equal(kw_appraise_level(ret, &res, why, sizeof(why)), 1);
+	assert_string_equal(why, "");
+
+	/* The record's signer is not the enrollment key: step 2. */
+	ret = kw_appraise(evidence, record,
+			  &(struct kw_appraise_opts){ .ca_file = ca_path, .enroll_key = signer_key }, &res);
+	assert_int_equal(ret, 1);
+	assert_int_equal(kw_appraise_level(ret, &res, why, sizeof(why)), 0);
+	assert_memory_equal(why, "TPM appraisal failed at step 2: ak_not_enrolled: ", 49);
+	assert_non_null(strstr(why, res.message));
+
+	/* Each failing step by its number and code, the message bounded. */
+	static const struct {
+		enum kw_appraise_step step;
+		const char *want;
+	} steps[] = {
+		{ KW_APPRAISE_EVIDENCE_MALFORMED, "TPM appraisal failed at step 0: evidence_malformed: " },
+		{ KW_APPRAISE_EK_UNTRUSTED, "TPM appraisal failed at step 1: ek_untrusted: " },
+		{ KW_APPRAISE_QUOTE_INVALID, "TPM appraisal failed at step 3: quote_signature_invalid: " },
+		{ KW_APPRAISE_NONCE_MISMATCH, "TPM appraisal failed at step 4: quote_nonce_mismatch: " },
+		{ KW_APPRAISE_MEASUREMENT_MISMATCH,
+		  "TPM appraisal failed at step 5: quote_measurement_mismatch: " },
+		{ KW_APPRAISE_PCRS_MISMATCH, "TPM appraisal failed at step 6: pcr_values_mismatch: " },
+	};
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		res.step = steps[i].step;
+		memset(res.message, 'm', sizeof(res.message) - 1);
+		res.message[sizeof(res.message) - 1] = '\0';
+		assert_int_equal(kw_appraise_level(1, &res, why, sizeof(why)), 0);
+		assert_memory_equal(why, steps[i].want, strlen(steps[i].want));
+		assert_int_equal(strlen(why), strlen(steps[i].want) + 300);
+	}
+	/* No appraisal made: level 0, and why. */
+	res.step = KW_APPRAISE_OK;
+	assert_int_equal(kw_appraise_level(-ENOMEM, &res, why, sizeof(why)), 0);
+	assert_string_equal(why, "appraisal failed: Cannot allocate memory");
+	/* A short buffer still gets a terminated sentence. */
+	res.step = KW_APPRAISE_EK_UNTRUSTED;
+	assert_int_equal(kw_appraise_level(1, &res, why, 10), 0);
+	assert_string_equal(why, "TPM appra");
+}
+
 int main(void)
 {
 	const char *root = getenv("KW_ROOT");
@@ -377,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_truncations_and_flips),
 		cmocka_unit_test(test_logged_evidence_and_host),
 		cmocka_unit_test(test_enrolled_for_key),
+		cmocka_unit_test(test_level_of_appraisal),
 	};
 
 	snprintf(dir, sizeof(dir), "%s/tests/vectors/tpm", root ? root : ".");

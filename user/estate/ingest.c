@@ -198,13 +198,7 @@ static int appraise(struct estate_ingest *ing, const struct item *it, const json
 		ao.logged_machine_id = it->machine_id;
 		e = verify_appraise(ev, text, strlen(text), &ao, &ar);
 	}
-	if (e < 0)
-		snprintf(why, whylen, "appraisal failed: %s", strerror(-e));
-	else if (e == 0)
-		level = 1;
-	else
-		snprintf(why, whylen, "TPM appraisal failed at step %d: %s: %.300s",
-			 kw_appraise_step_number(ar.step), kw_appraise_code(ar.step), ar.message);
+	level = kw_appraise_level(e, &ar, why, whylen);
 out:
 	json_decref(ev);
 	kw_buf_free(&ev_text);

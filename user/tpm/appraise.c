@@ -39,6 +39,20 @@ int kw_appraise_step_number(enum kw_appraise_step s)
 	return (unsigned)s < sizeof(steps) / sizeof(steps[0]) ? steps[s].number : -1;
 }
 
+int kw_appraise_level(int ret, const struct kw_appraise_result *res, char *why, size_t whylen)
+{
+	why[0] = '\0';
+	if (ret < 0) {
+		snprintf(why, whylen, "appraisal failed: %s", strerror(-ret));
+		return 0;
+	}
+	if (ret == 0 && res->step == KW_APPRAISE_OK)
+		return 1;
+	snprintf(why, whylen, "TPM appraisal failed at step %d: %s: %.300s",
+		 kw_appraise_step_number(res->step), kw_appraise_code(res->step), res->message);
+	return 0;
+}
+
 static int verdict(struct kw_appraise_result *res, enum kw_appraise_step s, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static int verdict(struct kw_appraise_result *res, enum kw_appraise_step s, const char *fmt, ...)
