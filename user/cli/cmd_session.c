@@ -260,6 +260,19 @@ static void print_status(const json_t *reply)
 		       (long long)json_integer_value(json_object_get(v, KW_F_ESTATE_BACKLOG)),
 		       e && *e ? "; spool error: " : "", e && *e ? e : "");
 	}
+	v = json_object_get(reply, KW_F_TRANSPARENCY);
+	if (v)
+		printf("tlog:      %lld logged, %lld without Level 2 (%lld waiting for a retry), "
+		       "%lld queued\n",
+		       (long long)json_integer_value(json_object_get(v, "logged")),
+		       (long long)json_integer_value(json_object_get(v, "unlogged")),
+		       (long long)json_integer_value(json_object_get(v, "retry_waiting")),
+		       (long long)json_integer_value(json_object_get(v, "queued")));
+	v = json_object_get(reply, KW_F_QUOTA);
+	if (v)
+		printf("quota:     %lld sessions per non-root user, %lld slots kept for root\n",
+		       (long long)json_integer_value(json_object_get(v, "max_sessions_per_user")),
+		       (long long)json_integer_value(json_object_get(v, "root_reserved_sessions")));
 	printf("hooks:    ");
 	json_array_foreach(json_object_get(reply, KW_F_HOOKS_AVAILABLE), i, v)
 		printf(" %s", json_string_value(v));
