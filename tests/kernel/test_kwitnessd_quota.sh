@@ -6,7 +6,8 @@
 # (default 16); refused opens leave no descriptor behind; root still opens.
 # With root_reserved_sessions set so that non-root users together may hold
 # only a few slots, the user is refused at that bound, naming it, and root
-# still opens.
+# still opens. A user's control connections are capped too (32), root's
+# are not.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/kwd_lib.sh"
 
@@ -84,6 +85,24 @@ rsid=$(session_open "$rcg" "$POL")
 check "root still opens a session" test -n "$rsid"
 expect_eq "status shows the quota" "16 64" \
 	"$("$KW" status --socket "$KT_SOCK" --json | jq -r '"\(.quota.max_sessions_per_user) \(.quota.root_reserved_sessions)"')"
+
+# Connections: 32 held by the user (KWD_CLIENTS_PER_USER); its next one is
+# refused as busy, root's is served.
+mkfifo "$KT_TMP/holdfifo"
+for i in $(seq 32); do
+	"$SETPRIV" --reuid="$U" --regid="$G" --init-groups "$NP" hold "$KT_SOCK" '{' \
+		<"$KT_TMP/holdfifo" >>"$KT_TMP/held" 2>&1 &
+done
+exec 9>"$KT_TMP/holdfifo"
+for _ in $(seq 100); do [ "$(grep -c connected "$KT_TMP/held")" -ge 32 ] && break; sleep 0.1; done
+expect_eq "the user holds 32 control connections" 32 "$(grep -c connected "$KT_TMP/held")"
+out=$("$SETPRIV" --reuid="$U" --regid="$G" --init-groups "$KW" session list --socket "$KT_SOCK" 2>&1)
+check "its 33rd is refused: busy, too many connections from this user" \
+	grep -q 'busy: too many control connections from this user' <<<"$out"
+root_list() { "$KW" session list --socket "$KT_SOCK" >/dev/null; }
+check "root's connection is served meanwhile" root_list
+exec 9>&-
+for _ in $(seq 50); do pgrep -f "kw-netprobe hold $KT_SOCK" >/dev/null || break; sleep 0.1; done
 kwd_stop
 rm -f "$KT_SOCK"
 for d in "$KT_CG"/granted/g*; do rmdir "$d"; done
