@@ -79,6 +79,7 @@ struct kw_log_check {
 	uint64_t decisions, denials, resumes;
 	/* The trailer's counts; -1 when it has no such member. */
 	int64_t t_decisions, t_denials, t_dropped, t_next_seq, t_seq_gaps;
+	int64_t t_kill_failed; /* processes a close with kill did not end; -1: absent */
 
 	/* Sequence numbers: next expected, highest seen + 1, missing so far. */
 	uint64_t seq_next, seq_missing, seq_late;

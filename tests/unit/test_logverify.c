@@ -181,6 +181,36 @@ static void test_trailer_counts(void **state)
 	assert_non_null(strstr(c.inconsistent_why, "after the trailer"));
 }
 
+/* A trailer of a close with kill, JCS order (kill_failed before killed). */
+#define KCLOSE(complete, failed)                                                                   \
+	"{\"complete\":" complete ",\"decisions\":1,\"denials\":0,\"dropped\":0,\"kill_failed\":" \
+	#failed ",\"killed\":0,\"next_seq\":1,\"seq_gaps\":0,\"session\":\"" SID                \
+	"\",\"still_running\":" #failed ",\"tool\":\"kwitness.close\",\"ts\":2,\"unrecorded\":0}\n"
+
+/* A kill at close that did not end every process: the trailer that admits
+ * it is incomplete; one that claims complete all the same is inconsistent;
+ * a trailer from before kill_failed (none) still verifies complete. */
+static void test_kill_failed(void **state)
+{
+	struct kw_log_check c;
+
+	(void)state;
+	check(&c, OPEN DEC(0, "permit") KCLOSE("false", 1), 0);
+	assert_false(c.inconsistent);
+	assert_false(c.complete);
+	assert_non_null(strstr(c.incomplete_why, "1 process(es) a kill at close did not end"));
+	check(&c, OPEN DEC(0, "permit") KCLOSE("true", 2), 0);
+	assert_true(c.inconsistent);
+	assert_false(c.complete);
+	assert_non_null(strstr(c.inconsistent_why, "counts 2 processes a kill did not end"));
+	check(&c, OPEN DEC(0, "permit") KCLOSE("true", 0), 0);
+	assert_false(c.inconsistent);
+	assert_true(c.complete);
+	check(&c, OPEN DEC(0, "permit") CLOSE("true", 1, 0, 0, 1, 0), 0);
+	assert_false(c.inconsistent);
+	assert_true(c.complete);
+}
+
 static void test_no_trailer_sealed_notes(void **state)
 {
 	struct kw_log_check c;
@@ -276,6 +306,7 @@ int main(void)
 		cmocka_unit_test(test_duplicate_below_open_gap),
 		cmocka_unit_test(test_gap_counted_by_trailer),
 		cmocka_unit_test(test_trailer_counts),
+		cmocka_unit_test(test_kill_failed),
 		cmocka_unit_test(test_no_trailer_sealed_notes),
 		cmocka_unit_test(test_syntax),
 		cmocka_unit_test(test_long_line),

@@ -132,6 +132,7 @@ void kw_print_close_summary(FILE *f, const json_t *reply)
 	json_int_t untracked = json_integer_value(json_object_get(reply, KW_F_UNTRACKED_CGROUPS));
 	json_int_t killed = json_integer_value(json_object_get(reply, KW_F_KILLED));
 	json_int_t running = json_integer_value(json_object_get(reply, KW_F_STILL_RUNNING));
+	json_int_t kill_failed = json_integer_value(json_object_get(reply, KW_F_KILL_FAILED));
 
 	print_line(f, "record:    ", json_string_value(json_object_get(reply, KW_F_RECORD_PATH)));
 	print_line(f, "log:       ", json_string_value(json_object_get(reply, KW_F_LOG_PATH)));
@@ -144,14 +145,18 @@ void kw_print_close_summary(FILE *f, const json_t *reply)
 		fprintf(f, "complete:  yes (every decision is in the log)\n");
 	else
 		fprintf(f, "complete:  NO (INCOMPLETE: %lld decision(s) dropped, %lld cgroup(s) "
-			"untracked: see the log's kwitness.close entry)\n",
-			(long long)dropped, (long long)untracked);
+			"untracked, %lld process(es) not killed: see the log's kwitness.close "
+			"entry)\n",
+			(long long)dropped, (long long)untracked, (long long)kill_failed);
 	if (untracked)
 		fprintf(f, "untracked: %lld cgroup(s) made in the session could not be tracked\n",
 			(long long)untracked);
 	if (killed)
 		fprintf(f, "killed:    %lld process(es) still in the cgroup at close\n",
 			(long long)killed);
+	if (kill_failed)
+		fprintf(f, "kill_failed: %lld process(es) the kill did not end (kwitnessd's log says "
+			"why)\n", (long long)kill_failed);
 	if (running)
 		fprintf(f, "WARNING:   %lld process(es) still run in the cgroup, no longer watched\n",
 			(long long)running);

@@ -125,6 +125,32 @@ static json_t *close_request(const char *id, bool kill_left)
 	return req;
 }
 
+/* A close with --kill that left processes running failed (exit 1), though
+ * the record was written. */
+static int close_one(const char *sock, const char *id, bool json, bool kill_left)
+{
+	json_t *reply;
+	int rc;
+
+	if (kw_client_request("session close", sock, close_request(id, kill_left), &reply))
+		return 1;
+	rc = kw_client_reply_ok("session close", reply) ? 0 : 1;
+	if (!rc) {
+		if (json)
+			kw_print_json(reply);
+		else
+			print_close(reply);
+		if (kill_left && json_integer_value(json_object_get(reply, KW_F_KILL_FAILED))) {
+			fprintf(stderr, "kwitness session close: session %s: the kill did not end "
+					"%lld process(es); they run on, ungoverned\n", id,
+				(long long)json_integer_value(json_object_get(reply, KW_F_KILL_FAILED)));
+			rc = 1;
+		}
+	}
+	json_decref(reply);
+	return rc;
+}
+
 /* --all: every session the list names, one close each; the exit status is 1
  * when any failed. */
 static int close_all(const char *sock, bool json, bool kill_left)
@@ -150,7 +176,7 @@ static int close_all(const char *sock, bool json, bool kill_left)
 			kw_text_fput(stdout, id);
 			putchar('\n');
 		}
-		if (request("session close", sock, close_request(id, kill_left), json, print_close))
+		if (close_one(sock, id, json, kill_left))
 			rc = 1;
 	}
 	if (!json && !json_array_size(sessions))
@@ -182,8 +208,7 @@ static int session_close(int argc, char **argv)
 	}
 	if (all)
 		return close_all(sock, json, kill_left);
-	return request("session close", sock, close_request(argv[optind], kill_left), json,
-		       print_close);
+	return close_one(sock, argv[optind], json, kill_left);
 }
 
 static void print_sessions(const json_t *sessions)
@@ -245,6 +270,19 @@ static void print_status(const json_t *reply)
 		       (long long)json_integer_value(json_object_get(v, KW_F_ESTATE_BACKLOG)),
 		       e && *e ? "; spool error: " : "", e && *e ? e : "");
 	}
+	v = json_object_get(reply, KW_F_TRANSPARENCY);
+	if (v)
+		printf("tlog:      %lld logged, %lld without Level 2 (%lld waiting for a retry), "
+		       "%lld queued\n",
+		       (long long)json_integer_value(json_object_get(v, "logged")),
+		       (long long)json_integer_value(json_object_get(v, "unlogged")),
+		       (long long)json_integer_value(json_object_get(v, "retry_waiting")),
+		       (long long)json_integer_value(json_object_get(v, "queued")));
+	v = json_object_get(reply, KW_F_QUOTA);
+	if (v)
+		printf("quota:     %lld sessions per non-root user, %lld slots kept for root\n",
+		       (long long)json_integer_value(json_object_get(v, "max_sessions_per_user")),
+		       (long long)json_integer_value(json_object_get(v, "root_reserved_sessions")));
 	printf("hooks:    ");
 	json_array_foreach(json_object_get(reply, KW_F_HOOKS_AVAILABLE), i, v)
 		printf(" %s", json_string_value(v));

@@ -37,6 +37,7 @@
 #include "recover.h"
 #include "resume.h"
 #include "session.h"
+#include "publisher.h"
 #include "spool.h"
 #include "transparency.h"
 #include "util.h"
@@ -525,7 +526,7 @@ static int start(struct kwd *d)
 			return 1;
 		}
 	}
-	if (kwd_worker_start(d, err, sizeof(err))) {
+	if (kwd_worker_start(d, err, sizeof(err)) || kwd_publisher_start(d, err, sizeof(err))) {
 		kwd_log(d, LOG_ERR, "%s", err);
 		kwd_control_shutdown(d);
 		kw_hooks_close(d->hooks);
@@ -547,6 +548,8 @@ int main(int argc, char **argv)
 	d->cfg.config_path = KWD_DEFAULT_CONFIG;
 	d->cfg.pin_dir = KWD_DEFAULT_PIN_DIR;
 	d->cfg.ringbuf_size = KWD_DEFAULT_RINGBUF;
+	d->cfg.user_sessions_max = KWD_DEFAULT_USER_SESSIONS;
+	d->cfg.root_reserved_sessions = KWD_DEFAULT_ROOT_RESERVED;
 	d->listen_fd = d->signal_fd = d->timer_fd = d->epfd = -1;
 
 	e = parse_args(d, argc, argv, &config_given, &key_given);
@@ -583,7 +586,8 @@ int main(int argc, char **argv)
 		kwd_sessions_close_all(d, true);
 		kwd_sessions_flush_all(d);
 	}
-	kwd_worker_stop(d); /* every record written */
+	kwd_worker_stop(d); /* every log written */
+	kwd_publisher_stop(d); /* every record sealed */
 	reply_sealed(d);
 	kwd_worker_free(d);
 	kwd_sessions_release(d);

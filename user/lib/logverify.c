@@ -31,7 +31,8 @@ struct span {
 /* What one entry says, as canonical JSON value texts. */
 struct entry {
 	struct span tool, seq, decision, session, complete, decisions, denials, dropped, next_seq,
-		seq_gaps, sealed, sandbox_id, bundle_hash, image_digest, mode, evidence, machine_id;
+		seq_gaps, sealed, sandbox_id, bundle_hash, image_digest, mode, evidence, machine_id,
+		kill_failed;
 };
 
 static void set_problem(struct kw_log_check *c, enum kw_verify_reason r, const char *fmt, ...)
@@ -78,6 +79,7 @@ int kw_log_check_init(struct kw_log_check *c)
 	c->on_entry = on_entry;
 	c->entry_ctx = entry_ctx;
 	c->t_decisions = c->t_denials = c->t_dropped = c->t_next_seq = c->t_seq_gaps = -1;
+	c->t_kill_failed = -1; /* absent in trailers before kill_failed */
 	c->buf = malloc(BUF_CAP + 1);
 	if (!c->buf)
 		return -ENOMEM;
@@ -166,7 +168,8 @@ static struct span *wanted(struct entry *e, const char *k, size_t n)
 			: IS("evidence") ? &e->evidence : NULL;
 	case 9: return IS("decisions") ? &e->decisions : NULL;
 	case 10: return IS("sandbox_id") ? &e->sandbox_id : IS("machine_id") ? &e->machine_id : NULL;
-	case 11: return IS("bundle_hash") ? &e->bundle_hash : NULL;
+	case 11: return IS("bundle_hash") ? &e->bundle_hash
+			: IS("kill_failed") ? &e->kill_failed : NULL;
 	case 12: return IS("image_digest") ? &e->image_digest : NULL;
 	default: return NULL;
 	}
@@ -383,6 +386,7 @@ static void follow_entry(struct kw_log_check *c, const char *p, size_t n)
 		trailer_int(e.dropped, &c->t_dropped);
 		trailer_int(e.next_seq, &c->t_next_seq);
 		trailer_int(e.seq_gaps, &c->t_seq_gaps);
+		trailer_int(e.kill_failed, &c->t_kill_failed);
 		if (c->has_open && (!e.session.p || e.session.n != c->session.len ||
 				    memcmp(e.session.p, c->session.text, c->session.len)))
 			set_inconsistent(c, "the trailer names another session than the open entry");
@@ -577,6 +581,9 @@ static void judge(struct kw_log_check *c)
 			else if (c->complete_claimed && c->t_dropped != 0)
 				set_inconsistent(c, "the trailer says complete but counts %" PRId64 " dropped",
 						 c->t_dropped);
+			else if (c->complete_claimed && c->t_kill_failed > 0)
+				set_inconsistent(c, "the trailer says complete but counts %" PRId64
+						 " processes a kill did not end", c->t_kill_failed);
 		}
 	}
 
@@ -595,10 +602,15 @@ static void judge(struct kw_log_check *c)
 		snprintf(c->incomplete_why, sizeof(c->incomplete_why),
 			 "the trailer says complete:false: the session was sealed by a later collector, "
 			 "its last decisions and the kernel's counters are unknown");
-	} else if (!c->complete_claimed || c->t_dropped != 0 || missing) {
+	} else if (!c->complete_claimed || c->t_dropped != 0 || missing || c->t_kill_failed > 0) {
 		snprintf(c->incomplete_why, sizeof(c->incomplete_why),
 			 "the trailer says complete:%s, %" PRId64 " dropped, %" PRIu64 " seq gaps",
 			 c->complete_claimed ? "true" : "false", c->t_dropped, missing);
+		if (c->t_kill_failed > 0)
+			snprintf(c->incomplete_why + strlen(c->incomplete_why),
+				 sizeof(c->incomplete_why) - strlen(c->incomplete_why),
+				 ", %" PRId64 " process(es) a kill at close did not end",
+				 c->t_kill_failed);
 	} else if (!c->inconsistent) {
 		c->complete = true;
 	} else {
