@@ -12,11 +12,11 @@
 #include <bpf/libbpf.h>
 
 #include "kwitness/abi/lsm_map.h"
-#include "kwitness/hooks.h"
 #include "kwitness/policy.h"
 #include "kwitness/probe.h"
 #include "kwitness.skel.h"
 #include "lsm.h"
+#include "pin.h"
 
 struct kw_lsm_prog {
 	uint32_t class_bit;
