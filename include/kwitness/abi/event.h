@@ -11,6 +11,7 @@
 #endif
 
 #include "kwitness/abi/classes.h"
+#include "kwitness/abi/events.h"
 
 /* Session slots: index into kw_sessions and kw_ringbufs. */
 #define KW_MAX_SESSIONS 1024
@@ -145,25 +146,7 @@ struct kw_dev_rule {
 };
 
 /* ---- Decision events (ring buffer records) ---- */
-enum kw_event_kind {
-	KW_EV_NET_CONNECT = 1,
-	KW_EV_NET_SEND = 2,
-	KW_EV_NET_BIND = 3,
-	KW_EV_NET_SOCKET = 4,
-	KW_EV_DEV = 5,
-	KW_EV_SYSCTL = 6,
-	KW_EV_CGROUP_UNTRACKED = 7, /* not a decision: a descendant left untagged */
-	KW_EV_CGROUP_MOVE = 8,  /* a session task left its session's cgroups (followed) */
-	/* BPF-LSM */
-	KW_EV_FS_OPEN = 16,
-	KW_EV_FS_EXEC = 17,
-	KW_EV_FS_PATHOP = 18,
-	KW_EV_MOUNT = 19,
-	KW_EV_PROC_KILL = 20,
-	KW_EV_PROC_PTRACE = 21,
-	KW_EV_NET_UNIX = 22,
-	KW_EV_PROC_SIGIO = 23,
-};
+/* enum kw_event_kind: kwitness/abi/events.h */
 
 enum kw_decision { KW_DENY = 0, KW_PERMIT = 1 };
 
