@@ -110,6 +110,11 @@ static const char *const known[KW_EV_LIMIT] = {
 		",\"enforced\":true,\"pid\":42,\"rule\":\"proc.signal_outside\""
 		",\"seq\":5,\"signal\":9,\"target_cgroup\":\"99\",\"target_pid\":43"
 		",\"tool\":\"proc.sigio\",\"ts\":1700000002000000,\"uid\":1000}",
+	/* added with the kind (no earlier code): written out by hand */
+	[KW_EV_BPF] =
+		"{\"cgroup\":\"1234\",\"cmd\":5,\"comm\":\"curl\",\"decision\":\"deny\",\"enforced\":true,"
+		"\"pid\":42,\"rule\":\"bpf:default\",\"seq\":5,\"tool\":\"bpf\",\"ts\":1700000002000000,"
+		"\"uid\":1000}",
 };
 
 /* The kind's record with fixed values; its size, or 0 for a kind this test
@@ -169,6 +174,10 @@ static size_t every_kind_record(uint16_t kind, unsigned char *rec, size_t cap, u
 		r->target_cgroup = 99;
 		r->sig_or_mode = kind == KW_EV_CGROUP_MOVE ? KW_MOVE_CLONE_INTO : 9;
 		return sizeof(*r);
+	case KW_EV_BPF:
+		((struct kw_ev_bpf *)rec)->cmd = BPF_PROG_LOAD;
+		*rule = KW_RULE_DEFAULT;
+		return sizeof(struct kw_ev_bpf);
 	case KW_EV_FS_OPEN:
 	case KW_EV_FS_EXEC:
 	case KW_EV_FS_PATHOP:

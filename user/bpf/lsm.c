@@ -232,6 +232,7 @@ int kw_lsm_session_add(struct kwitness_bpf *skel, uint32_t slot, const struct kw
 	if (rules_fd < 0 || slots_fd < 0)
 		return -EBADF;
 	cfg.mount_allow = pol->mount_allow;
+	cfg.bpf_allow = pol->bpf_allow;
 	cfg.signal_outside = pol->signal_outside;
 	cfg.exec_digests = (pol->classes & KW_CLASS_EXEC_DIGEST) != 0;
 	if (bpf_map_update_elem(slots_fd, &slot, &cfg, BPF_ANY))

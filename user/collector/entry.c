@@ -17,6 +17,7 @@ static const struct member_key member_key[M_COUNT] = {
 	KEY(M_ACCESS, "access"),
 	KEY(M_CGROUP, "cgroup"),
 	KEY(M_CHILD_CGROUP, "child_cgroup"),
+	KEY(M_CMD, "cmd"),
 	KEY(M_COMM, "comm"),
 	KEY(M_DECISION, "decision"),
 	KEY(M_DEV, "dev"),

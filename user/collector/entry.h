@@ -35,6 +35,7 @@ enum member {
 	M_ACCESS,
 	M_CGROUP,
 	M_CHILD_CGROUP,
+	M_CMD,
 	M_COMM,
 	M_DECISION,
 	M_DEV,

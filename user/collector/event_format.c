@@ -408,6 +408,18 @@ static int kw_fmt_cgroup_move(struct entry *e, const struct kw_event_hdr *h, con
 	return 0;
 }
 
+/* bpf(2): its command, a number (enum bpf_cmd of the uapi) */
+static int kw_fmt_bpf(struct entry *e, const struct kw_event_hdr *h, const void *rec,
+		      const struct kw_event_format *k, const char *via)
+{
+	const struct kw_ev_bpf *ev = rec;
+
+	(void)h, (void)via;
+	add_int(e, M_CMD, ev->cmd);
+	add_plainn(e, M_TOOL, k->tool, k->tool_len);
+	return 0;
+}
+
 #define KW_FORMAT_(id, value, record, format, tool, rules, section, single) \
 	[value] = { kw_fmt_##format, sizeof(struct record), tool, sizeof(tool) - 1 },
 const struct kw_event_format kw_event_formats[KW_EV_LIMIT] = { KW_EVENT_TABLE(KW_FORMAT_) };

@@ -916,6 +916,8 @@ static int parse_lsm_sections(struct pctx *c, json_t *root)
 		ret = get_switch_section(c, root, "mount", "allow", KW_CLASS_MOUNT,
 					 &c->p->mount_allow);
 	if (!ret)
+		ret = get_switch_section(c, root, "bpf", "allow", KW_CLASS_BPF, &c->p->bpf_allow);
+	if (!ret)
 		ret = get_switch_section(c, root, "proc", "signal_outside", KW_CLASS_PROC,
 					 &c->p->signal_outside);
 	net = json_object_get(root, "net");
@@ -957,7 +959,7 @@ static int parse_root(struct pctx *c, json_t *root)
 {
 	static const char *const keys[] = { "kwitness_policy", "mode", "record",
 					    "on_record_failure", "net", "dev", "sysctl", "fs",
-					    "exec", "mount", "proc", NULL };
+					    "exec", "mount", "proc", "bpf", NULL };
 	/* indices are the enum values */
 	static const char *const modes[] = { "enforce", "advisory", "silent", NULL };
 	static const char *const records[] = { "all", "deny", NULL };

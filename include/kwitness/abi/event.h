@@ -284,6 +284,13 @@ struct kw_ev_exec {
 	__u8 verity[KW_VERITY_MAX];
 };
 
+/* bpf(2) (lsm/bpf): the command (BPF_MAP_CREATE, BPF_PROG_LOAD, ...) */
+struct kw_ev_bpf {
+	struct kw_event_hdr h;
+	__u32 cmd;
+	__u32 pad;
+};
+
 /* kw_ev_proc.sig_or_mode for KW_EV_CGROUP_MOVE: how the task left */
 enum kw_move_how { KW_MOVE_PROCS = 1, KW_MOVE_CLONE_INTO = 2 };
 

@@ -50,7 +50,8 @@
 	  "proc.signal_outside")                                                                \
 	X(NET_UNIX, 22, kw_ev_path, net_unix, "net.unix", PATH, "net.unix", "")                 \
 	X(PROC_SIGIO, 23, kw_ev_proc, proc_signal, "proc.sigio", PATH, "proc",                  \
-	  "proc.signal_outside")
+	  "proc.signal_outside")                                                                \
+	X(BPF, 24, kw_ev_bpf, bpf, "bpf", PATH, "bpf", "bpf.allow")
 
 /* How kw_rule_name names a kind's rules (the rules column). */
 enum kw_event_rules {
@@ -68,6 +69,6 @@ enum kw_event_kind { KW_EVENT_TABLE(KW_EVENT_ENUM_) };
 
 /* One above the largest kind: the size of arrays indexed by kind (a row
  * beyond it fails to compile where such an array is initialised). */
-#define KW_EV_LIMIT 24
+#define KW_EV_LIMIT 25
 
 #endif
