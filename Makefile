@@ -219,7 +219,7 @@ $(NOKF_SKEL): $(NOKF_OBJ)
 	$(if $(Q),@echo "  SKEL    $@")
 	$(Q)$(BPFTOOL) gen skeleton $< name kwitness_nokfunc_bpf > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/user/bpf/hooks.o: $(NOKF_SKEL)
+$(BUILD)/user/bpf/load.o: $(NOKF_SKEL)
 
 # `kwitness probe`: one tiny program per hook class, in an object of its own.
 PROBE_OBJ  := $(BUILD)/probe.bpf.o

@@ -22,3 +22,4 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "lsm_unix.bpf.h"
 #include "lsm_proc.bpf.h"
 #include "lsm_mount.bpf.h"
+#include "lsm_bpf.bpf.h"

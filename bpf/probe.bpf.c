@@ -9,7 +9,7 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Index into hits[]; the same order as enum kw_probe_class (probe.h). */
-enum { P_NET, P_DEV, P_SYSCTL, P_FILE, P_EXEC, P_PROC, P_MOUNT, P_UNIX, P_EXEC_DIGEST, P_N };
+enum { P_NET, P_DEV, P_SYSCTL, P_FILE, P_EXEC, P_PROC, P_MOUNT, P_UNIX, P_EXEC_DIGEST, P_BPF, P_N };
 
 __u32 target_tgid = 0;
 __u64 hits[P_N] = {};
@@ -72,6 +72,16 @@ int BPF_PROG(probe_sb_mount, const char *dev_name, const struct path *path, cons
 {
 	count(P_MOUNT);
 	return ret;
+}
+
+SEC("lsm/bpf")
+/* The hook's arguments changed (6.16 added "kernel"), so its return value
+ * has no fixed place: 0 lets the call through (a program runs only while no
+ * earlier one refused). */
+int BPF_PROG(probe_bpf, int cmd)
+{
+	count(P_BPF);
+	return 0;
 }
 
 SEC("lsm/unix_stream_connect")

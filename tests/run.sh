@@ -28,7 +28,7 @@ suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(unit cli fuzz kernel relo vm vm-kernels)
 # the kernel matrix (scripts/vmtest.sh, KW_VM_KERNEL)
 VM_KERNELS_OTHER=(6.12 newest)
-VM_MATRIX_TESTS="tests/vm/test_load.sh tests/vm/test_lsm.sh tests/vm/test_lsm_escape.sh tests/vm/test_exec_digest.sh"
+VM_MATRIX_TESTS="tests/vm/test_load.sh tests/vm/test_lsm.sh tests/vm/test_lsm_escape.sh tests/vm/test_exec_digest.sh tests/vm/test_lsm_bpf.sh"
 CI=${CI:-false}
 
 # Kernel features `kwitness probe` finds absent here: its classes that are not

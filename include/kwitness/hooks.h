@@ -15,8 +15,6 @@
 #include <stdbool.h>
 
 struct kw_hooks; /* opaque: skeleton, links, per-slot ring buffers */
-struct bpf_program;
-struct bpf_link;
 
 struct kw_hooks_opts {
 	size_t ringbuf_size;   /* bytes per session ring buffer, power of two >= 4096 */
@@ -121,11 +119,5 @@ int kw_hooks_quiesce(struct kw_hooks *h);
 /* With no session pinned any more, unpins the global links too (they are
  * detached when the collector exits). 1 when it did. */
 int kw_hooks_unpin_idle(struct kw_hooks *h);
-/* Attaches a global program, pinned under <pin_dir>/links/ when pin_dir is
- * set; with reuse, an existing pin is kept instead (sessions still use it). */
-struct bpf_link *kw_hooks_global_link(struct bpf_program *prog, const char *pin_dir, bool reuse);
-/* Removes the pinned global link of program name, if any (its program then
- * detaches): one this collector does not run, left by an earlier one. */
-void kw_hooks_global_unpin(const char *pin_dir, const char *name);
 
 #endif

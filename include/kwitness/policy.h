@@ -83,6 +83,7 @@ struct kw_policy {
 	struct kw_exec_digest *exec_digests;             /* exec.allow digests, KW_POLICY_MAX_PATH_RULES */
 	size_t n_exec_digests;
 	bool mount_allow;                                /* mount: {"allow": true} */
+	bool bpf_allow;                                  /* bpf: {"allow": true} */
 	bool signal_outside;                             /* proc: {"signal_outside": true} */
 };
 

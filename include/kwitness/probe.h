@@ -21,6 +21,7 @@ enum kw_probe_class {
 	KW_PROBE_LSM_MOUNT,    /* lsm/sb_mount */
 	KW_PROBE_LSM_UNIX,     /* lsm/unix_stream_connect */
 	KW_PROBE_LSM_EXEC_DIGEST, /* lsm.s/bprm_check_security hashing the file (bpf_ima_file_hash) */
+	KW_PROBE_LSM_BPF,      /* lsm/bpf */
 	KW_PROBE_NCLASSES
 };
 
@@ -32,7 +33,7 @@ struct kw_probe_result {
 };
 
 /* "cgroup.net", "cgroup.dev", "sysctl", "lsm.file", "lsm.exec", "lsm.proc",
- * "lsm.mount", "lsm.unix", "lsm.exec_digest"; NULL out of range. */
+ * "lsm.mount", "lsm.unix", "lsm.exec_digest", "lsm.bpf"; NULL out of range. */
 const char *kw_probe_class_name(int cls);
 
 /* What the hook classes leave out of reach, whatever the kernel: operations

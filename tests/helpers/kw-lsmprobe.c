@@ -42,6 +42,7 @@
  *   verity-enable PATH      turn fs-verity on for PATH (SHA-256, 4096-byte blocks)
  *   verity-measure PATH     print PATH's fs-verity digest ("sha256:<hex>"), as the
  *                           kernel's FS_IOC_MEASURE_VERITY gives it
+ *   bpf-map                 bpf(BPF_MAP_CREATE) of a 1-entry array (lsm/bpf)
  *   nop                     prints "ok"
  *
  * -u before OP: first become uid/gid 65534, then unshare(CLONE_NEWUSER |
@@ -57,6 +58,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/bpf.h>
 #include <linux/fs.h>
 #include <linux/fsverity.h>
 #include <sys/ioctl.h>
@@ -83,6 +85,22 @@ static int report(int err)
 static int sys(int ret)
 {
 	return report(ret < 0 ? errno : 0);
+}
+
+static int do_bpf_map(void)
+{
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_ARRAY;
+	attr.key_size = 4;
+	attr.value_size = 4;
+	attr.max_entries = 1;
+	fd = (int)syscall(__NR_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
+	if (fd >= 0)
+		close(fd);
+	return sys(fd);
 }
 
 static int do_chattr(const char *path)
@@ -525,6 +543,8 @@ int main(int argc, char **argv)
 		return sys(symlink(argv[2], argv[3]));
 	if (!strcmp(op, "mount") && argc == 3)
 		return do_mount(argv[2]);
+	if (!strcmp(op, "bpf-map"))
+		return do_bpf_map();
 	if (!strcmp(op, "kill") && argc == 4)
 		return sys(kill(atoi(argv[2]), atoi(argv[3])));
 	if (!strcmp(op, "kill-child"))

@@ -168,6 +168,8 @@ static void test_each_section_sets_its_class(void **state)
 		{ ",\"exec\":{\"allow\":[]}}", KW_CLASS_EXEC },
 		{ ",\"mount\":{\"allow\":true}}", KW_CLASS_MOUNT },
 		{ ",\"proc\":{\"signal_outside\":false}}", KW_CLASS_PROC },
+		{ ",\"bpf\":{\"allow\":false}}", KW_CLASS_BPF },
+		{ ",\"bpf\":{}}", KW_CLASS_BPF },
 	};
 	size_t i;
 
@@ -189,10 +191,14 @@ static void test_section_values(void **state)
 
 	(void)state;
 	p = parse_ok(HEAD ",\"sysctl\":{\"write\":true},\"mount\":{\"allow\":true},"
-		     "\"proc\":{\"signal_outside\":true}}");
+		     "\"proc\":{\"signal_outside\":true},\"bpf\":{\"allow\":true}}");
 	assert_true(p->sysctl_write);
 	assert_true(p->mount_allow);
 	assert_true(p->signal_outside);
+	assert_true(p->bpf_allow);
+	kw_policy_free(p);
+	p = parse_ok(HEAD ",\"bpf\":{}}");
+	assert_false(p->bpf_allow);
 	kw_policy_free(p);
 
 	/* files with no path, by kind and name */

@@ -12,11 +12,11 @@
 #include <bpf/libbpf.h>
 
 #include "kwitness/abi/lsm_map.h"
-#include "kwitness/hooks.h"
 #include "kwitness/policy.h"
 #include "kwitness/probe.h"
 #include "kwitness.skel.h"
 #include "lsm.h"
+#include "pin.h"
 
 struct kw_lsm_prog {
 	uint32_t class_bit;
@@ -232,6 +232,7 @@ int kw_lsm_session_add(struct kwitness_bpf *skel, uint32_t slot, const struct kw
 	if (rules_fd < 0 || slots_fd < 0)
 		return -EBADF;
 	cfg.mount_allow = pol->mount_allow;
+	cfg.bpf_allow = pol->bpf_allow;
 	cfg.signal_outside = pol->signal_outside;
 	cfg.exec_digests = (pol->classes & KW_CLASS_EXEC_DIGEST) != 0;
 	if (bpf_map_update_elem(slots_fd, &slot, &cfg, BPF_ANY))

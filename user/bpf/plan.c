@@ -3,7 +3,7 @@
  * knows each cgroup program type, bpf is an active LSM and a trivial lsm
  * program loads, the kernel has each bpf_lsm_<hook>, and it can hash an
  * executed file. Worked out once per process and kept: the loader
- * (hooks.c, lsm.c) and `kwitness probe` read the same answer. */
+ * (load.c, lsm.c) and `kwitness probe` read the same answer. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>

@@ -56,6 +56,7 @@ static const struct probe_class classes[KW_PROBE_NCLASSES] = {
 				true, false },
 	[KW_PROBE_LSM_EXEC_DIGEST] = { "lsm.exec_digest", BPF_PROG_TYPE_LSM, "lsm",
 				       "lsm.s/bprm_check_security", true, false },
+	[KW_PROBE_LSM_BPF] = { "lsm.bpf", BPF_PROG_TYPE_LSM, "lsm", "lsm/bpf", true, false },
 };
 
 const struct kw_probe_limit kw_probe_limits[] = {
@@ -95,6 +96,7 @@ static struct bpf_program *class_prog(struct kwitness_probe_bpf *s, int cls)
 	case KW_PROBE_LSM_MOUNT: return s->progs.probe_sb_mount;
 	case KW_PROBE_LSM_UNIX: return s->progs.probe_unix_connect;
 	case KW_PROBE_LSM_EXEC_DIGEST: return s->progs.probe_bprm_digest;
+	case KW_PROBE_LSM_BPF: return s->progs.probe_bpf;
 	}
 	return NULL;
 }
@@ -252,6 +254,13 @@ static int trigger(int cls)
 		return mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ? errno : 0;
 	case KW_PROBE_LSM_UNIX:
 		return trigger_unix();
+	case KW_PROBE_LSM_BPF: {
+		/* any command reaches the hook first: the next map id after the last */
+		union bpf_attr attr = { .start_id = UINT32_MAX };
+
+		return syscall(__NR_bpf, BPF_MAP_GET_NEXT_ID, &attr, sizeof(attr)) && errno != ENOENT ?
+			       errno : 0;
+	}
 	}
 	return EINVAL;
 }

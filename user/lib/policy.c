@@ -916,6 +916,8 @@ static int parse_lsm_sections(struct pctx *c, json_t *root)
 		ret = get_switch_section(c, root, "mount", "allow", KW_CLASS_MOUNT,
 					 &c->p->mount_allow);
 	if (!ret)
+		ret = get_switch_section(c, root, "bpf", "allow", KW_CLASS_BPF, &c->p->bpf_allow);
+	if (!ret)
 		ret = get_switch_section(c, root, "proc", "signal_outside", KW_CLASS_PROC,
 					 &c->p->signal_outside);
 	net = json_object_get(root, "net");
@@ -957,7 +959,7 @@ static int parse_root(struct pctx *c, json_t *root)
 {
 	static const char *const keys[] = { "kwitness_policy", "mode", "record",
 					    "on_record_failure", "net", "dev", "sysctl", "fs",
-					    "exec", "mount", "proc", NULL };
+					    "exec", "mount", "proc", "bpf", NULL };
 	/* indices are the enum values */
 	static const char *const modes[] = { "enforce", "advisory", "silent", NULL };
 	static const char *const records[] = { "all", "deny", NULL };
@@ -1116,42 +1118,44 @@ static const char *rule_text(char *buf, size_t len, const char *name, int index,
 	return buf;
 }
 
+/* How each event kind's rules are named (KW_EVENT_TABLE's rules, section
+ * and single columns). */
+struct kw_rule_naming {
+	enum kw_event_rules rules; /* 0: no such kind */
+	const char *section, *single;
+};
+#define KW_RULE_NAMING_(id, value, record, format, tool, rules, section, single) \
+	[value] = { KW_EVR_##rules, section, single },
+static const struct kw_rule_naming kw_rule_namings[KW_EV_LIMIT] = {
+	KW_EVENT_TABLE(KW_RULE_NAMING_)
+};
+#undef KW_RULE_NAMING_
+
 const char *kw_rule_name(uint16_t event_kind, uint16_t rule, char *buf, size_t len)
 {
-	const char *list = NULL, *section = NULL, *single = NULL, *plist;
+	static const struct kw_rule_naming unknown = { KW_EVR_PATH, "unknown", "" };
+	const struct kw_rule_naming *k = event_kind < KW_EV_LIMIT ? &kw_rule_namings[event_kind] :
+								    &unknown;
+	const char *plist;
 
-	switch (event_kind) {
-	case KW_EV_NET_CONNECT: list = section = "net.connect"; break;
-	case KW_EV_NET_SEND: list = section = "net.send"; break;
-	case KW_EV_NET_BIND: list = section = "net.bind"; break;
-	case KW_EV_NET_SOCKET: list = section = "net.socket"; break;
-	case KW_EV_DEV: list = section = "dev.allow"; break;
-	case KW_EV_SYSCTL: section = "sysctl"; single = "sysctl.write"; break;
-	case KW_EV_FS_OPEN:
-	case KW_EV_FS_PATHOP: section = "fs"; break;
-	case KW_EV_FS_EXEC: section = "exec"; break;
-	case KW_EV_NET_UNIX: section = "net.unix"; break;
-	case KW_EV_MOUNT: section = "mount"; single = "mount.allow"; break;
-	case KW_EV_PROC_KILL:
-	case KW_EV_PROC_PTRACE:
-	case KW_EV_PROC_SIGIO: section = "proc"; single = "proc.signal_outside"; break;
-	case KW_EV_CGROUP_UNTRACKED:
-		return rule_text(buf, len, rule == KW_UNTRACKED_QUOTA ? "cgroups.session_quota" :
-					   rule == KW_UNTRACKED_MAP_FULL ? "cgroups.table_full" :
-					   "cgroups", -1, NULL);
-	case KW_EV_CGROUP_MOVE: return rule_text(buf, len, "session.follow", -1, NULL);
-	default: section = "unknown"; break;
-	}
+	if (!k->rules)
+		k = &unknown;
+	if (k->rules == KW_EVR_FIXED)
+		return rule_text(buf, len, k->section, -1, NULL);
+	if (k->rules == KW_EVR_UNTRACKED)
+		return rule_text(buf, len, k->section, -1,
+				 rule == KW_UNTRACKED_QUOTA ? ".session_quota" :
+				 rule == KW_UNTRACKED_MAP_FULL ? ".table_full" : NULL);
 	if (rule == KW_RULE_DEFAULT)
-		return rule_text(buf, len, section, -1, ":default");
-	if (list)
-		return rule_text(buf, len, list, rule, NULL);
-	if (event_kind == KW_EV_FS_EXEC && KW_RULE_PATH_KIND(rule) == KW_RULE_KIND_DIGEST_MISMATCH)
+		return rule_text(buf, len, k->section, -1, ":default");
+	if (k->rules == KW_EVR_LIST)
+		return rule_text(buf, len, k->section, rule, NULL);
+	if (k->rules == KW_EVR_EXEC && KW_RULE_PATH_KIND(rule) == KW_RULE_KIND_DIGEST_MISMATCH)
 		return rule_text(buf, len, "exec.allow", KW_RULE_PATH_INDEX(rule), ":digest_mismatch");
 	plist = path_list_name(KW_RULE_PATH_KIND(rule));
 	if (plist)
 		return rule_text(buf, len, plist, KW_RULE_PATH_INDEX(rule), NULL);
-	if (single)
-		return rule_text(buf, len, single, -1, NULL);
-	return rule_text(buf, len, section, rule, NULL);
+	if (k->single[0])
+		return rule_text(buf, len, k->single, -1, NULL);
+	return rule_text(buf, len, k->section, rule, NULL);
 }

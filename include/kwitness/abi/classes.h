@@ -31,7 +31,8 @@
 	X(MOUNT, 9, "mount", LSM, LSM_MOUNT)                             \
 	X(UNIX, 10, "net.unix", LSM, LSM_UNIX)                           \
 	X(EXEC_DIGEST, 11, "exec.digest", LSM, LSM_EXEC_DIGEST)          \
-	X(NET_DNS, 12, "net.dns", CGROUP, CGROUP_NET)
+	X(NET_DNS, 12, "net.dns", CGROUP, CGROUP_NET)                    \
+	X(BPF, 13, "bpf", LSM, LSM_BPF)
 
 /* The programs that serve each class (a class is available only when every
  * hook it needs on this kernel has a program that loads). The two exec programs are one judgement, with
@@ -102,7 +103,9 @@
 	LSM(MOUNT, kw_lsm_sb_pivotroot, sb_pivotroot, 0, KW_HOOK_NEEDED)                      \
 	LSM(MOUNT, kw_lsm_fs_param, fs_context_parse_param, 0, KW_HOOK_NEEDED)                \
 	LSM(UNIX, kw_lsm_unix_connect, unix_stream_connect, 0, KW_HOOK_NEEDED)                \
-	LSM(UNIX, kw_lsm_unix_may_send, unix_may_send, 0, KW_HOOK_NEEDED)
+	LSM(UNIX, kw_lsm_unix_may_send, unix_may_send, 0, KW_HOOK_NEEDED)                    \
+	LSM(BPF, kw_lsm_bpf, bpf, 3, KW_HOOK_NEEDED)                                         \
+	LSM(BPF, kw_lsm_bpf_kernel, bpf, 4, KW_HOOK_NEEDED)
 
 /* Classes a policy governs: one bit per policy section. A class not set is
  * neither evaluated nor recorded. */

@@ -11,6 +11,7 @@
 #endif
 
 #include "kwitness/abi/classes.h"
+#include "kwitness/abi/events.h"
 
 /* Session slots: index into kw_sessions and kw_ringbufs. */
 #define KW_MAX_SESSIONS 1024
@@ -145,25 +146,7 @@ struct kw_dev_rule {
 };
 
 /* ---- Decision events (ring buffer records) ---- */
-enum kw_event_kind {
-	KW_EV_NET_CONNECT = 1,
-	KW_EV_NET_SEND = 2,
-	KW_EV_NET_BIND = 3,
-	KW_EV_NET_SOCKET = 4,
-	KW_EV_DEV = 5,
-	KW_EV_SYSCTL = 6,
-	KW_EV_CGROUP_UNTRACKED = 7, /* not a decision: a descendant left untagged */
-	KW_EV_CGROUP_MOVE = 8,  /* a session task left its session's cgroups (followed) */
-	/* BPF-LSM */
-	KW_EV_FS_OPEN = 16,
-	KW_EV_FS_EXEC = 17,
-	KW_EV_FS_PATHOP = 18,
-	KW_EV_MOUNT = 19,
-	KW_EV_PROC_KILL = 20,
-	KW_EV_PROC_PTRACE = 21,
-	KW_EV_NET_UNIX = 22,
-	KW_EV_PROC_SIGIO = 23,
-};
+/* enum kw_event_kind: kwitness/abi/events.h */
 
 enum kw_decision { KW_DENY = 0, KW_PERMIT = 1 };
 
@@ -299,6 +282,13 @@ struct kw_ev_exec {
 	__s32 digest_err;
 	__u8 sha256[KW_SHA256_LEN];
 	__u8 verity[KW_VERITY_MAX];
+};
+
+/* bpf(2) (lsm/bpf): the command (BPF_MAP_CREATE, BPF_PROG_LOAD, ...) */
+struct kw_ev_bpf {
+	struct kw_event_hdr h;
+	__u32 cmd;
+	__u32 pad;
 };
 
 /* kw_ev_proc.sig_or_mode for KW_EV_CGROUP_MOVE: how the task left */

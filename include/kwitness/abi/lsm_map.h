@@ -53,7 +53,8 @@ struct kw_lsm_slot {
 	__u8 mount_allow;    /* mount: {"allow": true} */
 	__u8 signal_outside; /* proc: {"signal_outside": true} */
 	__u8 exec_digests;   /* exec.allow names a digest */
-	__u8 pad[5];
+	__u8 bpf_allow;      /* bpf: {"allow": true} */
+	__u8 pad[4];
 };
 
 #endif
