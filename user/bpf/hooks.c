@@ -31,6 +31,7 @@
 #include "kwitness.skel.h"
 #include "kwitness-nokfunc.skel.h"
 #include "lsm.h"
+#include "resolver_guard.h"
 
 #define KW_BPF_FS_MAGIC 0xcafe4a11
 /* Deepest cgroup nesting walked when tagging descendants. */
@@ -75,6 +76,11 @@ struct kw_hooks {
 	size_t lost_mm_len;
 	struct kw_slot_state slots[KW_MAX_SESSIONS];
 };
+
+struct kwitness_bpf *kw_hooks_skeleton(struct kw_hooks *h)
+{
+	return h->skel;
+}
 
 static struct bpf_program *cg_prog(const struct kw_hooks *h, const struct kw_cg_prog *p)
 {
@@ -666,6 +672,7 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 	h->available = kw_hooks_loaded_classes(h, 0);
 	if (!reuse)
 		forget_dead_sessions(h);
+	kw_resolver_guard_forget(h);
 	/* pinned sessions keep governing; a gate older programs never wrote is
 	 * made from them before any new program runs */
 	ret = update_gate(h);

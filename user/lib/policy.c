@@ -1144,6 +1144,8 @@ const char *kw_rule_name(uint16_t event_kind, uint16_t rule, char *buf, size_t l
 	}
 	if (rule == KW_RULE_DEFAULT)
 		return rule_text(buf, len, section, -1, ":default");
+	if (rule == KW_RULE_RESOLVER_GUARD && list && event_kind != KW_EV_DEV)
+		return rule_text(buf, len, "net.dns", -1, ":guard");
 	if (list)
 		return rule_text(buf, len, list, rule, NULL);
 	if (event_kind == KW_EV_FS_EXEC && KW_RULE_PATH_KIND(rule) == KW_RULE_KIND_DIGEST_MISMATCH)
