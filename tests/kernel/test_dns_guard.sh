@@ -23,7 +23,8 @@
 DT=$KW_BUILD/tests/kw-dnstest
 DA=$KW_BUILD/tests/kw-dnsattack
 for b in "$DT" "$DA"; do [ -x "$b" ] || kt_fail_all "$b not built (make test-bins)"; done
-command -v setpriv >/dev/null || kt_fail_all "setpriv not installed (util-linux)"
+# by absolute path: a busybox sh (the VM's) would run its own setpriv applet
+SETPRIV=$(command -v setpriv) || kt_fail_all "setpriv not installed (util-linux)"
 command -v ss >/dev/null || kt_fail_all "ss not installed (iproute2)"
 kwd_require
 KT_PIN=/sys/fs/bpf/kwt-$$
@@ -64,7 +65,7 @@ names_policy() { # NAME RESOLVER [EXTRA]
 caps_run() { # CGROUP CMD...: root with only CAP_NET_RAW and CAP_NET_BIND_SERVICE
 	local cg=$1
 	shift
-	cg_run "$cg" setpriv --bounding-set=-all,+net_raw,+net_bind_service -- "$@"
+	cg_run "$cg" "$SETPRIV" --bounding-set=-all,+net_raw,+net_bind_service -- "$@"
 }
 
 # ---- forged answers from a root sandbox with CAP_NET_RAW + CAP_NET_BIND_SERVICE ----
@@ -175,7 +176,7 @@ expect_eq "before: its DNS works" "NOERROR 127.0.0.2" "$(cg_run "$cgd" "$DT" que
 DU=$(kwd_ports u 127.0.0.1) DTP=$(kwd_ports t 127.0.0.1)
 { kill -KILL "$KT_DPID"; wait "$KT_DPID"; } 2>/dev/null
 KT_DPID=
-nob() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+nob() { "$SETPRIV" --reuid=65534 --regid=65534 --clear-groups "$@"; }
 nob "$DA" catch udp 127.0.0.1 "$DU" 4 >"$KT_TMP/catch.udp" &
 cu=$!
 nob "$DA" catch tcp 127.0.0.1 "$DTP" 4 >"$KT_TMP/catch.tcp" &
