@@ -103,6 +103,10 @@ expect_eq "no dns.query answer and no connect names the forged address" 0 \
 g=$(grep '"rule":"net.dns:guard"' "$lf" | grep '"tool":"net.send"' | head -1)
 expect_eq "the refused send is logged: a deny by net.dns:guard, enforced" "deny true 127.0.0.1" \
 	"$(jfield "$g" decision) $(jfield "$g" enforced) $(jfield "$g" host)"
+if kwd_has_hook net.unix; then
+	expect_eq "the refused packet socket is logged by net.dns:guard" 1 \
+		"$(grep '"rule":"net.dns:guard"' "$lf" | grep '"tool":"net.socket"' | grep -c '"family":"packet"')"
+fi
 r=$(grep '"rule":"net.dns:guard"' "$lf" | grep '"tool":"net.socket"' | head -1)
 expect_eq "the refused raw socket is logged by net.dns:guard" "deny true" \
 	"$(jfield "$r" decision) $(jfield "$r" enforced)"
