@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/random.h>
 #include <syslog.h>
-#include <unistd.h>
 
 #include "collector/dns_query.h"
 #include "kwitness/hooks.h"
@@ -116,15 +115,15 @@ int dns_send_upstream(struct kwd_dns *dns, struct pending *p)
 
 		if (fd < 0)
 			continue;
+		p->up.kind = SK_UPSTREAM;
+		p->up.fd = fd;
 		if (getrandom(&p->up_id, sizeof(p->up_id), 0) != sizeof(p->up_id)) {
-			close(fd); /* no id worth the name: not this upstream */
+			dns_unwatch(dns, &p->up); /* no id worth the name: not this upstream */
 			continue;
 		}
 		p->msg[0] = (uint8_t)(p->up_id >> 8);
 		p->msg[1] = (uint8_t)p->up_id;
 		p->q.id = p->up_id;
-		p->up.kind = SK_UPSTREAM;
-		p->up.fd = fd;
 		if (dns_watch(dns, &p->up) ||
 		    send(fd, p->msg, p->len, MSG_DONTWAIT) != (ssize_t)p->len) {
 			dns_unwatch(dns, &p->up);
