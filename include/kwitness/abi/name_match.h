@@ -39,7 +39,9 @@ struct kw_dns_steer {
  * (whatever the address) but its own session's listeners.
  * kw_resolver_socks: KW_GUARD_KEY(family, proto, port) -> kwitnessd's listener
  * socket; an entry goes when the socket closes, so steering finds no socket
- * while kwitnessd is down and refuses the question. */
+ * while kwitnessd is down and refuses the question. proto is the socket's,
+ * masked to 8 bits: IPPROTO_MPTCP (262) becomes IPPROTO_TCP (6), as an MPTCP
+ * connect reaches a TCP listener. */
 #define KW_GUARD_KEY(family, proto, port) \
 	((__u32)(family) << 24 | (__u32)((proto) & 0xff) << 16 | (__u32)((port) & 0xffff))
 #define KW_GUARD_UPSTREAM 0xffffffffu
