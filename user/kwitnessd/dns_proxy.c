@@ -12,8 +12,8 @@
  * Everything runs on the collector's loop: non-blocking sockets, bounded
  * tables (pending questions, TCP connections), timeouts on the tick. */
 #include <errno.h>
-#include <stddef.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
