@@ -16,6 +16,7 @@
 #include "base.bpf.h"
 #include "maps.bpf.h"
 #include "session.bpf.h"
+#include "resolver_guard.bpf.h"
 #include "kwitness/abi/name_match.h"
 
 struct {
@@ -53,7 +54,7 @@ static __always_inline int kw_dns_steer_addr(struct bpf_sock_addr *ctx, struct k
 {
 	struct kw_dns_steer *st;
 	struct kw_dns_orig *o;
-	__u32 a0 = 0, a1 = 0, a2 = 0, a3 = 0, port, key, *owner;
+	__u32 a0 = 0, a1 = 0, a2 = 0, a3 = 0, port, key, *owner, proto, family;
 	int mapped = 0, lo;
 	__u16 to;
 
@@ -69,14 +70,17 @@ static __always_inline int kw_dns_steer_addr(struct bpf_sock_addr *ctx, struct k
 	} else {
 		lo = ctx->user_ip4 == bpf_htonl(KW_LOOPBACK4);
 	}
+	proto = ctx->type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP;
+	family = v6 && !mapped ? 6 : 4;
 	if (lo) {
 		key = port;
 		owner = bpf_map_lookup_elem(&kw_dns_ports, &key);
 		/* another session's resolver is not this sandbox's to ask */
 		if (owner && *owner != c->slot)
 			return -1;
+		/* its own, asked directly: only while kwitnessd holds the port */
 		if (owner)
-			return 0;
+			return kw_resolver_listening(family, proto, (__u16)port) ? 0 : -1;
 	}
 	if (port != 53)
 		return 0;
@@ -89,7 +93,8 @@ static __always_inline int kw_dns_steer_addr(struct bpf_sock_addr *ctx, struct k
 		to = v6 && !mapped ? st->udp6 : st->udp4;
 	else
 		return -1;
-	if (!to || !ctx->sk)
+	/* kwitnessd down: its port may be anyone's now, DNS fails closed */
+	if (!to || !ctx->sk || !kw_resolver_listening(family, proto, to))
 		return -1;
 	o = bpf_sk_storage_get(&kw_dns_orig, ctx->sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!o)

@@ -9,11 +9,67 @@
 #include "maps.bpf.h"
 #include "session.bpf.h"
 #include "dns_steer.bpf.h"
+#include "resolver_guard.bpf.h"
 #include "kwitness/abi/net_match.h"
 
 /* Network rules: (slot, op, family, address prefix) -> port rules. */
 KW_SPARSE_MAP(BPF_MAP_TYPE_LPM_TRIE, 65536, struct kw_net_key, struct kw_net_rules)
 kw_net_rules SEC(".maps");
+
+/* ctx's destination as a rule key of op (IPv4-mapped: the IPv4 address). */
+static __always_inline void kw_net_key_of(struct bpf_sock_addr *ctx, __u8 op, int v6,
+					  struct kw_net_key *key)
+{
+	key->op = op;
+	if (v6) {
+		__u32 a0 = ctx->user_ip6[0], a1 = ctx->user_ip6[1];
+		__u32 a2 = ctx->user_ip6[2], a3 = ctx->user_ip6[3];
+
+		if (a0 == 0 && a1 == 0 && a2 == bpf_htonl(0xffff)) {
+			/* IPv4-mapped: evaluated as the IPv4 address it carries */
+			key->family = 4;
+			__builtin_memcpy(key->addr, &a3, 4);
+		} else {
+			key->family = 6;
+			__builtin_memcpy(key->addr, &a0, 4);
+			__builtin_memcpy(key->addr + 4, &a1, 4);
+			__builtin_memcpy(key->addr + 8, &a2, 4);
+			__builtin_memcpy(key->addr + 12, &a3, 4);
+		}
+	} else {
+		__u32 a = ctx->user_ip4;
+
+		key->family = 4;
+		__builtin_memcpy(key->addr, &a, 4);
+	}
+	key->prefixlen = KW_NET_KEY_FIXED_BITS + (key->family == 4 ? 32 : 128);
+}
+
+/* Records a decision on ctx's address; its verdict. forced: refused
+ * whatever the mode (the resolver guard). */
+static __always_inline int kw_net_record(struct bpf_sock_addr *ctx, struct kw_ctx *c, __u16 kind,
+					 const struct kw_net_key *key, int permit, __u16 rule,
+					 __u64 via, int named, int forced)
+{
+	struct kw_ev_net *e;
+	int verdict;
+
+	e = kw_record_decision(c, kind, permit, rule, sizeof(*e), &verdict);
+	if (e) {
+		e->family = key->family;
+		e->proto = (__u8)ctx->protocol;
+		e->port = bpf_ntohs((__u16)ctx->user_port);
+		e->sock_type = ctx->type;
+		__builtin_memcpy(e->addr, key->addr, 16);
+		e->via_seq = via;
+		if (named && via != KW_NO_SEQ)
+			e->h.flags |= KW_EVF_VIA;
+		if (forced)
+			e->h.enforced = 1;
+		kw_event_submit(e);
+	}
+	return forced ? 0 : verdict;
+}
 
 /* One recorded decision on ctx's address under the rules of op. */
 static __always_inline int kw_net_decide(struct bpf_sock_addr *ctx, struct kw_ctx *c, __u8 op,
@@ -21,35 +77,12 @@ static __always_inline int kw_net_decide(struct bpf_sock_addr *ctx, struct kw_ct
 {
 	struct kw_net_key key = {};
 	struct kw_net_rules *rules;
-	struct kw_ev_net *e;
 	__u16 rule, port;
 	__u64 via = KW_NO_SEQ;
-	int permit, verdict, named = 0;
+	int permit, named = 0;
 
 	key.slot = c->slot;
-	key.op = op;
-	if (v6) {
-		__u32 a0 = ctx->user_ip6[0], a1 = ctx->user_ip6[1];
-		__u32 a2 = ctx->user_ip6[2], a3 = ctx->user_ip6[3];
-
-		if (a0 == 0 && a1 == 0 && a2 == bpf_htonl(0xffff)) {
-			/* IPv4-mapped: evaluated as the IPv4 address it carries */
-			key.family = 4;
-			__builtin_memcpy(key.addr, &a3, 4);
-		} else {
-			key.family = 6;
-			__builtin_memcpy(key.addr, &a0, 4);
-			__builtin_memcpy(key.addr + 4, &a1, 4);
-			__builtin_memcpy(key.addr + 8, &a2, 4);
-			__builtin_memcpy(key.addr + 12, &a3, 4);
-		}
-	} else {
-		__u32 a = ctx->user_ip4;
-
-		key.family = 4;
-		__builtin_memcpy(key.addr, &a, 4);
-	}
-	key.prefixlen = KW_NET_KEY_FIXED_BITS + (key.family == 4 ? 32 : 128);
+	kw_net_key_of(ctx, op, v6, &key);
 	port = bpf_ntohs((__u16)ctx->user_port);
 
 	rules = bpf_map_lookup_elem(&kw_net_rules, &key);
@@ -59,20 +92,23 @@ static __always_inline int kw_net_decide(struct bpf_sock_addr *ctx, struct kw_ct
 	if (!permit && rule == KW_RULE_DEFAULT && op != KW_NET_BIND &&
 	    (c->s->classes & KW_CLASS_NET_DNS))
 		permit = named = kw_name_permits(c, op, key.family, key.addr, port, &rule, &via);
+	return kw_net_record(ctx, c, kind, &key, permit, rule, via, named, 0);
+}
 
-	e = kw_record_decision(c, kind, permit, rule, sizeof(*e), &verdict);
-	if (e) {
-		e->family = key.family;
-		e->proto = (__u8)ctx->protocol;
-		e->port = port;
-		e->sock_type = ctx->type;
-		__builtin_memcpy(e->addr, key.addr, 16);
-		e->via_seq = via;
-		if (named && via != KW_NO_SEQ)
-			e->h.flags |= KW_EVF_VIA;
-		kw_event_submit(e);
-	}
-	return verdict;
+/* A port of kwitnessd's resolvers that this session task may not use
+ * (resolver_guard.bpf.h): refused and recorded whatever the session's
+ * policy and mode. 1 when it was. */
+static __always_inline int kw_net_guarded(struct bpf_sock_addr *ctx, __u8 op, __u16 kind, int v6)
+{
+	struct kw_net_key key = {};
+	struct kw_ctx c;
+
+	if (!kw_guard_addr(ctx, &c, op == KW_NET_BIND))
+		return 0;
+	key.slot = c.slot;
+	kw_net_key_of(ctx, op, v6, &key);
+	kw_net_record(ctx, &c, kind, &key, 0, KW_RULE_RESOLVER_GUARD, KW_NO_SEQ, 0, 1);
+	return 1;
 }
 
 /* A session whose policy names hosts: its DNS goes to its resolver
@@ -94,6 +130,8 @@ static __always_inline int kw_net_hook(struct bpf_sock_addr *ctx, __u8 op, __u32
 	struct kw_ctx c;
 	int steered;
 
+	if (kw_net_guarded(ctx, op, kind, v6))
+		return 0;
 	if (!kw_session_find(&c, class_bit | dns))
 		return 1;
 	if (dns && (steered = kw_net_steer(ctx, &c, v6)) >= 0)
@@ -111,6 +149,8 @@ static __always_inline int kw_connect_hook(struct bpf_sock_addr *ctx, int v6)
 	struct kw_ctx c;
 	int verdict = 1, steered;
 
+	if (kw_net_guarded(ctx, KW_NET_CONNECT, KW_EV_NET_CONNECT, v6))
+		return 0;
 	if (!kw_session_find(&c, KW_CLASS_NET_CONNECT | KW_CLASS_NET_SEND | KW_CLASS_NET_DNS))
 		return 1;
 	if ((steered = kw_net_steer(ctx, &c, v6)) >= 0)
@@ -150,17 +190,22 @@ KW_SOCK_ADDR_PROGS(connect, kw_connect_hook)
 KW_SOCK_ADDR_PROGS(sendmsg, kw_sendmsg_hook)
 KW_SOCK_ADDR_PROGS(bind, kw_bind_hook)
 
+/* bit of a socket the resolver guard refuses whatever the policy says */
+#define KW_SOCK_GUARD 0xffffffffu
+
 /* Decides creating a socket of family/type/protocol whose kw_session.socket_allow
- * bit is bit (KW_SOCK_BITS or more: none, never allowed). 1 when it may be
- * created. */
+ * bit is bit (KW_SOCK_BITS or more: none, never allowed; KW_SOCK_GUARD: refused
+ * by the resolver guard). 1 when it may be created. */
 static __always_inline int kw_socket_decide(struct kw_ctx *c, __u32 family, __u32 type,
 					    __u32 protocol, __u32 bit)
 {
 	__u16 rule = KW_RULE_DEFAULT;
 	struct kw_ev_socket *e;
-	int permit = 0, verdict;
+	int permit = 0, verdict, forced = bit == KW_SOCK_GUARD;
 
-	if (bit < KW_SOCK_BITS && (c->s->socket_allow >> bit) & 1) {
+	if (forced) {
+		rule = KW_RULE_RESOLVER_GUARD;
+	} else if (bit < KW_SOCK_BITS && (c->s->socket_allow >> bit) & 1) {
 		/* Implicit governance decides only what it refuses. */
 		if (c->s->flags & KW_SESSF_SOCKET_IMPLICIT)
 			return 1;
@@ -176,9 +221,11 @@ static __always_inline int kw_socket_decide(struct kw_ctx *c, __u32 family, __u3
 		e->type = type;
 		e->protocol = protocol;
 		e->pad = 0;
+		if (forced)
+			e->h.enforced = 1;
 		kw_event_submit(e);
 	}
-	return verdict;
+	return forced ? 0 : verdict;
 }
 
 /* Only inet and inet6 sockets reach this hook; other families are outside the
@@ -190,6 +237,9 @@ int kw_sock_create(struct bpf_sock *sk)
 	__u32 family = sk->family, type = sk->type, protocol = sk->protocol, bit = 64;
 	struct kw_ctx c;
 
+	/* a raw socket reads and forges any datagram, a resolver's too */
+	if (type == SOCK_RAW && kw_guard_raw(&c))
+		return kw_socket_decide(&c, family, type, protocol, KW_SOCK_GUARD);
 	if (!kw_session_find(&c, KW_CLASS_NET_SOCKET))
 		return 1;
 	if (family == AF_INET && type == SOCK_DGRAM && protocol == IPPROTO_ICMP)
@@ -216,7 +266,12 @@ int BPF_PROG(kw_lsm_socket_create, int family, int type, int protocol, int kern,
 
 	if (ret)
 		return ret;
-	if (kern || family != AF_PACKET || !kw_session_find(&c, KW_CLASS_NET_SOCKET))
+	if (kern || family != AF_PACKET)
+		return 0;
+	if (kw_guard_raw(&c))
+		return kw_socket_decide(&c, (__u32)family, (__u32)type & 0xf, (__u32)protocol,
+					KW_SOCK_GUARD) ? 0 : -EPERM;
+	if (!kw_session_find(&c, KW_CLASS_NET_SOCKET))
 		return 0;
 	return kw_socket_decide(&c, (__u32)family, (__u32)type & 0xf, (__u32)protocol,
 				KW_SOCK_BIT_PACKET) ? 0 : -EPERM;

@@ -42,21 +42,15 @@ static __always_inline int kw_tag_slot(struct kw_task_tag *tag)
 	return (int)tag->slot;
 }
 
-/* 1 when the current task belongs to a session that governs class_bit: its
- * cgroup is tagged, or else the task carries the session's tag (it left the
- * session's cgroups: a session follows its tasks). Fills c. While no session
- * governs any class of class_bit, a task costs one array read (kw_governed);
- * an untagged one otherwise two hash lookups (cgroup id, task address). */
-static __always_inline int kw_session_find(struct kw_ctx *c, __u32 class_bit)
+/* 1 when the current task belongs to a live session, whatever it governs
+ * (the resolver guard holds for every session task): its cgroup is tagged,
+ * or else the task carries the session's tag. Fills c. */
+static __always_inline int kw_session_of_task(struct kw_ctx *c)
 {
-	__u32 zero = 0, *governed;
 	__u64 task;
 	__u32 *slot;
 	int tagged;
 
-	governed = bpf_map_lookup_elem(&kw_governed, &zero);
-	if (!governed || !(*governed & class_bit))
-		return 0;
 	c->cgroup_id = bpf_get_current_cgroup_id();
 	slot = bpf_map_lookup_elem(&kw_cgroups, &c->cgroup_id);
 	if (slot) {
@@ -69,9 +63,22 @@ static __always_inline int kw_session_find(struct kw_ctx *c, __u32 class_bit)
 		c->slot = (__u32)tagged;
 	}
 	c->s = bpf_map_lookup_elem(&kw_sessions, &c->slot);
-	if (!c->s || !(c->s->classes & class_bit))
+	return c->s != 0;
+}
+
+/* 1 when the current task belongs to a session that governs class_bit: its
+ * cgroup is tagged, or else the task carries the session's tag (it left the
+ * session's cgroups: a session follows its tasks). Fills c. While no session
+ * governs any class of class_bit, a task costs one array read (kw_governed);
+ * an untagged one otherwise two hash lookups (cgroup id, task address). */
+static __always_inline int kw_session_find(struct kw_ctx *c, __u32 class_bit)
+{
+	__u32 zero = 0, *governed;
+
+	governed = bpf_map_lookup_elem(&kw_governed, &zero);
+	if (!governed || !(*governed & class_bit))
 		return 0;
-	return 1;
+	return kw_session_of_task(c) && (c->s->classes & class_bit) != 0;
 }
 
 /* A permit under record: deny: counted, never written. */

@@ -659,8 +659,13 @@ static void test_rule_names(void **state)
 	assert_string_equal(kw_rule_name(KW_EV_MOUNT, 0, b, sizeof(b)), "mount.allow");
 	assert_string_equal(kw_rule_name(KW_EV_PROC_KILL, KW_RULE_DEFAULT, b, sizeof(b)),
 			    "proc:default");
-	assert_string_equal(kw_rule_name(KW_EV_NET_CONNECT, 65534, b, sizeof(b)),
-			    "net.connect[65534]");
+	assert_string_equal(kw_rule_name(KW_EV_NET_CONNECT, 65533, b, sizeof(b)),
+			    "net.connect[65533]");
+	/* the resolver guard's refusals, whatever the policy */
+	assert_string_equal(kw_rule_name(KW_EV_NET_SEND, KW_RULE_RESOLVER_GUARD, b, sizeof(b)),
+			    "net.dns:guard");
+	assert_string_equal(kw_rule_name(KW_EV_NET_SOCKET, KW_RULE_RESOLVER_GUARD, b, sizeof(b)),
+			    "net.dns:guard");
 	/* bounded: a short buffer gets a cut, terminated name */
 	assert_string_equal(kw_rule_name(KW_EV_NET_CONNECT, 2, b, 5), "net.");
 	assert_string_equal(kw_rule_name(KW_EV_NET_CONNECT, 2, b, 14), "net.connect");

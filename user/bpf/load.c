@@ -26,7 +26,13 @@
 #include "lsm.h"
 #include "maps.h"
 #include "pin.h"
+#include "resolver_guard.h"
 #include "state.h"
+
+struct kwitness_bpf *kw_hooks_skeleton(struct kw_hooks *h)
+{
+	return h->skel;
+}
 
 #define CG_(cls, name, type, sec) \
 	{ KW_CLASS_##cls, offsetof(struct kwitness_bpf, progs.name), sec },
@@ -453,6 +459,7 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 	h->available = kw_hooks_loaded_classes(h, 0);
 	if (!reuse)
 		forget_dead_sessions(h);
+	kw_resolver_guard_forget(h);
 	/* pinned sessions keep governing; a gate older programs never wrote is
 	 * made from them before any new program runs */
 	ret = kw_hooks_update_gate(h);

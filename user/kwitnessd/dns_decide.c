@@ -103,22 +103,34 @@ static void dns_decide(struct kwd_dns *dns, struct pending *p)
 	p->enforced = !p->permit && pol->mode != KW_MODE_ADVISORY;
 }
 
+/* The next upstream gets the question on a fresh socket under a fresh id:
+ * what answers must come from that upstream's address and port, to a port
+ * and with an id nobody who did not see the question can know. */
 int dns_send_upstream(struct kwd_dns *dns, struct pending *p)
 {
+	dns_unwatch(dns, &p->up); /* the last try's socket: its answer no longer counts */
 	while (p->tried < dns->conf.n_resolvers) {
 		const struct kw_dns_resolver *r = &dns->conf.resolvers[p->tried++];
-		const struct dns_sock *k = &dns->sock[r->family == 4 ? SK_UP4 : SK_UP6];
-		struct sockaddr_storage ss;
-		socklen_t len;
+		int fd = dns_open_upstream(dns, r);
 
-		if (k->fd < 0)
+		if (fd < 0)
 			continue;
-		dns_resolver_addr(r, &ss, &len);
-		if (sendto(k->fd, p->msg, p->len, MSG_DONTWAIT, (struct sockaddr *)&ss, len) ==
-		    (ssize_t)p->len) {
-			p->deadline_ms = kwd_now_ms() + KWD_DNS_TRY_MS;
-			return 0;
+		p->up.kind = SK_UPSTREAM;
+		p->up.fd = fd;
+		if (getrandom(&p->up_id, sizeof(p->up_id), 0) != sizeof(p->up_id)) {
+			dns_unwatch(dns, &p->up); /* no id worth the name: not this upstream */
+			continue;
 		}
+		p->msg[0] = (uint8_t)(p->up_id >> 8);
+		p->msg[1] = (uint8_t)p->up_id;
+		p->q.id = p->up_id;
+		if (dns_watch(dns, &p->up) ||
+		    send(fd, p->msg, p->len, MSG_DONTWAIT) != (ssize_t)p->len) {
+			dns_unwatch(dns, &p->up);
+			continue;
+		}
+		p->deadline_ms = kwd_now_ms() + KWD_DNS_TRY_MS;
+		return 0;
 	}
 	return -EHOSTUNREACH;
 }
@@ -136,7 +148,7 @@ void dns_fail_pending(struct kwd_dns *dns, struct pending *p, const char *why)
 	dns_log_query(dns, p, KW_DNS_SERVFAIL, NULL, NULL, NULL, seq, why);
 	if (n)
 		dns_send_reply(dns, p, out, n);
-	dns_pending_free(p);
+	dns_pending_free(dns, p);
 }
 
 void dns_handle_query(struct kwd_dns *dns, const uint8_t *msg, size_t len, bool tcp,
@@ -166,6 +178,7 @@ void dns_handle_query(struct kwd_dns *dns, const uint8_t *msg, size_t len, bool 
 	} else {
 		snprintf(tmp.peer, sizeof(tmp.peer), "%s", dns->conn[sock].peer);
 	}
+	tmp.up.fd = -1;
 	dns_decide(dns, &tmp);
 	if (!tmp.permit && tmp.enforced) {
 		uint64_t seq = dns_take_seq(dns, false);
@@ -193,13 +206,8 @@ void dns_handle_query(struct kwd_dns *dns, const uint8_t *msg, size_t len, bool 
 	}
 	memcpy(tmp.msg, msg, len);
 	tmp.len = len;
-	if (getrandom(&tmp.up_id, sizeof(tmp.up_id), 0) != sizeof(tmp.up_id))
-		tmp.up_id ^= (uint16_t)kwd_now_us();
-	tmp.msg[0] = (uint8_t)(tmp.up_id >> 8);
-	tmp.msg[1] = (uint8_t)tmp.up_id;
 	tmp.used = true;
 	*p = tmp;
-	p->q.id = p->up_id;
 	if (dns_send_upstream(dns, p))
 		dns_fail_pending(dns, p, dns->conf.n_resolvers ? "upstream unreachable" :
 							    "no upstream resolver");
@@ -245,7 +253,10 @@ void dns_handle_answer(struct kwd_dns *dns, struct pending *p, uint8_t *msg, siz
 		dns_fail_pending(dns, p, "out of memory");
 		return;
 	}
-	if (kw_dns_parse_answer(msg, len, &p->q, a, &why)) {
+	/* exactly this question's answer: its id, one question, that name, type
+	 * and class (an answer without its question does not count) */
+	if (len < KW_DNS_HDR_LEN || (msg[4] << 8 | msg[5]) != 1 ||
+	    kw_dns_parse_answer(msg, len, &p->q, a, &why)) {
 		/* not this question's answer (or malformed): keep waiting */
 		free(a);
 		return;
@@ -264,5 +275,5 @@ void dns_handle_answer(struct kwd_dns *dns, struct pending *p, uint8_t *msg, siz
 	dns_log_query(dns, p, a->rcode, a, ttl, opened, seq, NULL);
 	dns_send_reply(dns, p, msg, len);
 	free(a);
-	dns_pending_free(p);
+	dns_pending_free(dns, p);
 }

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bpf/resolver_guard.h"
 #include "dns_state.h"
 #include "kwd.h"
 
@@ -77,6 +78,9 @@ void dns_unwatch(struct kwd_dns *dns, struct dns_sock *k)
 	if (k->fd < 0)
 		return;
 	epoll_ctl(dns->env.d->epfd, EPOLL_CTL_DEL, k->fd, NULL);
+	/* a listener's or an upstream socket's port: no longer guarded */
+	if (k->kind != SK_CONN)
+		kw_resolver_guard_release(dns->env.d->hooks, k->fd);
 	close(k->fd);
 	k->fd = -1;
 }
@@ -124,18 +128,38 @@ fail:
 	return one;
 }
 
-/* An upstream socket of family, unbound (the kernel picks its port). */
-int dns_open_upstream(int family)
+/* A socket for one try of one question, connected to r: the kernel binds it
+ * to a port of the ephemeral range picked at random (RFC 6056) and gives it
+ * only datagrams from r's address and port. Its port is guarded before a
+ * question goes out on it: no session task can send to it. */
+int dns_open_upstream(struct kwd_dns *dns, const struct kw_dns_resolver *r)
 {
-	int fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd, e;
 
-	return fd < 0 ? -errno : fd;
+	dns_resolver_addr(r, &ss, &len);
+	fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&ss, len) < 0)
+		e = -errno;
+	else
+		e = kw_resolver_guard_upstream(dns->env.d->hooks, fd);
+	if (e) {
+		close(fd);
+		return e;
+	}
+	return fd;
 }
 
-void dns_pending_free(struct pending *p)
+void dns_pending_free(struct kwd_dns *dns, struct pending *p)
 {
+	if (p->used)
+		dns_unwatch(dns, &p->up);
 	free(p->msg);
 	memset(p, 0, sizeof(*p));
+	p->up.fd = -1;
 }
 
 void dns_send_reply(struct kwd_dns *dns, const struct pending *p, uint8_t *msg, size_t len)
@@ -152,14 +176,14 @@ void dns_send_reply(struct kwd_dns *dns, const struct pending *p, uint8_t *msg, 
 		return;
 	}
 	{
-		struct dns_sock *c = &dns->conn[p->client_sock];
+		struct dns_conn *c = &dns->conn[p->client_sock];
 		uint8_t hdr[2] = { (uint8_t)(len >> 8), (uint8_t)len };
 		struct iovec iov[2] = { { hdr, 2 }, { msg, len } };
 		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
 
-		if (c->fd < 0 || c->conn_gen != p->conn_gen)
+		if (c->k.fd < 0 || c->conn_gen != p->conn_gen)
 			return; /* the connection went away */
-		if (sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)(len + 2))
-			dns_unwatch(dns, c); /* a client that does not read its answer */
+		if (sendmsg(c->k.fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)(len + 2))
+			dns_unwatch(dns, &c->k); /* a client that does not read its answer */
 	}
 }

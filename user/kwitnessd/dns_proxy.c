@@ -13,6 +13,7 @@
  * tables (pending questions, TCP connections), timeouts on the tick. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +23,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bpf/resolver_guard.h"
 #include "kwitness/hooks.h"
 #include "dns_proxy.h"
 #include "dns_state.h"
 #include "kwd.h"
 #include "util.h"
+
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 
 static uint8_t kwd_dns_buf[KW_DNS_MSG_MAX + 2];
 
@@ -36,8 +40,7 @@ int kwd_dns_start(const struct kwd_dns_env *env, struct kwd_dns **out, struct kw
 	static const struct {
 		int family, type;
 	} socks[SK_N] = { [SK_UDP4] = { AF_INET, SOCK_DGRAM }, [SK_UDP6] = { AF_INET6, SOCK_DGRAM },
-			  [SK_TCP4] = { AF_INET, SOCK_STREAM }, [SK_TCP6] = { AF_INET6, SOCK_STREAM },
-			  [SK_UP4] = { AF_INET, 0 }, [SK_UP6] = { AF_INET6, 0 } };
+			  [SK_TCP4] = { AF_INET, SOCK_STREAM }, [SK_TCP6] = { AF_INET6, SOCK_STREAM } };
 	struct kwd_dns *dns;
 	uint16_t ports[SK_N] = { 0 };
 	int e = 0;
@@ -53,7 +56,9 @@ int kwd_dns_start(const struct kwd_dns_env *env, struct kwd_dns **out, struct kw
 	for (int i = 0; i < SK_N; i++)
 		dns->sock[i].fd = -1;
 	for (int i = 0; i < KWD_DNS_TCP_MAX; i++)
-		dns->conn[i].fd = -1;
+		dns->conn[i].k.fd = -1;
+	for (int i = 0; i < KWD_DNS_PENDING; i++)
+		dns->pend[i].up.fd = -1;
 	if (!dns->conf.n_resolvers) {
 		char text[4096];
 		int fd = open("/etc/resolv.conf", O_RDONLY | O_CLOEXEC);
@@ -68,11 +73,9 @@ int kwd_dns_start(const struct kwd_dns_env *env, struct kwd_dns **out, struct kw
 	kw_name_table_init(&dns->table, env->slot, env->generation, KW_NAME_SESSION_MAX);
 	for (int i = 0; i < SK_N && !e; i++) {
 		struct dns_sock *k = &dns->sock[i];
-		bool up = i == SK_UP4 || i == SK_UP6;
 
 		k->kind = (enum sock_kind)i;
-		k->fd = up ? dns_open_upstream(socks[i].family) :
-			     dns_open_sock(socks[i].family, socks[i].type, &ports[i]);
+		k->fd = dns_open_sock(socks[i].family, socks[i].type, &ports[i]);
 		if (k->fd < 0) {
 			e = k->fd;
 			k->fd = -1;
@@ -82,6 +85,14 @@ int kwd_dns_start(const struct kwd_dns_env *env, struct kwd_dns **out, struct kw
 				continue;
 			}
 			snprintf(err, errlen, "resolver socket: %s", strerror(-e));
+			break;
+		}
+		/* only this session reaches it, and only while it is open */
+		e = kw_resolver_guard_listener(env->d->hooks, env->slot, k->fd);
+		if (e) {
+			snprintf(err, errlen, "resolver guard: %s", strerror(-e));
+			close(k->fd);
+			k->fd = -1;
 			break;
 		}
 		e = dns_watch(dns, k);
@@ -111,9 +122,9 @@ void kwd_dns_stop(struct kwd_dns *dns)
 	for (int i = 0; i < SK_N; i++)
 		dns_unwatch(dns, &dns->sock[i]);
 	for (int i = 0; i < KWD_DNS_TCP_MAX; i++)
-		dns_unwatch(dns, &dns->conn[i]);
+		dns_unwatch(dns, &dns->conn[i].k);
 	for (int i = 0; i < KWD_DNS_PENDING; i++)
-		dns_pending_free(&dns->pend[i]);
+		dns_pending_free(dns, &dns->pend[i]);
 }
 
 void kwd_dns_free(struct kwd_dns *dns)
@@ -137,32 +148,24 @@ const char *kwd_dns_via_name(const struct kwd_dns *dns, uint64_t seq)
 	return v->seq == seq && v->name[0] ? v->name : NULL;
 }
 
-static void upstream_ready(struct kwd_dns *dns, struct dns_sock *k)
+/* The answer to one try of one question. Its socket is connected, so the
+ * kernel gave it only what came from that upstream's address and port;
+ * checked here too, then the id (the parser checks the question). */
+static void upstream_ready(struct kwd_dns *dns, struct pending *p)
 {
-	for (int i = 0; i < KWD_DNS_BURST; i++) {
+	for (int i = 0; i < KWD_DNS_BURST && p->used && p->up.fd >= 0; i++) {
 		struct sockaddr_storage from, want;
 		socklen_t flen = sizeof(from), wlen;
-		ssize_t n = recvfrom(k->fd, kwd_dns_buf, sizeof(kwd_dns_buf), MSG_DONTWAIT,
+		ssize_t n = recvfrom(p->up.fd, kwd_dns_buf, sizeof(kwd_dns_buf), MSG_DONTWAIT,
 				     (struct sockaddr *)&from, &flen);
-		uint16_t id;
 
 		if (n < 0)
 			return;
-		if (n < KW_DNS_HDR_LEN)
+		dns_resolver_addr(&dns->conf.resolvers[p->tried - 1], &want, &wlen);
+		if (n < KW_DNS_HDR_LEN || flen != wlen || memcmp(&from, &want, wlen) ||
+		    (uint16_t)(kwd_dns_buf[0] << 8 | kwd_dns_buf[1]) != p->up_id)
 			continue;
-		id = (uint16_t)(kwd_dns_buf[0] << 8 | kwd_dns_buf[1]);
-		for (int j = 0; j < KWD_DNS_PENDING; j++) {
-			struct pending *p = &dns->pend[j];
-
-			if (!p->used || p->up_id != id || !p->tried)
-				continue;
-			/* only from the upstream it was sent to last */
-			dns_resolver_addr(&dns->conf.resolvers[p->tried - 1], &want, &wlen);
-			if (flen != wlen || memcmp(&from, &want, wlen))
-				continue;
-			dns_handle_answer(dns, p, kwd_dns_buf, (size_t)n);
-			break;
-		}
+		dns_handle_answer(dns, p, kwd_dns_buf, (size_t)n);
 	}
 }
 
@@ -187,38 +190,38 @@ static void tcp_accept(struct kwd_dns *dns, struct dns_sock *k)
 		socklen_t flen = sizeof(from);
 		int fd = accept4(k->fd, (struct sockaddr *)&from, &flen,
 				 SOCK_NONBLOCK | SOCK_CLOEXEC), i;
-		struct dns_sock *c = NULL;
+		struct dns_conn *c = NULL;
 
 		if (fd < 0)
 			return;
 		for (i = 0; i < KWD_DNS_TCP_MAX && !c; i++)
-			if (dns->conn[i].fd < 0)
+			if (dns->conn[i].k.fd < 0)
 				c = &dns->conn[i];
 		if (!c) {
 			close(fd); /* bounded: the client retries */
 			continue;
 		}
-		c->kind = SK_CONN;
-		c->fd = fd;
+		c->k.kind = SK_CONN;
+		c->k.fd = fd;
 		c->have = 0;
 		c->conn_gen++;
 		c->idle_deadline_ms = kwd_now_ms() + KWD_DNS_TCP_IDLE_MS;
 		dns_peer_text(&from, c->peer);
-		if (dns_watch(dns, c)) {
+		if (dns_watch(dns, &c->k)) {
 			close(fd);
-			c->fd = -1;
+			c->k.fd = -1;
 		}
 	}
 }
 
-static void conn_ready(struct kwd_dns *dns, struct dns_sock *c)
+static void conn_ready(struct kwd_dns *dns, struct dns_conn *c)
 {
-	ssize_t n = recv(c->fd, c->in + c->have, sizeof(c->in) - c->have, MSG_DONTWAIT);
+	ssize_t n = recv(c->k.fd, c->in + c->have, sizeof(c->in) - c->have, MSG_DONTWAIT);
 	size_t need;
 
 	if (n <= 0) {
 		if (n == 0 || (errno != EAGAIN && errno != EINTR))
-			dns_unwatch(dns, c);
+			dns_unwatch(dns, &c->k);
 		return;
 	}
 	c->have += (size_t)n;
@@ -226,13 +229,13 @@ static void conn_ready(struct kwd_dns *dns, struct dns_sock *c)
 	while (c->have >= 2) {
 		need = (size_t)(c->in[0] << 8 | c->in[1]);
 		if (need > KWD_DNS_TCP_QUERY_MAX || need < KW_DNS_HDR_LEN) {
-			dns_unwatch(dns, c);
+			dns_unwatch(dns, &c->k);
 			return;
 		}
 		if (c->have < 2 + need)
 			return;
 		dns_handle_query(dns, c->in + 2, need, true, (int)(c - dns->conn), c->conn_gen, NULL, 0);
-		if (c->fd < 0)
+		if (c->k.fd < 0)
 			return;
 		memmove(c->in, c->in + 2 + need, c->have - 2 - need);
 		c->have -= 2 + need;
@@ -253,12 +256,11 @@ void kwd_dns_ready(struct kwd_watch *w)
 	case SK_TCP6:
 		tcp_accept(dns, k);
 		break;
-	case SK_UP4:
-	case SK_UP6:
-		upstream_ready(dns, k);
-		break;
 	case SK_CONN:
-		conn_ready(dns, k);
+		conn_ready(dns, container_of(k, struct dns_conn, k));
+		break;
+	case SK_UPSTREAM:
+		upstream_ready(dns, container_of(k, struct pending, up));
 		break;
 	}
 }
@@ -290,8 +292,8 @@ void kwd_dns_tick(struct kwd_dns *dns, int64_t now_ms)
 			dns_fail_pending(dns, p, "upstream timeout");
 	}
 	for (int i = 0; i < KWD_DNS_TCP_MAX; i++)
-		if (dns->conn[i].fd >= 0 && now_ms >= dns->conn[i].idle_deadline_ms)
-			dns_unwatch(dns, &dns->conn[i]);
+		if (dns->conn[i].k.fd >= 0 && now_ms >= dns->conn[i].idle_deadline_ms)
+			dns_unwatch(dns, &dns->conn[i].k);
 	/* the kernel already refuses what expired (it compares the time
 	 * itself); this gives the room back */
 	kw_name_table_expire(&dns->table, dns_boot_ns(), expired_put, expired_del, dns);

@@ -30,14 +30,20 @@
 /* Recent queries whose name a connect's "via" can give. */
 #define KWD_DNS_VIA_NAMES 1024
 
-enum sock_kind { SK_UDP4, SK_UDP6, SK_TCP4, SK_TCP6, SK_UP4, SK_UP6, SK_CONN, SK_N = SK_CONN };
+/* The listeners on the loopback (SK_N of them), an accepted TCP client, and
+ * the connected socket of one question sent upstream. */
+enum sock_kind { SK_UDP4, SK_UDP6, SK_TCP4, SK_TCP6, SK_N, SK_CONN = SK_N, SK_UPSTREAM };
 
 struct dns_sock {
 	struct kwd_watch w;  /* kind KWD_W_DNS, ptr this */
 	struct kwd_dns *dns;
 	enum sock_kind kind;
 	int fd;
-	/* SK_CONN */
+};
+
+/* A TCP client of the resolver. */
+struct dns_conn {
+	struct dns_sock k;   /* kind SK_CONN */
 	uint32_t conn_gen;   /* bumps when the slot is reused */
 	uint8_t in[2 + KWD_DNS_TCP_QUERY_MAX];
 	size_t have;
@@ -47,7 +53,7 @@ struct dns_sock {
 
 struct pending {
 	bool used;
-	uint16_t up_id;      /* the id the upstream sees */
+	uint16_t up_id;      /* the id the upstream sees (fresh for every try) */
 	uint16_t client_id;
 	bool tcp;
 	int client_sock;     /* SK_UDP4/6: the socket it came in on; SK_CONN: index */
@@ -57,10 +63,13 @@ struct pending {
 	char peer[64];
 	int64_t deadline_ms;
 	unsigned tried;      /* upstreams tried */
+	/* SK_UPSTREAM: this try's socket, connected to resolvers[tried - 1]
+	 * from a port the kernel picked at random (fd -1: none) */
+	struct dns_sock up;
 	bool permit, enforced;
 	const struct kw_name_rule *rule[2]; /* connect rule, send rule (may be NULL) */
 	char rule_name[48];
-	struct kw_dns_question q; /* q.id: the client's */
+	struct kw_dns_question q; /* q.id: the id of this try */
 	uint8_t *msg;        /* the question as sent upstream (owned) */
 	size_t len;
 };
@@ -73,7 +82,7 @@ struct via_name {
 struct kwd_dns {
 	struct kwd_dns_env env;     /* what the session handed over */
 	struct dns_sock sock[SK_N];
-	struct dns_sock conn[KWD_DNS_TCP_MAX];
+	struct dns_conn conn[KWD_DNS_TCP_MAX];
 	struct pending pend[KWD_DNS_PENDING];
 	struct kw_dns_conf conf;    /* resolvers filled in (the host's if none) */
 	struct kw_name_table table;
@@ -89,8 +98,8 @@ void dns_resolver_addr(const struct kw_dns_resolver *r, struct sockaddr_storage 
 int dns_watch(struct kwd_dns *dns, struct dns_sock *k);
 void dns_unwatch(struct kwd_dns *dns, struct dns_sock *k);
 int dns_open_sock(int family, int type, uint16_t *port);
-int dns_open_upstream(int family);
-void dns_pending_free(struct pending *p);
+int dns_open_upstream(struct kwd_dns *dns, const struct kw_dns_resolver *r);
+void dns_pending_free(struct kwd_dns *dns, struct pending *p);
 void dns_send_reply(struct kwd_dns *dns, const struct pending *p, uint8_t *msg, size_t len);
 
 /* dns_decide.c: a client's question and the upstream's answer. */

@@ -1148,6 +1148,8 @@ const char *kw_rule_name(uint16_t event_kind, uint16_t rule, char *buf, size_t l
 				 rule == KW_UNTRACKED_MAP_FULL ? ".table_full" : NULL);
 	if (rule == KW_RULE_DEFAULT)
 		return rule_text(buf, len, k->section, -1, ":default");
+	if (rule == KW_RULE_RESOLVER_GUARD && k->rules == KW_EVR_LIST && event_kind != KW_EV_DEV)
+		return rule_text(buf, len, "net.dns", -1, ":guard");
 	if (k->rules == KW_EVR_LIST)
 		return rule_text(buf, len, k->section, rule, NULL);
 	if (k->rules == KW_EVR_EXEC && KW_RULE_PATH_KIND(rule) == KW_RULE_KIND_DIGEST_MISMATCH)

@@ -32,6 +32,9 @@
 #define KW_NET_PORT_RULES 16
 /* Rule index meaning "no rule matched": the section's default deny. */
 #define KW_RULE_DEFAULT 0xffff
+/* Rule of a net decision the resolver guard made whatever the policy says
+ * (docs/security.md, "DNS"): "net.dns:guard". */
+#define KW_RULE_RESOLVER_GUARD 0xfffe
 /* Rule of an LSM path decision: the list (enum kw_path_kind in policy.h: 1
  * fs.read, 2 fs.write, 3 fs.deny, 4 exec.allow, 5 net.unix) in the top 4 bits,
  * the index in that list below. kw_rule_name() prints "fs.deny[3]". */

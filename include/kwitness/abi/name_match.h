@@ -32,6 +32,20 @@ struct kw_dns_steer {
 /* kw_dns_ports: resolver port (host order) -> slot. A session's socket may
  * not talk to another session's resolver directly. */
 
+/* The resolver guard (bpf/resolver_guard.bpf.h). kw_resolver_ports: every
+ * local port kwitnessd's resolvers use, keyed KW_GUARD_KEY(0, proto, port):
+ * a listener's value is its session's slot, an upstream question's socket
+ * KW_GUARD_UPSTREAM. No session task may connect, send to or bind such a port
+ * (whatever the address) but its own session's listeners.
+ * kw_resolver_socks: KW_GUARD_KEY(family, proto, port) -> kwitnessd's listener
+ * socket; an entry goes when the socket closes, so steering finds no socket
+ * while kwitnessd is down and refuses the question. proto is the socket's,
+ * masked to 8 bits: IPPROTO_MPTCP (262) becomes IPPROTO_TCP (6), as an MPTCP
+ * connect reaches a TCP listener. */
+#define KW_GUARD_KEY(family, proto, port) \
+	((__u32)(family) << 24 | (__u32)((proto) & 0xff) << 16 | (__u32)((port) & 0xffff))
+#define KW_GUARD_UPSTREAM 0xffffffffu
+
 /* kw_name_allow key: the address a session may reach for op. */
 struct kw_name_key {
 	__u32 slot;
