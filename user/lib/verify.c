@@ -231,6 +231,29 @@ static int check_evidence(const json_t *rec, const struct kw_verify_opts *o,
 	return verdict(res, KW_VERIFY_OK, NULL);
 }
 
+/* The record's age against now, max_age and skew, and its nonce against
+ * the one asked for: 0 when they hold, else 1 with the verdict in res. */
+static int check_freshness(const json_t *rec, const struct kw_verify_opts *o,
+			   struct kw_verify_result *res)
+{
+	long long iat = 0;
+
+	kw_json_integer(json_object_get(rec, "iat"), &iat);
+	if (iat > o->now + o->skew)
+		return verdict(res, KW_VERIFY_RECORD_IN_FUTURE, "(iat %lld, now %" PRId64 ", skew %" PRId64 " s)",
+			       iat, o->now, o->skew);
+	if (o->max_age > 0 && o->now - iat > o->max_age)
+		return verdict(res, KW_VERIFY_RECORD_STALE, "(age %lld s, maximum %" PRId64 " s)",
+			       (long long)(o->now - iat), o->max_age);
+	if (o->nonce) {
+		const char *nonce = member_str(rec, "runtime", "nonce");
+
+		if (!nonce || !same_str(nonce, o->nonce))
+			return verdict(res, KW_VERIFY_NONCE_MISMATCH, nonce ? NULL : "(the record has none)");
+	}
+	return 0;
+}
+
 int kw_record_verify_signed(const char *text, size_t len, const struct kw_verify_opts *o,
 			    struct kw_verify_result *res, json_t **rec_out)
 {
@@ -241,7 +264,6 @@ int kw_record_verify_signed(const char *text, size_t len, const struct kw_verify
 	const struct kw_key *trusted = o->trusted;
 	const json_t *profile, *sigv, *jwk;
 	struct jcs_error jerr = { 0 };
-	long long iat = 0;
 	size_t siglen = 0;
 	json_t *rec;
 	int ret;
@@ -309,26 +331,9 @@ int kw_record_verify_signed(const char *text, size_t len, const struct kw_verify
 		goto out;
 	}
 
-	kw_json_integer(json_object_get(rec, "iat"), &iat);
-	if (iat > o->now + o->skew) {
-		ret = verdict(res, KW_VERIFY_RECORD_IN_FUTURE, "(iat %lld, now %" PRId64 ", skew %" PRId64 " s)",
-			      iat, o->now, o->skew);
+	ret = check_freshness(rec, o, res);
+	if (ret)
 		goto out;
-	}
-	if (o->max_age > 0 && o->now - iat > o->max_age) {
-		ret = verdict(res, KW_VERIFY_RECORD_STALE, "(age %lld s, maximum %" PRId64 " s)",
-			      (long long)(o->now - iat), o->max_age);
-		goto out;
-	}
-
-	if (o->nonce) {
-		const char *nonce = member_str(rec, "runtime", "nonce");
-
-		if (!nonce || !same_str(nonce, o->nonce)) {
-			ret = verdict(res, KW_VERIFY_NONCE_MISMATCH, nonce ? NULL : "(the record has none)");
-			goto out;
-		}
-	}
 
 	/* The signed bytes: RFC 8785 form of the record without "signature". */
 	json_object_del(rec, "signature");
