@@ -292,6 +292,40 @@ static int check_log(struct estate_ingest *ing, struct item *it, const json_t *r
 	return e;
 }
 
+/* The host the log's open entry names must be one the signer's key may
+ * sign for (the trust folder's hosts file): 0, or 1 with it->res set. */
+static int check_host(const struct estate_ingest *ing, struct item *it, const char *signer)
+{
+	if (estate_trust_allows_host(ing->trust, signer, it->hostname, it->machine_id))
+		return 0;
+	kw_verify_result_set(&it->res, KW_VERIFY_HOST_MISMATCH,
+			     "The record names host %.200s (machine id %.100s), which its signer %s "
+			     "is not trusted to sign for (the trust folder's hosts file)",
+			     it->hostname, it->machine_id, signer);
+	return 1;
+}
+
+/* A session id the estate holds under another signer is not taken again:
+ * 0, 1 with it->res set, -1 when the run cannot go on. */
+static int check_session(struct estate_ingest *ing, struct item *it, const char *signer)
+{
+	struct estate_val p[2] = { EV_S(it->session), EV_S(signer) };
+	int64_t n = 0;
+
+	if (estate_query_int(ing->db,
+			     "SELECT count(*) FROM records WHERE session = $1 AND signer <> $2", p, 2,
+			     &n)) {
+		db_error(ing, "lookup");
+		return -1;
+	}
+	if (!n)
+		return 0;
+	kw_verify_result_set(&it->res, KW_VERIFY_SESSION_CONFLICT,
+			     "The estate already holds session %s under another signer; a record "
+			     "signed by %s for it is refused", it->session, signer);
+	return 1;
+}
+
 /* The record's row, before its entries: *id, or -1 when another ingest
  * stored it meanwhile. */
 static int insert_row(struct estate_ingest *ing, const struct item *it, const json_t *rec,
@@ -403,6 +437,8 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 	e = check_log(ing, it, rec, log_fd, &o, &lc, &lc_live);
 	if (e < 0)
 		goto out;
+	if (e == 0)
+		e = check_host(ing, it, signer);
 	in_copy = false;
 	if (ing->db->ops->entries_end(ing->db, e == 0)) {
 		db_error(ing, "cannot end the entries");
@@ -534,6 +570,12 @@ static int ingest_record(struct estate_ingest *ing, const struct kw_state_dir *s
 	}
 	if (e > 0) {
 		ret = reject(ing, &it);
+		goto out;
+	}
+	e = check_session(ing, &it, signer);
+	if (e) {
+		if (e > 0)
+			ret = reject(ing, &it);
 		goto out;
 	}
 	if (kw_state_find_evidence(st, session, rec, &log_fd, &bundle, &it.res)) {

@@ -92,6 +92,46 @@ static int feed_entries(void *ctx, struct kw_log_check *lc)
 	}
 }
 
+struct signers {
+	char text[600];
+	int n;
+};
+
+static int take_signer(void *ctx, int ncols, const char *const *cols, const char *const *names)
+{
+	struct signers *s = ctx;
+	size_t len = strlen(s->text);
+
+	(void)names;
+	if (ncols < 3)
+		return 1;
+	if (s->n++ < 4)
+		snprintf(s->text + len, sizeof(s->text) - len, "%s%.60s (host %.60s, record %.20s)",
+			 len ? "; " : "", cols[0] ? cols[0] : "", cols[1] ? cols[1] : "",
+			 cols[2] ? cols[2] : "");
+	return 0;
+}
+
+/* A session id held under more than one signer names no one session: the
+ * page is refused, with the signers listed. 0 when it is not ambiguous. */
+static int ambiguous(struct estate_db *db, const char *session, char *err, size_t errlen)
+{
+	struct estate_val p[1] = { EV_S(session) };
+	struct signers s = { .n = 0 };
+
+	if (estate_query(db,
+			 "SELECT signer, min(hostname), min(id) FROM records WHERE session = $1"
+			 " GROUP BY signer ORDER BY min(id)", p, 1, take_signer, &s)) {
+		snprintf(err, errlen, "database: %s", db->err);
+		return -1;
+	}
+	if (s.n < 2)
+		return 0;
+	snprintf(err, errlen, "session %.64s is ambiguous: the estate holds it under %d signers: "
+		 "%s; no report is made (session_conflict)", session, s.n, s.text);
+	return -1;
+}
+
 struct report *estate_report_session(struct estate_db *db, const struct estate_trust *trust,
 				     const char *session, char *err, size_t errlen)
 {
@@ -105,6 +145,8 @@ struct report *estate_report_session(struct estate_db *db, const struct estate_t
 	struct report_level level;
 	json_t *rec;
 
+	if (ambiguous(db, session, err, errlen))
+		goto out;
 	if (estate_query(db,
 			 "SELECT id, record_json, record_path, bundle_hash, trace_level, appraisal,"
 			 " transparency, log_origin, checkpoint_root, checkpoint, log_index,"
