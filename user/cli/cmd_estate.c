@@ -95,8 +95,9 @@ static void query_usage(FILE *f)
 		"enforced, policy bundle hash and enforcement mode, the signer's key\n"
 		"thumbprint, the record's TRACE level (Level 0, Level 0, logged, Level 1 or\n"
 		"Level 2, as `kwitness verify` reports it; see `estate ingest --help`), its\n"
-		"leaf index in the transparency log when it was proven logged, and the\n"
-		"record's path. Exit status: 0 rows found, 1 none, 2 usage or database error.\n\n"
+		"leaf index in the transparency log when it was proven logged, the record's\n"
+		"path, and why its level is not higher (LEVEL_WHY: the TPM appraisal's or the\n"
+		"transparency check's failing step, or what ingest was not given). Exit status: 0 rows found, 1 none, 2 usage or database error.\n\n"
 		"  --db URL            sqlite:PATH or postgresql://... (default %s)\n"
 		"  --tool T            e.g. net.connect, fs.open\n"
 		"  --decision D        permit or deny\n"
@@ -309,6 +310,7 @@ static const char *const heads[EC_COUNT] = {
 	[EC_OBJECT] = "OBJECT", [EC_DECISION] = "DECISION", [EC_ENFORCED] = "ENFORCED",
 	[EC_BUNDLE_HASH] = "BUNDLE", [EC_MODE] = "MODE", [EC_SIGNER] = "SIGNER",
 	[EC_LEVEL] = "LEVEL", [EC_LOG_INDEX] = "LOG_INDEX", [EC_RECORD_PATH] = "RECORD", [EC_COMPLETE] = "COMPLETE",
+	[EC_LEVEL_WHY] = "LEVEL_WHY",
 };
 static const char *const json_names[EC_COUNT] = {
 	[EC_TS_US] = "time", [EC_HOSTNAME] = "host", [EC_MACHINE_ID] = "machine_id",
@@ -316,6 +318,7 @@ static const char *const json_names[EC_COUNT] = {
 	[EC_OBJECT] = "object", [EC_DECISION] = "decision", [EC_ENFORCED] = "enforced",
 	[EC_BUNDLE_HASH] = "bundle_hash", [EC_MODE] = "enforcement_mode", [EC_SIGNER] = "signer",
 	[EC_LEVEL] = "level_name", [EC_LOG_INDEX] = "log_index", [EC_RECORD_PATH] = "record", [EC_COMPLETE] = "complete",
+	[EC_LEVEL_WHY] = "level_why",
 };
 
 static char *cell_text(int col, const char *v, bool grouped)

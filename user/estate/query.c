@@ -143,7 +143,9 @@ int estate_query_run(struct estate_db *db, const struct estate_filter *f, bool c
 	} else
 		put(&q, "SELECT e.ts_us, r.hostname, r.machine_id, r.sandbox_id, r.session, e.tool,"
 			" e.object, e.decision, e.enforced, r.bundle_hash, r.enforcement_mode, r.signer,"
-			" r.trace_level, r.log_index, r.record_path, r.complete");
+			" r.trace_level, r.log_index, r.record_path, r.complete,"
+			" r.appraisal || CASE WHEN r.appraisal <> '' AND r.transparency <> ''"
+			" THEN '; ' ELSE '' END || r.transparency");
 	if (add_filters(&q, db, f, err, errlen))
 		goto out;
 	if (!count && group != ESTATE_GROUP_NONE) {
