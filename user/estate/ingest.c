@@ -243,21 +243,17 @@ static int prove_logged(struct estate_ingest *ing, const json_t *rec, const char
 	return 1;
 }
 
+/* The record's row, last, with everything known: a pushing host's role
+ * may insert, never update (docs/estate.md). */
 static const char insert_record[] =
-	"INSERT INTO records (session, record_digest, sandbox_id, hostname, machine_id, boot_id,"
+	"INSERT INTO records (id, session, record_digest, sandbox_id, hostname, machine_id, boot_id,"
 	" kernel, signer, bundle_hash, enforcement_mode, platform, level, complete, incomplete_why,"
 	" iat, opened_us, closed_us, decisions, denials, transcript_hash, call_count, image_digest,"
-	" record_path, record_json, ingested_at)"
-	" VALUES ($1, $2, $3, '', '', '', '', $4, $5, $6, $7, 0, 0, '', $8, 0, 0, 0, 0, $9, $10,"
-	" $11, $12, $13, $14)"
+	" record_path, record_json, ingested_at, appraisal, trace_level, transparency, log_origin,"
+	" log_index, checkpoint_size, checkpoint_root, checkpoint)"
+	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,"
+	" $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34)"
 	" ON CONFLICT (session, record_digest) DO NOTHING RETURNING id";
-
-static const char finish_record[] =
-	"UPDATE records SET hostname = $2, machine_id = $3, boot_id = $4, kernel = $5,"
-	" complete = $6, incomplete_why = $7, opened_us = $8, closed_us = $9, decisions = $10,"
-	" denials = $11, level = $12, appraisal = $13, trace_level = $14, transparency = $15,"
-	" log_origin = $16, log_index = $17, checkpoint_size = $18, checkpoint_root = $19,"
-	" checkpoint = $20 WHERE id = $1";
 
 /* Streams the record's log into its entries (lc initialised here: *live),
  * then checks the record's evidence against it: 0 valid, 1 not (it->res
@@ -326,32 +322,10 @@ static int check_session(struct estate_ingest *ing, struct item *it, const char 
 	return 1;
 }
 
-/* The record's row, before its entries: *id, or -1 when another ingest
- * stored it meanwhile. */
-static int insert_row(struct estate_ingest *ing, const struct item *it, const json_t *rec,
-		      const char *text, const char *signer, int64_t *id)
-{
-	const char *digest = member_str(rec, "build_provenance", "digest");
-	struct estate_val p[14] = {
-		EV_S(it->session), EV_S(it->digest), EV_S(member_str(rec, "subject", NULL)),
-		EV_S(signer), EV_S(member_str(rec, "policy", "bundle_hash")),
-		EV_S(member_str(rec, "policy", "enforcement_mode")),
-		EV_S(member_str(rec, "runtime", "platform")), EV_I(member_int(rec, "iat", NULL)),
-		EV_S(member_str(rec, "tool_transcript", "hash")),
-		EV_I(member_int(rec, "tool_transcript", "call_count")), EV_S(digest ? digest : ""),
-		EV_S(it->path), EV_S(text), EV_I(ing->now),
-	};
-
-	if (estate_query_int(ing->db, insert_record, p, 14, id)) {
-		db_error(ing, "cannot add a record");
-		return -1;
-	}
-	return 0;
-}
-
-/* What a stored record's row is completed with. */
+/* What a stored record's row holds besides the record itself. */
 struct finish {
 	int64_t id;
+	const char *signer;
 	const struct kw_log_check *lc;
 	enum kw_level level;
 	const char *level_why, *tlog_why;
@@ -360,31 +334,47 @@ struct finish {
 	const struct kw_buf *bundle;
 };
 
-static int finish(struct estate_ingest *ing, const struct item *it, const json_t *rec,
-		  const struct finish *f)
+/* The record's row and its policy. 0, 1 when another ingest stored the
+ * record meanwhile, -1 on a database error. */
+static int insert_row(struct estate_ingest *ing, const struct item *it, const json_t *rec,
+		      const char *text, const struct finish *f)
 {
+	const char *digest = member_str(rec, "build_provenance", "digest");
 	const struct kw_log_check *lc = f->lc;
 	const struct tlog_verdict *tv = f->tv;
 	struct estate_val none = { .type = EV_NULL };
-	struct estate_val p[20] = {
-		EV_I(f->id), EV_S(it->hostname), EV_S(it->machine_id), EV_S(it->boot_id),
-		EV_S(it->kernel), EV_I(lc->complete), EV_S(lc->complete ? "" : lc->incomplete_why),
-		EV_I(it->opened_us), EV_I(it->closed_us), EV_I(lc->decisions), EV_I(lc->denials),
-		EV_I(kw_level_number(f->level)), EV_S(f->level_why), EV_S(kw_level_name(f->level)),
-		EV_S(f->tlog_why), EV_S(tv ? tv->origin : ""), tv ? EV_I(tv->index) : none,
-		tv ? EV_I(tv->size) : none, EV_S(f->root), EV_S(f->checkpoint ? f->checkpoint : ""),
+	struct estate_val p[34] = {
+		EV_I(f->id), EV_S(it->session), EV_S(it->digest), EV_S(member_str(rec, "subject", NULL)),
+		EV_S(it->hostname), EV_S(it->machine_id), EV_S(it->boot_id), EV_S(it->kernel),
+		EV_S(f->signer), EV_S(member_str(rec, "policy", "bundle_hash")),
+		EV_S(member_str(rec, "policy", "enforcement_mode")),
+		EV_S(member_str(rec, "runtime", "platform")), EV_I(kw_level_number(f->level)),
+		EV_I(lc->complete), EV_S(lc->complete ? "" : lc->incomplete_why),
+		EV_I(member_int(rec, "iat", NULL)), EV_I(it->opened_us), EV_I(it->closed_us),
+		EV_I(lc->decisions), EV_I(lc->denials), EV_S(member_str(rec, "tool_transcript", "hash")),
+		EV_I(member_int(rec, "tool_transcript", "call_count")), EV_S(digest ? digest : ""),
+		EV_S(it->path), EV_S(text), EV_I(ing->now), EV_S(f->level_why),
+		EV_S(kw_level_name(f->level)), EV_S(f->tlog_why), EV_S(tv ? tv->origin : ""),
+		tv ? EV_I(tv->index) : none, tv ? EV_I(tv->size) : none, EV_S(f->root),
+		EV_S(f->checkpoint ? f->checkpoint : ""),
 	};
 	struct estate_val pp[2] = { EV_S(member_str(rec, "policy", "bundle_hash")),
 				    EV_S(f->bundle->data ? f->bundle->data : "") };
+	int64_t id = -1;
 
+	if (estate_query_int(ing->db, insert_record, p, 34, &id)) {
+		db_error(ing, "cannot add a record");
+		return -1;
+	}
+	if (id < 0)
+		return 1;
 	/* A bundle is JSON text (policy.c refuses anything else), so it fits a
 	 * TEXT column as it is. */
-	if (estate_query(ing->db, finish_record, p, 20, NULL, NULL) ||
-	    estate_query(ing->db,
+	if (estate_query(ing->db,
 			 "INSERT INTO policies (bundle_hash, bundle) VALUES ($1, $2)"
 			 " ON CONFLICT (bundle_hash) DO NOTHING",
 			 pp, 2, NULL, NULL)) {
-		db_error(ing, "cannot finish a record");
+		db_error(ing, "cannot add a policy");
 		return -1;
 	}
 	return 0;
@@ -416,16 +406,13 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 	if (verify_image_digest(rec, image))
 		o.image_digest = image;
 
-	if (estate_exec(ing->db, "BEGIN")) {
+	if (estate_exec(ing->db, ing->db->begin_record)) {
 		db_error(ing, "begin");
 		goto out;
 	}
 	in_tx = true;
-	if (insert_row(ing, it, rec, text, signer, &id))
-		goto out;
-	if (id < 0) { /* another ingest stored it meanwhile */
-		ing->already++;
-		ret = 0;
+	if (estate_query_int(ing->db, ing->db->next_record_id, NULL, 0, &id) || id < 0) {
+		db_error(ing, "cannot number a record");
 		goto out;
 	}
 	if (ing->db->ops->entries_begin(ing->db, id)) {
@@ -470,12 +457,19 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 	}
 	level = kw_level_of(tpm_level == 1, logged == 1);
 	{
-		struct finish f = { .id = id, .lc = &lc, .level = level, .level_why = level_why,
-				    .tlog_why = tlog_why, .tv = logged ? &tv : NULL, .root = root,
-				    .checkpoint = checkpoint, .bundle = bundle };
+		struct finish f = { .id = id, .signer = signer, .lc = &lc, .level = level,
+				    .level_why = level_why, .tlog_why = tlog_why,
+				    .tv = logged ? &tv : NULL, .root = root, .checkpoint = checkpoint,
+				    .bundle = bundle };
 
-		if (finish(ing, it, rec, &f))
+		e = insert_row(ing, it, rec, text, &f);
+		if (e < 0)
 			goto out;
+		if (e > 0) { /* another ingest stored it meanwhile: its entries stay */
+			ing->already++;
+			ret = 0;
+			goto out;
+		}
 	}
 	in_tx = false;
 	if (estate_exec(ing->db, "COMMIT")) {
