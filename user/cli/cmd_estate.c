@@ -34,10 +34,13 @@ static void estate_usage(FILE *f)
 		"usage: kwitness estate ingest [--db URL] [--trust DIR] PATH...\n"
 		"       kwitness estate query [--db URL] [filters] [--json | --count | --group-by KEY]\n"
 		"       kwitness estate report [--db URL] [--trust DIR] --session ID [--html OUT]\n"
-		"       kwitness estate push [--state DIR] [--db URL] [--key PUBLIC] [--follow]\n\n"
+		"       kwitness estate push [--state DIR] [--db URL] [--key PUBLIC] [--follow]\n"
+		"       kwitness estate verify [--db URL] [--trust DIR]\n"
+		"       kwitness estate roles [--trust DIR] [--db URL --apply]\n\n"
 		"Keeps the verified records of many hosts in one database: SQLite (sqlite:PATH,\n"
 		"the default %s) or PostgreSQL (postgresql://...).\n"
-		"Run 'kwitness estate ingest --help' (or query, report, push) for the options.\n",
+		"Run 'kwitness estate ingest --help' (or query, report, push, verify, roles) for\n"
+		"the options.\n",
 		ESTATE_DEFAULT_DB);
 }
 
@@ -456,6 +459,19 @@ static int count_row(void *ctx, int ncols, const char *const *cols, const char *
 	return 1;
 }
 
+/* Rows of a record that failed estate verify show TAMPERED as their level;
+ * a count or a row that is gone cannot, so the query says so. */
+static void warn_tampered(struct estate_db *db)
+{
+	int64_t n = 0;
+
+	if (!estate_query_int(db, "SELECT count(*) FROM record_checks WHERE ok = 0", NULL, 0, &n) &&
+	    n > 0)
+		fprintf(stderr, "kwitness estate query: warning: %" PRId64 " stored records failed "
+				"estate verify (TAMPERED): rows of them may be changed, added or missing; "
+				"see kwitness estate verify\n", n);
+}
+
 static int estate_query_cmd(int argc, char **argv)
 {
 	enum { O_DECISION = 1, O_SINCE, O_UNTIL, O_GROUP };
@@ -552,6 +568,7 @@ static int estate_query_cmd(int argc, char **argv)
 		fprintf(stderr, "kwitness estate query: %s\n", err);
 		goto out;
 	}
+	warn_tampered(db);
 	if (count) {
 		if (t.json)
 			printf("{\"count\":%" PRId64 "}\n", n);
@@ -583,7 +600,12 @@ int cmd_estate(int argc, char **argv)
 		return estate_report_cmd(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "push"))
 		return estate_push_cmd(argc - 1, argv + 1);
-	fprintf(stderr, "kwitness estate: unknown subcommand '%s' (ingest, query, report, push)\n",
+	if (!strcmp(argv[1], "verify"))
+		return estate_verify_cmd(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "roles"))
+		return estate_roles_cmd(argc - 1, argv + 1);
+	fprintf(stderr, "kwitness estate: unknown subcommand '%s' (ingest, query, report, push, "
+			"verify, roles)\n",
 		argv[1]);
 	return 2;
 }

@@ -10,7 +10,9 @@
 #include <time.h>
 
 #include "kwitness/jcs.h"
+#include "estate/check.h"
 #include "estate/report_db.h"
+#include "estate/report_internal.h"
 
 #define PAGE_ROWS 10000
 
@@ -197,6 +199,18 @@ struct report *estate_report_session(struct estate_db *db, const struct estate_t
 				       .log_index = s.log_index, .checkpoint_size = s.checkpoint_size };
 	src.level = &level;
 	r = report_build(&src, err, errlen);
+	if (r) {
+		/* The stored row re-derived as estate verify does: a row changed
+		 * after ingest is shown tampered, never at its stored level. */
+		struct estate_check c;
+
+		if (estate_check_record(db, trust, s.id, &c, err, errlen)) {
+			report_free(r);
+			r = NULL;
+		} else if (!c.ok) {
+			snprintf(r->tampered, sizeof(r->tampered), "%s", c.why);
+		}
+	}
 out:
 	free(s.record);
 	free(s.path);

@@ -251,6 +251,13 @@ const struct kw_key *estate_trust_find(const struct estate_trust *t, const char 
 	return hit ? hit->key : NULL;
 }
 
+void estate_trust_key_at(const struct estate_trust *t, size_t i, const char **file,
+			 const char **thumbprint)
+{
+	*file = t->keys[i].file;
+	*thumbprint = t->keys[i].thumbprint;
+}
+
 bool estate_trust_binds_hosts(const struct estate_trust *t)
 {
 	return t && t->binds;

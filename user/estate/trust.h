@@ -34,6 +34,9 @@ struct estate_trust *estate_trust_of_key(const struct kw_key *key, char *err, si
 /* The trusted key with this thumbprint, or NULL. */
 const struct kw_key *estate_trust_find(const struct estate_trust *t, const char *thumbprint);
 size_t estate_trust_count(const struct estate_trust *t);
+/* Key i (in thumbprint order): its file name and thumbprint. */
+void estate_trust_key_at(const struct estate_trust *t, size_t i, const char **file,
+			 const char **thumbprint);
 /* Whether the folder binds keys to hosts (it has a hosts file). */
 bool estate_trust_binds_hosts(const struct estate_trust *t);
 /* Whether the key with this thumbprint may sign for the host a log's open
