@@ -204,15 +204,26 @@ static void keep_policy(struct report *r, const struct report_source *src)
 	}
 }
 
+/* The log, from the file or the database, through the verifier's check. */
+static int read_log(void *ctx, struct kw_log_check *lc)
+{
+	const struct report_source *src = ctx;
+
+	if (src->log_fd >= 0)
+		return kw_log_check_fd(lc, src->log_fd);
+	return src->feed(src->feed_ctx, lc) ?: kw_log_check_end(lc);
+}
+
 struct report *report_build(const struct report_source *src, char *err, size_t errlen)
 {
 	struct report *r = calloc(1, sizeof(*r));
 	struct kw_verify_opts o = { .trusted = src->key, .allow_embedded_key = !src->key,
-				    .now = src->now, .skew = src->skew, .call_count = -1,
+				    .now = src->now, .skew = src->skew, .call_count = -1, .allow_incomplete = true,
 				    .bundle = src->bundle, .bundle_len = src->bundle_len };
-	char image[KW_DIGEST_STR_MAX], tp[KW_THUMBPRINT_MAX];
+	char tp[KW_THUMBPRINT_MAX];
+	struct verify_request rq;
+	struct verify_verdict v;
 	json_t *rec = NULL;
-	int rc;
 
 	if (!r || !(r->marks = calloc(REPORT_MARKS_MAX, sizeof(*r->marks))) ||
 	    !(r->denials = calloc(REPORT_DENIALS_MAX, sizeof(*r->denials)))) {
@@ -247,15 +258,28 @@ struct report *report_build(const struct report_source *src, char *err, size_t e
 			 "the record's own cnf.jwk (no trusted key given: this shows the record is "
 			 "intact, not who signed it)");
 
-	rc = kw_record_verify_signed(src->record_text, src->record_len, &o, &r->res, &rec);
-	if (rc < 0) {
-		snprintf(err, errlen, "verification failed: %s", r->res.message);
+	/* What decides "not enforced" while the log streams: the record's mode. */
+	rec = jcs_parse(src->record_text, src->record_len, NULL);
+	copy(r->mode, sizeof(r->mode), json_string_value(json_object_get(
+		json_object_get(rec, "policy"), "enforcement_mode")));
+	json_decref(rec);
+	/* The one verifier judges (verify/verdict.h); the log's lines reach the
+	 * page through its on_entry, so the page shows what was hashed. */
+	rq = (struct verify_request){
+		.opts = o, .record_text = src->record_text, .record_len = src->record_len,
+		.bundle = src->bundle, .bundle_len = src->bundle_len,
+		.read_log = src->log_fd >= 0 || src->feed ? read_log : NULL, .read_log_ctx = (void *)src,
+		.on_entry = on_entry, .entry_ctx = r, .log_check = &r->lc,
+	};
+	if (verify_record(&rq, &v, err, errlen)) {
 		report_free(r);
 		return NULL;
 	}
-	r->signed_ok = rc == 0;
-	if (!rec) /* not verified: shown as it claims to be */
-		rec = jcs_parse(src->record_text, src->record_len, NULL);
+	r->res = v.res;
+	r->signed_ok = r->evidence_ok = v.valid;
+	r->log_read = v.completeness != VERIFY_NOT_CHECKED;
+	/* Shown as the record claims to be, whether or not it verified. */
+	rec = jcs_parse(src->record_text, src->record_len, NULL);
 	if (json_is_object(rec)) {
 		json_t *p = json_object_get(rec, "policy");
 
@@ -267,35 +291,6 @@ struct report *report_build(const struct report_source *src, char *err, size_t e
 		copy(r->data_class, sizeof(r->data_class), rec_str(rec, "data_class", NULL));
 		r->iat = json_is_integer(json_object_get(rec, "iat"))
 				 ? (int64_t)json_integer_value(json_object_get(rec, "iat")) : 0;
-	}
-
-	r->lc.on_entry = on_entry;
-	r->lc.entry_ctx = r;
-	rc = kw_log_check_init(&r->lc);
-	if (!rc && src->log_fd >= 0)
-		rc = kw_log_check_fd(&r->lc, src->log_fd);
-	else if (!rc && src->feed)
-		rc = src->feed(src->feed_ctx, &r->lc) ?: kw_log_check_end(&r->lc);
-	r->log_read = !rc && (src->log_fd >= 0 || src->feed);
-	if (rc) {
-		snprintf(err, errlen, "reading the log failed: %s", strerror(-rc));
-		json_decref(rec);
-		report_free(r);
-		return NULL;
-	}
-	if (r->signed_ok) {
-		if (verify_image_digest(rec, image))
-			o.image_digest = image;
-		o.log = r->log_read ? &r->lc : NULL;
-		o.allow_incomplete = true;
-		rc = kw_record_verify_evidence(rec, &o, &r->res);
-		if (rc < 0) {
-			snprintf(err, errlen, "verification failed: %s", r->res.message);
-			json_decref(rec);
-			report_free(r);
-			return NULL;
-		}
-		r->evidence_ok = rc == 0;
 	}
 	if (json_is_object(rec))
 		derive(r, rec, src);
