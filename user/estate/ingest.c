@@ -255,37 +255,43 @@ static const char insert_record[] =
 	" $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34)"
 	" ON CONFLICT (session, record_digest) DO NOTHING RETURNING id";
 
-/* Streams the record's log into its entries (lc initialised here: *live),
- * then checks the record's evidence against it: 0 valid, 1 not (it->res
- * says why), -1 when the run cannot go on (ing->err). */
-static int check_log(struct estate_ingest *ing, struct item *it, const json_t *rec, int log_fd,
-		     struct kw_verify_opts *o, struct kw_log_check *lc, bool *live)
+static int read_log_fd(void *ctx, struct kw_log_check *lc)
 {
-	int e;
+	return kw_log_check_fd(lc, *(const int *)ctx);
+}
 
-	lc->expect_session = it->session;
-	lc->on_entry = on_entry;
-	lc->entry_ctx = it;
-	e = kw_log_check_init(lc);
-	*live = e == 0;
-	if (!e)
-		e = kw_log_check_fd(lc, log_fd);
+/* The record judged by the one verifier (verify/verdict.h) with its log
+ * streamed into its entries as the check reads it (lc: the verifier's log
+ * check, left for the row's counts): 0 valid, 1 not (it->res says why), -1
+ * when the run cannot go on (ing->err). */
+static int check_log(struct estate_ingest *ing, struct item *it, const char *text,
+		     const struct kw_key *key, int *log_fd, const struct kw_buf *bundle,
+		     struct kw_log_check *lc)
+{
+	struct verify_request rq = {
+		.opts = { .trusted = key, .now = ing->now, .skew = ing->skew, .call_count = -1,
+			  .allow_incomplete = true },
+		.record_text = text, .record_len = strlen(text),
+		.bundle = bundle->data ? bundle->data : "", .bundle_len = bundle->len,
+		.read_log = read_log_fd, .read_log_ctx = log_fd,
+		.on_entry = on_entry, .entry_ctx = it, .expect_session = it->session,
+		.log_check = lc,
+	};
+	struct verify_verdict v;
+	char err[500];
+	int e = verify_record(&rq, &v, err, sizeof(err));
+
 	ing->log_bytes += lc->bytes;
 	if (it->db_failed) {
 		db_error(ing, "cannot add an entry");
 		return -1;
 	}
 	if (e) {
-		snprintf(ing->err, sizeof(ing->err), "the log check failed: %s", strerror(-e));
+		snprintf(ing->err, sizeof(ing->err), "verification failed: %s", err);
 		return -1;
 	}
-	o->log = lc;
-	e = kw_record_verify_evidence(rec, o, &it->res);
-	if (e < 0) {
-		snprintf(ing->err, sizeof(ing->err), "verification failed: %s", it->res.message);
-		return -1;
-	}
-	return e;
+	it->res = v.res;
+	return v.valid ? 0 : 1;
 }
 
 /* The host the log's open entry names must be one the signer's key may
@@ -393,18 +399,10 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 	struct tlog_verdict tv;
 	enum kw_level level;
 	int tpm_level, logged;
-	struct kw_verify_opts o = { .trusted = key, .now = ing->now, .skew = ing->skew,
-				    .call_count = -1, .allow_incomplete = true };
 	struct kw_log_check lc = { 0 };
-	char image[KW_DIGEST_STR_MAX];
 	int64_t id = -1;
-	bool in_tx = false, in_copy = false, lc_live = false;
+	bool in_tx = false, in_copy = false;
 	int e, ret = -1;
-
-	o.bundle = bundle->data ? bundle->data : "";
-	o.bundle_len = bundle->len;
-	if (verify_image_digest(rec, image))
-		o.image_digest = image;
 
 	if (estate_exec(ing->db, ing->db->begin_record)) {
 		db_error(ing, "begin");
@@ -421,16 +419,21 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 	}
 	in_copy = true;
 
-	e = check_log(ing, it, rec, log_fd, &o, &lc, &lc_live);
+	e = check_log(ing, it, text, key, &log_fd, bundle, &lc);
 	if (e < 0)
 		goto out;
-	if (e == 0)
-		e = check_host(ing, it, signer);
 	in_copy = false;
 	if (ing->db->ops->entries_end(ing->db, e == 0)) {
 		db_error(ing, "cannot end the entries");
 		goto out;
 	}
+	/* What the estate refuses of a record that verifies. */
+	if (e == 0)
+		e = check_session(ing, it, signer);
+	if (e == 0)
+		e = check_host(ing, it, signer);
+	if (e < 0)
+		goto out;
 	if (e > 0) {
 		/* Not evidence: nothing of it stays. */
 		in_tx = false;
@@ -491,8 +494,7 @@ out:
 		estate_exec(ing->db, "ROLLBACK");
 		snprintf(ing->db->err, sizeof(ing->db->err), "%s", why);
 	}
-	if (lc_live)
-		kw_log_check_free(&lc);
+	kw_log_check_free(&lc);
 	kw_buf_free(&proof);
 	free(checkpoint);
 	return ret;
@@ -513,6 +515,28 @@ static int seen_before(struct estate_ingest *ing, struct item *it, bool *seen)
 	return 0;
 }
 
+/* A record whose files cannot be found, judged by itself (the verifier
+ * without log or bundle): it->res keeps the files' reason when the record
+ * holds. 0, or -1 when the run cannot go on. */
+static int judge_alone(struct estate_ingest *ing, struct item *it, const char *text, size_t len,
+		       const struct kw_key *key)
+{
+	struct verify_request rq = {
+		.opts = { .trusted = key, .now = ing->now, .skew = ing->skew, .call_count = -1 },
+		.record_text = text, .record_len = len,
+	};
+	struct verify_verdict v;
+	char err[500];
+
+	if (verify_record(&rq, &v, err, sizeof(err))) {
+		snprintf(ing->err, sizeof(ing->err), "verification failed: %s", err);
+		return -1;
+	}
+	if (!v.valid)
+		it->res = v.res;
+	return 0;
+}
+
 /* One record file (rec_fd, or a negative errno) of state folder st. */
 /* proof_path: where the record's tlog-proof is (a record file given by
  * itself); NULL: records/<session>.json.tlog-proof of the state folder. */
@@ -522,11 +546,10 @@ static int ingest_record(struct estate_ingest *ing, const struct kw_state_dir *s
 	char proof_name[4300] = "";
 	int proof_fd = -ENOENT;
 	struct item it = { .ing = ing, .path = path };
-	struct kw_verify_opts o = { .now = ing->now, .skew = ing->skew, .call_count = -1 };
 	struct kw_buf text = { 0 }, bundle = { 0 };
 	char signer[KW_THUMBPRINT_MAX] = "";
 	const struct kw_key *key = NULL;
-	json_t *rec = NULL, *whole;
+	json_t *rec = NULL;
 	bool seen;
 	int e, ret = -1, log_fd = -1;
 
@@ -550,29 +573,17 @@ static int ingest_record(struct estate_ingest *ing, const struct kw_state_dir *s
 		ret = 0;
 		goto out;
 	}
-	/* The key the record names, if the estate trusts it. */
-	whole = jcs_parse(text.data ? text.data : "", text.len, NULL);
-	if (json_is_object(whole) &&
-	    !kw_jwk_thumbprint(json_object_get(json_object_get(whole, "cnf"), "jwk"), signer))
+	/* The key the record names, if the estate trusts it; the files it names
+	 * (the verifier judges the record and checks them). */
+	rec = jcs_parse(text.data ? text.data : "", text.len, NULL);
+	if (json_is_object(rec) &&
+	    !kw_jwk_thumbprint(json_object_get(json_object_get(rec, "cnf"), "jwk"), signer))
 		key = estate_trust_find(ing->trust, signer);
-	json_decref(whole);
-	o.trusted = key;
-	e = kw_record_verify_signed(text.data ? text.data : "", text.len, &o, &it.res, &rec);
-	if (e < 0) {
-		snprintf(ing->err, sizeof(ing->err), "verification failed: %s", it.res.message);
-		goto out;
-	}
-	if (e > 0) {
-		ret = reject(ing, &it);
-		goto out;
-	}
-	e = check_session(ing, &it, signer);
-	if (e) {
-		if (e > 0)
-			ret = reject(ing, &it);
-		goto out;
-	}
-	if (kw_state_find_evidence(st, session, rec, &log_fd, &bundle, &it.res)) {
+	if (!json_is_object(rec) ||
+	    kw_state_find_evidence(st, session, rec, &log_fd, &bundle, &it.res)) {
+		/* A record that fails on its own is refused for that first. */
+		if (judge_alone(ing, &it, text.data ? text.data : "", text.len, key))
+			goto out;
 		ret = reject(ing, &it);
 		goto out;
 	}
@@ -586,8 +597,8 @@ static int ingest_record(struct estate_ingest *ing, const struct kw_state_dir *s
 			proof_fd = kw_state_open_file(st->records, proof_name + 8);
 		}
 	}
-	ret = store(ing, &it, rec, text.data, key, log_fd, &bundle, st->evidence, signer, proof_fd,
-		    proof_name);
+	ret = store(ing, &it, rec, text.data ? text.data : "", key, log_fd, &bundle, st->evidence,
+		    signer, proof_fd, proof_name);
 out:
 	if (proof_fd >= 0)
 		close(proof_fd);
