@@ -203,7 +203,12 @@ fi
 step "kwitness estate ingest: the record, verified, into the embedded database (SQLite)"
 mkdir -p "$TMP/trust"
 cp "$TMP/signer.jwk" "$TMP/trust/"
-"$B/kwitness" estate ingest --db "sqlite:$TMP/estate.sqlite" --trust "$TMP/trust" "$TMP/state"
+# The estate judges the record as verify did: with the TPM's CA and
+# enrollment key and the witness policy it stores the level the evidence
+# proves (without them it would store Level 0 and say why in LEVEL_WHY).
+EST_ARGS=(--transparency "$TMP/trust.policy")
+[ "$DEMO_TPM" = 1 ] && EST_ARGS+=(--tpm-ca "$TMP/ca/issuercert.pem" --enroll-key "$TMP/enroll.jwk")
+"$B/kwitness" estate ingest --db "sqlite:$TMP/estate.sqlite" --trust "$TMP/trust" "${EST_ARGS[@]}" "$TMP/state"
 
 step "kwitness estate query --decision deny: who did this"
 "$B/kwitness" estate query --db "sqlite:$TMP/estate.sqlite" --decision deny

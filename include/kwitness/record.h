@@ -102,6 +102,9 @@ enum kw_verify_reason {
 	KW_VERIFY_RECORD_UNREADABLE,
 	KW_VERIFY_POLICY_MISSING,
 	KW_VERIFY_POLICY_UNREADABLE,
+	/* What an estate refuses of a record that verifies (docs/estate.md). */
+	KW_VERIFY_HOST_MISMATCH,
+	KW_VERIFY_SESSION_CONFLICT,
 	KW_VERIFY_REASON_COUNT
 };
 

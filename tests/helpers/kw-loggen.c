@@ -153,7 +153,8 @@ int main(int argc, char **argv)
 		e = e ?: jcs_obj_str(&o, "cgroup", "23471");
 		e = e ?: jcs_obj_str(&o, "comm", "kw-netprobe");
 		e = e ?: jcs_obj_str(&o, "decision", deny ? "deny" : "permit");
-		e = e ?: jcs_obj_bool(&o, "enforced", deny);
+		/* A denial stops the action only in enforce mode (as kwitnessd writes it). */
+		e = e ?: jcs_obj_bool(&o, "enforced", deny && !strcmp(mode, "enforce"));
 		e = e ?: jcs_obj_str(&o, "host", host);
 		e = e ?: jcs_obj_int(&o, "pid", 31533 + (int64_t)(next_rand() % 30000));
 		e = e ?: jcs_obj_int(&o, "port", 1 + (int64_t)(next_rand() % 65535));

@@ -196,7 +196,7 @@ suite() {
 		"$(jcol '[.hostname, .decisions] | map(tostring) | join(" ")' <<<"$out" | sort | paste -sd'|')"
 	out=$("$KW" estate query --db "$URL" --tool net.connect --decision deny)
 	check "$L: the table: a header, then the row" \
-		test "$(head -1 <<<"$out" | tr -s ' ')" = "TIME HOST MACHINE SANDBOX SESSION TOOL OBJECT DECISION ENFORCED BUNDLE MODE SIGNER LEVEL LOG_INDEX RECORD COMPLETE" -a \
+		test "$(head -1 <<<"$out" | tr -s ' ')" = "TIME HOST MACHINE SANDBOX SESSION TOOL OBJECT DECISION ENFORCED BUNDLE MODE SIGNER LEVEL LOG_INDEX RECORD COMPLETE LEVEL_WHY" -a \
 		"$(sed -n 2p <<<"$out" | tr -s ' ' | cut -d' ' -f2-9)" = "$HOST_A $MID_A $SBX/agent-a $S_DENY net.connect 127.0.0.1:$LPORT_B/tcp deny yes"
 	"$KW" estate query --db "$URL" --tool no.such.tool >/dev/null
 	expect_eq "$L: a query without rows exits 1" 1 $?
@@ -295,7 +295,7 @@ DB=$KT_TMP/estate.sqlite
 sqlite_q() { sqlite3 -batch -noheader "$DB" "$1"; }
 suite sqlite "sqlite:$DB" sqlite_q
 expect_eq "sqlite: the database file is private (0600)" 600 "$(stat -c %a "$DB")"
-expect_eq "sqlite: schema version 3" 3 "$(sqlite_q 'SELECT max(version) FROM schema_version')"
+expect_eq "sqlite: schema version 4" 4 "$(sqlite_q 'SELECT max(version) FROM schema_version')"
 check "without an estate setting the collectors spooled nothing" \
 	test ! -e "$HA/spool" -a ! -e "$KT_TMP/hosts/$HOST_B/spool"
 
@@ -306,6 +306,6 @@ if ! pg_init; then
 fi
 ok "postgresql: a private cluster runs as nobody on a Unix socket"
 suite postgresql "$PGURL" pg_q
-expect_eq "postgresql: schema version 3" 3 "$(pg_q 'SELECT max(version) FROM schema_version')"
+expect_eq "postgresql: schema version 4" 4 "$(pg_q 'SELECT max(version) FROM schema_version')"
 
 finish

@@ -35,10 +35,13 @@ static void estate_usage(FILE *f)
 		"usage: kwitness estate ingest [--db URL] [--trust DIR] PATH...\n"
 		"       kwitness estate query [--db URL] [filters] [--json | --count | --group-by KEY]\n"
 		"       kwitness estate report [--db URL] [--trust DIR] --session ID [--html OUT]\n"
-		"       kwitness estate push [--state DIR] [--db URL] [--key PUBLIC] [--follow]\n\n"
+		"       kwitness estate push [--state DIR] [--db URL] [--key PUBLIC] [--follow]\n"
+		"       kwitness estate verify [--db URL] [--trust DIR]\n"
+		"       kwitness estate roles [--trust DIR] [--db URL --apply]\n\n"
 		"Keeps the verified records of many hosts in one database: SQLite (sqlite:PATH,\n"
 		"the default %s) or PostgreSQL (postgresql://...).\n"
-		"Run 'kwitness estate ingest --help' (or query, report, push) for the options.\n",
+		"Run 'kwitness estate ingest --help' (or query, report, push, verify, roles) for\n"
+		"the options.\n",
 		ESTATE_DEFAULT_DB);
 }
 
@@ -96,8 +99,9 @@ static void query_usage(FILE *f)
 		"enforced, policy bundle hash and enforcement mode, the signer's key\n"
 		"thumbprint, the record's TRACE level (Level 0, Level 0, logged, Level 1 or\n"
 		"Level 2, as `kwitness verify` reports it; see `estate ingest --help`), its\n"
-		"leaf index in the transparency log when it was proven logged, and the\n"
-		"record's path. Exit status: 0 rows found, 1 none, 2 usage or database error.\n\n"
+		"leaf index in the transparency log when it was proven logged, the record's\n"
+		"path, and why its level is not higher (LEVEL_WHY: the TPM appraisal's or the\n"
+		"transparency check's failing step, or what ingest was not given). Exit status: 0 rows found, 1 none, 2 usage or database error.\n\n"
 		"  --db URL            sqlite:PATH or postgresql://... (default %s)\n"
 		"  --tool T            e.g. net.connect, fs.open\n"
 		"  --decision D        permit or deny\n"
@@ -312,6 +316,7 @@ static const char *const heads[EC_COUNT] = {
 	[EC_OBJECT] = "OBJECT", [EC_DECISION] = "DECISION", [EC_ENFORCED] = "ENFORCED",
 	[EC_BUNDLE_HASH] = "BUNDLE", [EC_MODE] = "MODE", [EC_SIGNER] = "SIGNER",
 	[EC_LEVEL] = "LEVEL", [EC_LOG_INDEX] = "LOG_INDEX", [EC_RECORD_PATH] = "RECORD", [EC_COMPLETE] = "COMPLETE",
+	[EC_LEVEL_WHY] = "LEVEL_WHY",
 };
 static const char *const json_names[EC_COUNT] = {
 	[EC_TS_US] = "time", [EC_HOSTNAME] = "host", [EC_MACHINE_ID] = "machine_id",
@@ -319,6 +324,7 @@ static const char *const json_names[EC_COUNT] = {
 	[EC_OBJECT] = "object", [EC_DECISION] = "decision", [EC_ENFORCED] = "enforced",
 	[EC_BUNDLE_HASH] = "bundle_hash", [EC_MODE] = "enforcement_mode", [EC_SIGNER] = "signer",
 	[EC_LEVEL] = "level_name", [EC_LOG_INDEX] = "log_index", [EC_RECORD_PATH] = "record", [EC_COMPLETE] = "complete",
+	[EC_LEVEL_WHY] = "level_why",
 };
 
 static char *cell_text(int col, const char *v, bool grouped)
@@ -456,6 +462,19 @@ static int count_row(void *ctx, int ncols, const char *const *cols, const char *
 	return 1;
 }
 
+/* Rows of a record that failed estate verify show TAMPERED as their level;
+ * a count or a row that is gone cannot, so the query says so. */
+static void warn_tampered(struct estate_db *db)
+{
+	int64_t n = 0;
+
+	if (!estate_query_int(db, "SELECT count(*) FROM record_checks WHERE ok = 0", NULL, 0, &n) &&
+	    n > 0)
+		fprintf(stderr, "kwitness estate query: warning: %" PRId64 " stored records failed "
+				"estate verify (TAMPERED): rows of them may be changed, added or missing; "
+				"see kwitness estate verify\n", n);
+}
+
 static int estate_query_cmd(int argc, char **argv)
 {
 	enum { O_DECISION = 1, O_SINCE, O_UNTIL, O_GROUP };
@@ -552,6 +571,7 @@ static int estate_query_cmd(int argc, char **argv)
 		fprintf(stderr, "kwitness estate query: %s\n", err);
 		goto out;
 	}
+	warn_tampered(db);
 	if (count) {
 		if (t.json)
 			printf("{\"count\":%" PRId64 "}\n", n);
@@ -583,7 +603,12 @@ int cmd_estate(int argc, char **argv)
 		return estate_report_cmd(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "push"))
 		return estate_push_cmd(argc - 1, argv + 1);
-	fprintf(stderr, "kwitness estate: unknown subcommand '%s' (ingest, query, report, push)\n",
+	if (!strcmp(argv[1], "verify"))
+		return estate_verify_cmd(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "roles"))
+		return estate_roles_cmd(argc - 1, argv + 1);
+	fprintf(stderr, "kwitness estate: unknown subcommand '%s' (ingest, query, report, push, "
+			"verify, roles)\n",
 		argv[1]);
 	return 2;
 }

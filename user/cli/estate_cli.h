@@ -11,4 +11,8 @@ int estate_push_cmd(int argc, char **argv);
 /* kwitness estate report (cmd_report.c). */
 int estate_report_cmd(int argc, char **argv);
 
+/* kwitness estate verify and estate roles (cmd_estate_admin.c). */
+int estate_verify_cmd(int argc, char **argv);
+int estate_roles_cmd(int argc, char **argv);
+
 #endif

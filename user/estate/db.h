@@ -53,6 +53,10 @@ struct estate_db {
 	const char *id_pk;          /* the migration's @ID_PK@ */
 	const char *begin_migration; /* a transaction that excludes other migrators */
 	const char *analyze;         /* refresh the planner's statistics after an ingest */
+	const char *defer_entries_fk; /* the migration's @DEFER_ENTRIES_FK@ */
+	/* A record's transaction: its entries go in before its row. */
+	const char *begin_record;
+	const char *next_record_id;  /* the id the record's row will take */
 	char err[512];
 	void *impl;
 };

@@ -245,81 +245,95 @@ static int prove_logged(struct estate_ingest *ing, const json_t *rec, const char
 	return 1;
 }
 
+/* The record's row, last, with everything known: a pushing host's role
+ * may insert, never update (docs/estate.md). */
 static const char insert_record[] =
-	"INSERT INTO records (session, record_digest, sandbox_id, hostname, machine_id, boot_id,"
+	"INSERT INTO records (id, session, record_digest, sandbox_id, hostname, machine_id, boot_id,"
 	" kernel, signer, bundle_hash, enforcement_mode, platform, level, complete, incomplete_why,"
 	" iat, opened_us, closed_us, decisions, denials, transcript_hash, call_count, image_digest,"
-	" record_path, record_json, ingested_at)"
-	" VALUES ($1, $2, $3, '', '', '', '', $4, $5, $6, $7, 0, 0, '', $8, 0, 0, 0, 0, $9, $10,"
-	" $11, $12, $13, $14)"
+	" record_path, record_json, ingested_at, appraisal, trace_level, transparency, log_origin,"
+	" log_index, checkpoint_size, checkpoint_root, checkpoint)"
+	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,"
+	" $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34)"
 	" ON CONFLICT (session, record_digest) DO NOTHING RETURNING id";
 
-static const char finish_record[] =
-	"UPDATE records SET hostname = $2, machine_id = $3, boot_id = $4, kernel = $5,"
-	" complete = $6, incomplete_why = $7, opened_us = $8, closed_us = $9, decisions = $10,"
-	" denials = $11, level = $12, appraisal = $13, trace_level = $14, transparency = $15,"
-	" log_origin = $16, log_index = $17, checkpoint_size = $18, checkpoint_root = $19,"
-	" checkpoint = $20 WHERE id = $1";
-
-/* Streams the record's log into its entries (lc initialised here: *live),
- * then checks the record's evidence against it: 0 valid, 1 not (it->res
- * says why), -1 when the run cannot go on (ing->err). */
-static int check_log(struct estate_ingest *ing, struct item *it, const json_t *rec, int log_fd,
-		     struct kw_verify_opts *o, struct kw_log_check *lc, bool *live)
+static int read_log_fd(void *ctx, struct kw_log_check *lc)
 {
-	int e;
+	return kw_log_check_fd(lc, *(const int *)ctx);
+}
 
-	lc->expect_session = it->session;
-	lc->on_entry = on_entry;
-	lc->entry_ctx = it;
-	e = kw_log_check_init(lc);
-	*live = e == 0;
-	if (!e)
-		e = kw_log_check_fd(lc, log_fd);
+/* The record judged by the one verifier (verify/verdict.h) with its log
+ * streamed into its entries as the check reads it (lc: the verifier's log
+ * check, left for the row's counts): 0 valid, 1 not (it->res says why), -1
+ * when the run cannot go on (ing->err). */
+static int check_log(struct estate_ingest *ing, struct item *it, const char *text,
+		     const struct kw_key *key, int *log_fd, const struct kw_buf *bundle,
+		     struct kw_log_check *lc)
+{
+	struct verify_request rq = {
+		.opts = { .trusted = key, .now = ing->now, .skew = ing->skew, .call_count = -1,
+			  .allow_incomplete = true },
+		.record_text = text, .record_len = strlen(text),
+		.bundle = bundle->data ? bundle->data : "", .bundle_len = bundle->len,
+		.read_log = read_log_fd, .read_log_ctx = log_fd,
+		.on_entry = on_entry, .entry_ctx = it, .expect_session = it->session,
+		.log_check = lc,
+	};
+	struct verify_verdict v;
+	char err[500];
+	int e = verify_record(&rq, &v, err, sizeof(err));
+
 	ing->log_bytes += lc->bytes;
 	if (it->db_failed) {
 		db_error(ing, "cannot add an entry");
 		return -1;
 	}
 	if (e) {
-		snprintf(ing->err, sizeof(ing->err), "the log check failed: %s", strerror(-e));
+		snprintf(ing->err, sizeof(ing->err), "verification failed: %s", err);
 		return -1;
 	}
-	o->log = lc;
-	e = kw_record_verify_evidence(rec, o, &it->res);
-	if (e < 0) {
-		snprintf(ing->err, sizeof(ing->err), "verification failed: %s", it->res.message);
-		return -1;
-	}
-	return e;
+	it->res = v.res;
+	return v.valid ? 0 : 1;
 }
 
-/* The record's row, before its entries: *id, or -1 when another ingest
- * stored it meanwhile. */
-static int insert_row(struct estate_ingest *ing, const struct item *it, const json_t *rec,
-		      const char *text, const char *signer, int64_t *id)
+/* The host the log's open entry names must be one the signer's key may
+ * sign for (the trust folder's hosts file): 0, or 1 with it->res set. */
+static int check_host(const struct estate_ingest *ing, struct item *it, const char *signer)
 {
-	const char *digest = member_str(rec, "build_provenance", "digest");
-	struct estate_val p[14] = {
-		EV_S(it->session), EV_S(it->digest), EV_S(member_str(rec, "subject", NULL)),
-		EV_S(signer), EV_S(member_str(rec, "policy", "bundle_hash")),
-		EV_S(member_str(rec, "policy", "enforcement_mode")),
-		EV_S(member_str(rec, "runtime", "platform")), EV_I(member_int(rec, "iat", NULL)),
-		EV_S(member_str(rec, "tool_transcript", "hash")),
-		EV_I(member_int(rec, "tool_transcript", "call_count")), EV_S(digest ? digest : ""),
-		EV_S(it->path), EV_S(text), EV_I(ing->now),
-	};
-
-	if (estate_query_int(ing->db, insert_record, p, 14, id)) {
-		db_error(ing, "cannot add a record");
-		return -1;
-	}
-	return 0;
+	if (estate_trust_allows_host(ing->trust, signer, it->hostname, it->machine_id))
+		return 0;
+	kw_verify_result_set(&it->res, KW_VERIFY_HOST_MISMATCH,
+			     "The record names host %.200s (machine id %.100s), which its signer %s "
+			     "is not trusted to sign for (the trust folder's hosts file)",
+			     it->hostname, it->machine_id, signer);
+	return 1;
 }
 
-/* What a stored record's row is completed with. */
+/* A session id the estate holds under another signer is not taken again:
+ * 0, 1 with it->res set, -1 when the run cannot go on. */
+static int check_session(struct estate_ingest *ing, struct item *it, const char *signer)
+{
+	struct estate_val p[2] = { EV_S(it->session), EV_S(signer) };
+	int64_t n = 0;
+
+	if (estate_query_int(ing->db,
+			     "SELECT count(*) FROM records WHERE session = $1 AND signer <> $2", p, 2,
+			     &n)) {
+		db_error(ing, "lookup");
+		return -1;
+	}
+	if (!n)
+		return 0;
+	kw_verify_result_set(&it->res, KW_VERIFY_SESSION_CONFLICT,
+			     "The estate already holds session %s under another signer; a record "
+			     "signed by %s for it is refused", it->session, signer);
+	return 1;
+}
+
+/* What a stored record's row holds besides the record itself. */
 struct finish {
 	int64_t id;
+	const char *signer;
 	const struct kw_log_check *lc;
 	enum kw_level level;
 	const char *level_why, *tlog_why;
@@ -328,31 +342,47 @@ struct finish {
 	const struct kw_buf *bundle;
 };
 
-static int finish(struct estate_ingest *ing, const struct item *it, const json_t *rec,
-		  const struct finish *f)
+/* The record's row and its policy. 0, 1 when another ingest stored the
+ * record meanwhile, -1 on a database error. */
+static int insert_row(struct estate_ingest *ing, const struct item *it, const json_t *rec,
+		      const char *text, const struct finish *f)
 {
+	const char *digest = member_str(rec, "build_provenance", "digest");
 	const struct kw_log_check *lc = f->lc;
 	const struct tlog_verdict *tv = f->tv;
 	struct estate_val none = { .type = EV_NULL };
-	struct estate_val p[20] = {
-		EV_I(f->id), EV_S(it->hostname), EV_S(it->machine_id), EV_S(it->boot_id),
-		EV_S(it->kernel), EV_I(lc->complete), EV_S(lc->complete ? "" : lc->incomplete_why),
-		EV_I(it->opened_us), EV_I(it->closed_us), EV_I(lc->decisions), EV_I(lc->denials),
-		EV_I(kw_level_number(f->level)), EV_S(f->level_why), EV_S(kw_level_name(f->level)),
-		EV_S(f->tlog_why), EV_S(tv ? tv->origin : ""), tv ? EV_I(tv->index) : none,
-		tv ? EV_I(tv->size) : none, EV_S(f->root), EV_S(f->checkpoint ? f->checkpoint : ""),
+	struct estate_val p[34] = {
+		EV_I(f->id), EV_S(it->session), EV_S(it->digest), EV_S(member_str(rec, "subject", NULL)),
+		EV_S(it->hostname), EV_S(it->machine_id), EV_S(it->boot_id), EV_S(it->kernel),
+		EV_S(f->signer), EV_S(member_str(rec, "policy", "bundle_hash")),
+		EV_S(member_str(rec, "policy", "enforcement_mode")),
+		EV_S(member_str(rec, "runtime", "platform")), EV_I(kw_level_number(f->level)),
+		EV_I(lc->complete), EV_S(lc->complete ? "" : lc->incomplete_why),
+		EV_I(member_int(rec, "iat", NULL)), EV_I(it->opened_us), EV_I(it->closed_us),
+		EV_I(lc->decisions), EV_I(lc->denials), EV_S(member_str(rec, "tool_transcript", "hash")),
+		EV_I(member_int(rec, "tool_transcript", "call_count")), EV_S(digest ? digest : ""),
+		EV_S(it->path), EV_S(text), EV_I(ing->now), EV_S(f->level_why),
+		EV_S(kw_level_name(f->level)), EV_S(f->tlog_why), EV_S(tv ? tv->origin : ""),
+		tv ? EV_I(tv->index) : none, tv ? EV_I(tv->size) : none, EV_S(f->root),
+		EV_S(f->checkpoint ? f->checkpoint : ""),
 	};
 	struct estate_val pp[2] = { EV_S(member_str(rec, "policy", "bundle_hash")),
 				    EV_S(f->bundle->data ? f->bundle->data : "") };
+	int64_t id = -1;
 
+	if (estate_query_int(ing->db, insert_record, p, 34, &id)) {
+		db_error(ing, "cannot add a record");
+		return -1;
+	}
+	if (id < 0)
+		return 1;
 	/* A bundle is JSON text (policy.c refuses anything else), so it fits a
 	 * TEXT column as it is. */
-	if (estate_query(ing->db, finish_record, p, 20, NULL, NULL) ||
-	    estate_query(ing->db,
+	if (estate_query(ing->db,
 			 "INSERT INTO policies (bundle_hash, bundle) VALUES ($1, $2)"
 			 " ON CONFLICT (bundle_hash) DO NOTHING",
 			 pp, 2, NULL, NULL)) {
-		db_error(ing, "cannot finish a record");
+		db_error(ing, "cannot add a policy");
 		return -1;
 	}
 	return 0;
@@ -371,29 +401,18 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 	struct tlog_verdict tv;
 	enum kw_level level;
 	int tpm_level, logged;
-	struct kw_verify_opts o = { .trusted = key, .now = ing->now, .skew = ing->skew,
-				    .call_count = -1, .allow_incomplete = true };
 	struct kw_log_check lc = { 0 };
-	char image[KW_DIGEST_STR_MAX];
 	int64_t id = -1;
-	bool in_tx = false, in_copy = false, lc_live = false;
+	bool in_tx = false, in_copy = false;
 	int e, ret = -1;
 
-	o.bundle = bundle->data ? bundle->data : "";
-	o.bundle_len = bundle->len;
-	if (verify_image_digest(rec, image))
-		o.image_digest = image;
-
-	if (estate_exec(ing->db, "BEGIN")) {
+	if (estate_exec(ing->db, ing->db->begin_record)) {
 		db_error(ing, "begin");
 		goto out;
 	}
 	in_tx = true;
-	if (insert_row(ing, it, rec, text, signer, &id))
-		goto out;
-	if (id < 0) { /* another ingest stored it meanwhile */
-		ing->already++;
-		ret = 0;
+	if (estate_query_int(ing->db, ing->db->next_record_id, NULL, 0, &id) || id < 0) {
+		db_error(ing, "cannot number a record");
 		goto out;
 	}
 	if (ing->db->ops->entries_begin(ing->db, id)) {
@@ -402,7 +421,7 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 	}
 	in_copy = true;
 
-	e = check_log(ing, it, rec, log_fd, &o, &lc, &lc_live);
+	e = check_log(ing, it, text, key, &log_fd, bundle, &lc);
 	if (e < 0)
 		goto out;
 	in_copy = false;
@@ -410,6 +429,13 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 		db_error(ing, "cannot end the entries");
 		goto out;
 	}
+	/* What the estate refuses of a record that verifies. */
+	if (e == 0)
+		e = check_session(ing, it, signer);
+	if (e == 0)
+		e = check_host(ing, it, signer);
+	if (e < 0)
+		goto out;
 	if (e > 0) {
 		/* Not evidence: nothing of it stays. */
 		in_tx = false;
@@ -436,12 +462,19 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 	}
 	level = kw_level_of(tpm_level == 1, logged == 1);
 	{
-		struct finish f = { .id = id, .lc = &lc, .level = level, .level_why = level_why,
-				    .tlog_why = tlog_why, .tv = logged ? &tv : NULL, .root = root,
-				    .checkpoint = checkpoint, .bundle = bundle };
+		struct finish f = { .id = id, .signer = signer, .lc = &lc, .level = level,
+				    .level_why = level_why, .tlog_why = tlog_why,
+				    .tv = logged ? &tv : NULL, .root = root, .checkpoint = checkpoint,
+				    .bundle = bundle };
 
-		if (finish(ing, it, rec, &f))
+		e = insert_row(ing, it, rec, text, &f);
+		if (e < 0)
 			goto out;
+		if (e > 0) { /* another ingest stored it meanwhile: its entries stay */
+			ing->already++;
+			ret = 0;
+			goto out;
+		}
 	}
 	in_tx = false;
 	if (estate_exec(ing->db, "COMMIT")) {
@@ -463,8 +496,7 @@ out:
 		estate_exec(ing->db, "ROLLBACK");
 		snprintf(ing->db->err, sizeof(ing->db->err), "%s", why);
 	}
-	if (lc_live)
-		kw_log_check_free(&lc);
+	kw_log_check_free(&lc);
 	kw_buf_free(&proof);
 	free(checkpoint);
 	return ret;
@@ -485,6 +517,28 @@ static int seen_before(struct estate_ingest *ing, struct item *it, bool *seen)
 	return 0;
 }
 
+/* A record whose files cannot be found, judged by itself (the verifier
+ * without log or bundle): it->res keeps the files' reason when the record
+ * holds. 0, or -1 when the run cannot go on. */
+static int judge_alone(struct estate_ingest *ing, struct item *it, const char *text, size_t len,
+		       const struct kw_key *key)
+{
+	struct verify_request rq = {
+		.opts = { .trusted = key, .now = ing->now, .skew = ing->skew, .call_count = -1 },
+		.record_text = text, .record_len = len,
+	};
+	struct verify_verdict v;
+	char err[500];
+
+	if (verify_record(&rq, &v, err, sizeof(err))) {
+		snprintf(ing->err, sizeof(ing->err), "verification failed: %s", err);
+		return -1;
+	}
+	if (!v.valid)
+		it->res = v.res;
+	return 0;
+}
+
 /* One record file (rec_fd, or a negative errno) of state folder st. */
 /* proof_path: where the record's tlog-proof is (a record file given by
  * itself); NULL: records/<session>.json.tlog-proof of the state folder. */
@@ -494,11 +548,10 @@ static int ingest_record(struct estate_ingest *ing, const struct kw_state_dir *s
 	char proof_name[4300] = "";
 	int proof_fd = -ENOENT;
 	struct item it = { .ing = ing, .path = path };
-	struct kw_verify_opts o = { .now = ing->now, .skew = ing->skew, .call_count = -1 };
 	struct kw_buf text = { 0 }, bundle = { 0 };
 	char signer[KW_THUMBPRINT_MAX] = "";
 	const struct kw_key *key = NULL;
-	json_t *rec = NULL, *whole;
+	json_t *rec = NULL;
 	bool seen;
 	int e, ret = -1, log_fd = -1;
 
@@ -522,23 +575,17 @@ static int ingest_record(struct estate_ingest *ing, const struct kw_state_dir *s
 		ret = 0;
 		goto out;
 	}
-	/* The key the record names, if the estate trusts it. */
-	whole = jcs_parse(text.data ? text.data : "", text.len, NULL);
-	if (json_is_object(whole) &&
-	    !kw_jwk_thumbprint(json_object_get(json_object_get(whole, "cnf"), "jwk"), signer))
+	/* The key the record names, if the estate trusts it; the files it names
+	 * (the verifier judges the record and checks them). */
+	rec = jcs_parse(text.data ? text.data : "", text.len, NULL);
+	if (json_is_object(rec) &&
+	    !kw_jwk_thumbprint(json_object_get(json_object_get(rec, "cnf"), "jwk"), signer))
 		key = estate_trust_find(ing->trust, signer);
-	json_decref(whole);
-	o.trusted = key;
-	e = kw_record_verify_signed(text.data ? text.data : "", text.len, &o, &it.res, &rec);
-	if (e < 0) {
-		snprintf(ing->err, sizeof(ing->err), "verification failed: %s", it.res.message);
-		goto out;
-	}
-	if (e > 0) {
-		ret = reject(ing, &it);
-		goto out;
-	}
-	if (kw_state_find_evidence(st, session, rec, &log_fd, &bundle, &it.res)) {
+	if (!json_is_object(rec) ||
+	    kw_state_find_evidence(st, session, rec, &log_fd, &bundle, &it.res)) {
+		/* A record that fails on its own is refused for that first. */
+		if (judge_alone(ing, &it, text.data ? text.data : "", text.len, key))
+			goto out;
 		ret = reject(ing, &it);
 		goto out;
 	}
@@ -552,8 +599,8 @@ static int ingest_record(struct estate_ingest *ing, const struct kw_state_dir *s
 			proof_fd = kw_state_open_file(st->records, proof_name + 8);
 		}
 	}
-	ret = store(ing, &it, rec, text.data, key, log_fd, &bundle, st->evidence, signer, proof_fd,
-		    proof_name);
+	ret = store(ing, &it, rec, text.data ? text.data : "", key, log_fd, &bundle, st->evidence,
+		    signer, proof_fd, proof_name);
 out:
 	if (proof_fd >= 0)
 		close(proof_fd);

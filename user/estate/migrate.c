@@ -18,15 +18,14 @@ int estate_schema_version(void)
 	return N_MIGRATIONS;
 }
 
-/* The migration's text with @ID_PK@ in the engine's words. */
-static char *dialect(const struct estate_db *db, const char *sql)
+/* sql with every mark replaced by words; a new string or NULL. */
+static char *replace(const char *sql, const char *mark, const char *words)
 {
-	static const char mark[] = "@ID_PK@";
-	size_t n = strlen(sql), extra = strlen(db->id_pk), count = 0;
+	size_t n = strlen(sql), ml = strlen(mark), extra = strlen(words), count = 0;
 	const char *p;
 	char *out, *w;
 
-	for (p = sql; (p = strstr(p, mark)); p += sizeof(mark) - 1)
+	for (p = sql; (p = strstr(p, mark)); p += ml)
 		count++;
 	out = malloc(n + count * extra + 1);
 	if (!out)
@@ -40,11 +39,22 @@ static char *dialect(const struct estate_db *db, const char *sql)
 		}
 		memcpy(w, p, (size_t)(m - p));
 		w += m - p;
-		memcpy(w, db->id_pk, extra);
+		memcpy(w, words, extra);
 		w += extra;
-		p = m + sizeof(mark) - 1;
+		p = m + ml;
 	}
 	return out;
+}
+
+/* The migration's text with @ID_PK@ and @DEFER_ENTRIES_FK@ in the engine's
+ * words. */
+static char *dialect(const struct estate_db *db, const char *sql)
+{
+	char *a = replace(sql, "@ID_PK@", db->id_pk);
+	char *b = a ? replace(a, "@DEFER_ENTRIES_FK@", db->defer_entries_fk) : NULL;
+
+	free(a);
+	return b;
 }
 
 static int take_int(void *ctx, int ncols, const char *const *cols, const char *const *names)
@@ -65,6 +75,11 @@ int estate_migrate(struct estate_db *db)
 {
 	int64_t have = 0;
 
+	/* A pushing host's role may not create tables: a database at the
+	 * newest version is left as it is. */
+	if (estate_query_int(db, "SELECT max(version) FROM schema_version", NULL, 0, &have) == 0 &&
+	    have == N_MIGRATIONS)
+		return 0;
 	if (estate_exec(db, "CREATE TABLE IF NOT EXISTS schema_version ("
 			    "version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)"))
 		return -1;

@@ -77,8 +77,11 @@ static int add_filters(struct sql *q, const struct estate_db *db, const struct e
 	 * there; PostgreSQL's planner weighs them from its statistics). */
 	bool steer = f->object && db->engine == ESTATE_SQLITE;
 
-	put(q, steer ? " FROM entries e JOIN records r ON r.id = e.record_id WHERE +e.decision IS NOT NULL"
-		     : " FROM entries e JOIN records r ON r.id = e.record_id WHERE e.decision IS NOT NULL");
+	/* A record estate verify found changed shows as TAMPERED (check.h). */
+	put(q, steer ? " FROM entries e JOIN records r ON r.id = e.record_id"
+		       " LEFT JOIN record_checks c ON c.record_id = r.id WHERE +e.decision IS NOT NULL"
+		     : " FROM entries e JOIN records r ON r.id = e.record_id"
+		       " LEFT JOIN record_checks c ON c.record_id = r.id WHERE e.decision IS NOT NULL");
 	if (f->tool)
 		where(q, steer ? "+e.tool = $" : "e.tool = $", 1, &EV_S(f->tool));
 	if (f->decision)
@@ -143,7 +146,10 @@ int estate_query_run(struct estate_db *db, const struct estate_filter *f, bool c
 	} else
 		put(&q, "SELECT e.ts_us, r.hostname, r.machine_id, r.sandbox_id, r.session, e.tool,"
 			" e.object, e.decision, e.enforced, r.bundle_hash, r.enforcement_mode, r.signer,"
-			" r.trace_level, r.log_index, r.record_path, r.complete");
+			" CASE WHEN c.ok = 0 THEN 'TAMPERED' ELSE r.trace_level END, r.log_index,"
+			" r.record_path, r.complete, CASE WHEN c.ok = 0 THEN c.why ELSE"
+			" r.appraisal || CASE WHEN r.appraisal <> '' AND r.transparency <> ''"
+			" THEN '; ' ELSE '' END || r.transparency END");
 	if (add_filters(&q, db, f, err, errlen))
 		goto out;
 	if (!count && group != ESTATE_GROUP_NONE) {

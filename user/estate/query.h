@@ -29,7 +29,9 @@ enum estate_col {
 	EC_DECISION, EC_ENFORCED, EC_BUNDLE_HASH, EC_MODE, EC_SIGNER,
 	EC_LEVEL,     /* the record's TRACE level by name (kwitness/level.h) */
 	EC_LOG_INDEX, /* its leaf index in the transparency log; NULL: not logged */
-	EC_RECORD_PATH, EC_COMPLETE, EC_COUNT
+	EC_RECORD_PATH, EC_COMPLETE,
+	EC_LEVEL_WHY, /* why the level is not higher ('' when nothing held it back) */
+	EC_COUNT
 };
 
 /* Runs the query: rows (group NONE, count false), the number of rows

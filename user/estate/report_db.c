@@ -10,7 +10,9 @@
 #include <time.h>
 
 #include "kwitness/jcs.h"
+#include "estate/check.h"
 #include "estate/report_db.h"
+#include "estate/report_internal.h"
 
 #define PAGE_ROWS 10000
 
@@ -92,6 +94,46 @@ static int feed_entries(void *ctx, struct kw_log_check *lc)
 	}
 }
 
+struct signers {
+	char text[600];
+	int n;
+};
+
+static int take_signer(void *ctx, int ncols, const char *const *cols, const char *const *names)
+{
+	struct signers *s = ctx;
+	size_t len = strlen(s->text);
+
+	(void)names;
+	if (ncols < 3)
+		return 1;
+	if (s->n++ < 4)
+		snprintf(s->text + len, sizeof(s->text) - len, "%s%.60s (host %.60s, record %.20s)",
+			 len ? "; " : "", cols[0] ? cols[0] : "", cols[1] ? cols[1] : "",
+			 cols[2] ? cols[2] : "");
+	return 0;
+}
+
+/* A session id held under more than one signer names no one session: the
+ * page is refused, with the signers listed. 0 when it is not ambiguous. */
+static int ambiguous(struct estate_db *db, const char *session, char *err, size_t errlen)
+{
+	struct estate_val p[1] = { EV_S(session) };
+	struct signers s = { .n = 0 };
+
+	if (estate_query(db,
+			 "SELECT signer, min(hostname), min(id) FROM records WHERE session = $1"
+			 " GROUP BY signer ORDER BY min(id)", p, 1, take_signer, &s)) {
+		snprintf(err, errlen, "database: %s", db->err);
+		return -1;
+	}
+	if (s.n < 2)
+		return 0;
+	snprintf(err, errlen, "session %.64s is ambiguous: the estate holds it under %d signers: "
+		 "%s; no report is made (session_conflict)", session, s.n, s.text);
+	return -1;
+}
+
 struct report *estate_report_session(struct estate_db *db, const struct estate_trust *trust,
 				     const char *session, char *err, size_t errlen)
 {
@@ -105,6 +147,8 @@ struct report *estate_report_session(struct estate_db *db, const struct estate_t
 	struct report_level level;
 	json_t *rec;
 
+	if (ambiguous(db, session, err, errlen))
+		goto out;
 	if (estate_query(db,
 			 "SELECT id, record_json, record_path, bundle_hash, trace_level, appraisal,"
 			 " transparency, log_origin, checkpoint_root, checkpoint, log_index,"
@@ -155,6 +199,18 @@ struct report *estate_report_session(struct estate_db *db, const struct estate_t
 				       .log_index = s.log_index, .checkpoint_size = s.checkpoint_size };
 	src.level = &level;
 	r = report_build(&src, err, errlen);
+	if (r) {
+		/* The stored row re-derived as estate verify does: a row changed
+		 * after ingest is shown tampered, never at its stored level. */
+		struct estate_check c;
+
+		if (estate_check_record(db, trust, s.id, &c, err, errlen)) {
+			report_free(r);
+			r = NULL;
+		} else if (!c.ok) {
+			snprintf(r->tampered, sizeof(r->tampered), "%s", c.why);
+		}
+	}
 out:
 	free(s.record);
 	free(s.path);

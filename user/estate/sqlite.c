@@ -226,6 +226,10 @@ int estate_sqlite_open(struct estate_db *db, const char *path)
 	db->engine = ESTATE_SQLITE;
 	db->id_pk = "INTEGER PRIMARY KEY";
 	db->begin_migration = "BEGIN IMMEDIATE";
+	db->defer_entries_fk = "";
+	/* Writers one at a time, so max(id) + 1 stays the record's. */
+	db->begin_record = "BEGIN IMMEDIATE; PRAGMA defer_foreign_keys = ON";
+	db->next_record_id = "SELECT coalesce(max(id), 0) + 1 FROM records";
 	db->analyze = "PRAGMA analysis_limit=1000; PRAGMA optimize";
 	/* Evidence: readable by its owner only, and never through a link. */
 	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);

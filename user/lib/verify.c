@@ -51,6 +51,8 @@ static const struct {
 	[KW_VERIFY_RECORD_UNREADABLE] = { "record_unreadable", "The record file cannot be read." },
 	[KW_VERIFY_POLICY_MISSING] = { "policy_missing", "The record's policy bundle was not found." },
 	[KW_VERIFY_POLICY_UNREADABLE] = { "policy_unreadable", "The policy bundle cannot be read." },
+	[KW_VERIFY_HOST_MISMATCH] = { "host_mismatch", "The record names a host its signing key is not trusted to sign for." },
+	[KW_VERIFY_SESSION_CONFLICT] = { "session_conflict", "The estate already holds this session id under another signer." },
 };
 _Static_assert(sizeof(reasons) / sizeof(reasons[0]) == KW_VERIFY_REASON_COUNT,
 	       "every reason has a code and a sentence");

@@ -40,20 +40,29 @@ static void log_progress(void *ctx, uint64_t bytes)
 	progress_add(p, bytes > seen ? bytes - seen : 0, 0);
 }
 
-/* Streams the log through lc (initialised here: *live) with a progress line. */
-static int check_log(struct kw_log_check *lc, bool *live, int fd, uint64_t size, bool progress)
+/* Streams the log through lc (initialised here: *live) with a progress
+ * line, or through the caller's reader. */
+static int check_log(const struct verify_request *rq, struct kw_log_check *lc, bool *live, int fd,
+		     uint64_t size)
 {
 	struct progress prog;
-	int ret = kw_log_check_init(lc);
+	int ret;
 
+	lc->on_entry = rq->on_entry;
+	lc->entry_ctx = rq->entry_ctx;
+	lc->expect_session = rq->expect_session;
+	ret = kw_log_check_init(lc);
 	if (ret)
 		return ret;
 	*live = true;
-	progress_init(&prog, progress, size, 0);
+	if (rq->read_log)
+		return rq->read_log(rq->read_log_ctx, lc);
+	progress_init(&prog, rq->progress, size, 0);
 	lc->progress = log_progress;
 	lc->progress_ctx = &prog;
 	ret = kw_log_check_fd(lc, fd);
 	progress_end(&prog);
+	lc->progress = NULL;
 	return ret;
 }
 
@@ -194,10 +203,13 @@ static int verify_evidence(const struct verify_request *rq, const struct kw_buf 
 	if (rq->bundle_path) {
 		o.bundle = bundle->data ? bundle->data : "";
 		o.bundle_len = bundle->len;
+	} else if (rq->bundle) {
+		o.bundle = rq->bundle;
+		o.bundle_len = rq->bundle_len;
 	}
 	ret = kw_record_verify_signed(text->data ? text->data : "", text->len, &o, &v->res, &rec);
-	if (ret == 0 && log_fd >= 0) {
-		ret = check_log(lc, lc_live, log_fd, log_size, rq->progress);
+	if (ret == 0 && (log_fd >= 0 || rq->read_log)) {
+		ret = check_log(rq, lc, lc_live, log_fd, log_size);
 		if (ret == 0)
 			o.log = lc;
 	}
@@ -216,37 +228,42 @@ int verify_record(const struct verify_request *rq, struct verify_verdict *v, cha
 		  size_t errlen)
 {
 	struct kw_buf text = { 0 }, bundle = { 0 };
-	struct kw_log_check lc = { 0 };
+	struct kw_log_check own = { 0 }, *lcp = rq->log_check ? rq->log_check : &own;
 	uint64_t log_size = 0;
 	bool lc_live = false;
 	int ret, status = -1, log_fd = -1;
 
 	memset(v, 0, sizeof(*v));
-	if (verify_read("record", rq->record_path, VERIFY_RECORD_MAX, &text, err, errlen))
+	if (!rq->record_path) {
+		text.data = (char *)rq->record_text; /* borrowed: not freed below */
+		text.len = rq->record_len;
+	} else if (verify_read("record", rq->record_path, VERIFY_RECORD_MAX, &text, err, errlen)) {
 		goto out;
+	}
 	if (rq->log_path && (log_fd = open_log(rq->log_path, &log_size, err, errlen)) < 0)
 		goto out;
 	if (rq->bundle_path &&
 	    verify_read("policy bundle", rq->bundle_path, VERIFY_BUNDLE_MAX, &bundle, err, errlen))
 		goto out;
-	ret = verify_evidence(rq, &text, log_fd, log_size, &bundle, &lc, &lc_live, v);
+	ret = verify_evidence(rq, &text, log_fd, log_size, &bundle, lcp, &lc_live, v);
 	if (ret < 0) {
 		snprintf(err, errlen, "%s", ret == -ENOMEM ? "out of memory" : v->res.message);
 		goto out;
 	}
 	if (ret == 0 && rq->evidence &&
-	    appraise(rq, &text, lc_live && rq->log_path ? &lc : NULL, v, err, errlen))
+	    appraise(rq, &text, lc_live && rq->log_path ? lcp : NULL, v, err, errlen))
 		goto out;
 	if (ret == 0 && rq->tlog_policy && transparency(rq, &text, v, err, errlen))
 		goto out;
 	conclude(rq, ret, v);
 	status = 0;
 out:
-	if (lc_live)
-		kw_log_check_free(&lc);
+	if (lc_live && !rq->log_check)
+		kw_log_check_free(&own);
 	if (log_fd >= 0)
 		close(log_fd);
-	kw_buf_free(&text);
+	if (rq->record_path)
+		kw_buf_free(&text);
 	kw_buf_free(&bundle);
 	return status;
 }

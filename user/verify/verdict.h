@@ -33,6 +33,23 @@ struct verify_request {
 	const char *tlog_policy;      /* check the record's inclusion in a log */
 	const char *tlog_proof;       /* NULL: record_path + ".tlog-proof" */
 	bool progress;                /* a progress line on a terminal while the log is read */
+	/* For callers that hold the bytes or stream the log themselves (estate
+	 * ingest and report), used where the path above is NULL: */
+	const char *record_text;      /* the record as signed */
+	size_t record_len;
+	const void *bundle;           /* NULL: no bundle */
+	size_t bundle_len;
+	/* Reads the whole log into lc (kw_log_check_fd, or _feed then _end);
+	 * its negative errno stops the verification. NULL: log_path. */
+	int (*read_log)(void *ctx, struct kw_log_check *lc);
+	void *read_log_ctx;
+	/* Every line the log check passes; the session the open entry names. */
+	int (*on_entry)(void *ctx, const char *line, size_t len);
+	void *entry_ctx;
+	const char *expect_session;
+	/* NULL: the verifier's own log check; else the caller's, left for it to
+	 * read (its counts, hash, denials) and free (kw_log_check_free). */
+	struct kw_log_check *log_check;
 };
 
 enum verify_completeness {
