@@ -25,6 +25,7 @@
 #include "cli_tlog.h"
 #include "commands.h"
 #include "estate_cli.h"
+#include "verbs.h"
 
 #define DEFAULT_LIMIT 1000
 
@@ -72,7 +73,7 @@ static void ingest_usage(FILE *f)
 		"  --pcrs-ref FILE   reference PCR values {\"N\": \"hex\", ...} for step 6\n"
 		"  --transparency POLICY  a C2SP tlog-policy: a record that carries a\n"
 		"                    transparency URL has its C2SP tlog-proof (RECORD.tlog-proof,\n"
-		"                    beside the record file, as kwitnessd and `kwitness log sign`\n"
+		"                    beside the record file, as kwitnessd and `kwitness tlog sign`\n"
 		"                    write it) checked as `kwitness verify --transparency` does;\n"
 		"                    when every step holds, the log's origin, the leaf index and\n"
 		"                    the checkpoint are stored and the record is \"Level 0,\n"
@@ -568,19 +569,19 @@ out:
 
 int cmd_estate(int argc, char **argv)
 {
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		estate_usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
-	}
-	if (!strcmp(argv[1], "ingest"))
-		return estate_ingest(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "query"))
-		return estate_query_cmd(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "report"))
-		return estate_report_cmd(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "push"))
-		return estate_push_cmd(argc - 1, argv + 1);
-	fprintf(stderr, "kwitness estate: unknown subcommand '%s' (ingest, query, report, push)\n",
-		argv[1]);
-	return 2;
+	static const struct cli_verb verbs[] = {
+		{ "ingest", estate_ingest, NULL },
+		{ "query", estate_query_cmd, NULL },
+		{ "report", estate_report_cmd, NULL },
+		{ "push", estate_push_cmd, NULL },
+		{ 0 },
+	};
+	static const struct cli_command estate = {
+		.name = "estate",
+		.verbs = verbs,
+		.usage = estate_usage,
+		.unknown = "unknown subcommand '%s' (ingest, query, report, push)",
+	};
+
+	return cli_dispatch(&estate, argc, argv);
 }
