@@ -29,7 +29,7 @@ struct tlog_policy *cli_tlog_policy_load(const char *cmd, const char *what, cons
 void cli_tlog_policy_free(struct tlog_policy *p);
 
 /* The witnesses asked to cosign and the policy their cosignatures must
- * meet, for kw_publish (log sign, log serve --append-token). */
+ * meet, for kw_publish (tlog sign, tlog serve --append-token). */
 struct cli_tlog_witnesses {
 	struct tlog_witness_client wc[CLI_WITNESSES_MAX];
 	struct kw_publish_witness pw[CLI_WITNESSES_MAX];

@@ -31,7 +31,7 @@
 #include "kwitness/buf.h"
 #include "kwitness/cgroup.h"
 #include "kwitness/client.h"
-#include "rootfs_digest.h"
+#include "image/rootfs_digest.h"
 
 #define OCI_DEFAULT_STATE_DIR "/run/kwitness/oci"
 #define OCI_DEFAULT_SANDBOX_PREFIX "spiffe://kwitness.local/oci/"
