@@ -67,67 +67,15 @@ json_t *cli_read_json(const char *cmd, const char *what, const char *path)
 	return v;
 }
 
-/* Both verbs: --tpm and no operand. */
-static bool tpm_args_ok(const char *sub, int argc, const char *tcti)
+/* Both verbs (argv[0]): they share the options and the TPM. */
+static int tpm_verb(int argc, char **argv)
 {
-	if (optind != argc || !tcti) {
-		fprintf(stderr, "kwitness tpm %s: --tpm TCTI is required and takes no other argument\n", sub);
-		return false;
-	}
-	return true;
-}
-
-static int tpm_enroll(int argc, char **argv)
-{
-	const char *tcti = NULL, *ca = NULL, *ekey = NULL, *out = NULL;
+	const char *tcti = NULL, *ca = NULL, *ekey = NULL, *keypath = NULL, *enrpath = NULL;
+	const char *out = NULL, *pcrs = KW_TPM_DEFAULT_PCRS, *sub;
 	const struct cli_opt opts[] = {
 		{ "tpm", 0, CLI_TEXT, &tcti },
 		{ "tpm-ca", 0, CLI_TEXT, &ca },
 		{ "enroll-key", 0, CLI_TEXT, &ekey },
-		{ "out", 0, CLI_TEXT, &out },
-		{ "help", 0, CLI_HELP },
-		{ 0 },
-	};
-	struct cli_options p = { .cmd = "kwitness tpm", .usage = tpm_usage, .opts = opts };
-	struct kw_tpm *tpm = NULL;
-	struct kw_key *key = NULL;
-	json_t *enr = NULL;
-	char err[512];
-	int status = 1;
-
-	if (cli_options_parse(&p, argc, argv))
-		return p.status;
-	if (!tpm_args_ok("enroll", argc, tcti))
-		return 2;
-	if (!ca || !ekey) {
-		fprintf(stderr, "kwitness tpm enroll: --tpm-ca and --enroll-key are required\n");
-		return 2;
-	}
-	if (cli_load_signing_key("tpm enroll", ekey, &key))
-		return 1;
-	if (kw_tpm_open(tcti, &tpm, err, sizeof(err))) {
-		fprintf(stderr, "kwitness tpm enroll: %s\n", err);
-		goto out;
-	}
-	enr = kw_tpm_enroll(tpm, ca, key, err, sizeof(err));
-	if (!enr) {
-		fprintf(stderr, "kwitness tpm enroll: %s\n", err);
-		goto out;
-	}
-	status = write_out(out, enr);
-out:
-	json_decref(enr);
-	kw_key_free(key);
-	kw_tpm_close(tpm);
-	return status;
-}
-
-static int tpm_quote(int argc, char **argv)
-{
-	const char *tcti = NULL, *keypath = NULL, *enrpath = NULL;
-	const char *out = NULL, *pcrs = KW_TPM_DEFAULT_PCRS;
-	const struct cli_opt opts[] = {
-		{ "tpm", 0, CLI_TEXT, &tcti },
 		{ "key", 0, CLI_TEXT, &keypath },
 		{ "pcrs", 0, CLI_TEXT, &pcrs },
 		{ "enrollment", 0, CLI_TEXT, &enrpath },
@@ -143,30 +91,54 @@ static int tpm_quote(int argc, char **argv)
 	json_t *enr = NULL;
 	char err[512];
 	bool changed;
-	int status = 1;
+	int status = 2;
 
+	sub = argv[0];
 	if (cli_options_parse(&p, argc, argv))
 		return p.status;
-	if (!tpm_args_ok("quote", argc, tcti))
-		return 2;
-	if (!keypath) {
-		fprintf(stderr, "kwitness tpm quote: --key is required\n");
+	if (optind != argc || !tcti) {
+		fprintf(stderr, "kwitness tpm %s: --tpm TCTI is required and takes no other argument\n", sub);
 		return 2;
 	}
-	if (kw_pcr_selection_parse(pcrs, &sel, err, sizeof(err))) {
-		fprintf(stderr, "kwitness tpm quote: %s\n", err);
-		return 2;
-	}
-	int e = kw_key_load_public(keypath, &key);
+	if (!strcmp(sub, "enroll")) {
+		if (!ca || !ekey) {
+			fprintf(stderr, "kwitness tpm enroll: --tpm-ca and --enroll-key are required\n");
+			return 2;
+		}
+		if (cli_load_signing_key("tpm enroll", ekey, &key))
+			return 1;
+	} else {
+		if (!keypath) {
+			fprintf(stderr, "kwitness tpm quote: --key is required\n");
+			return 2;
+		}
+		if (kw_pcr_selection_parse(pcrs, &sel, err, sizeof(err))) {
+			fprintf(stderr, "kwitness tpm quote: %s\n", err);
+			return 2;
+		}
+		int e = kw_key_load_public(keypath, &key);
 
-	if (e) {
-		cli_key_error("verify", keypath, e);
-		return 1;
+		if (e) {
+			cli_key_error("verify", keypath, e);
+			return 1;
+		}
+		if (enrpath && !(enr = cli_read_json("tpm quote", "enrollment", enrpath))) {
+			status = 1;
+			goto out;
+		}
 	}
-	if (enrpath && !(enr = cli_read_json("tpm quote", "enrollment", enrpath)))
-		goto out;
+	status = 1;
 	if (kw_tpm_open(tcti, &tpm, err, sizeof(err))) {
-		fprintf(stderr, "kwitness tpm quote: %s\n", err);
+		fprintf(stderr, "kwitness tpm %s: %s\n", sub, err);
+		goto out;
+	}
+	if (!strcmp(sub, "enroll")) {
+		enr = kw_tpm_enroll(tpm, ca, key, err, sizeof(err));
+		if (!enr) {
+			fprintf(stderr, "kwitness tpm enroll: %s\n", err);
+			goto out;
+		}
+		status = write_out(out, enr);
 		goto out;
 	}
 	if (kw_binding_init(&b, tpm, &sel, NULL, enr, err, sizeof(err)) ||
@@ -192,8 +164,8 @@ out:
 int cmd_tpm(int argc, char **argv)
 {
 	static const struct cli_verb verbs[] = {
-		{ "enroll", tpm_enroll, NULL },
-		{ "quote", tpm_quote, NULL },
+		{ "enroll", tpm_verb, NULL },
+		{ "quote", tpm_verb, NULL },
 		{ 0 },
 	};
 	static const struct cli_command tpm = {

@@ -209,8 +209,14 @@ int verify_record(const struct verify_request *rq, struct verify_verdict *v, cha
 	int ret, status = -1, log_fd = -1;
 
 	memset(v, 0, sizeof(*v));
-	if (verify_read("record", rq->record_path, VERIFY_RECORD_MAX, &text, err, errlen))
+	if (rq->record_text) {
+		if (kw_buf_append(&text, rq->record_text, rq->record_len)) {
+			snprintf(err, errlen, "out of memory");
+			goto out;
+		}
+	} else if (verify_read("record", rq->record_path, VERIFY_RECORD_MAX, &text, err, errlen)) {
 		goto out;
+	}
 	if (rq->log_path && (log_fd = open_log(rq->log_path, &log_size, err, errlen)) < 0)
 		goto out;
 	if (rq->bundle_path &&

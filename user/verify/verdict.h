@@ -25,6 +25,9 @@
 struct verify_request {
 	struct kw_verify_opts opts;   /* trusted key, clock, nonce, image digest, allow_* */
 	const char *record_path;
+	const char *record_text;      /* instead of record_path: the record's bytes (then a
+				       * tlog_policy needs its tlog_proof) */
+	size_t record_len;
 	const char *log_path;         /* "-": standard input */
 	const char *bundle_path;
 	/* TPM evidence to appraise once the record verified, or NULL. */
