@@ -256,9 +256,10 @@ $(BUILD)/asan/tests/%: tests/unit/%.c $(ASAN_LIB_OBJ)
 	$(if $(Q),@echo "  TEST    $@")
 	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(ASAN_LIB_OBJ) -lcmocka $(LIBS_CORE)
 
-# The estate's parsers (no database engine).
+# The estate's parsers (no database engine) and its HTML escaper.
 ASAN_ESTATE_OBJ := $(BUILD)/asan/user/estate/entry.o $(BUILD)/asan/user/estate/html.o
-$(BUILD)/asan/tests/test_estate: tests/unit/test_estate.c $(ASAN_ESTATE_OBJ) $(ASAN_LIB_OBJ)
+$(BUILD)/asan/tests/test_estate $(BUILD)/asan/tests/test_text_safe: \
+		$(BUILD)/asan/tests/%: tests/unit/%.c $(ASAN_ESTATE_OBJ) $(ASAN_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  TEST    $@")
 	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(ASAN_ESTATE_OBJ) $(ASAN_LIB_OBJ) -lcmocka $(LIBS_CORE)
@@ -341,7 +342,14 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_OBJ)
 	$(if $(Q),@echo "  FUZZ    $@")
 	$(Q)$(CLANG) $(CSTD) $(WARN) $(INCLUDES) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) $(LIBS_CORE)
 
-.SECONDARY: $(FUZZ_LIB_OBJ)
+# The TPM appraisal target also needs user/tpm and tpm2-tss.
+FUZZ_TPM_OBJ := $(TPM_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
+$(BUILD)/fuzz/fuzz_tpm: tests/fuzz/fuzz_tpm.c $(FUZZ_LIB_OBJ) $(FUZZ_TPM_OBJ)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  FUZZ    $@")
+	$(Q)$(CLANG) $(CSTD) $(WARN) $(INCLUDES) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_TPM_OBJ) $(FUZZ_LIB_OBJ) $(LIBS_TPM) $(LIBS_CORE)
+
+.SECONDARY: $(FUZZ_LIB_OBJ) $(FUZZ_TPM_OBJ)
 fuzz: $(FUZZ_BIN)
 
 # Each target for FUZZ_SECONDS (30) from its committed seed corpus; a crash fails.

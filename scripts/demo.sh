@@ -76,9 +76,10 @@ if [ "$DEMO_TPM" = 1 ]; then
 	"$B/kwitness" keygen --out "$TMP/enroll.pem" >/dev/null
 	"$B/kwitness" key show --key "$TMP/enroll.pem" --jwk >"$TMP/enroll.jwk"
 	"$B/kwitness" tpm enroll --tpm "$TCTI" --tpm-ca "$TMP/ca/issuercert.pem" \
-		--enroll-key "$TMP/enroll.pem" --out "$TMP/enrollment.json"
+		--enroll-key "$TMP/enroll.pem" --key "$TMP/signer.jwk" --ak-out "$TMP/tpm-ak.json" \
+		--out "$TMP/enrollment.json"
 	jq . "$TMP/enrollment.json"
-	TPM_ARGS=(--tpm "$TCTI" --tpm-enrollment "$TMP/enrollment.json")
+	TPM_ARGS=(--tpm "$TCTI" --tpm-ak "$TMP/tpm-ak.json" --tpm-enrollment "$TMP/enrollment.json")
 fi
 
 step "a transparency log ($TMP/log) and a witness (kwitness witness serve)"

@@ -71,11 +71,15 @@ struct kw_log_check {
 	uint64_t entries;             /* = call_count */
 
 	bool has_open, has_close, sealed, complete_claimed;
-	struct kw_log_field session, sandbox_id, bundle_hash, image_digest, mode;
+	struct kw_log_field session, sandbox_id, bundle_hash, image_digest, mode, machine_id;
+	/* The close entry's TPM evidence digest (the binding the record is
+	 * signed under); empty when it names none. */
+	struct kw_log_field close_evidence;
 	bool session_mismatch;        /* open entry's session != expect_session */
 	uint64_t decisions, denials, resumes;
 	/* The trailer's counts; -1 when it has no such member. */
 	int64_t t_decisions, t_denials, t_dropped, t_next_seq, t_seq_gaps;
+	int64_t t_kill_failed; /* processes a close with kill did not end; -1: absent */
 
 	/* Sequence numbers: next expected, highest seen + 1, missing so far. */
 	uint64_t seq_next, seq_missing, seq_late;
@@ -116,5 +120,8 @@ void kw_log_check_free(struct kw_log_check *c);
 /* True when the open entry's field equals value (compared as canonical
  * JSON strings). False when the log has no open entry or no such field. */
 bool kw_log_field_equals(const struct kw_log_field *f, const char *value);
+/* The field's value when it is a JSON string without escapes (what ids and
+ * digests are), else "": out holds outlen bytes. */
+void kw_log_field_string(const struct kw_log_field *f, char *out, size_t outlen);
 
 #endif

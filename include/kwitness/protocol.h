@@ -66,6 +66,8 @@
 /* close reply: processes killed at close, and left running by a close without kill */
 #define KW_F_KILLED "killed"
 #define KW_F_STILL_RUNNING "still_running"
+/* close reply: processes a close with kill did not end (they run on) */
+#define KW_F_KILL_FAILED "kill_failed"
 /* status and list replies */
 #define KW_F_SESSIONS "sessions"
 #define KW_F_HOOKS_AVAILABLE "hooks_available"
@@ -74,6 +76,10 @@
 /* status: the estate spool (kwitnessd "estate = URL"): records waiting for
  * `kwitness estate push`, and why the spool cannot be read, if it cannot */
 #define KW_F_ESTATE "estate"
+/* status: the transparency thread's queue and counters (with log = DIR) */
+#define KW_F_TRANSPARENCY "transparency"
+/* status: the session quotas (kwitnessd.conf) */
+#define KW_F_QUOTA "quota"
 #define KW_F_ESTATE_BACKLOG "backlog"
 #define KW_F_ESTATE_ERROR "error"
 #define KW_F_RINGBUF_SIZE "ringbuf_size"

@@ -19,6 +19,7 @@
 #define KW_TPM_DEFAULT_PCRS "sha256:0,1,2,3,4,5,6,7"
 #define KW_TPM_EVIDENCE_FORMAT "kwitness-tpm2-evidence-v1"
 #define KW_TPM_ENROLLMENT_KIND "kwitness.tpm-enrollment"
+#define KW_TPM_AK_KIND "kwitness.tpm-ak"
 /* Evidence and enrollment files are small; anything larger is refused. */
 #define KW_TPM_EVIDENCE_MAX (256 * 1024)
 
@@ -78,14 +79,31 @@ int kw_tpm_quote(struct kw_tpm *t, const struct kw_pcr_selection *sel, const uin
 /* SHA-256 over the selected PCR values as they are now. */
 int kw_tpm_pcr_digest(struct kw_tpm *t, const struct kw_pcr_selection *sel, uint8_t out[32],
 		      char *err, size_t errlen);
+/* The attestation key (ak.c): an AK file is the AK's public area, its
+ * private blob and its random authorisation value; whoever reads it can
+ * quote with that AK, so it is kept owner-only (0600). kw_tpm_ak_create
+ * makes a new AK on t (and loads it); kw_tpm_use_ak tells t which AK file
+ * to load (held by reference); read refuses a file others may read. */
+json_t *kw_tpm_ak_create(struct kw_tpm *t, char *err, size_t errlen);
+void kw_tpm_use_ak(struct kw_tpm *t, const json_t *ak);
+json_t *kw_tpm_ak_read(const char *path, char *err, size_t errlen);
+int kw_tpm_ak_write(const char *path, const json_t *ak, char *err, size_t errlen);
 /* The AK's name (0x000b || SHA-256 of its public area). */
 int kw_tpm_ak_name(struct kw_tpm *t, uint8_t name[34], char *err, size_t errlen);
 
-/* --- Enrollment (enroll.c): ties the AK to the EK by credential activation
- * and signs a statement of it with the enrollment key. ca_file: the EK CA
- * the enroller trusts. Returns the signed enrollment record or NULL. */
+/* --- Enrollment (enroll.c): makes a new AK (*ak_out, the AK file's
+ * content), ties it to the EK by credential activation and signs a
+ * statement of it with the enrollment key, naming what the AK vouches for:
+ * the host and its record-signing keys. ca_file: the EK CA the enroller
+ * trusts. Returns the signed enrollment record or NULL. */
+struct kw_enroll_subject {
+	const char *machine_id;   /* the host's /etc/machine-id */
+	const char *const *keys;  /* RFC 7638 thumbprints of its signing keys */
+	size_t n_keys;
+};
 json_t *kw_tpm_enroll(struct kw_tpm *t, const char *ca_file, const struct kw_key *enroll_key,
-		      char *err, size_t errlen);
+		      const struct kw_enroll_subject *subj, json_t **ak_out, char *err,
+		      size_t errlen);
 /* Software TPM2_MakeCredential for an RSA EK (makecred.c): the blobs that
  * only the TPM holding that EK can open, and only for the object named name. */
 int kw_make_credential(const uint8_t *ek_der, size_t ek_der_len, const uint8_t *name,
@@ -109,11 +127,20 @@ enum kw_appraise_step {
 	KW_APPRAISE_NONCE_MISMATCH,      /* 4: extraData = thumbprint(cnf.jwk) = runtime.nonce */
 	KW_APPRAISE_MEASUREMENT_MISMATCH,/* 5: pcrDigest = runtime.measurement */
 	KW_APPRAISE_PCRS_MISMATCH,       /* 6: PCR values (vs digest, vs reference) */
+	KW_APPRAISE_EVIDENCE_NOT_LOGGED, /* 0: the quote is not the one the log names */
+	KW_APPRAISE_AK_NOT_ENROLLED_FOR_KEY,  /* 2: the enrollment does not list the signer */
+	KW_APPRAISE_AK_NOT_ENROLLED_FOR_HOST, /* 2: ... or names another host than the log */
 };
 struct kw_appraise_opts {
 	const char *ca_file;             /* EK CA bundle (PEM) */
 	const struct kw_key *enroll_key; /* trusted enrollment key; NULL: step 2 fails */
 	const json_t *pcrs_ref;          /* {"sha256:N": "hex", ...}; NULL: not checked */
+	/* From the decision log, when one is checked (NULL: no log): the close
+	 * entry's evidence digest ("" when it names none), which SHA-256 of the
+	 * quote's TPMS_ATTEST must equal, and the open entry's machine id, which
+	 * the enrollment must name. */
+	const char *logged_evidence;
+	const char *logged_machine_id;
 };
 struct kw_appraise_result {
 	enum kw_appraise_step step;
@@ -128,14 +155,23 @@ int kw_appraise(const json_t *evidence, const json_t *record, const struct kw_ap
 const char *kw_appraise_code(enum kw_appraise_step s);
 /* The step number (0..6) of a result. */
 int kw_appraise_step_number(enum kw_appraise_step s);
+/* The level an appraisal gives a record, read from kw_appraise's return ret
+ * and res: 1 (why ""), or 0 with why one sentence saying which step failed
+ * ("TPM appraisal failed at step N: code: message"), or that the appraisal
+ * could not be made (ret < 0). What the estate stores for a tpm2 record. */
+int kw_appraise_level(int ret, const struct kw_appraise_result *res, char *why, size_t whylen);
 
 /* Shared by enrollment and appraisal (ekcert.c): verifies the first DER
  * certificate against ca_file with the rest as intermediates. */
 int kw_ek_chain_verify(const struct kw_buf *certs, size_t n, const char *ca_file, char *why,
 		       size_t whylen);
-/* Enrollment record checks (enroll_check.c): signed by key, naming this EK
+/* Enrollment record checks (enrollment.c): signed by key, naming this EK
  * certificate and this AK. 0 or -EBADMSG with why. */
 int kw_enrollment_check(const json_t *enr, const struct kw_key *key, const struct kw_buf *ek_der,
 			const uint8_t ak_name[34], char *why, size_t whylen);
+/* The enrollment lists this signing key's thumbprint / names this host's
+ * machine id. 0 or -EBADMSG with why. */
+int kw_enrollment_names_key(const json_t *enr, const char *thumbprint, char *why, size_t whylen);
+int kw_enrollment_names_host(const json_t *enr, const char *machine_id, char *why, size_t whylen);
 
 #endif

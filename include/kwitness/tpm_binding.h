@@ -11,6 +11,7 @@ struct kw_tpm_binding {
 	struct kw_buf ek_cert;         /* DER, from the TPM */
 	bool ek_cert_missing;
 	json_t *enrollment;            /* owned; NULL: the AK is not enrolled */
+	json_t *ak;                    /* owned: the AK file (kw_tpm_ak_read) */
 	char *evidence_dir;            /* NULL: keep the evidence in last_evidence */
 	struct kw_buf last_evidence;
 	/* The current binding, valid when bound. */
@@ -24,10 +25,12 @@ struct kw_tpm_binding {
 	char firmware_version[48];
 };
 
-/* Takes enrollment (may be NULL); checks it names this TPM's EK and AK. */
+/* Takes enrollment (may be NULL) and ak (the AK file; the binding quotes
+ * with that AK on every connection); checks the enrollment names this TPM's
+ * EK and that AK. */
 int kw_binding_init(struct kw_tpm_binding *b, struct kw_tpm *tpm,
 		    const struct kw_pcr_selection *sel, const char *evidence_dir,
-		    json_t *enrollment, char *err, size_t errlen);
+		    json_t *enrollment, json_t *ak, char *err, size_t errlen);
 void kw_binding_free(struct kw_tpm_binding *b);
 /* Quotes again on tpm when the key's thumbprint or the PCR values differ
  * from the bound ones (or nothing is bound yet); *changed says whether it

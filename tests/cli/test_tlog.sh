@@ -227,8 +227,8 @@ make_ca "$R/ca" "kwitness tlog test EK CA" && swtpm_make "$R/tpm" "$R/ca" && swt
 "$KW" key show --key "$R/signer.pem" --jwk >"$R/signer.jwk"
 "$KW" key show --key "$R/enroll.pem" --jwk >"$R/enroll.jwk"
 "$KW" tpm enroll --tpm "$TCTI" --tpm-ca "$R/ca/issuercert.pem" --enroll-key "$R/enroll.pem" \
-	--out "$R/enrollment.json" >/dev/null 2>&1
-"$KW" tpm quote --tpm "$TCTI" --key "$R/signer.pem" --enrollment "$R/enrollment.json" \
+	--key "$R/signer.jwk" --ak-out "$R/ak.json" --out "$R/enrollment.json" >/dev/null 2>&1
+"$KW" tpm quote --tpm "$TCTI" --ak "$R/ak.json" --key "$R/signer.pem" --enrollment "$R/enrollment.json" \
 	--out "$R/evidence.json" >/dev/null 2>&1
 tpm2_pcrread -T "$TCTI" sha256:0,1,2,3,4,5,6,7 -o "$R/pcrs.bin" >/dev/null
 M=sha256:$(openssl dgst -sha256 -r "$R/pcrs.bin" | cut -d' ' -f1)
@@ -411,6 +411,45 @@ expect_eq "the witness is down: not logged (exit 1), the writer says why" "1 yes
 	"$? $(grep -q 'witness policy not met' "$H/err" && echo yes)"
 out=$("$GO_CHECK" log "$HLOG" "$HVKEY")
 check "the shared writer's log passes the Go checker" [ "${out%% *}" = ok ]
+
+# A shared writer that answers every /add with a genuine proof, signed by
+# the log, of another entry (the record logged above): never taken as this
+# record's proof.
+cat >"$H/other_proof_writer.py" <<'PY'
+import http.server, sys
+proof = open(sys.argv[1], "rb").read()
+class Writer(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(proof)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(proof)
+    def log_message(self, *args):
+        pass
+srv = http.server.HTTPServer(("127.0.0.1", 0), Writer)
+print("listening on http://127.0.0.1:%d" % srv.server_address[1], flush=True)
+srv.serve_forever()
+PY
+if bg_serve "$H/o.out" python3 "$H/other_proof_writer.py" "$H/r.json.tlog-proof"; then
+	check "the other entry's proof holds for its own record" \
+		grep -q '^level 2: ' <<<"$("${V[@]}" "${TPMTRUST[@]}" --transparency "$H/trust" "$H/r.json")"
+	build_record spiffe://l2.example/another >"$R/o.unsigned"
+	"$KW" log sign "$SRV_URL" --log-vkey "$HVKEY" --token "$H/token" --signing-key "$R/signer.pem" \
+		--out "$H/o.json" "$R/o.unsigned" >"$H/o.stdout" 2>"$H/err"
+	expect_eq "a writer's genuine proof of another entry: not logged (exit 1), and why" "1 yes" \
+		"$? $(grep -q "proof does not hold for this record" "$H/err" && echo yes)"
+	expect_eq "the record carries no transparency URL" null "$(jq .transparency "$H/o.json")"
+	check "and no proof is written" [ ! -e "$H/o.json.tlog-proof" ]
+	check "nothing claims it was logged" [ ! -s "$H/o.stdout" ]
+	check "the record is re-signed and verifies at Level 1" \
+		grep -q '^level 1: ' <<<"$("${V[@]}" "${TPMTRUST[@]}" "$H/o.json")"
+else
+	not_ok "the other-proof writer (python3) listens"
+fi
 
 # --- usage ----------------------------------------------------------------
 "$KW" tlog --help >"$T/out"

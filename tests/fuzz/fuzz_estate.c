@@ -4,7 +4,9 @@
  * --object uses), and any text through the HTML escaper of the report. A
  * row's object fits its bound, an address is 32 hex digits or nothing, a
  * range has lo <= hi, and the escaped text holds no '<', '>', quote or raw
- * control byte. */
+ * control byte. The same text through the terminal escaper (lib/text_safe.c):
+ * neither output holds a C1 or bidi control or a byte that is not UTF-8, and
+ * kw_text_safe and kw_text_safe_len agree with what kw_text_fput wrote. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 
 #include "estate/entry.h"
 #include "estate/html.h"
+#include "lib/text_safe.h"
 
 static int hex32(const char *s)
 {
@@ -21,6 +24,60 @@ static int hex32(const char *s)
 		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
 			return 0;
 	return 1;
+}
+
+/* Aborts unless s is well-formed UTF-8 with none of the characters that
+ * move a cursor or reorder text (checked here by their bytes, not by the
+ * escaper's own tables). */
+static void check_visible(const unsigned char *s, size_t n, int tab_nl)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = s[i];
+		size_t k = c < 0x80 ? 0 : c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 :
+			   c >= 0xf0 && c <= 0xf4 ? 3 : 9;
+
+		if ((c < 0x20 && !(tab_nl && (c == '\t' || c == '\n'))) || c == 0x7f || k == 9 ||
+		    (k && i + k >= n))
+			abort();
+		for (size_t j = 1; j <= k; j++)
+			if ((s[i + j] & 0xc0) != 0x80)
+				abort();
+		if (c == 0xc2 && s[i + 1] <= 0x9f)
+			abort(); /* C1 */
+		if ((c == 0xd8 && s[i + 1] == 0x9c) ||
+		    (c == 0xe2 && s[i + 1] == 0x80 && ((s[i + 2] >= 0x8b && s[i + 2] <= 0x8f) ||
+						       (s[i + 2] >= 0xa8 && s[i + 2] <= 0xae))) ||
+		    (c == 0xe2 && s[i + 1] == 0x81 && s[i + 2] >= 0xa6 && s[i + 2] <= 0xa9) ||
+		    (c == 0xef && s[i + 1] == 0xbb && s[i + 2] == 0xbf))
+			abort(); /* bidi and invisible format characters */
+		i += k;
+	}
+}
+
+static void check_text_safe(const char *text)
+{
+	char *out = NULL, small[64], *big;
+	size_t outlen = 0;
+	FILE *f = open_memstream(&out, &outlen);
+
+	if (!f)
+		return;
+	kw_text_fput(f, text);
+	fclose(f);
+	if (!out)
+		return;
+	check_visible((const unsigned char *)out, outlen, 0);
+	if (kw_text_safe_len(text) != outlen)
+		abort();
+	big = malloc(outlen + 1);
+	if (big && strcmp(kw_text_safe(text, big, outlen + 1), out))
+		abort();
+	/* a cut copy is a prefix of the whole */
+	kw_text_safe(text, small, sizeof(small));
+	if (strncmp(small, out, strlen(small)))
+		abort();
+	free(big);
+	free(out);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -49,6 +106,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (f) {
 		html_escape(f, text);
 		fclose(f);
+		if (out)
+			check_visible((const unsigned char *)out, outlen, 1);
 		for (size_t i = 0; out && i < outlen; i++) {
 			unsigned char c = (unsigned char)out[i];
 
@@ -58,6 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		free(out);
 	}
+	check_text_safe(text);
 	free(text);
 	return 0;
 }

@@ -119,6 +119,11 @@ mkdir "$KT_CG/granted/g1"
 out=$(user_open "$KT_CG/granted/g1")
 gsid=$(head -1 <<<"$out")
 expect_eq "user: open under a kwitnessd.conf grant" ok "$(tail -1 <<<"$out")"
+# A grant covers whole path components: a root-owned sibling whose name
+# starts with the granted one's is not under it.
+mkdir "$KT_CG/granted-other"
+expect_eq "user: open on a root-owned sibling of the grant (granted-other) refused" forbidden_cgroup \
+	"$(user_open "$KT_CG/granted-other" | tail -1)"
 
 # A process inside a session cannot use the socket: root in the user's
 # session, the user in it, root in root's session.

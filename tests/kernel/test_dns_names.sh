@@ -8,7 +8,8 @@
 # once an allowed name's answer named it, for the rule's ports and the
 # answer's TTL; the log holds every question (dns.query, from the collector)
 # and the connects name the query that opened their address (via, via_seq);
-# the record verifies.
+# an explicit CIDR deny still refuses an address a name opened; the record
+# verifies.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/kwd_lib.sh"
 
@@ -159,6 +160,33 @@ else
 		"permit net.dns.allow_other_names 0" \
 		"$(jfield "$other" decision) $(jfield "$other" rule) $(jfield "$other" answers | grep -c 127.0.0.3)"
 	check "the allow_other_names record verifies" verify_record
+fi
+
+# ---- an explicit CIDR deny beats a name (docs/policy.md) ----
+echo "cidr.test A 127.0.0.2 60" >>"$ZONE"
+pol5=$(policy_file cidr "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"net\":{\"connect\":[\"!127.0.0.2/32:*\",\"cidr.test:$P\",\"*.wild.test:$P\"],\"dns\":{\"resolvers\":[\"127.0.0.1:$DNSP\"]}}}")
+cg5=$(cg_make cidr)
+sid5=$(session_open "$cg5" "$pol5")
+if [ -z "$sid5" ]; then
+	not_ok "a session with a CIDR deny beside names opens"
+else
+	expect_eq "CIDR deny: cidr.test resolves (the name is allowed)" "NOERROR 127.0.0.2" \
+		"$(cg_run "$cg5" "$DT" query 192.0.2.53 53 cidr.test)"
+	expect_eq "CIDR deny: its address, which !127.0.0.2/32 names, stays refused (EPERM)" EPERM \
+		"$(cg_run "$cg5" "$NP" connect 127.0.0.2 "$P")"
+	expect_eq "CIDR deny: a name's address no CIDR rule denies connects (the names work here)" \
+		"NOERROR 127.0.0.5 ok" \
+		"$(cg_run "$cg5" "$DT" query 192.0.2.53 53 a.wild.test) $(cg_run "$cg5" "$NP" connect 127.0.0.5 "$P")"
+	session_close "$sid5" >/dev/null || not_ok "the CIDR deny session closes"
+	cq=$(grep '"tool":"dns.query"' "$LOG" | grep '"name":"cidr.test"')
+	expect_eq "CIDR deny: the question is a permit by the name rule that opened 127.0.0.2" \
+		"permit net.connect[1] 127.0.0.2=60" \
+		"$(jfield "$cq" decision) $(jfield "$cq" rule) $(jfield "$cq" answers)"
+	cc=$(grep '"tool":"net.connect"' "$LOG" | grep '"host":"127.0.0.2"')
+	expect_eq "CIDR deny: the connect is one deny by the CIDR rule, naming no question" \
+		"1 deny net.connect[0] true " \
+		"$(grep -c . <<<"$cc") $(jfield "$cc" decision) $(jfield "$cc" rule) $(jfield "$cc" enforced) $(jfield "$cc" via)"
+	check "the CIDR deny record verifies" verify_record
 fi
 
 # ---- a full session: new addresses are not opened, and logged ----

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # kwitnessd, per hook family (connect4/6, sendmsg4/6, bind4/6, sock_create,
-# dev, sysctl): an operation the policy does not allow, from a tagged cgroup,
+# dev, sysctl; connect6 also beside an IPv4 rule for the same port): an operation the policy does not allow, from a tagged cgroup,
 # fails with EPERM under enforce and proceeds under advisory; its decision is
 # in the log with the right fields; the record verifies with the log and the
 # bundle; the same operation from an untagged process is untouched and not
@@ -82,6 +82,11 @@ family bind4 net.bind "\"net\":{\"bind\":[\"127.0.0.1/32:$BPORT_A\"]}" \
 	"host=127.0.0.1;port=$BPORT_B;proto=tcp;rule=net.bind:default"
 if [ $have_v6 = 1 ]; then
 	family connect6 net.connect "\"net\":{\"connect\":[\"::1/128:$LPORT_A\"]}" \
+		"connect ::1 $LPORT_A" "connect ::1 $LPORT_B" 1 net.connect \
+		"host=::1;port=$LPORT_B;proto=tcp;rule=net.connect:default"
+	# IPv4 rules never apply to IPv6: 0.0.0.0/0 on port B leaves [::1]:B denied.
+	family connect6-v4-rule net.connect \
+		"\"net\":{\"connect\":[\"0.0.0.0/0:$LPORT_B\",\"::1/128:$LPORT_A\"]}" \
 		"connect ::1 $LPORT_A" "connect ::1 $LPORT_B" 1 net.connect \
 		"host=::1;port=$LPORT_B;proto=tcp;rule=net.connect:default"
 	family sendmsg6 net.send "\"net\":{\"send\":[\"::/64:$LPORT_A\"]}" \

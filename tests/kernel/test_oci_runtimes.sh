@@ -5,7 +5,7 @@
 # io.kwitness.* annotations, a container that connects to an allowed port and
 # a denied one. Checked: what the process inside saw (EPERM on the denied
 # port), that the record verifies with --log --policy, that a container whose
-# policy file is missing does not start, that on-error allow lets it run
+# policy file is missing or is a FIFO does not start, that on-error allow lets it run
 # unrecorded, that a container without the policy annotation is left alone,
 # and that a cgroup the container shares with another process is never tagged
 # (the hook makes a dedicated child cgroup).
@@ -44,6 +44,10 @@ listeners_start
 STATE=$KT_TMP/state
 HOOKSTATE=$KT_TMP/oci-state
 POLICY=$(policy_file oci "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"all\",\"on_record_failure\":\"deny\",\"net\":{\"connect\":[\"127.0.0.1/32:$LPORT_A\"]}}")
+# the hook's policy folder: annotations name files in it
+POLDIR=$KT_TMP/policies
+mkdir -p -m 755 "$POLDIR"
+cp "$POLICY" "$POLDIR/oci.json"
 # What the container runs: both connections, each followed by its exit status.
 PROBE="nc 127.0.0.1 $LPORT_A </dev/null; echo allowed=\$?; nc 127.0.0.1 $LPORT_B </dev/null; echo denied=\$?"
 
@@ -60,16 +64,16 @@ make_bundle() {
 	cp "$BUSYBOX" "$b/rootfs/bin/busybox"
 	for c in sh nc echo cat sleep; do ln -sf busybox "$b/rootfs/bin/$c"; done
 	(cd "$b" && runc spec) || return 1
-	jq --arg kw "$KW" --arg sock "$KT_SOCK" --arg hs "$HOOKSTATE" --arg pol "$POLICY" \
+	jq --arg kw "$KW" --arg sock "$KT_SOCK" --arg hs "$HOOKSTATE" --arg pd "$POLDIR" \
 		--argjson stage "${STAGE_ARG:-true}" \
 		--arg sid "spiffe://test.kwitness.local/oci/$name" --arg probe "$PROBE" '
 		.process.terminal = false | .process.args = ["sh", "-c", $probe] |
 		.linux.namespaces |= map(select(.type != "network")) |
 		.hooks.createRuntime = [{path: $kw, args: (["kwitness", "oci-hook", "--socket", $sock,
-			"--state-dir", $hs] + if $stage then ["createRuntime"] else [] end)}] |
+			"--state-dir", $hs, "--policy-dir", $pd] + if $stage then ["createRuntime"] else [] end)}] |
 		.hooks.poststop = [{path: $kw, args: (["kwitness", "oci-hook", "--socket", $sock,
-			"--state-dir", $hs] + if $stage then ["poststop"] else [] end)}] |
-		.annotations["io.kwitness.policy"] = $pol |
+			"--state-dir", $hs, "--policy-dir", $pd] + if $stage then ["poststop"] else [] end)}] |
+		.annotations["io.kwitness.policy"] = "oci.json" |
 		.annotations["io.kwitness.sandbox-id"] = $sid |
 		.annotations["run.oci.hooks.stderr"] = ($b + "/hooks.err")' --arg b "$b" "$b/config.json" |
 		jq "$filter" >"$b/config.json.new" && mv "$b/config.json.new" "$b/config.json" || return 1
@@ -187,11 +191,11 @@ governed() {
 missing_policy() {
 	local rt=$1 b n
 	n=$(records_count)
-	b=$(make_bundle "$rt" "nopol-$rt" '.annotations["io.kwitness.policy"] = "/nonexistent/kwitness-policy.json"') ||
+	b=$(make_bundle "$rt" "nopol-$rt" '.annotations["io.kwitness.policy"] = "missing.json"') ||
 		{ not_ok "$rt: bundle"; return; }
 	run_container "$rt" "nopol-$rt" "$b"
 	if [ $RC -ne 0 ] && ! grep -q 'allowed=' <<<"$OUT" &&
-		grep -q "kwitness oci-hook: kwt$$-nopol-$rt-$rt: policy /nonexistent/kwitness-policy.json: No such file or directory" <<<"$OUT"; then
+		grep -qF "kwitness oci-hook: kwt$$-nopol-$rt-$rt: annotation io.kwitness.policy: missing.json in $POLDIR: No such file or directory" <<<"$OUT"; then
 		ok "$rt: a missing policy file stops the container, with the hook's reason"
 	else
 		not_ok "$rt: a missing policy file (rc $RC)"
@@ -200,11 +204,29 @@ missing_policy() {
 	expect_eq "$rt: ... and no record was made" "$n" "$(records_count)"
 }
 
+# A FIFO where the policy should be: refused at once (a read would wait for
+# a writer forever and hold the container's creation with it).
+fifo_policy() {
+	local rt=$1 b start
+	[ -p "$POLDIR/fifo.json" ] || mkfifo "$POLDIR/fifo.json"
+	b=$(make_bundle "$rt" "fifo-$rt" '.annotations["io.kwitness.policy"] = "fifo.json"') ||
+		{ not_ok "$rt: bundle"; return; }
+	start=$SECONDS
+	run_container "$rt" "fifo-$rt" "$b"
+	if [ $RC -ne 0 ] && [ $((SECONDS - start)) -lt 60 ] && ! grep -q 'allowed=' <<<"$OUT" &&
+		grep -qF "annotation io.kwitness.policy: fifo.json in $POLDIR: not a regular file" <<<"$OUT"; then
+		ok "$rt: a FIFO as the policy stops the container promptly, with the hook's reason"
+	else
+		not_ok "$rt: a FIFO as the policy (rc $RC, $((SECONDS - start)) s)"
+		sed 's/^/#   /' <<<"$OUT" | head -10
+	fi
+}
+
 # io.kwitness.on-error: allow: the same failure lets it run, unrecorded.
 on_error_allow() {
 	local rt=$1 b n
 	n=$(records_count)
-	b=$(make_bundle "$rt" "allow-$rt" '.annotations["io.kwitness.policy"] = "/nonexistent/kwitness-policy.json" |
+	b=$(make_bundle "$rt" "allow-$rt" '.annotations["io.kwitness.policy"] = "missing.json" |
 		.annotations["io.kwitness.on-error"] = "allow"') || { not_ok "$rt: bundle"; return; }
 	run_container "$rt" "allow-$rt" "$b"
 	if [ $RC -eq 0 ] && grep -qx 'allowed=0' <<<"$OUT" && grep -qx 'denied=0' <<<"$OUT"; then
@@ -298,6 +320,7 @@ for rt in runc crun; do
 	fi
 	governed "$rt"
 	missing_policy "$rt"
+	fifo_policy "$rt"
 	on_error_allow "$rt"
 	not_kwitness "$rt"
 	bad_annotation "$rt"

@@ -31,12 +31,17 @@ check "the EK certificate swtpm_setup made chains to the test CA" \
 "$KW" keygen --out "$T/other.pem" >/dev/null
 "$KW" key show --key "$T/other.pem" --jwk >"$T/other.jwk"
 "$KW" tpm enroll --tpm "$TCTI_A" --tpm-ca "$T/ca1/issuercert.pem" --enroll-key "$T/enroll.pem" \
-	--out "$T/enrollment.json" 2>"$T/enroll.err"
+	--key "$KT_TMP/signer.jwk" --ak-out "$T/ak.json" --out "$T/enrollment.json" 2>"$T/enroll.err"
 expect_eq "tpm enroll: credential activation succeeds" 0 "$?"
+expect_eq "tpm enroll: the record names this host and the signing key" \
+	"$(cat /etc/machine-id) $("$KW" key show --key "$KT_TMP/key.pem" --thumbprint)" \
+	"$(jq -r '"\(.machine_id) \(.signing_keys | join(","))"' "$T/enrollment.json")"
+expect_eq "tpm enroll: the AK file is owner-only (0600)" 600 "$(stat -c %a "$T/ak.json")"
 expect_eq "tpm enroll: the record names the EK certificate the TPM holds" \
 	"sha256:$(openssl dgst -sha256 -r "$T/tpmA/certs/ek-rsa2048.crt" | cut -d' ' -f1)" \
 	"$(jq -r .ek_certificate "$T/enrollment.json")"
-out=$("$KW" tpm enroll --tpm "$TCTI_A" --tpm-ca "$T/ca2/issuercert.pem" --enroll-key "$T/enroll.pem" 2>&1)
+out=$("$KW" tpm enroll --tpm "$TCTI_A" --tpm-ca "$T/ca2/issuercert.pem" --enroll-key "$T/enroll.pem" \
+	--key "$KT_TMP/signer.jwk" --ak-out "$T/ak-ca2.json" 2>&1)
 rc=$?
 check "tpm enroll: an EK certificate from another CA is refused" \
 	test $rc -eq 1 -a -n "$(grep 'does not chain to the EK CA' <<<"$out")"
@@ -54,8 +59,29 @@ out=$(timeout 20 "$KWD" --foreground --state-dir "$T/state-none" --socket "$T/no
 check "--tpm with an unknown TCTI: start fails, saying what is expected" \
 	grep -q "expected device:/dev/tpmrm0 or swtpm:host=H,port=P" <<<"$out"
 
+# --- an AK and an enrollment that kwitnessd must have -----------------------------
+kwd_refused() { # NAME WANT_TEXT ARGS...: kwitnessd does not start, saying WANT_TEXT
+	local name=$1 want=$2 out rc
+	shift 2
+	out=$(timeout 20 "$KWD" --foreground --state-dir "$T/state-none" --socket "$T/none.sock" \
+		--pin-dir none --config /dev/null --key "$KT_TMP/key.pem" --tpm "$TCTI_A" "$@" 2>&1)
+	rc=$?
+	if [ $rc -eq 1 ] && grep -qF -- "$want" <<<"$out"; then ok "$name"; else
+		not_ok "$name (exit $rc)"
+		echo "#   $out" | tail -2
+	fi
+}
+kwd_refused "--tpm without --tpm-ak: start fails" "--tpm needs --tpm-ak FILE"
+"$KW" tpm enroll --tpm "$TCTI_A" --tpm-ca "$T/ca1/issuercert.pem" --enroll-key "$T/enroll.pem" \
+	--key "$T/other.jwk" --ak-out "$T/ak-other.json" --out "$T/enrollment-other.json" 2>/dev/null
+kwd_refused "an enrollment for another signing key: start fails" \
+	"the enrollment does not vouch for this host's signing key" \
+	--tpm-ak "$T/ak-other.json" --tpm-enrollment "$T/enrollment-other.json"
+cp "$T/ak.json" "$T/ak-open.json" && chmod 644 "$T/ak-open.json"
+kwd_refused "an AK file others may read: start fails" "with mode 0600" --tpm-ak "$T/ak-open.json"
+
 # --- the happy path -------------------------------------------------------------
-kwd_start --tpm "$TCTI_A" --tpm-enrollment "$T/enrollment.json"
+kwd_start --tpm "$TCTI_A" --tpm-ak "$T/ak.json" --tpm-enrollment "$T/enrollment.json"
 listeners_start
 POLICY=$(policy_file tpm "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"net\":{\"connect\":[\"127.0.0.1/32:$LPORT_A\"]}}")
 "$KW" run --socket "$KT_SOCK" --policy "$POLICY" --key-jwk "$KT_TMP/signer.jwk" -- \
@@ -145,6 +171,29 @@ fails_at() {
 }
 fails_at "a PCR value unlike the reference" 6 pcr_values_mismatch "$REC" "$EV" --pcrs-ref "$T/ref-bad.json"
 
+# --- a swapped evidence file: same key, same TPM, another quote ---------------------
+# Another quote of this key by this AK, put under the name the log commits to:
+# a valid quote on its own, but not the one the record is signed under.
+"$KW" tpm quote --tpm "$TCTI_A" --ak "$T/ak.json" --key "$KT_TMP/signer.jwk" \
+	--enrollment "$T/enrollment.json" --out "$T/ev-swap.json" 2>/dev/null
+expect_eq "swap: the other quote on its own appraises (level 1)" 1 "$(verify_tpm "$REC" "$T/ev-swap.json" | jq .level)"
+cp -a "$T/state" "$T/state-swap"
+cp "$T/ev-swap.json" "$T/state-swap/evidence/${EVNAME#sha256:}.json"
+
+out=$("$KW" verify --key "$KT_TMP/signer.jwk" --log "$LOG" "$REC" \
+	--evidence "$T/state-swap/evidence/${EVNAME#sha256:}.json" \
+	--tpm-ca "$T/ca1/issuercert.pem" --enroll-key "$T/enroll.jwk" --json)
+rc=$?
+expect_eq "swap: verify --log refuses it, level 0 at step 0 (evidence_not_logged), exit 1" \
+	"1 0 0 evidence_not_logged" "$rc $(jq -r '"\(.level) \(.appraisal.step) \(.appraisal.reason)"' <<<"$out")"
+"$KW" estate ingest --db "sqlite:$T/e-swap.sqlite" --trust "$T/trust" --tpm-ca "$T/ca1/issuercert.pem" \
+	--enroll-key "$T/enroll.jwk" "$T/state-swap" >/dev/null
+check "swap: estate ingest stores it at level 0, saying evidence_not_logged" \
+	grep -q '^0 TPM appraisal failed at step 0: evidence_not_logged: ' <<<"$(estate_level "$T/e-swap.sqlite")"
+out=$("$KW" verify --key "$KT_TMP/signer.jwk" --log "$LOG" "$REC" --evidence "$EV" \
+	--tpm-ca "$T/ca1/issuercert.pem" --enroll-key "$T/enroll.jwk" --json)
+expect_eq "the logged evidence with verify --log: level 1" 1 "$(jq .level <<<"$out")"
+
 # --- forgeries, each caught at its own step ---------------------------------------
 # 1: the EK CA the verifier trusts did not issue this EK certificate.
 out=$("$KW" verify --key "$KT_TMP/signer.jwk" --max-age 0 "$REC" --evidence "$EV" \
@@ -170,7 +219,7 @@ jq --arg a "$(printf "$(sed 's/../\\x&/g' <<<"$flipped")" | base64 -w0 | tr -- '
 	'.quote.attest = $a' "$EV" >"$T/ev-forged.json"
 fails_at "a quote changed after the AK signed it" 3 quote_signature_invalid "$REC" "$T/ev-forged.json"
 # 4: a quote made for another key's thumbprint (same TPM, same enrolled AK).
-"$KW" tpm quote --tpm "$TCTI_A" --key "$T/other.jwk" --enrollment "$T/enrollment.json" \
+"$KW" tpm quote --tpm "$TCTI_A" --ak "$T/ak.json" --key "$T/other.jwk" --enrollment "$T/enrollment.json" \
 	--out "$T/ev-otherkey.json" 2>"$T/quote.err"
 expect_eq "tpm quote for another key: made" 0 "$?"
 fails_at "a quote made for another key's thumbprint" 4 quote_nonce_mismatch "$REC" "$T/ev-otherkey.json"
@@ -178,7 +227,8 @@ fails_at "a quote made for another key's thumbprint" 4 quote_nonce_mismatch "$RE
 "$KW" sign --key "$T/other.pem" "$REC" >"$T/rec-otherkey.json"
 out=$("$KW" verify --key "$T/other.jwk" --max-age 0 "$T/rec-otherkey.json" --evidence "$EV" \
 	--tpm-ca "$T/ca1/issuercert.pem" --enroll-key "$T/enroll.jwk" --json)
-expect_eq "a record signed by a key not in the quote: level 0 at step 4" "true 0 4 quote_nonce_mismatch" \
+expect_eq "a record signed by a key the AK is not enrolled for: level 0 at step 2" \
+	"true 0 2 ak_not_enrolled_for_key" \
 	"$(jq -r '"\(.valid) \(.level) \(.appraisal.step) \(.appraisal.reason)"' <<<"$out")"
 # 5: a hostile producer swaps runtime.measurement before signing.
 jq '.runtime.measurement = "sha256:1111111111111111111111111111111111111111111111111111111111111111"' \

@@ -271,6 +271,56 @@ static void test_transcript_lines_at_stage_end(void **state)
 	kw_buf_free(&all);
 }
 
+/* An entry whose comma and bytes are exactly one byte more than the stage
+ * has left: the stage is hashed first, then holds the comma and the entry
+ * (never one byte past its end); beside it the entry that fits exactly, and
+ * entries of a whole stage and one byte less. On the heap, so that ASan sees
+ * a write past the stage. The answer: SHA-256 of the "[...]" built here. */
+static void test_transcript_entry_one_byte_over(void **state)
+{
+	struct kw_transcript *t = malloc(sizeof(*t));
+	char *entry = malloc(KW_TRANSCRIPT_STAGE + 1), hash[KW_DIGEST_STR_MAX], want[KW_DIGEST_STR_MAX];
+	struct kw_buf all = { 0 };
+	uint64_t count;
+	/* After "[1": 4094 bytes left. 4093 + its comma fill them; 4094 + its
+	 * comma are one too many. */
+	static const size_t over[] = { KW_TRANSCRIPT_STAGE - 2, KW_TRANSCRIPT_STAGE - 3,
+				       KW_TRANSCRIPT_STAGE - 1, KW_TRANSCRIPT_STAGE };
+
+	(void)state;
+	assert_non_null(t);
+	assert_non_null(entry);
+	for (size_t k = 0; k < sizeof(over) / sizeof(over[0]); k++) {
+		size_t len = over[k];
+
+		memset(entry, 'a' + (int)k, len);
+		entry[0] = entry[len - 1] = '"';
+		assert_int_equal(kw_transcript_init(t), 0);
+		assert_int_equal(kw_transcript_append(t, "1", 1), 0);
+		assert_int_equal(t->staged, 2);
+		assert_int_equal(kw_transcript_append(t, entry, len), 0);
+		if (len == KW_TRANSCRIPT_STAGE - 3)
+			assert_int_equal(t->staged, KW_TRANSCRIPT_STAGE); /* fits: no hashing yet */
+		else if (len + 1 <= KW_TRANSCRIPT_STAGE)
+			assert_int_equal(t->staged, len + 1); /* "[1" hashed; "," + entry staged */
+		else
+			assert_int_equal(t->staged, 0); /* longer than the stage: hashed as it is */
+		assert_int_equal(kw_transcript_append(t, "2", 1), 0);
+		assert_int_equal(kw_transcript_final(t, hash, &count), 0);
+		assert_int_equal(count, 3);
+
+		kw_buf_reset(&all);
+		assert_int_equal(kw_buf_puts(&all, "[1,"), 0);
+		assert_int_equal(kw_buf_append(&all, entry, len), 0);
+		assert_int_equal(kw_buf_puts(&all, ",2]"), 0);
+		assert_int_equal(kw_digest_buf(KW_SHA256, all.data, all.len, want), 0);
+		assert_string_equal(hash, want);
+	}
+	kw_buf_free(&all);
+	free(entry);
+	free(t);
+}
+
 /* Entries of random length (some longer than the stage), hashed one by one
  * and mixed with runs of log lines cut at random line boundaries, as the
  * collector's open entry, its chunks and a resume's rehash meet: SHA-256 of
@@ -360,6 +410,7 @@ int main(void)
 		cmocka_unit_test(test_b64url_refuses_non_canonical),
 		cmocka_unit_test(test_transcript_known_answers),
 		cmocka_unit_test(test_transcript_lines_at_stage_end),
+		cmocka_unit_test(test_transcript_entry_one_byte_over),
 		cmocka_unit_test(test_transcript_lines_random_cuts),
 		cmocka_unit_test(test_transcript_refusals),
 	};

@@ -71,6 +71,34 @@ static void test_known_answer(void **state)
 	kw_log_check_free(&c);
 }
 
+/* The open entry's machine id and the close entry's evidence digest are
+ * kept for TPM appraisal; an open entry's evidence is not the close's. */
+static void test_machine_id_and_close_evidence(void **state)
+{
+	static const char log[] =
+		"{\"evidence\":\"sha256:0a\",\"machine_id\":\"3d12\",\"session\":\"" SID
+		"\",\"tool\":\"kwitness.open\",\"ts\":1}\n"
+		"{\"complete\":true,\"decisions\":0,\"denials\":0,\"dropped\":0,\"evidence\":\"sha256:0b\","
+		"\"next_seq\":0,\"seq_gaps\":0,\"session\":\"" SID "\",\"tool\":\"kwitness.close\",\"ts\":2}\n";
+	static const char plain[] = OPEN CLOSE("true", 0, 0, 0, 0, 0);
+	struct kw_log_check c;
+	char out[64];
+
+	(void)state;
+	check(&c, log, 5);
+	kw_log_field_string(&c.machine_id, out, sizeof(out));
+	assert_string_equal(out, "3d12");
+	kw_log_field_string(&c.close_evidence, out, sizeof(out));
+	assert_string_equal(out, "sha256:0b");
+	kw_log_field_string(&c.close_evidence, out, 9); /* too small: none */
+	assert_string_equal(out, "");
+	kw_log_check_free(&c);
+	check(&c, plain, 0);
+	kw_log_field_string(&c.close_evidence, out, sizeof(out));
+	assert_string_equal(out, "");
+	kw_log_check_free(&c);
+}
+
 static void test_late_entry_fills_its_gap(void **state)
 {
 	struct kw_log_check c;
@@ -91,6 +119,28 @@ static void test_duplicate_seq(void **state)
 	check(&c, OPEN DEC(0, "permit") DEC(1, "permit") DEC(1, "permit") CLOSE("true", 3, 0, 0, 2, 0), 0);
 	assert_true(c.inconsistent);
 	assert_non_null(strstr(c.inconsistent_why, "seq 1 appears twice"));
+}
+
+/* A number seen before that lies below an open gap (0, 2, 0: seq 1 is still
+ * missing) is a duplicate, not a late entry filling the gap. */
+static void test_duplicate_below_open_gap(void **state)
+{
+	struct kw_log_check c;
+
+	(void)state;
+	/* The trailer claims complete, no gaps. */
+	check(&c, OPEN DEC(0, "permit") DEC(2, "permit") DEC(0, "permit") CLOSE("true", 3, 0, 0, 3, 0), 0);
+	assert_true(c.inconsistent);
+	assert_false(c.complete);
+	assert_non_null(strstr(c.inconsistent_why, "line 4: seq 0 appears twice"));
+	assert_int_equal(c.seq_late, 0);
+	assert_int_equal(c.seq_missing, 1);
+	kw_log_check_free(&c);
+	/* The same under an honest trailer (one gap, one drop): still a duplicate. */
+	check(&c, OPEN DEC(0, "permit") DEC(2, "permit") DEC(0, "permit") CLOSE("false", 3, 0, 1, 3, 1), 0);
+	assert_true(c.inconsistent);
+	assert_non_null(strstr(c.inconsistent_why, "line 4: seq 0 appears twice"));
+	kw_log_check_free(&c);
 }
 
 static void test_gap_counted_by_trailer(void **state)
@@ -129,6 +179,36 @@ static void test_trailer_counts(void **state)
 	check(&c, OPEN DEC(0, "permit") CLOSE("true", 1, 0, 0, 1, 0) DEC(1, "permit"), 0);
 	assert_true(c.inconsistent);
 	assert_non_null(strstr(c.inconsistent_why, "after the trailer"));
+}
+
+/* A trailer of a close with kill, JCS order (kill_failed before killed). */
+#define KCLOSE(complete, failed)                                                                   \
+	"{\"complete\":" complete ",\"decisions\":1,\"denials\":0,\"dropped\":0,\"kill_failed\":" \
+	#failed ",\"killed\":0,\"next_seq\":1,\"seq_gaps\":0,\"session\":\"" SID                \
+	"\",\"still_running\":" #failed ",\"tool\":\"kwitness.close\",\"ts\":2,\"unrecorded\":0}\n"
+
+/* A kill at close that did not end every process: the trailer that admits
+ * it is incomplete; one that claims complete all the same is inconsistent;
+ * a trailer from before kill_failed (none) still verifies complete. */
+static void test_kill_failed(void **state)
+{
+	struct kw_log_check c;
+
+	(void)state;
+	check(&c, OPEN DEC(0, "permit") KCLOSE("false", 1), 0);
+	assert_false(c.inconsistent);
+	assert_false(c.complete);
+	assert_non_null(strstr(c.incomplete_why, "1 process(es) a kill at close did not end"));
+	check(&c, OPEN DEC(0, "permit") KCLOSE("true", 2), 0);
+	assert_true(c.inconsistent);
+	assert_false(c.complete);
+	assert_non_null(strstr(c.inconsistent_why, "counts 2 processes a kill did not end"));
+	check(&c, OPEN DEC(0, "permit") KCLOSE("true", 0), 0);
+	assert_false(c.inconsistent);
+	assert_true(c.complete);
+	check(&c, OPEN DEC(0, "permit") CLOSE("true", 1, 0, 0, 1, 0), 0);
+	assert_false(c.inconsistent);
+	assert_true(c.complete);
 }
 
 static void test_no_trailer_sealed_notes(void **state)
@@ -220,10 +300,13 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_known_answer),
+		cmocka_unit_test(test_machine_id_and_close_evidence),
 		cmocka_unit_test(test_late_entry_fills_its_gap),
 		cmocka_unit_test(test_duplicate_seq),
+		cmocka_unit_test(test_duplicate_below_open_gap),
 		cmocka_unit_test(test_gap_counted_by_trailer),
 		cmocka_unit_test(test_trailer_counts),
+		cmocka_unit_test(test_kill_failed),
 		cmocka_unit_test(test_no_trailer_sealed_notes),
 		cmocka_unit_test(test_syntax),
 		cmocka_unit_test(test_long_line),

@@ -522,6 +522,53 @@ static void test_compiled_evaluation(void **state)
 	kw_policy_free(p);
 }
 
+/* IPv4 rules never apply to IPv6 destinations, and IPv6 rules never to
+ * IPv4 ones: 0.0.0.0/0:443 beside ::1/128:8000 leaves [::1]:443 denied. */
+static void test_families_do_not_mix(void **state)
+{
+	struct kw_policy *p;
+	struct kw_net_entry *e;
+	char err[128];
+	uint16_t rule;
+	size_t n;
+
+	(void)state;
+	p = parse_ok(HEAD ",\"net\":{\"connect\":[\"0.0.0.0/0:443\",\"::1/128:8000\"]}}");
+	assert_int_equal(kw_net_compile(p, 7, &e, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		/* each prefix's entry carries only its own family's rule */
+		assert_int_equal(e[i].val.count, 1);
+		assert_int_equal(e[i].val.r[0].rule, e[i].key.family == 4 ? 0 : 1);
+	}
+	assert_int_equal(eval(e, n, KW_NET_CONNECT, "::1", 443, &rule), 0);
+	assert_int_equal(rule, KW_RULE_DEFAULT);
+	assert_int_equal(eval(e, n, KW_NET_CONNECT, "2001:db8::1", 443, &rule), 0);
+	assert_int_equal(rule, KW_RULE_DEFAULT);
+	assert_int_equal(eval(e, n, KW_NET_CONNECT, "::1", 8000, &rule), 1);
+	assert_int_equal(rule, 1);
+	assert_int_equal(eval(e, n, KW_NET_CONNECT, "127.0.0.1", 443, &rule), 1);
+	assert_int_equal(rule, 0);
+	/* an IPv4-mapped destination is IPv4 (docs/policy.md) */
+	assert_int_equal(eval(e, n, KW_NET_CONNECT, "::ffff:127.0.0.1", 443, &rule), 1);
+	assert_int_equal(rule, 0);
+	assert_int_equal(eval(e, n, KW_NET_CONNECT, "127.0.0.1", 8000, &rule), 0);
+	assert_int_equal(rule, KW_RULE_DEFAULT);
+	free(e);
+	kw_policy_free(p);
+
+	/* The other way: ::/0 does not reach IPv4 (or IPv4-mapped) destinations. */
+	p = parse_ok(HEAD ",\"net\":{\"connect\":[\"::/0:*\",\"127.0.0.1/32:8000\"]}}");
+	assert_int_equal(kw_net_compile(p, 7, &e, &n, err, sizeof(err)), 0);
+	assert_int_equal(eval(e, n, KW_NET_CONNECT, "127.0.0.1", 443, &rule), 0);
+	assert_int_equal(rule, KW_RULE_DEFAULT);
+	assert_int_equal(eval(e, n, KW_NET_CONNECT, "::ffff:127.0.0.1", 443, &rule), 0);
+	assert_int_equal(eval(e, n, KW_NET_CONNECT, "::1", 443, &rule), 1);
+	assert_int_equal(rule, 0);
+	free(e);
+	kw_policy_free(p);
+}
+
 /* exec.allow by digest: "sha256:<hex>" and {"path", "sha256"} */
 #define D_ABC "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
 #define D_EMPTY "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
@@ -695,6 +742,7 @@ int main(void)
 		cmocka_unit_test(test_refusals_name_their_field),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_compiled_evaluation),
+		cmocka_unit_test(test_families_do_not_mix),
 		cmocka_unit_test(test_exec_digests),
 		cmocka_unit_test(test_rule_names),
 		cmocka_unit_test(test_examples_parse),

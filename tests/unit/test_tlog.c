@@ -190,6 +190,41 @@ static void test_rfc6962_inclusion(void **state)
 	json_decref(v);
 }
 
+/* A consistency proof checked with the right new root and a wrong old one,
+ * for every pair of sizes of the RFC 6962 tree: an old size that is not a
+ * power of two is bound only through the old root the proof rebuilds, so
+ * the new root alone must never pass it. */
+static void test_consistency_wrong_old_root(void **state)
+{
+	json_t *v = load_vector("tlog/rfc6962-merkle.json");
+	json_t *roots = json_object_get(v, "roots");
+	struct memtree t;
+
+	(void)state;
+	rfc_tree(&t, v);
+	assert_true(t.n >= 5);
+	for (uint64_t old = 1; old < t.n; old++)
+		for (uint64_t size = old + 1; size <= t.n; size++) {
+			struct tlog_hash p[TLOG_PROOF_MAX], r_old, r_new, wrong;
+			struct memtree sub = { t.leaf, size };
+			size_t n;
+
+			hash_of(json_string_value(json_array_get(roots, old)), &r_old);
+			hash_of(json_string_value(json_array_get(roots, size)), &r_new);
+			assert_int_equal(tlog_consistency_proof(mem_reader, &sub, old, size, p, &n), 0);
+			assert_true(tlog_consistency_verify(old, size, &r_old, &r_new, p, n));
+			wrong = r_old;
+			wrong.b[7] ^= 0x20;
+			assert_false(tlog_consistency_verify(old, size, &wrong, &r_new, p, n));
+			/* a genuine root, of another size */
+			hash_of(json_string_value(json_array_get(roots, old - 1)), &wrong);
+			assert_false(tlog_consistency_verify(old, size, &wrong, &r_new, p, n));
+			assert_false(tlog_consistency_verify(old, size, &r_new, &r_new, p, n));
+		}
+	free(t.leaf);
+	json_decref(v);
+}
+
 static void test_rfc6962_consistency(void **state)
 {
 	json_t *v = load_vector("tlog/rfc6962-merkle.json"), *c;
@@ -989,6 +1024,7 @@ int main(void)
 		cmocka_unit_test(test_rfc6962_roots),
 		cmocka_unit_test(test_rfc6962_inclusion),
 		cmocka_unit_test(test_rfc6962_consistency),
+		cmocka_unit_test(test_consistency_wrong_old_root),
 		cmocka_unit_test(test_base64_strict),
 		cmocka_unit_test(test_signed_note_go_example),
 		cmocka_unit_test(test_cosignature),

@@ -217,7 +217,8 @@ static void test_each_step(void **state)
 	expect_step(NULL, with(record, "cnf", "jwk", json_pack("{s:s, s:s, s:s}", "crv", "Ed25519",
 								"kty", "OKP", "x",
 								"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo")),
-		    NULL, enroll_key, ca_path, KW_APPRAISE_NONCE_MISMATCH, "the quote was made for key");
+		    NULL, enroll_key, ca_path, KW_APPRAISE_AK_NOT_ENROLLED_FOR_KEY,
+		    "other signing keys"); /* step 2 comes first: the AK is enrolled for one key */
 	/* 5 */
 	expect_step(NULL,
 		    with(record, "runtime", "measurement",
@@ -296,6 +297,132 @@ static void test_truncations_and_flips(void **state)
 	}
 }
 
+/* The log's word: the evidence must hold the quote the close entry names
+ * (SHA-256 of TPMS_ATTEST, computed here with OpenSSL), and the enrollment
+ * must name the host the open entry names. */
+static void test_logged_evidence_and_host(void **state)
+{
+	struct kw_appraise_opts o = { .ca_file = ca_path, .enroll_key = enroll_key };
+	struct kw_appraise_result res;
+	const char *a = json_string_value(json_object_get(json_object_get(evidence, "quote"), "attest"));
+	uint8_t buf[2048], d[32];
+	char digest[80] = "sha256:";
+	size_t n = 0;
+	unsigned int dn;
+
+	(void)state;
+	assert_int_equal(kw_b64_decode(KW_B64_URL, a, strlen(a), buf, sizeof(buf), &n), 0);
+	assert_int_equal(EVP_Digest(buf, n, d, &dn, EVP_sha256(), NULL), 1);
+	for (int i = 0; i < 32; i++)
+		snprintf(digest + 7 + 2 * i, 3, "%02x", d[i]);
+	o.logged_evidence = digest;
+	o.logged_machine_id = "0123456789abcdef0123456789abcdef";
+	assert_int_equal(kw_appraise(evidence, record, &o, &res), 0);
+
+	digest[7] = digest[7] == '0' ? '1' : '0';
+	assert_int_equal(kw_appraise(evidence, record, &o, &res), 1);
+	assert_int_equal(res.step, KW_APPRAISE_EVIDENCE_NOT_LOGGED);
+	assert_string_equal(kw_appraise_code(res.step), "evidence_not_logged");
+	assert_int_equal(kw_appraise_step_number(res.step), 0);
+	o.logged_evidence = "";
+	assert_int_equal(kw_appraise(evidence, record, &o, &res), 1);
+	assert_int_equal(res.step, KW_APPRAISE_EVIDENCE_NOT_LOGGED);
+
+	o.logged_evidence = NULL;
+	o.logged_machine_id = "fedcba9876543210fedcba9876543210";
+	assert_int_equal(kw_appraise(evidence, record, &o, &res), 1);
+	assert_int_equal(res.step, KW_APPRAISE_AK_NOT_ENROLLED_FOR_HOST);
+	assert_string_equal(kw_appraise_code(res.step), "ak_not_enrolled_for_host");
+	assert_int_equal(kw_appraise_step_number(res.step), 2);
+}
+
+/* The enrollment lists the signing keys it vouches for: a record signed by
+ * a key it does not list, with a quote for that key, stops at step 2. */
+static void test_enrolled_for_key(void **state)
+{
+	struct kw_appraise_result res;
+	json_t *enr = json_object_get(json_object_get(evidence, "ak_binding"), "enrollment");
+	json_t *keys = json_object_get(enr, "signing_keys");
+	char tp[KW_THUMBPRINT_MAX];
+
+	(void)state;
+	assert_int_equal(kw_key_thumbprint(signer_key, tp), 0);
+	assert_int_equal(json_array_size(keys), 1);
+	assert_string_equal(json_string_value(json_array_get(keys, 0)), tp);
+	/* A record whose cnf.jwk is another key: refused for the key, before
+	 * the nonce step would say so. */
+	{
+		json_t *rec = json_deep_copy(record);
+		json_t *jwk = json_object_get(json_object_get(rec, "cnf"), "jwk");
+		const char *x = json_string_value(json_object_get(jwk, "x"));
+		char other[64];
+
+		snprintf(other, sizeof(other), "%s", x);
+		other[0] = other[0] == 'A' ? 'B' : 'A';
+		json_object_set_new(jwk, "x", json_string(other));
+		assert_int_equal(appraise(evidence, rec, NULL, enroll_key, ca_path, &res),
+				 KW_APPRAISE_AK_NOT_ENROLLED_FOR_KEY);
+		assert_non_null(strstr(res.message, "other signing keys"));
+		json_decref(rec);
+	}
+}
+
+/* What the estate stores for a tpm2 record (kw_appraise_level): the level
+ * and why, read from real appraisals of the vectors and from each outcome
+ * kw_appraise can give. */
+static void test_level_of_appraisal(void **state)
+{
+	struct kw_appraise_result res;
+	char why[512];
+	int ret;
+
+	(void)state;
+	memset(why, 'x', sizeof(why));
+	ret = kw_appraise(evidence, record,
+			  &(struct kw_appraise_opts){ .ca_file = ca_path, .enroll_key = enroll_key }, &res);
+	assert_int_equal(ret, 0);
+	assert_int_equal(kw_appraise_level(ret, &res, why, sizeof(why)), 1);
+	assert_string_equal(why, "");
+
+	/* The record's signer is not the enrollment key: step 2. */
+	ret = kw_appraise(evidence, record,
+			  &(struct kw_appraise_opts){ .ca_file = ca_path, .enroll_key = signer_key }, &res);
+	assert_int_equal(ret, 1);
+	assert_int_equal(kw_appraise_level(ret, &res, why, sizeof(why)), 0);
+	assert_memory_equal(why, "TPM appraisal failed at step 2: ak_not_enrolled: ", 49);
+	assert_non_null(strstr(why, res.message));
+
+	/* Each failing step by its number and code, the message bounded. */
+	static const struct {
+		enum kw_appraise_step step;
+		const char *want;
+	} steps[] = {
+		{ KW_APPRAISE_EVIDENCE_MALFORMED, "TPM appraisal failed at step 0: evidence_malformed: " },
+		{ KW_APPRAISE_EK_UNTRUSTED, "TPM appraisal failed at step 1: ek_untrusted: " },
+		{ KW_APPRAISE_QUOTE_INVALID, "TPM appraisal failed at step 3: quote_signature_invalid: " },
+		{ KW_APPRAISE_NONCE_MISMATCH, "TPM appraisal failed at step 4: quote_nonce_mismatch: " },
+		{ KW_APPRAISE_MEASUREMENT_MISMATCH,
+		  "TPM appraisal failed at step 5: quote_measurement_mismatch: " },
+		{ KW_APPRAISE_PCRS_MISMATCH, "TPM appraisal failed at step 6: pcr_values_mismatch: " },
+	};
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		res.step = steps[i].step;
+		memset(res.message, 'm', sizeof(res.message) - 1);
+		res.message[sizeof(res.message) - 1] = '\0';
+		assert_int_equal(kw_appraise_level(1, &res, why, sizeof(why)), 0);
+		assert_memory_equal(why, steps[i].want, strlen(steps[i].want));
+		assert_int_equal(strlen(why), strlen(steps[i].want) + 300);
+	}
+	/* No appraisal made: level 0, and why. */
+	res.step = KW_APPRAISE_OK;
+	assert_int_equal(kw_appraise_level(-ENOMEM, &res, why, sizeof(why)), 0);
+	assert_string_equal(why, "appraisal failed: Cannot allocate memory");
+	/* A short buffer still gets a terminated sentence. */
+	res.step = KW_APPRAISE_EK_UNTRUSTED;
+	assert_int_equal(kw_appraise_level(1, &res, why, 10), 0);
+	assert_string_equal(why, "TPM appra");
+}
+
 int main(void)
 {
 	const char *root = getenv("KW_ROOT");
@@ -304,6 +431,9 @@ int main(void)
 		cmocka_unit_test(test_vectors_level1),
 		cmocka_unit_test(test_each_step),
 		cmocka_unit_test(test_truncations_and_flips),
+		cmocka_unit_test(test_logged_evidence_and_host),
+		cmocka_unit_test(test_enrolled_for_key),
+		cmocka_unit_test(test_level_of_appraisal),
 	};
 
 	snprintf(dir, sizeof(dir), "%s/tests/vectors/tpm", root ? root : ".");

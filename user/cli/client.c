@@ -9,6 +9,7 @@
 #include "kwitness/client.h"
 #include "kwitness/buf.h"
 #include "kwitness/policy.h"
+#include "lib/text_safe.h"
 
 
 const char *kw_client_socket(const char *given)
@@ -63,9 +64,12 @@ int kw_client_reply_ok(const char *cmd, const json_t *reply)
 {
 	if (json_is_true(json_object_get(reply, KW_F_OK)))
 		return 1;
-	fprintf(stderr, "kwitness %s: %s: %s\n", cmd,
-		json_string_value(json_object_get(reply, KW_F_ERROR)) ?: "error",
-		json_string_value(json_object_get(reply, KW_F_MESSAGE)) ?: "(no message)");
+	/* a refusal may quote what a client sent: escaped */
+	fprintf(stderr, "kwitness %s: ", cmd);
+	kw_text_fput(stderr, json_string_value(json_object_get(reply, KW_F_ERROR)) ?: "error");
+	fputs(": ", stderr);
+	kw_text_fput(stderr, json_string_value(json_object_get(reply, KW_F_MESSAGE)) ?: "(no message)");
+	fputc('\n', stderr);
 	return 0;
 }
 
@@ -114,16 +118,25 @@ json_t *kw_session_open_request(const char *cgroup, const struct kw_open_options
 	return req;
 }
 
+/* label, then text from kwitnessd's reply, escaped, on one line. */
+static void print_line(FILE *f, const char *label, const char *text)
+{
+	fputs(label, f);
+	kw_text_fput(f, text);
+	fputc('\n', f);
+}
+
 void kw_print_close_summary(FILE *f, const json_t *reply)
 {
 	json_int_t dropped = json_integer_value(json_object_get(reply, KW_F_DROPPED));
 	json_int_t untracked = json_integer_value(json_object_get(reply, KW_F_UNTRACKED_CGROUPS));
 	json_int_t killed = json_integer_value(json_object_get(reply, KW_F_KILLED));
 	json_int_t running = json_integer_value(json_object_get(reply, KW_F_STILL_RUNNING));
+	json_int_t kill_failed = json_integer_value(json_object_get(reply, KW_F_KILL_FAILED));
 
-	fprintf(f, "record:    %s\n", json_string_value(json_object_get(reply, KW_F_RECORD_PATH)));
-	fprintf(f, "log:       %s\n", json_string_value(json_object_get(reply, KW_F_LOG_PATH)));
-	fprintf(f, "policy:    %s\n", json_string_value(json_object_get(reply, KW_F_POLICY_PATH)));
+	print_line(f, "record:    ", json_string_value(json_object_get(reply, KW_F_RECORD_PATH)));
+	print_line(f, "log:       ", json_string_value(json_object_get(reply, KW_F_LOG_PATH)));
+	print_line(f, "policy:    ", json_string_value(json_object_get(reply, KW_F_POLICY_PATH)));
 	fprintf(f, "decisions: %lld, denials: %lld, dropped: %lld\n",
 		(long long)json_integer_value(json_object_get(reply, KW_F_DECISIONS)),
 		(long long)json_integer_value(json_object_get(reply, KW_F_DENIALS)),
@@ -132,14 +145,18 @@ void kw_print_close_summary(FILE *f, const json_t *reply)
 		fprintf(f, "complete:  yes (every decision is in the log)\n");
 	else
 		fprintf(f, "complete:  NO (INCOMPLETE: %lld decision(s) dropped, %lld cgroup(s) "
-			"untracked: see the log's kwitness.close entry)\n",
-			(long long)dropped, (long long)untracked);
+			"untracked, %lld process(es) not killed: see the log's kwitness.close "
+			"entry)\n",
+			(long long)dropped, (long long)untracked, (long long)kill_failed);
 	if (untracked)
 		fprintf(f, "untracked: %lld cgroup(s) made in the session could not be tracked\n",
 			(long long)untracked);
 	if (killed)
 		fprintf(f, "killed:    %lld process(es) still in the cgroup at close\n",
 			(long long)killed);
+	if (kill_failed)
+		fprintf(f, "kill_failed: %lld process(es) the kill did not end (kwitnessd's log says "
+			"why)\n", (long long)kill_failed);
 	if (running)
 		fprintf(f, "WARNING:   %lld process(es) still run in the cgroup, no longer watched\n",
 			(long long)running);

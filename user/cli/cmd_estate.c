@@ -26,6 +26,7 @@
 #include "cli_tlog.h"
 #include "commands.h"
 #include "estate_cli.h"
+#include "lib/text_safe.h"
 #include "verbs.h"
 
 #define DEFAULT_LIMIT 1000
@@ -170,8 +171,10 @@ static void ingest_rejected(void *ctx, const char *path, const char *reason, con
 	if (v->quiet)
 		return;
 	clear_progress(v);
-	printf("rejected: %s: %s: ", path, reason);
-	cli_print_safe(stdout, message);
+	fputs("rejected: ", stdout);
+	kw_text_fput(stdout, path);
+	printf(": %s: ", reason);
+	kw_text_fput(stdout, message);
 	putchar('\n');
 }
 
@@ -428,8 +431,8 @@ static void table_print(struct table *t, const char *const *group_heads)
 		w[i] = strlen(h);
 	}
 	for (size_t k = 0; k < t->n; k++)
-		if (t->cells[k] && strlen(t->cells[k]) > w[k % nc])
-			w[k % nc] = strlen(t->cells[k]);
+		if (t->cells[k] && kw_text_safe_len(t->cells[k]) > w[k % nc])
+			w[k % nc] = kw_text_safe_len(t->cells[k]);
 	for (int i = 0; i < nc; i++)
 		printf("%-*s%s", i == nc - 1 ? 0 : (int)w[i], t->grouped ? group_heads[i] : heads[i],
 		       i == nc - 1 ? "\n" : "  ");
@@ -438,11 +441,11 @@ static void table_print(struct table *t, const char *const *group_heads)
 		const char *s = t->cells[k] ? t->cells[k] : "?";
 
 		/* A sandbox chose some of these strings: no terminal controls. */
-		cli_print_safe(stdout, s);
+		kw_text_fput(stdout, s);
 		if (i == nc - 1)
 			putchar('\n');
 		else
-			printf("%*s  ", (int)(w[i] - strlen(s)), "");
+			printf("%*s  ", (int)(w[i] - kw_text_safe_len(s)), "");
 	}
 }
 

@@ -24,6 +24,7 @@
 #include "estate/trust.h"
 #include "cli_key.h"
 #include "estate_cli.h"
+#include "lib/text_safe.h"
 
 #define PUSH_DEFAULT_CONFIG "/etc/kwitness/kwitnessd.conf"
 #define BACKOFF_MAX_S 60
@@ -103,8 +104,10 @@ static void push_rejected(void *ctx, const char *path, const char *reason, const
 
 	if (v->quiet)
 		return;
-	printf("rejected: %s: %s: ", path, reason);
-	cli_print_safe(stdout, message);
+	fputs("rejected: ", stdout);
+	kw_text_fput(stdout, path);
+	printf(": %s: ", reason);
+	kw_text_fput(stdout, message);
 	putchar('\n');
 	fflush(stdout);
 }

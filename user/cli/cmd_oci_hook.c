@@ -13,7 +13,12 @@
  * The configuration is in the bundle's config.json annotations (io.kwitness.*).
  * Without io.kwitness.policy the hook does nothing, so it can be installed for
  * every container. Any error fails the hook (the runtime then refuses to start
- * the container) unless io.kwitness.on-error is "allow". */
+ * the container) unless io.kwitness.on-error is "allow".
+ *
+ * Whoever writes a container's annotations is not trusted with the host: the
+ * policy annotation only names a file of the policy folder, opened without
+ * following links and without blocking, and the hook ends at its deadline
+ * whatever it waits for (docs/security.md, "The OCI hook"). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -23,17 +28,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <jansson.h>
+#include <linux/openat2.h>
 
 #include "client.h"
 #include "commands.h"
 #include "kwitness/buf.h"
 #include "kwitness/cgroup.h"
 #include "kwitness/client.h"
+#include "kwitness/policy.h"
+#include "lib/text_safe.h"
 #include "image/rootfs_digest.h"
 
 #define OCI_DEFAULT_STATE_DIR "/run/kwitness/oci"
+#define OCI_DEFAULT_POLICY_DIR "/etc/kwitness/policies"
+#define OCI_POLICY_DIR_ENV "KWITNESS_OCI_POLICY_DIR"
+/* Seconds a stage may take, all of it: reading the state, digesting the
+ * rootfs, every exchange with kwitnessd. */
+#define OCI_DEFAULT_TIMEOUT 30
+#define OCI_TIMEOUT_ENV "KWITNESS_OCI_TIMEOUT"
+#define OCI_TIMEOUT_MAX 3600
 #define OCI_DEFAULT_SANDBOX_PREFIX "spiffe://kwitness.local/oci/"
 #define OCI_STATE_MAX (1024 * 1024)
 #define OCI_CONFIG_MAX (8 * 1024 * 1024)
@@ -59,7 +75,8 @@ enum stage { STAGE_NONE, STAGE_CREATE_RUNTIME, STAGE_POSTSTOP };
 
 struct hook {
 	enum stage stage;
-	const char *socket, *state_dir;
+	const char *socket, *state_dir, *policy_dir;
+	int64_t timeout;
 	json_t *state, *config;
 	const char *id, *bundle;
 	pid_t pid;
@@ -78,8 +95,9 @@ static void oci_hook_usage(FILE *f)
 		"argument the stage follows the state's status (creating or created: createRuntime;\n"
 		"stopped: poststop).\n"
 		"Configured by the bundle's config.json annotations:\n"
-		"  io.kwitness.policy          the policy bundle file (absolute, or relative to\n"
-		"                              the bundle); without it the hook does nothing\n"
+		"  io.kwitness.policy          the name of a policy bundle file in the policy\n"
+		"                              folder (no path: no '/', no leading '.'); without\n"
+		"                              it the hook does nothing\n"
 		"  io.kwitness.sandbox-id      default " OCI_DEFAULT_SANDBOX_PREFIX "<container id>\n"
 		"  io.kwitness.image-digest    default the digest of the rootfs listing\n"
 		"  io.kwitness.model-provider, io.kwitness.model-id, io.kwitness.data-class\n"
@@ -90,6 +108,12 @@ static void oci_hook_usage(FILE *f)
 		"                    " KW_DEFAULT_SOCKET ")\n"
 		"  --state-dir DIR   where open sessions are remembered between the stages\n"
 		"                    (default " OCI_DEFAULT_STATE_DIR ")\n"
+		"  --policy-dir DIR  the folder of the policies annotations may name (else\n"
+		"                    $" OCI_POLICY_DIR_ENV ", else " OCI_DEFAULT_POLICY_DIR ");\n"
+		"                    owned by root (or the hook's user), writable by no one else\n"
+		"  --timeout SECONDS the stage's deadline, 1 to 3600 (else $" OCI_TIMEOUT_ENV ",\n"
+		"                    else 30): past it the hook fails (or, with on-error allow,\n"
+		"                    lets the container run unrecorded)\n"
 		"  --help            this text\n");
 }
 
@@ -106,6 +130,53 @@ static int hfail(struct hook *h, const char *fmt, ...)
 		if (*c == '\n' || *c == '\r')
 			*c = ' ';
 	return -1;
+}
+
+/* The deadline: SIGALRM ends the hook, whatever it waits for (a stalled
+ * kwitnessd, a runtime that never closes stdin, a slow file system), with the
+ * line prepared for it. Two lines, so that the handler never reads one while
+ * it is rewritten. */
+static char deadline_text[2][640];
+static size_t deadline_len[2];
+static volatile sig_atomic_t deadline_which, deadline_status = 1;
+
+static void deadline_hit(int sig)
+{
+	int w = deadline_which;
+
+	(void)sig;
+	if (write(STDERR_FILENO, deadline_text[w], deadline_len[w]) < 0) {
+		/* nothing more to say */
+	}
+	_exit(deadline_status);
+}
+
+/* The line the deadline prints, once the container id is known. */
+static void deadline_say(const struct hook *h, const char *id)
+{
+	int next = !deadline_which;
+	char safe_id[OCI_ID_MAX + 1];
+	int n;
+
+	n = snprintf(deadline_text[next], sizeof(deadline_text[next]),
+		     "kwitness oci-hook: %s: the stage did not finish within its deadline of %lld s "
+		     "(--timeout)%s\n", kw_text_safe(id, safe_id, sizeof(safe_id)),
+		     (long long)h->timeout, h->allow_on_error ?
+		     " (io.kwitness.on-error is allow: the container runs unrecorded)" : "");
+	deadline_len[next] = n < 0 ? 0 : (size_t)n < sizeof(deadline_text[next]) ?
+			     (size_t)n : sizeof(deadline_text[next]) - 1;
+	deadline_status = h->allow_on_error ? 0 : 1;
+	deadline_which = next;
+}
+
+static void deadline_start(const struct hook *h)
+{
+	struct sigaction sa = { .sa_handler = deadline_hit };
+
+	deadline_say(h, "(no valid id)");
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL); /* no SA_RESTART: nothing waits past it */
+	alarm((unsigned)h->timeout);
 }
 
 /* runc and crun accept ids of letters, digits and "_+-."; so does the hook,
@@ -126,6 +197,79 @@ static bool id_valid(const char *id)
 static const char *annotation(const struct hook *h, const char *key)
 {
 	return json_string_value(json_object_get(h->ann, key));
+}
+
+/* The annotation names a file of the policy folder: one name, not a path. */
+static bool policy_name_valid(const char *name)
+{
+	if (!*name || name[0] == '.' || strlen(name) > NAME_MAX)
+		return false;
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		if (*c == '/' || *c < 0x20 || *c == 0x7f)
+			return false;
+	return true;
+}
+
+/* name in the folder dfd, never through a symbolic link and without waiting
+ * for a writer (a FIFO) or a device: openat2 resolves beneath the folder with
+ * no link at all; where the kernel lacks it (before 5.6, or a seccomp filter
+ * refusing it), the name is one component and O_NOFOLLOW refuses a link. */
+static int open_beneath(int dfd, const char *name)
+{
+	const int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC;
+#ifdef SYS_openat2
+	struct open_how how = {
+		.flags = flags,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, dfd, name, &how, sizeof(how));
+
+	if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
+		return fd;
+#endif
+	return openat(dfd, name, flags);
+}
+
+/* The policy the annotation names, read into out. Errors name the
+ * annotation and the rule; the file's bytes never reach them. */
+static int read_policy(struct hook *h, struct kw_buf *out)
+{
+	const char *name = annotation(h, ANN_POLICY);
+	struct stat st;
+	int dfd, fd, e;
+
+	if (!policy_name_valid(name))
+		return hfail(h, "annotation %s: not a file name of the policy folder %s (a name "
+				"without '/' that does not start with '.')", ANN_POLICY, h->policy_dir);
+	dfd = open(h->policy_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return hfail(h, "annotation %s: the policy folder %s: %s", ANN_POLICY, h->policy_dir,
+			     strerror(errno));
+	if (fstat(dfd, &st) || (st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & 022)) {
+		close(dfd);
+		return hfail(h, "annotation %s: the policy folder %s is not owned by root or is "
+				"writable by others", ANN_POLICY, h->policy_dir);
+	}
+	fd = open_beneath(dfd, name);
+	e = errno;
+	close(dfd);
+	if (fd < 0)
+		return hfail(h, "annotation %s: %s in %s: %s", ANN_POLICY, name, h->policy_dir,
+			     e == ELOOP ? "a symbolic link, not followed" : strerror(e));
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return hfail(h, "annotation %s: %s in %s: not a regular file", ANN_POLICY, name,
+			     h->policy_dir);
+	}
+	e = st.st_size > KW_POLICY_MAX_BYTES ? -EFBIG : kw_read_fd(fd, KW_POLICY_MAX_BYTES, out);
+	close(fd);
+	if (e == -EFBIG)
+		return hfail(h, "annotation %s: %s in %s: larger than the bundle limit of %d bytes",
+			     ANN_POLICY, name, h->policy_dir, KW_POLICY_MAX_BYTES);
+	if (e)
+		return hfail(h, "annotation %s: %s in %s: %s", ANN_POLICY, name, h->policy_dir,
+			     strerror(-e));
+	return 0;
 }
 
 /* The state on stdin, then the bundle's config.json. */
@@ -314,12 +458,11 @@ static int image_digest(struct hook *h, char out[KW_DIGEST_STR_MAX])
 	return 0;
 }
 
-static int create_runtime(struct hook *h)
+static int create_runtime(struct hook *h, struct kw_buf *policy)
 {
-	const char *policy = annotation(h, ANN_POLICY);
 	struct kwitness_open_params p = { 0 };
 	struct kwitness_error ke;
-	char mount[PATH_MAX], cg[PATH_MAX], dedicated[PATH_MAX + 300], policy_path[PATH_MAX];
+	char mount[PATH_MAX], cg[PATH_MAX], dedicated[PATH_MAX + 300];
 	char sandbox[sizeof(OCI_DEFAULT_SANDBOX_PREFIX) + OCI_ID_MAX], digest[KW_DIGEST_STR_MAX];
 	char session[KWITNESS_SESSION_ID_MAX], name[OCI_ID_MAX + 16], *text;
 	const char *target;
@@ -329,9 +472,8 @@ static int create_runtime(struct hook *h)
 
 	if (h->pid <= 0)
 		return hfail(h, "the state has no container pid (createRuntime needs one)");
-	if (snprintf(policy_path, sizeof(policy_path), "%s%s%s", policy[0] == '/' ? "" : h->bundle,
-		     policy[0] == '/' ? "" : "/", policy) >= (int)sizeof(policy_path))
-		return hfail(h, "policy path too long");
+	if (read_policy(h, policy))
+		return -1;
 	if (annotation(h, ANN_SANDBOX_ID))
 		p.sandbox_id = annotation(h, ANN_SANDBOX_ID);
 	else {
@@ -371,13 +513,19 @@ static int create_runtime(struct hook *h)
 		target = dedicated;
 	}
 	p.cgroup = target;
-	p.policy_file = policy_path;
+	p.policy = policy->data ? policy->data : "";
+	p.policy_len = policy->len;
 	p.image_digest = digest;
 	p.model_provider = annotation(h, ANN_MODEL_PROVIDER);
 	p.model_id = annotation(h, ANN_MODEL_ID);
 	p.data_class = annotation(h, ANN_DATA_CLASS);
 	if (kwitness_open(h->socket, &p, session, NULL, 0, &ke)) {
-		hfail(h, "%s", ke.message);
+		/* a refusal of the policy may quote it: its code only */
+		if (ke.status == KWITNESS_EREFUSED && !strcmp(ke.code, KW_ERR_POLICY_INVALID))
+			hfail(h, "annotation %s: %s in %s: kwitnessd refused the policy (%s)",
+			      ANN_POLICY, annotation(h, ANN_POLICY), h->policy_dir, ke.code);
+		else
+			hfail(h, "%s", ke.message);
 		goto undo;
 	}
 	st = json_pack("{s:s, s:s, s:b, s:s}", "session", session, "cgroup", target, "dedicated",
@@ -472,10 +620,16 @@ out:
 
 int cmd_oci_hook(int argc, char **argv)
 {
-	struct hook h = { .state_dir = OCI_DEFAULT_STATE_DIR };
+	struct hook h = { .state_dir = OCI_DEFAULT_STATE_DIR, .policy_dir = getenv(OCI_POLICY_DIR_ENV),
+			  .timeout = OCI_DEFAULT_TIMEOUT };
+	const char *env_timeout = getenv(OCI_TIMEOUT_ENV);
+	struct kw_buf policy = { 0 };
 	const struct cli_opt opts[] = {
 		{ "socket", 0, CLI_TEXT, &h.socket },
 		{ "state-dir", 0, CLI_TEXT, &h.state_dir },
+		{ "policy-dir", 0, CLI_TEXT, &h.policy_dir },
+		{ "timeout", 0, CLI_NUMBER, &h.timeout, .min = 1, .max = OCI_TIMEOUT_MAX,
+		  .bad = "needs whole seconds from 1 to 3600" },
 		{ "help", 'h', CLI_HELP },
 		{ 0 },
 	};
@@ -483,8 +637,21 @@ int cmd_oci_hook(int argc, char **argv)
 				 .on_bad = CLI_BAD_USAGE };
 	int rc;
 
+	if (env_timeout) {
+		char *end;
+		long long t = strtoll(env_timeout, &end, 10);
+
+		if (*end || end == env_timeout || t < 1 || t > OCI_TIMEOUT_MAX) {
+			fprintf(stderr, "kwitness oci-hook: $" OCI_TIMEOUT_ENV ": whole seconds from 1 "
+					"to 3600\n");
+			return 2;
+		}
+		h.timeout = t;
+	}
 	if (cli_options_parse(&p, argc, argv))
 		return p.status;
+	if (!h.policy_dir || !*h.policy_dir)
+		h.policy_dir = OCI_DEFAULT_POLICY_DIR;
 	if (argc - optind > 1) {
 		fprintf(stderr, "kwitness oci-hook: one stage at most\n");
 		return 2;
@@ -502,19 +669,25 @@ int cmd_oci_hook(int argc, char **argv)
 	}
 	/* a runtime that went away must not kill the hook half way */
 	signal(SIGPIPE, SIG_IGN);
+	deadline_start(&h);
 	rc = read_inputs(&h);
+	if (h.id && id_valid(h.id))
+		deadline_say(&h, h.id);
 	if (!rc && !annotation(&h, ANN_POLICY)) {
 		rc = 0; /* not a kwitness container */
 	} else if (!rc) {
-		rc = h.stage == STAGE_CREATE_RUNTIME ? create_runtime(&h) : poststop(&h);
+		rc = h.stage == STAGE_CREATE_RUNTIME ? create_runtime(&h, &policy) : poststop(&h);
 	}
+	alarm(0);
 	if (rc) {
-		fprintf(stderr, "kwitness oci-hook: %s: %s%s\n",
-			h.id && id_valid(h.id) ? h.id : "(no valid id)", h.err,
-			h.allow_on_error ? " (io.kwitness.on-error is allow: the container runs "
-					   "unrecorded)" : "");
+		/* the error quotes annotations and paths a container chose */
+		fprintf(stderr, "kwitness oci-hook: %s: ", h.id && id_valid(h.id) ? h.id : "(no valid id)");
+		kw_text_fput(stderr, h.err);
+		fprintf(stderr, "%s\n", h.allow_on_error ? " (io.kwitness.on-error is allow: the "
+							 "container runs unrecorded)" : "");
 		rc = h.allow_on_error ? 0 : 1;
 	}
+	kw_buf_free(&policy);
 	json_decref(h.state);
 	json_decref(h.config);
 	return rc;

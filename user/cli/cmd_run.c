@@ -27,6 +27,7 @@
 #include "kwitness/key.h"
 #include "kwitness/policy.h"
 #include "kwitness/record.h"
+#include "lib/text_safe.h"
 #include "verify/verdict.h"
 
 /* How long kwitness run waits for a kwitnessd that is down when CMD exits. */
@@ -525,7 +526,9 @@ static int run_close(const struct run_args *a, const char *session, int rc)
 
 		fprintf(stderr, "kwitness run: session %s closed\n", session);
 		kw_print_close_summary(stderr, reply);
-		fprintf(stderr, "record %s\n", how);
+		fputs("record ", stderr);
+		kw_text_fput(stderr, how); /* the verifier's message may quote the record */
+		fputc('\n', stderr);
 		if (a->o.json)
 			kw_print_json(reply);
 		if (v && rc == 0)

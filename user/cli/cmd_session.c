@@ -13,6 +13,7 @@
 #include "kwitness/client.h"
 #include "kwitness/buf.h"
 #include "kwitness/policy.h"
+#include "lib/text_safe.h"
 
 static void session_usage(FILE *f)
 {
@@ -64,7 +65,8 @@ static void status_usage(FILE *f)
 
 static void print_session_id(const json_t *reply)
 {
-	printf("%s\n", json_string_value(json_object_get(reply, KW_F_SESSION)));
+	kw_text_fput(stdout, json_string_value(json_object_get(reply, KW_F_SESSION)));
+	putchar('\n');
 }
 
 static int session_open(int argc, char **argv)
@@ -124,6 +126,32 @@ static json_t *close_request(const char *id, bool kill_left)
 	return req;
 }
 
+/* A close with --kill that left processes running failed (exit 1), though
+ * the record was written. */
+static int close_one(const char *sock, const char *id, bool json, bool kill_left)
+{
+	json_t *reply;
+	int rc;
+
+	if (kw_client_request("session close", sock, close_request(id, kill_left), &reply))
+		return 1;
+	rc = kw_client_reply_ok("session close", reply) ? 0 : 1;
+	if (!rc) {
+		if (json)
+			kw_print_json(reply);
+		else
+			print_close(reply);
+		if (kill_left && json_integer_value(json_object_get(reply, KW_F_KILL_FAILED))) {
+			fprintf(stderr, "kwitness session close: session %s: the kill did not end "
+					"%lld process(es); they run on, ungoverned\n", id,
+				(long long)json_integer_value(json_object_get(reply, KW_F_KILL_FAILED)));
+			rc = 1;
+		}
+	}
+	json_decref(reply);
+	return rc;
+}
+
 /* --all: every session the list names, one close each; the exit status is 1
  * when any failed. */
 static int close_all(const char *sock, bool json, bool kill_left)
@@ -144,9 +172,12 @@ static int close_all(const char *sock, bool json, bool kill_left)
 
 		if (!id || strcmp(json_string_value(json_object_get(s, KW_F_STATE)) ?: "", "open"))
 			continue;
-		if (!json)
-			printf("session:   %s\n", id);
-		if (request("session close", sock, close_request(id, kill_left), json, print_close))
+		if (!json) {
+			fputs("session:   ", stdout);
+			kw_text_fput(stdout, id);
+			putchar('\n');
+		}
+		if (close_one(sock, id, json, kill_left))
 			rc = 1;
 	}
 	if (!json && !json_array_size(sessions))
@@ -178,8 +209,7 @@ static int session_close(int argc, char **argv)
 	}
 	if (all)
 		return close_all(sock, json, kill_left);
-	return request("session close", sock, close_request(argv[optind], kill_left), json,
-		       print_close);
+	return close_one(sock, argv[optind], json, kill_left);
 }
 
 static void print_sessions(const json_t *sessions)
@@ -196,19 +226,24 @@ static void print_sessions(const json_t *sessions)
 	json_array_foreach(sessions, i, s) {
 		long long used = json_integer_value(json_object_get(s, KW_F_RINGBUF_USED));
 		long long size = json_integer_value(json_object_get(s, KW_F_RINGBUF_SIZE));
-		char ring[24] = "-";
+		char ring[24] = "-", id[160], state[64];
 
 		/* how full the session's ring buffer is right now */
 		if (size > 0 && used >= 0)
 			snprintf(ring, sizeof(ring), "%lld%%", used * 100 / size);
-		printf("%-32s %-8s %10lld %8lld %8lld %5s  %s %s\n",
-		       json_string_value(json_object_get(s, KW_F_SESSION)),
-		       json_string_value(json_object_get(s, KW_F_STATE)),
+		/* a sandbox chose its id and its cgroup's name: escaped */
+		printf("%-32s %-8s %10lld %8lld %8lld %5s  ",
+		       kw_text_safe(json_string_value(json_object_get(s, KW_F_SESSION)), id,
+				    sizeof(id)),
+		       kw_text_safe(json_string_value(json_object_get(s, KW_F_STATE)), state,
+				    sizeof(state)),
 		       (long long)json_integer_value(json_object_get(s, KW_F_DECISIONS)),
 		       (long long)json_integer_value(json_object_get(s, KW_F_DENIALS)),
-		       (long long)json_integer_value(json_object_get(s, KW_F_DROPPED)), ring,
-		       json_string_value(json_object_get(s, KW_F_SANDBOX_ID)),
-		       json_string_value(json_object_get(s, KW_F_CGROUP)));
+		       (long long)json_integer_value(json_object_get(s, KW_F_DROPPED)), ring);
+		kw_text_fput(stdout, json_string_value(json_object_get(s, KW_F_SANDBOX_ID)));
+		putchar(' ');
+		kw_text_fput(stdout, json_string_value(json_object_get(s, KW_F_CGROUP)));
+		putchar('\n');
 	}
 }
 
@@ -236,6 +271,19 @@ static void print_status(const json_t *reply)
 		       (long long)json_integer_value(json_object_get(v, KW_F_ESTATE_BACKLOG)),
 		       e && *e ? "; spool error: " : "", e && *e ? e : "");
 	}
+	v = json_object_get(reply, KW_F_TRANSPARENCY);
+	if (v)
+		printf("tlog:      %lld logged, %lld without Level 2 (%lld waiting for a retry), "
+		       "%lld queued\n",
+		       (long long)json_integer_value(json_object_get(v, "logged")),
+		       (long long)json_integer_value(json_object_get(v, "unlogged")),
+		       (long long)json_integer_value(json_object_get(v, "retry_waiting")),
+		       (long long)json_integer_value(json_object_get(v, "queued")));
+	v = json_object_get(reply, KW_F_QUOTA);
+	if (v)
+		printf("quota:     %lld sessions per non-root user, %lld slots kept for root\n",
+		       (long long)json_integer_value(json_object_get(v, "max_sessions_per_user")),
+		       (long long)json_integer_value(json_object_get(v, "root_reserved_sessions")));
 	printf("hooks:    ");
 	json_array_foreach(json_object_get(reply, KW_F_HOOKS_AVAILABLE), i, v)
 		printf(" %s", json_string_value(v));

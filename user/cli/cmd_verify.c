@@ -18,6 +18,7 @@
 #include "verify/batch.h"
 #include "verify/transparency.h"
 #include "verify/verdict.h"
+#include "lib/text_safe.h"
 
 #define DEFAULT_MAX_AGE 86400
 
@@ -35,9 +36,10 @@ static void verify_usage(FILE *f)
 		"Verifies a TRACE v0.2 record offline, in agentrust verify_record order: profile,\n"
 		"signature form, schema, trusted key, cnf.jwk thumbprint, freshness, nonce,\n"
 		"Ed25519 signature; then the evidence given must reproduce the record's hashes.\n"
-		"With --evidence it then appraises the TPM 2.0 evidence in order: EK certificate\n"
-		"chain, AK enrollment, quote signature, extraData = thumbprint(cnf.jwk) =\n"
-		"runtime.nonce, pcrDigest = runtime.measurement, PCR values; Level 1 only when\n"
+		"With --evidence it then appraises the TPM 2.0 evidence in order: with --log, the\n"
+		"quote the log's close entry names; EK certificate chain, AK enrollment (for this\n"
+		"signing key, and the log's host), quote signature, extraData = thumbprint(cnf.jwk)\n"
+		"= runtime.nonce, pcrDigest = runtime.measurement, PCR values; Level 1 only when\n"
 		"every step holds. Without --evidence a record is at most Level 0.\n"
 		"A decision log is read as a stream: every line must be canonical, the sequence\n"
 		"numbers, open and close entries and the trailer's counts must agree, and the\n"
@@ -124,12 +126,17 @@ static void print_json(const struct verify_verdict *v)
 	json_decref(o);
 }
 
+/* Room for a verdict's message escaped (each byte at most 4). */
+#define ESC_CAP (4 * 640 + 1)
+
 static void print_level(const struct verify_verdict *v)
 {
 	const struct kw_appraise_result *ap = &v->appraisal;
+	char m[ESC_CAP];
 
+	kw_text_safe(ap->message, m, sizeof(m));
 	if (v->level == KW_LEVEL_2)
-		printf("level 2: %s; logged and witnessed\n", ap->message);
+		printf("level 2: %s; logged and witnessed\n", m);
 	else if (v->level == KW_LEVEL_0_LOGGED)
 		printf("level 0, logged: %s\n", v->appraised ?
 		       "the TPM appraisal failed, so Level 2 cannot hold" :
@@ -137,34 +144,41 @@ static void print_level(const struct verify_verdict *v)
 	else if (!v->appraised)
 		printf("level 0: no TPM evidence appraised\n");
 	else if (v->level == KW_LEVEL_1)
-		printf("level 1: %s\n", ap->message);
+		printf("level 1: %s\n", m);
 	else
 		printf("level 0: TPM appraisal failed at step %d: %s: %s\n",
-		       kw_appraise_step_number(ap->step), kw_appraise_code(ap->step), ap->message);
+		       kw_appraise_step_number(ap->step), kw_appraise_code(ap->step), m);
 }
 
+/* The messages quote the record and the log (a sandbox chose its subject,
+ * paths and names): every one is printed escaped. */
 static void print_text(const struct verify_verdict *v)
 {
 	const struct kw_verify_result *res = &v->res;
+	char a[ESC_CAP], b[ESC_CAP];
 
 	if (res->warning[0])
-		printf("warning: %s: %s\n", kw_verify_reason_code(KW_VERIFY_LOG_INCOMPLETE), res->warning);
+		printf("warning: %s: %s\n", kw_verify_reason_code(KW_VERIFY_LOG_INCOMPLETE),
+		       kw_text_safe(res->warning, a, sizeof(a)));
 	if (res->reason == KW_VERIFY_OK && v->tlog_checked && !v->logged) {
 		printf("invalid: %s: transparency step %d: %s\n", v->tlog.code, v->tlog.step,
-		       v->tlog.message);
+		       kw_text_safe(v->tlog.message, a, sizeof(a)));
 		return;
 	}
+	kw_text_safe(v->completeness_text, b, sizeof(b));
 	if (res->reason == KW_VERIFY_OK) {
-		printf("valid: record verified (%s)\n", v->detail);
-		printf("completeness: %s\n", v->completeness_text);
+		printf("valid: record verified (%s)\n", kw_text_safe(v->detail, a, sizeof(a)));
+		printf("completeness: %s\n", b);
 		if (v->logged)
-			printf("transparency: logged: %s\n", v->tlog.message);
+			printf("transparency: logged: %s\n",
+			       kw_text_safe(v->tlog.message, a, sizeof(a)));
 		print_level(v);
 	} else {
-		printf("invalid: %s: %s\n", kw_verify_reason_code(res->reason), res->message);
+		printf("invalid: %s: %s\n", kw_verify_reason_code(res->reason),
+		       kw_text_safe(res->message, a, sizeof(a)));
 		if ((v->completeness == VERIFY_COMPLETE || v->completeness == VERIFY_INCOMPLETE) &&
 		    res->reason != KW_VERIFY_LOG_INCOMPLETE)
-			printf("completeness: %s\n", v->completeness_text);
+			printf("completeness: %s\n", b);
 	}
 }
 
@@ -195,10 +209,14 @@ static int run_consistency(const struct args *a, const char *new_path)
 		if (j)
 			cli_print_json(j, false);
 		json_decref(j);
-	} else if (cv.step) {
-		printf("invalid: %s: %s\n", cv.code, cv.message);
 	} else {
-		printf("valid: %s\n", cv.message);
+		char m[ESC_CAP];
+
+		kw_text_safe(cv.message, m, sizeof(m));
+		if (cv.step)
+			printf("invalid: %s: %s\n", cv.code, m);
+		else
+			printf("valid: %s\n", m);
 	}
 	return cv.step ? 1 : 0;
 }

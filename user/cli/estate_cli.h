@@ -5,10 +5,6 @@
 
 #include <stdio.h>
 
-/* Writes s with every control character (C0, DEL, and the C1 range as
- * UTF-8) shown as '?': text a sandbox chose must not drive the terminal. */
-void cli_print_safe(FILE *f, const char *s);
-
 /* kwitness estate push (cmd_estate_push.c). */
 int estate_push_cmd(int argc, char **argv);
 

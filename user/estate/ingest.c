@@ -189,14 +189,16 @@ static int appraise(struct estate_ingest *ing, const struct item *it, const json
 		snprintf(why, whylen, "the evidence file cannot be read as JSON");
 		goto out;
 	}
-	e = verify_appraise(ev, text, strlen(text), ing->tpm, &ar);
-	if (e < 0)
-		snprintf(why, whylen, "appraisal failed: %s", strerror(-e));
-	else if (e == 0)
-		level = 1;
-	else
-		snprintf(why, whylen, "TPM appraisal failed at step %d: %s: %.300s",
-			 kw_appraise_step_number(ar.step), kw_appraise_code(ar.step), ar.message);
+	{
+		/* The file's name is no proof: its quote must be the one the log
+		 * names, its AK enrolled for the host the log names. */
+		struct kw_appraise_opts ao = *ing->tpm;
+
+		ao.logged_evidence = it->evidence;
+		ao.logged_machine_id = it->machine_id;
+		e = verify_appraise(ev, text, strlen(text), &ao, &ar);
+	}
+	level = kw_appraise_level(e, &ar, why, whylen);
 out:
 	json_decref(ev);
 	kw_buf_free(&ev_text);

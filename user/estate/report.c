@@ -16,6 +16,7 @@
 #include "kwitness/digest.h"
 #include "kwitness/jcs.h"
 #include "lib/record_internal.h"
+#include "lib/text_safe.h"
 #include "estate/entry.h"
 #include "estate/html.h"
 #include "estate/query.h"
@@ -379,12 +380,6 @@ bool report_valid(const struct report *r)
 
 /* --- output -------------------------------------------------------------- */
 
-static void text_safe(FILE *f, const char *s)
-{
-	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++)
-		fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, f);
-}
-
 static const char *verdict_code(const struct report *r)
 {
 	return kw_verify_reason_code(r->res.reason);
@@ -652,29 +647,29 @@ int report_write_text(const struct report *r, FILE *f)
 		fprintf(f, "verdict: valid\n");
 	else {
 		fprintf(f, "verdict: invalid: %s: ", verdict_code(r));
-		text_safe(f, r->res.message);
+		kw_text_fput(f, r->res.message);
 		fputc('\n', f);
 	}
 	fputs("signature: checked under ", f);
-	text_safe(f, r->key_source);
+	kw_text_fput(f, r->key_source);
 	if (r->has_level) {
 		fputs("; ", f);
-		text_safe(f, r->level);
+		kw_text_fput(f, r->level);
 		fputc('\n', f);
 		if (r->appraisal[0]) {
 			fputs("appraisal: ", f);
-			text_safe(f, r->appraisal);
+			kw_text_fput(f, r->appraisal);
 			fputc('\n', f);
 		}
 		if (r->log_origin[0]) {
 			fprintf(f, "logged: entry %" PRId64 " of ", r->log_index);
-			text_safe(f, r->log_origin);
+			kw_text_fput(f, r->log_origin);
 			fprintf(f, " (checkpoint of %" PRId64 " entries, root ", r->checkpoint_size);
-			text_safe(f, r->checkpoint_root);
+			kw_text_fput(f, r->checkpoint_root);
 			fputs(")\n", f);
 		} else if (r->transparency[0]) {
 			fputs("not logged: ", f);
-			text_safe(f, r->transparency);
+			kw_text_fput(f, r->transparency);
 			fputc('\n', f);
 		}
 	} else {
@@ -685,27 +680,27 @@ int report_write_text(const struct report *r, FILE *f)
 
 		fprintf(f, "%s: %s (record ", h->what,
 			h->match > 0 ? "match" : h->match == 0 ? "DIFFERS" : "not derived");
-		text_safe(f, h->recorded);
+		kw_text_fput(f, h->recorded);
 		fputs(", derived ", f);
-		text_safe(f, h->derived);
+		kw_text_fput(f, h->derived);
 		fputs(")\n", f);
 	}
 	completeness(r, buf, sizeof(buf));
 	fputs("completeness: ", f);
-	text_safe(f, buf);
+	kw_text_fput(f, buf);
 	fprintf(f, "\ndecisions: %" PRIu64 ", denials %" PRIu64 ", sequence gaps %" PRIu64
 		   ", resumes %" PRIu64 "\n", r->lc.decisions, r->lc.denials, r->lc.seq_missing,
 		r->lc.resumes);
 	fputs("session: ", f);
-	text_safe(f, r->session);
+	kw_text_fput(f, r->session);
 	fputs("\nsandbox: ", f);
-	text_safe(f, r->subject);
+	kw_text_fput(f, r->subject);
 	fputs("\nhost: ", f);
-	text_safe(f, r->hostname);
+	kw_text_fput(f, r->hostname);
 	fputs(" (machine id ", f);
-	text_safe(f, r->machine_id);
+	kw_text_fput(f, r->machine_id);
 	fputs(")\nmode: ", f);
-	text_safe(f, r->mode);
+	kw_text_fput(f, r->mode);
 	fputc('\n', f);
 	for (size_t i = 0; i <= REPORT_TOOLS_MAX; i++) {
 		const struct tool_count *t = &r->tools[i];
@@ -713,7 +708,7 @@ int report_write_text(const struct report *r, FILE *f)
 		if (i >= r->ntools && (i != REPORT_TOOLS_MAX || !(t->permit + t->deny)))
 			continue;
 		fputs("tool ", f);
-		text_safe(f, t->name);
+		kw_text_fput(f, t->name);
 		fprintf(f, ": %" PRIu64 " permit, %" PRIu64 " deny\n", t->permit, t->deny);
 	}
 	for (size_t i = 0; i < r->ndenials; i++) {
@@ -722,16 +717,16 @@ int report_write_text(const struct report *r, FILE *f)
 
 		time_text(d->ts, ts);
 		fprintf(f, "denied: %s ", ts);
-		text_safe(f, r->tools[d->tool].name);
+		kw_text_fput(f, r->tools[d->tool].name);
 		fputc(' ', f);
-		text_safe(f, d->object);
+		kw_text_fput(f, d->object);
 		fprintf(f, " pid %" PRId64 " ", d->pid);
-		text_safe(f, d->comm);
+		kw_text_fput(f, d->comm);
 		fputc('\n', f);
 	}
 	for (size_t i = 0; i < r->nprocs; i++) {
 		fprintf(f, "process: pid %" PRId64 " ", r->procs[i].pid);
-		text_safe(f, r->procs[i].comm);
+		kw_text_fput(f, r->procs[i].comm);
 		fprintf(f, ": %" PRIu64 " decisions\n", r->procs[i].decisions);
 	}
 	return ferror(f) ? -EIO : 0;

@@ -12,6 +12,7 @@
 #include "kwitness/jcs.h"
 #include "kwitness/tpm_binding.h"
 #include "attest.h"
+#include "hostinfo.h"
 #include "kwd.h"
 #include "util.h"
 
@@ -38,12 +39,31 @@ static json_t *read_enrollment(const char *path, char *err, size_t errlen)
 	return v;
 }
 
+/* A given enrollment must vouch for this host and this signing key, so a
+ * wrong file stops the start instead of making evidence that never
+ * appraises. */
+static int enrollment_fits(const struct kwd *d, const json_t *enr, char *err, size_t errlen)
+{
+	struct kwd_hostinfo host;
+	char tp[KW_THUMBPRINT_MAX], why[300];
+
+	if (!enr)
+		return 0;
+	kwd_hostinfo_read(&host);
+	if (kw_key_thumbprint(d->key, tp) || kw_enrollment_names_key(enr, tp, why, sizeof(why)) ||
+	    kw_enrollment_names_host(enr, host.machine_id, why, sizeof(why))) {
+		snprintf(err, errlen, "the enrollment does not vouch for this host's signing key: %s", why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int kwd_attest_start(struct kwd *d, char *err, size_t errlen)
 {
 	struct kw_pcr_selection sel;
 	struct kwd_attest *a;
 	struct kw_tpm *tpm;
-	json_t *enr = NULL;
+	json_t *enr = NULL, *ak;
 	char dir[4096];
 	bool changed;
 	int e;
@@ -71,7 +91,16 @@ int kwd_attest_start(struct kwd *d, char *err, size_t errlen)
 		json_decref(enr);
 		return e;
 	}
-	e = kw_binding_init(&a->b, tpm, &sel, dir, enr, err, errlen);
+	ak = d->cfg.tpm_ak ? kw_tpm_ak_read(d->cfg.tpm_ak, err, errlen) : NULL;
+	if (!d->cfg.tpm_ak)
+		snprintf(err, errlen, "--tpm needs --tpm-ak FILE (kwitness tpm enroll --ak-out)");
+	if (!ak || enrollment_fits(d, enr, err, errlen)) {
+		json_decref(ak);
+		kw_tpm_close(tpm);
+		json_decref(enr);
+		return -EINVAL;
+	}
+	e = kw_binding_init(&a->b, tpm, &sel, dir, enr, ak, err, errlen);
 	e = e ?: kw_binding_refresh(&a->b, tpm, d->key, &changed, err, errlen);
 	kw_tpm_close(tpm);
 	if (e)

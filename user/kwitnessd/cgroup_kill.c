@@ -4,8 +4,11 @@
  * act unrecorded. Close with kill freezes the tree (cgroup.freeze: nothing in
  * it runs on, nothing forks away), counts the processes, kills them
  * (cgroup.kill, or SIGKILL per process on kernels before 5.14) and waits for
- * the tree to empty, all while it is still tagged and recorded. Paths are
- * opened below the session's cgroup fd without following symlinks. */
+ * the tree to empty, all while it is still tagged and recorded. Only what is
+ * gone afterwards counts as killed: a read-only cgroup fs, a missing
+ * CAP_KILL or a survivor leaves processes behind, and those are counted and
+ * the first failure kept for the log. Paths are opened below the session's
+ * cgroup fd without following symlinks. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
@@ -34,8 +37,9 @@ static int write_at(int dirfd, const char *name, const char *text)
 }
 
 /* Processes in the tree below dirfd (each listed once, in its own cgroup);
- * with sig, each is sent sig. */
-static int walk(int dirfd, int sig, int depth)
+ * with sig, each is sent sig, and the first failure other than ESRCH (the
+ * process is gone) goes to *kill_err. */
+static int walk(int dirfd, int sig, int depth, int *kill_err)
 {
 	int fd, n = 0, pid;
 	struct dirent *de;
@@ -49,8 +53,9 @@ static int walk(int dirfd, int sig, int depth)
 	if (f) {
 		while (fscanf(f, "%d", &pid) == 1) {
 			n++;
-			if (sig && pid > 0)
-				kill(pid, sig);
+			if (sig && pid > 0 && kill(pid, sig) < 0 && errno != ESRCH &&
+			    kill_err && !*kill_err)
+				*kill_err = -errno;
 		}
 		fclose(f);
 	} else if (fd >= 0) {
@@ -71,7 +76,7 @@ static int walk(int dirfd, int sig, int depth)
 		c = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 		if (c < 0)
 			continue;
-		n += walk(c, sig, depth + 1);
+		n += walk(c, sig, depth + 1, kill_err);
 		close(c);
 	}
 	closedir(d);
@@ -80,7 +85,7 @@ static int walk(int dirfd, int sig, int depth)
 
 int kwd_cgroup_count(int cgroup_fd)
 {
-	return walk(cgroup_fd, 0, 0);
+	return walk(cgroup_fd, 0, 0, NULL);
 }
 
 static bool populated(int cgroup_fd)
@@ -99,30 +104,54 @@ static bool populated(int cgroup_fd)
 	return strstr(buf, "populated 1") != NULL;
 }
 
-int kwd_cgroup_kill(int cgroup_fd, int timeout_ms)
+/* Keeps the first failure: what was tried and why it failed. */
+static void note(struct kwd_kill_result *r, const char *what, int err)
+{
+	if (err && !r->err) {
+		r->err = err;
+		r->what = what;
+	}
+}
+
+void kwd_cgroup_kill(int cgroup_fd, int timeout_ms, struct kwd_kill_result *r)
 {
 	struct timespec nap = { 0, 2 * 1000 * 1000 };
-	bool have_kill;
-	int found, waited = 0;
+	int waited = 0, kill_err = 0, e;
+	bool have_kill, frozen;
 
-	/* best effort: cgroup.freeze exists from 5.2 on */
-	write_at(cgroup_fd, "cgroup.freeze", "1");
-	found = kwd_cgroup_count(cgroup_fd);
-	if (!found)
-		return 0;
-	have_kill = write_at(cgroup_fd, "cgroup.kill", "1") == 0;
+	*r = (struct kwd_kill_result){ 0 };
+	/* cgroup.freeze exists from 5.2 on; without it a fork may race the
+	 * kills below, which the rounds catch */
+	e = write_at(cgroup_fd, "cgroup.freeze", "1");
+	frozen = e == 0;
+	if (e != -ENOENT)
+		note(r, "cgroup.freeze", e);
+	r->found = kwd_cgroup_count(cgroup_fd);
+	if (!r->found)
+		goto out;
+	e = write_at(cgroup_fd, "cgroup.kill", "1");
+	have_kill = e == 0;
+	if (e != -ENOENT)
+		note(r, "cgroup.kill", e);
 	if (!have_kill)
-		walk(cgroup_fd, SIGKILL, 0);
-	while (populated(cgroup_fd)) {
-		if (waited >= timeout_ms)
-			break; /* counted all the same; untag follows */
+		walk(cgroup_fd, SIGKILL, 0, &kill_err);
+	while (populated(cgroup_fd) && waited < timeout_ms) {
 		nanosleep(&nap, NULL);
 		waited += 2;
 		/* without cgroup.kill a process forked meanwhile is caught by
 		 * the next round */
 		if (!have_kill && waited % 50 == 0)
-			walk(cgroup_fd, SIGKILL, 0);
+			walk(cgroup_fd, SIGKILL, 0, &kill_err);
 	}
-	write_at(cgroup_fd, "cgroup.freeze", "0");
-	return found;
+	note(r, "kill", kill_err);
+out:
+	if (frozen)
+		write_at(cgroup_fd, "cgroup.freeze", "0");
+	/* counted after the thaw: what is left runs on */
+	r->left = kwd_cgroup_count(cgroup_fd);
+	r->killed = r->found > r->left ? r->found - r->left : 0;
+	if (r->left && !r->err) {
+		r->err = -ETIMEDOUT;
+		r->what = "waiting for the tree to empty";
+	}
 }

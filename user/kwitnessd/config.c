@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "kwitness/abi/event.h"
 #include "config.h"
 
 
@@ -57,6 +58,30 @@ static int parse_ringbuf_size(const char *v, size_t *out)
 int kwd_parse_ringbuf_size(const char *v, size_t *out)
 {
 	return parse_ringbuf_size(v, out);
+}
+
+/* max_sessions_per_user (1 to every slot) and root_reserved_sessions (0 to
+ * all but one slot). */
+static int set_quota(struct kwd_config *c, const char *key, const char *v, char *err, size_t errlen,
+		     const char *file, unsigned lineno)
+{
+	bool per_user = !strcmp(key, "max_sessions_per_user");
+	unsigned long lo = per_user ? 1 : 0, hi = per_user ? KW_MAX_SESSIONS : KW_MAX_SESSIONS - 1;
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || *end || end == v || *v == '-' || n < lo || n > hi) {
+		snprintf(err, errlen, "%s:%u: %s must be a number from %lu to %lu", file, lineno, key,
+			 lo, hi);
+		return -EINVAL;
+	}
+	if (per_user)
+		c->user_sessions_max = (unsigned)n;
+	else
+		c->root_reserved_sessions = (unsigned)n;
+	return 0;
 }
 
 static int set_group(struct kwd_config *c, const char *v)
@@ -193,6 +218,9 @@ int kwd_config_load(struct kwd_config *c, const char *path, bool must_exist, cha
 					 path, lineno);
 			else if (!c->ringbuf_from_cli)
 				c->ringbuf_size = n;
+		} else if (!strcmp(key, "max_sessions_per_user") ||
+			   !strcmp(key, "root_reserved_sessions")) {
+			e = set_quota(c, key, val, err, errlen, path, lineno);
 		} else if (!strcmp(key, "grant")) {
 			e = add_grant(c, val, err, errlen, path, lineno);
 		} else if (!strcmp(key, "verifier")) {
@@ -213,9 +241,11 @@ int kwd_config_load(struct kwd_config *c, const char *path, bool must_exist, cha
 				e = set_string(&c->estate, val);
 			}
 		} else if (!strcmp(key, "tpm") || !strcmp(key, "tpm_pcrs") ||
-			   !strcmp(key, "tpm_enrollment")) {
-			char **slot = key[3] == '\0' ? &c->tpm : key[4] == 'p' ? &c->tpm_pcrs
-									 : &c->tpm_enrollment;
+			   !strcmp(key, "tpm_enrollment") || !strcmp(key, "tpm_ak")) {
+			char **slot = key[3] == '\0'  ? &c->tpm
+				      : key[4] == 'p' ? &c->tpm_pcrs
+				      : key[4] == 'a' ? &c->tpm_ak
+						      : &c->tpm_enrollment;
 
 			/* The command line wins over the file. */
 			if (!*slot)
@@ -261,9 +291,10 @@ void kwd_config_free(struct kwd_config *c)
 	free(c->tpm);
 	free(c->tpm_pcrs);
 	free(c->tpm_enrollment);
+	free(c->tpm_ak);
 	free(c->estate);
 	c->estate = NULL;
-	c->tpm = c->tpm_pcrs = c->tpm_enrollment = NULL;
+	c->tpm = c->tpm_pcrs = c->tpm_enrollment = c->tpm_ak = NULL;
 	for (unsigned i = 0; i < c->n_grants; i++)
 		free(c->grants[i].path);
 	c->n_grants = 0;

@@ -12,6 +12,9 @@
 #define KWD_DEFAULT_PIN_DIR "/sys/fs/bpf/kwitness"
 #define KWD_DEFAULT_RINGBUF (256 * 1024)
 #define KWD_LOG_WITNESSES_MAX 8
+/* max_sessions_per_user and root_reserved_sessions when not configured */
+#define KWD_DEFAULT_USER_SESSIONS 16
+#define KWD_DEFAULT_ROOT_RESERVED 64
 
 /* kwitnessd.conf "grant": a non-root uid or group may open sessions on a
  * cgroup subtree it does not own. */
@@ -43,6 +46,7 @@ struct kwd_config {
 	char *tpm;            /* TCTI; NULL: records are software-only */
 	char *tpm_pcrs;       /* NULL: KW_TPM_DEFAULT_PCRS */
 	char *tpm_enrollment; /* enrollment record carried in the evidence */
+	char *tpm_ak;         /* the AK file (kwitness tpm enroll --ak-out), root-only */
 	/* Level 2 (transparency.c): the log every record goes to, its key, the
 	 * witnesses that cosign, the tlog-policy the checkpoint must meet. */
 	char *log_dir;
@@ -52,6 +56,10 @@ struct kwd_config {
 	size_t n_log_witness;
 	char *estate;         /* estate database URL: records are spooled for
 			       * `kwitness estate push`; NULL: nothing is spooled */
+	/* Quotas (session_open.c): sessions one non-root uid may hold open,
+	 * and slots only root may take. */
+	unsigned user_sessions_max;
+	unsigned root_reserved_sessions;
 	/* set by config.c so main() knows what came from the command line */
 	bool ringbuf_from_cli;
 };

@@ -508,6 +508,24 @@ void kwd_control_pause(struct kwd *d, bool pause)
 		d->accept_paused = pause;
 }
 
+/* A non-root uid past its connections, or past what non-root uids leave
+ * to root. */
+static bool over_client_quota(const struct kwd *d, uid_t uid)
+{
+	unsigned mine = 0, nonroot = 0;
+
+	if (uid == 0)
+		return false;
+	for (const struct kwd_client *c = d->clients; c; c = c->next) {
+		if (c->dead || c->peer.uid == 0)
+			continue;
+		nonroot++;
+		mine += c->peer.uid == uid;
+	}
+	return mine >= KWD_CLIENTS_PER_USER ||
+	       nonroot >= KWD_MAX_CLIENTS - KWD_CLIENTS_ROOT_RESERVED;
+}
+
 void kwd_control_accept(struct kwd *d)
 {
 	for (;;) {
@@ -529,17 +547,16 @@ void kwd_control_accept(struct kwd *d)
 			return;
 		}
 		if (d->n_clients >= KWD_MAX_CLIENTS) {
-			static const char busy[] = "{\"ok\":false,\"error\":\"" KW_ERR_BUSY "\","
-						   "\"message\":\"too many control connections\"}\n";
-
-			if (send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-				(void)0;
-			close(fd);
+			refuse(fd, KW_ERR_BUSY, "too many control connections");
 			continue;
 		}
 		if (!kwd_authz_connect(&d->cfg, fd, &peer)) {
 			refuse(fd, KW_ERR_PERMISSION_DENIED, "root or the kwitness group only");
 			kwd_log(d, LOG_NOTICE, "refused a control client (uid %d)", (int)peer.uid);
+			continue;
+		}
+		if (over_client_quota(d, peer.uid)) {
+			refuse(fd, KW_ERR_BUSY, "too many control connections from this user");
 			continue;
 		}
 		/* A sandboxed process, root or not, must not steer the witness

@@ -20,6 +20,10 @@
  * turn, and bytes read per wakeup, so no client holds the loop; buffers that grew past
  * KWD_CLIENT_KEEP are freed once empty. */
 #define KWD_MAX_CLIENTS 256
+/* Connections one non-root uid may hold, and those non-root uids together
+ * leave to root: no user keeps root from the socket. */
+#define KWD_CLIENTS_PER_USER 32
+#define KWD_CLIENTS_ROOT_RESERVED 32
 #define KWD_CLIENT_OUT_MAX ((size_t)256 * 1024)
 #define KWD_CLIENTS_MEM_MAX ((size_t)32 * 1024 * 1024)
 #define KWD_REQUESTS_PER_CLIENT 8

@@ -27,6 +27,7 @@ struct kw_hooks;
 struct kw_key;
 struct kwd_worker;
 struct kwd_transparency;
+struct kwd_publisher;
 struct kw_publish;
 
 struct kwd {
@@ -39,6 +40,7 @@ struct kwd {
 	struct kwd_attest *attest; /* NULL without --tpm */
 	struct kwd_transparency *tlog; /* NULL without log = DIR */
 	const struct kw_publish *publish; /* into tlog */
+	struct kwd_publisher *publisher; /* the thread that publishes */
 	int epfd;
 	struct kwd_watch listen_w, signal_w, timer_w;
 	int listen_fd;

@@ -37,6 +37,7 @@
 #include "recover.h"
 #include "resume.h"
 #include "session.h"
+#include "publisher.h"
 #include "spool.h"
 #include "transparency.h"
 #include "util.h"
@@ -95,6 +96,7 @@ static void usage(FILE *f)
 		"  --tpm TCTI          bind the signing key to a TPM 2.0 quote (device:/dev/tpmrm0\n"
 		"                      or swtpm:host=H,port=P); records say runtime.platform tpm2\n"
 		"  --tpm-pcrs SEL      PCRs to quote (default " KW_TPM_DEFAULT_PCRS ")\n"
+		"  --tpm-ak FILE       the attestation key (kwitness tpm enroll --ak-out; mode 0600)\n"
 		"  --tpm-enrollment F  enrollment record (kwitness tpm enroll) for the evidence\n"
 		"  -f, --foreground    stay in the foreground, log to stderr (systemd Type=simple)\n"
 		"  -v, --verbose       log sessions (twice: more)\n"
@@ -359,7 +361,7 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
  * --help). */
 static int parse_args(struct kwd *d, int argc, char **argv, bool *config_given, bool *key_given)
 {
-	enum { O_KEY = 1, O_CONFIG, O_RINGBUF, O_PIN_DIR, O_TPM, O_TPM_PCRS, O_TPM_ENROLLMENT };
+	enum { O_KEY = 1, O_CONFIG, O_RINGBUF, O_PIN_DIR, O_TPM, O_TPM_PCRS, O_TPM_ENROLLMENT, O_TPM_AK };
 	const struct cli_opt opts[] = {
 		{ "state-dir", 0, CLI_TEXT, &d->cfg.state_dir },
 		{ "socket", 0, CLI_TEXT, &d->cfg.socket_path },
@@ -370,6 +372,7 @@ static int parse_args(struct kwd *d, int argc, char **argv, bool *config_given, 
 		{ "tpm", 0, CLI_OWN, .id = O_TPM },
 		{ "tpm-pcrs", 0, CLI_OWN, .id = O_TPM_PCRS },
 		{ "tpm-enrollment", 0, CLI_OWN, .id = O_TPM_ENROLLMENT },
+		{ "tpm-ak", 0, CLI_OWN, .id = O_TPM_AK },
 		{ "close-sessions-on-exit", 0, CLI_FLAG, &d->cfg.close_on_exit },
 		{ "foreground", 'f', CLI_FLAG, &d->cfg.foreground },
 		{ "verbose", 'v', CLI_COUNT, &d->cfg.verbose },
@@ -394,6 +397,7 @@ static int parse_args(struct kwd *d, int argc, char **argv, bool *config_given, 
 			break;
 		case O_TPM: free(d->cfg.tpm); d->cfg.tpm = strdup(optarg); break;
 		case O_TPM_PCRS: free(d->cfg.tpm_pcrs); d->cfg.tpm_pcrs = strdup(optarg); break;
+		case O_TPM_AK: free(d->cfg.tpm_ak); d->cfg.tpm_ak = strdup(optarg); break;
 		case O_TPM_ENROLLMENT:
 			free(d->cfg.tpm_enrollment);
 			d->cfg.tpm_enrollment = strdup(optarg);
@@ -522,7 +526,7 @@ static int start(struct kwd *d)
 			return 1;
 		}
 	}
-	if (kwd_worker_start(d, err, sizeof(err))) {
+	if (kwd_worker_start(d, err, sizeof(err)) || kwd_publisher_start(d, err, sizeof(err))) {
 		kwd_log(d, LOG_ERR, "%s", err);
 		kwd_control_shutdown(d);
 		kw_hooks_close(d->hooks);
@@ -544,6 +548,8 @@ int main(int argc, char **argv)
 	d->cfg.config_path = KWD_DEFAULT_CONFIG;
 	d->cfg.pin_dir = KWD_DEFAULT_PIN_DIR;
 	d->cfg.ringbuf_size = KWD_DEFAULT_RINGBUF;
+	d->cfg.user_sessions_max = KWD_DEFAULT_USER_SESSIONS;
+	d->cfg.root_reserved_sessions = KWD_DEFAULT_ROOT_RESERVED;
 	d->listen_fd = d->signal_fd = d->timer_fd = d->epfd = -1;
 
 	e = parse_args(d, argc, argv, &config_given, &key_given);
@@ -580,7 +586,8 @@ int main(int argc, char **argv)
 		kwd_sessions_close_all(d, true);
 		kwd_sessions_flush_all(d);
 	}
-	kwd_worker_stop(d); /* every record written */
+	kwd_worker_stop(d); /* every log written */
+	kwd_publisher_stop(d); /* every record sealed */
 	reply_sealed(d);
 	kwd_worker_free(d);
 	kwd_sessions_release(d);

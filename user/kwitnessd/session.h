@@ -88,6 +88,7 @@ struct kwd_session {
 	bool close_kill;      /* close: kill what is left in the cgroup first */
 	int64_t killed;       /* close: processes killed (-1: not asked) */
 	int64_t still_running; /* close: processes left running untagged */
+	int64_t kill_failed;  /* close with kill: processes the kill did not end */
 };
 
 /* session.c */

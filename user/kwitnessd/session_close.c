@@ -52,6 +52,25 @@ static void quiesce(struct kwd *d)
 	}
 }
 
+/* Kills what is left in the cgroup; counts only what is gone, and what
+ * survived (the trailer says so, the record is not complete). */
+static void kill_left(struct kwd_session *s)
+{
+	struct kwd_kill_result r;
+
+	kwd_cgroup_kill(s->cgroup_fd, KWD_KILL_TIMEOUT_MS, &r);
+	s->killed = r.killed;
+	s->kill_failed = r.left;
+	s->still_running = r.left;
+	if (r.left)
+		kwd_log(s->d, LOG_ERR,
+			"session %s: kill at close failed: %d of %d process(es) run on (%s: %s)",
+			s->id, r.left, r.found, r.what, strerror(-r.err));
+	else if (r.err)
+		kwd_log(s->d, LOG_WARNING, "session %s: kill at close: %s: %s (all %d gone)",
+			s->id, r.what, strerror(-r.err), r.found);
+}
+
 /* Close, first half: what is left in the cgroup is killed (when asked) while
  * it is still governed and recorded, then the cgroup is untagged. The grace
  * period (quiesce) comes after, once for every session closing together. */
@@ -65,11 +84,7 @@ static void begin_close(struct kwd_session *s, uint64_t client_id)
 		kwd_log(s->d, LOG_ERR, "session %s: journal: %s", s->id, strerror(-e));
 	if (s->cgroup_fd >= 0) {
 		if (s->close_kill) {
-			e = kwd_cgroup_kill(s->cgroup_fd, KWD_KILL_TIMEOUT_MS);
-			if (e < 0)
-				kwd_log(s->d, LOG_ERR, "session %s: killing what is left: %s", s->id,
-					strerror(-e));
-			s->killed = e < 0 ? 0 : e;
+			kill_left(s);
 		} else {
 			e = kwd_cgroup_count(s->cgroup_fd);
 			s->still_running = e < 0 ? 0 : e;
@@ -121,6 +136,13 @@ static bool drained(struct kwd_session *s, struct kw_session *c)
 	return s->ro.arrived + c->dropped >= c->next_seq;
 }
 
+/* Complete: every decision is in the log, every cgroup was tracked, and a
+ * kill asked for ended everything. */
+static bool record_complete(const struct kwd_session *s, uint64_t dropped, uint64_t untracked)
+{
+	return dropped == 0 && untracked == 0 && s->kill_failed == 0;
+}
+
 static int write_close_entry(struct kwd_session *s, const struct kw_session *c, uint64_t dropped,
 			     uint64_t gaps)
 {
@@ -128,13 +150,14 @@ static int write_close_entry(struct kwd_session *s, const struct kw_session *c, 
 	int e;
 
 	e = kw_logwriter_entry_begin(&s->log, &o);
-	e = e ?: jcs_obj_bool(&o, "complete", dropped == 0 && c->untracked == 0);
+	e = e ?: jcs_obj_bool(&o, "complete", record_complete(s, dropped, c->untracked));
 	e = e ?: jcs_obj_int(&o, "decisions", (int64_t)s->decisions);
 	e = e ?: jcs_obj_int(&o, "denials", (int64_t)s->denials);
 	e = e ?: jcs_obj_int(&o, "dropped", (int64_t)dropped);
 	/* The binding the record is signed under (new if the PCRs moved). */
 	if (s->runtime.bound)
 		e = e ?: jcs_obj_str(&o, "evidence", s->runtime.evidence);
+	e = e ?: jcs_obj_int(&o, "kill_failed", s->kill_failed);
 	e = e ?: jcs_obj_int(&o, "killed", s->killed < 0 ? 0 : s->killed);
 	e = e ?: jcs_obj_int(&o, "next_seq", (int64_t)c->next_seq);
 	e = e ?: jcs_obj_int(&o, "seq_gaps", (int64_t)gaps);
@@ -250,10 +273,11 @@ json_t *kwd_session_sealed(struct kwd *d, struct kwd_job *job, uint64_t *client)
 				  KW_F_DROPPED, (json_int_t)s->dropped, KW_F_UNRECORDED,
 				  (json_int_t)s->unrecorded, KW_F_UNTRACKED_CGROUPS,
 				  (json_int_t)s->untracked, KW_F_COMPLETE,
-				  s->dropped == 0 && s->untracked == 0);
+				  record_complete(s, s->dropped, s->untracked));
 	if (!job->err && !s->policy_err) {
 		json_object_set_new(reply, KW_F_KILLED, json_integer(s->killed < 0 ? 0 : s->killed));
 		json_object_set_new(reply, KW_F_STILL_RUNNING, json_integer(s->still_running));
+		json_object_set_new(reply, KW_F_KILL_FAILED, json_integer(s->kill_failed));
 		kwd_journal_remove(d, s->id);
 	}
 	if (job->err || s->policy_err)

@@ -310,6 +310,34 @@ static char *dup_or_default(const char *v, const char *def)
 	return strdup(v ? v : def);
 }
 
+/* A non-root uid holds at most user_sessions_max sessions (open or closing:
+ * each holds a slot, a ring buffer and descriptors), and non-root uids
+ * together leave root_reserved_sessions slots to root. NULL, or the error
+ * reply naming the limit. */
+static json_t *check_quota(const struct kwd *d, uid_t uid)
+{
+	unsigned mine = 0, others = 0;
+
+	if (uid == 0)
+		return NULL;
+	for (unsigned i = 0; i < KW_MAX_SESSIONS; i++) {
+		const struct kwd_session *o = d->slots[i];
+
+		if (o && o->owner != 0)
+			o->owner == uid ? mine++ : others++;
+	}
+	if (mine >= d->cfg.user_sessions_max)
+		return kwd_error(KW_ERR_TOO_MANY_SESSIONS,
+				 "uid %u holds %u sessions: the limit is max_sessions_per_user = %u "
+				 "(kwitnessd.conf)", (unsigned)uid, mine, d->cfg.user_sessions_max);
+	if (mine + others >= KW_MAX_SESSIONS - d->cfg.root_reserved_sessions)
+		return kwd_error(KW_ERR_TOO_MANY_SESSIONS,
+				 "non-root clients hold %u sessions: the other %u slots are kept for "
+				 "root (root_reserved_sessions in kwitnessd.conf)", mine + others,
+				 d->cfg.root_reserved_sessions);
+	return NULL;
+}
+
 /* The request checked and the session's fields filled (policy, cgroup,
  * slot, id, paths) and its log file opened; NULL, or the error reply. */
 static json_t *session_prepare(struct kwd *d, struct kwd_session *s, const struct kw_request *req,
@@ -332,6 +360,9 @@ static json_t *session_prepare(struct kwd *d, struct kwd_session *s, const struc
 	if (err)
 		return err;
 	s->owner = peer->uid;
+	err = check_quota(d, peer->uid);
+	if (err)
+		return err;
 	err = check_cgroup(d, req->cgroup, s, peer);
 	if (err)
 		return err;

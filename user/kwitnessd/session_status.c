@@ -8,6 +8,7 @@
 #include "dns_proxy.h"
 #include "kwd.h"
 #include "session.h"
+#include "publisher.h"
 #include "spool.h"
 
 /* ---- status ------------------------------------------------------------- */
@@ -90,13 +91,18 @@ json_t *kwd_status(struct kwd *d, bool sessions_only, const struct kwd_peer *pee
 				  KW_F_RINGBUF_SIZE, (json_int_t)d->cfg.ringbuf_size, KW_F_KERNEL,
 				  d->host.kernel);
 	}
-	{
-		json_t *spool = kwd_spool_status(d);
+	if (reply) {
+		json_t *spool = kwd_spool_status(d), *tlog = kwd_publisher_status(d);
 
-		if (spool && reply)
+		if (spool)
 			json_object_set_new(reply, KW_F_ESTATE, spool);
-		else
-			json_decref(spool);
+		if (tlog)
+			json_object_set_new(reply, KW_F_TRANSPARENCY, tlog);
+		json_object_set_new(reply, KW_F_QUOTA,
+				    json_pack("{s:I, s:I}", "max_sessions_per_user",
+					      (json_int_t)d->cfg.user_sessions_max,
+					      "root_reserved_sessions",
+					      (json_int_t)d->cfg.root_reserved_sessions));
 	}
 	return reply;
 }

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "kwitness/protocol.h"
+#include "lib/text_safe.h"
 #include "kwd.h"
 #include "util.h"
 
@@ -22,19 +23,22 @@ void kwd_log_to_syslog(void)
 
 void kwd_log(struct kwd *d, int level, const char *fmt, ...)
 {
+	/* a cgroup path is at most PATH_MAX; a line holds one or two */
+	char line[3 * 4096], safe[3 * 4096];
 	va_list ap;
 
 	if (level >= LOG_INFO && (!d || d->cfg.verbose < (level == LOG_DEBUG ? 2 : 1)))
 		return;
 	va_start(ap, fmt);
-	if (use_syslog) {
-		vsyslog(level, fmt, ap);
-	} else {
-		fprintf(stderr, "kwitnessd: ");
-		vfprintf(stderr, fmt, ap);
-		fputc('\n', stderr);
-	}
+	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	/* Lines name sandbox ids, cgroups, comms and paths a sandbox chose:
+	 * escaped, so that none can forge a line or drive a terminal. */
+	kw_text_safe(line, safe, sizeof(safe));
+	if (use_syslog)
+		syslog(level, "%s", safe);
+	else
+		fprintf(stderr, "kwitnessd: %s\n", safe);
 }
 
 static int64_t clock_ns(clockid_t id)

@@ -21,11 +21,13 @@
 
 #include "collector/transcript.h"
 #include "kwd.h"
+#include "publisher.h"
 #include "ring.h"
 #include "util.h"
 #include "worker.h"
 
 struct kwd_worker {
+	struct kwd *d;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
@@ -155,10 +157,24 @@ static int write_chunk(struct kwd_worker *w, int fd, const char *data, size_t le
 	}
 }
 
-static void run_job(struct kwd_worker *w, struct kwd_job *job)
+void kwd_job_seal(struct kwd_job *job, const struct kw_publish *pub, char *log_why,
+		  size_t log_whylen)
 {
 	enum kw_seal_stage stage;
-	char log_why[256];
+
+	job->in.transcript_hash = job->hash;
+	job->in.call_count = job->count;
+	job->in.iat = kwd_now_us() / 1000000;
+	job->err = kw_seal_record_logged(&job->in, job->key, pub, job->record_path, &job->record,
+					 &stage, job->why, sizeof(job->why), log_why, log_whylen);
+	job->stage = (int)stage;
+}
+
+/* Returns false when a SEAL job went to the transparency thread, which
+ * hands it back itself. */
+static bool run_job(struct kwd_worker *w, struct kwd_job *job)
+{
+	char log_why[256] = "";
 	int e;
 
 	if (job->kind == KWD_JOB_FILE) {
@@ -171,7 +187,7 @@ static void run_job(struct kwd_worker *w, struct kwd_job *job)
 		free(job->path);
 		free(job->data);
 		job->path = job->data = NULL;
-		return;
+		return true;
 	}
 	/* The ring buffer lets go of the events only once their lines are
 	 * in the file, and never past a chunk that could not be written. The
@@ -186,7 +202,7 @@ static void run_job(struct kwd_worker *w, struct kwd_job *job)
 			note_error(w, job->fd, kw_transcript_append_lines(job->tr, job->data, job->len));
 	}
 	if (job->kind != KWD_JOB_SEAL)
-		return; /* the buffer goes to the spares, under the lock */
+		return true; /* the buffer goes to the spares, under the lock */
 	free(job->data);
 	job->data = NULL;
 	e = job->err;
@@ -211,18 +227,40 @@ static void run_job(struct kwd_worker *w, struct kwd_job *job)
 	}
 	job->err = e;
 	if (e)
-		return;
-	/* The log is on disk: seal what it holds. */
-	job->in.transcript_hash = job->hash;
-	job->in.call_count = job->count;
-	job->in.iat = kwd_now_us() / 1000000;
-	job->err = kw_seal_record_logged(&job->in, job->key, job->publish, job->record_path,
-					 &job->record, &stage, job->why, sizeof(job->why), log_why,
-					 sizeof(log_why));
-	job->stage = (int)stage;
-	if (log_why[0])
-		kwd_log(NULL, LOG_WARNING, "record %s not logged (no transparency): %s",
-			job->record_path, log_why);
+		return true;
+	/* The log is on disk: seal what it holds. The transparency log and
+	 * its witnesses are network calls: never here, where every log is
+	 * written, but on the transparency thread. */
+	if (job->publish && kwd_publisher_take(w->d, job))
+		return false;
+	kwd_job_seal(job, NULL, log_why, sizeof(log_why));
+	if (job->publish && !job->err)
+		kwd_publisher_unlogged(w->d, job->record_path, "the transparency queue is full");
+	return true;
+}
+
+/* Under w->lock: a SEAL job back to the loop, oldest first. */
+static void finish_locked(struct kwd_worker *w, struct kwd_job *job)
+{
+	uint64_t one = 1;
+
+	job->next = NULL;
+	if (w->done_tail)
+		w->done_tail->next = job;
+	else
+		w->done = job;
+	w->done_tail = job;
+	if (write(w->efd, &one, sizeof(one)) < 0)
+		(void)0;
+}
+
+void kwd_worker_finish(struct kwd *d, struct kwd_job *job)
+{
+	struct kwd_worker *w = d->worker;
+
+	pthread_mutex_lock(&w->lock);
+	finish_locked(w, job);
+	pthread_mutex_unlock(&w->lock);
 }
 
 static void *worker_main(void *arg)
@@ -244,20 +282,13 @@ static void *worker_main(void *arg)
 			w->tail = NULL;
 		pthread_mutex_unlock(&w->lock);
 
-		run_job(w, job);
-
+		if (!run_job(w, job)) {
+			pthread_mutex_lock(&w->lock);
+			continue; /* the transparency thread has it */
+		}
 		pthread_mutex_lock(&w->lock);
 		if (job->kind == KWD_JOB_SEAL) {
-			uint64_t one = 1;
-
-			job->next = NULL;
-			if (w->done_tail)
-				w->done_tail->next = job;
-			else
-				w->done = job;
-			w->done_tail = job;
-			if (write(w->efd, &one, sizeof(one)) < 0)
-				(void)0;
+			finish_locked(w, job);
 		} else {
 			if (job->kind == KWD_JOB_WRITE)
 				keep_spare(w, job->data, job->cap);
@@ -278,6 +309,7 @@ int kwd_worker_start(struct kwd *d, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	w->d = d;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->wake, NULL);
 	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

@@ -82,6 +82,12 @@ struct kwd_job *kwd_worker_done(struct kwd *d);
 /* Runs every queued job and stops the thread; finished jobs stay for
  * kwd_worker_done. */
 void kwd_worker_stop(struct kwd *d);
+/* Any thread: a SEAL job is finished, back to the loop (kwd_worker_done). */
+void kwd_worker_finish(struct kwd *d, struct kwd_job *job);
+/* Seals a SEAL job's record once its log is on disk (pub NULL: without
+ * transparency); log_why says why a record was not logged. */
+void kwd_job_seal(struct kwd_job *job, const struct kw_publish *pub, char *log_why,
+		  size_t log_whylen);
 /* After kwd_worker_stop and the last kwd_worker_done. */
 void kwd_worker_free(struct kwd *d);
 

@@ -18,31 +18,9 @@
 #include "kwitness/buf.h"
 #include "kwitness/jcs.h"
 #include "jcs_internal.h"
+#include "jcs_parser.h"
 
-struct member {
-	uint64_t prefix;   /* the name's first 8 bytes, ordered like UTF-16 */
-	size_t key_off;    /* decoded name: in out, or in keys when in_keys */
-	size_t key_len;
-	size_t start, end; /* canonical "name":value in out */
-	size_t in_off;     /* the name's offset in the input, for errors */
-	bool in_keys;
-};
-
-struct parser {
-	const unsigned char *begin, *p, *end;
-	struct kw_buf *out;
-	struct member *m;  /* members of every open object, innermost last */
-	size_t m_len, m_cap;
-	struct kw_buf keys; /* decoded names that needed escapes */
-	struct kw_buf perm; /* scratch for reordering an object's members */
-	struct jcs_error *err;
-	int depth;
-};
-
-static int fail(struct parser *ps, const unsigned char *at, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(struct parser *ps, const unsigned char *at, const char *fmt, ...)
+int jcs_fail(struct jcs_parser *ps, const unsigned char *at, const char *fmt, ...)
 {
 	struct jcs_error *e = ps->err;
 	if (!e)
@@ -74,7 +52,7 @@ static void describe(const unsigned char *p, const unsigned char *end, char *buf
 		snprintf(buf, n, "byte 0x%02x", *p);
 }
 
-static inline void skip_ws(struct parser *ps)
+static inline void skip_ws(struct jcs_parser *ps)
 {
 	const unsigned char *p = ps->p, *end = ps->end;
 	while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
@@ -82,7 +60,7 @@ static inline void skip_ws(struct parser *ps)
 	ps->p = p;
 }
 
-static inline int put(struct parser *ps, const void *s, size_t n)
+static inline int put(struct jcs_parser *ps, const void *s, size_t n)
 {
 	struct kw_buf *o = ps->out;
 	if (o->cap - o->len <= n && kw_buf_reserve(o, n))
@@ -92,7 +70,7 @@ static inline int put(struct parser *ps, const void *s, size_t n)
 	return 0;
 }
 
-static inline int putch(struct parser *ps, char c)
+static inline int putch(struct jcs_parser *ps, char c)
 {
 	struct kw_buf *o = ps->out;
 	if (o->cap - o->len <= 1 && kw_buf_reserve(o, 1))
@@ -121,7 +99,7 @@ static int hex4(const unsigned char *p, unsigned *v)
 }
 
 /* Writes code point cp in its canonical string form. */
-static int put_code_point(struct parser *ps, unsigned cp, bool *escaped)
+static int put_code_point(struct jcs_parser *ps, unsigned cp, bool *escaped)
 {
 	char b[6];
 	size_t n;
@@ -168,11 +146,11 @@ static int put_code_point(struct parser *ps, unsigned cp, bool *escaped)
 
 /* Reads the escape at p (p[0] == '\\'), writes its canonical form and
  * returns the bytes consumed, or a negative errno. */
-static int parse_escape(struct parser *ps, const unsigned char *p, bool *escaped)
+static int parse_escape(struct jcs_parser *ps, const unsigned char *p, bool *escaped)
 {
 	const unsigned char *end = ps->end;
 	if (end - p < 2)
-		return fail(ps, p, "unterminated string");
+		return jcs_fail(ps, p, "unterminated string");
 	switch (p[1]) {
 	case '"': return put_code_point(ps, '"', escaped) ?: 2;
 	case '\\': return put_code_point(ps, '\\', escaped) ?: 2;
@@ -186,18 +164,18 @@ static int parse_escape(struct parser *ps, const unsigned char *p, bool *escaped
 	default: {
 		char what[24];
 		describe(p + 1, end, what, sizeof(what));
-		return fail(ps, p, "invalid escape \\%s in string", what);
+		return jcs_fail(ps, p, "invalid escape \\%s in string", what);
 	}
 	}
 	unsigned cp, lo;
 	if (end - p < 6 || hex4(p + 2, &cp))
-		return fail(ps, p, "invalid \\u escape: four hex digits expected");
+		return jcs_fail(ps, p, "invalid \\u escape: four hex digits expected");
 	if (cp >= 0xDC00 && cp <= 0xDFFF)
-		return fail(ps, p, "lone low surrogate \\u%04X", cp);
+		return jcs_fail(ps, p, "lone low surrogate \\u%04X", cp);
 	if (cp >= 0xD800 && cp <= 0xDBFF) {
 		if (end - p < 12 || p[6] != '\\' || p[7] != 'u' || hex4(p + 8, &lo) ||
 		    lo < 0xDC00 || lo > 0xDFFF)
-			return fail(ps, p, "lone high surrogate \\u%04X", cp);
+			return jcs_fail(ps, p, "lone high surrogate \\u%04X", cp);
 		cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
 		return put_code_point(ps, cp, escaped) ?: 12;
 	}
@@ -206,7 +184,7 @@ static int parse_escape(struct parser *ps, const unsigned char *p, bool *escaped
 
 /* Undoes the canonical escapes of a name (only \" \\ \b \t \n \f \r \u00xx
  * can occur) into ps->keys, for comparing. */
-static int decode_key(struct parser *ps, struct member *m)
+static int decode_key(struct jcs_parser *ps, struct jcs_member *m)
 {
 	const char *s = ps->out->data + m->key_off;
 	size_t n = m->key_len;
@@ -245,7 +223,7 @@ static int decode_key(struct parser *ps, struct member *m)
 
 /* Room for n more output bytes past position o (out->len is behind o while
  * a string is being copied). */
-static inline char *room_at(struct parser *ps, size_t o, size_t n)
+static inline char *room_at(struct jcs_parser *ps, size_t o, size_t n)
 {
 	struct kw_buf *b = ps->out;
 	if (__builtin_expect(b->cap - o <= n, 0)) {
@@ -260,7 +238,7 @@ static inline char *room_at(struct parser *ps, size_t o, size_t n)
  * name is. Plain bytes are copied sixteen at a time as they are scanned:
  * each block is stored whole and the write position advanced only past its
  * plain part, so the common string costs no library call. */
-static int parse_string(struct parser *ps, struct member *key)
+static int parse_string(struct jcs_parser *ps, struct jcs_member *key)
 {
 	const unsigned char *open = ps->p, *p = open + 1, *end = ps->end;
 	bool escaped = false;
@@ -296,7 +274,7 @@ static int parse_string(struct parser *ps, struct member *key)
 special:
 #endif
 		if (p >= end)
-			return fail(ps, open, "unterminated string");
+			return jcs_fail(ps, open, "unterminated string");
 		switch (jcs_byte_class[*p]) {
 		case JCS_C_QUOTE:
 			ps->out->len = o;
@@ -318,11 +296,11 @@ special:
 			o = ps->out->len;
 			break;
 		case JCS_C_CTRL:
-			return fail(ps, p, "control character 0x%02x in string (must be escaped)", *p);
+			return jcs_fail(ps, p, "control character 0x%02x in string (must be escaped)", *p);
 		default: {
 			size_t len = jcs_utf8_seq(p, (size_t)(end - p));
 			if (!len)
-				return fail(ps, p, "invalid UTF-8 (byte 0x%02x)", *p);
+				return jcs_fail(ps, p, "invalid UTF-8 (byte 0x%02x)", *p);
 			if (!(d = room_at(ps, o, len)))
 				return -ENOMEM;
 			memcpy(d + o, p, len);
@@ -394,7 +372,7 @@ static size_t short_decimal(bool neg, const unsigned char *ip, const unsigned ch
 	return jcs_number_layout(neg, d, k, (int)n, out);
 }
 
-static int parse_number(struct parser *ps)
+static int parse_number(struct jcs_parser *ps)
 {
 	const unsigned char *start = ps->p, *p = start, *end = ps->end;
 	bool neg = *p == '-', integer = true;
@@ -403,13 +381,13 @@ static int parse_number(struct parser *ps)
 	const unsigned char *digits = p;
 	if (!is_digit(p, end)) {
 		if (p < end && *p == 'I')
-			return fail(ps, start, "Infinity is not a JSON number");
-		return fail(ps, p, "invalid number: digit expected");
+			return jcs_fail(ps, start, "Infinity is not a JSON number");
+		return jcs_fail(ps, p, "invalid number: digit expected");
 	}
 	if (*p == '0') {
 		p++;
 		if (is_digit(p, end))
-			return fail(ps, start, "invalid number: leading zero");
+			return jcs_fail(ps, start, "invalid number: leading zero");
 	} else {
 		while (is_digit(p, end))
 			p++;
@@ -419,7 +397,7 @@ static int parse_number(struct parser *ps)
 	if (p < end && *p == '.') {
 		p++;
 		if (!is_digit(p, end))
-			return fail(ps, p, "invalid number: digit expected after '.'");
+			return jcs_fail(ps, p, "invalid number: digit expected after '.'");
 		frac = p;
 		while (is_digit(p, end))
 			p++;
@@ -431,7 +409,7 @@ static int parse_number(struct parser *ps)
 		if (p < end && (*p == '+' || *p == '-'))
 			exp_neg = *p++ == '-';
 		if (!is_digit(p, end))
-			return fail(ps, p, "invalid number: digit expected in exponent");
+			return jcs_fail(ps, p, "invalid number: digit expected in exponent");
 		exp = p;
 		while (is_digit(p, end))
 			p++;
@@ -448,7 +426,7 @@ static int parse_number(struct parser *ps)
 			for (const unsigned char *d = digits; d < int_end; d++)
 				v = v * 10 + (uint64_t)(*d - '0');
 		if (nd > 16 || v > (uint64_t)JCS_MAX_SAFE_INT)
-			return fail(ps, start, "integer outside +-(2^53-1)");
+			return jcs_fail(ps, start, "integer outside +-(2^53-1)");
 		if (v == 0)
 			return putch(ps, '0'); /* -0 -> 0 */
 		return put(ps, start, (size_t)(int_end - start));
@@ -481,27 +459,27 @@ static int parse_number(struct parser *ps)
 	if (s != small)
 		free(s);
 	if (isinf(v))
-		return fail(ps, start, "number overflows to infinity");
+		return jcs_fail(ps, start, "number overflows to infinity");
 	/* Every double of magnitude 2^53 or more is an integer: the same integer
 	 * rule as for literals, whatever the spelling (1e16, 9007199254740992.0). */
 	if (fabs(v) > (double)JCS_MAX_SAFE_INT)
-		return fail(ps, start, "integer-valued number outside +-(2^53-1)");
+		return jcs_fail(ps, start, "integer-valued number outside +-(2^53-1)");
 	len = jcs_format_double(v, num);
 	return put(ps, num, len);
 }
 
-static int parse_value(struct parser *ps);
+static int parse_value(struct jcs_parser *ps);
 
-static int enter(struct parser *ps)
+static int enter(struct jcs_parser *ps)
 {
 	if (++ps->depth > JCS_MAX_DEPTH)
-		return fail(ps, ps->p, "nesting deeper than %d", JCS_MAX_DEPTH);
+		return jcs_fail(ps, ps->p, "nesting deeper than %d", JCS_MAX_DEPTH);
 	return 0;
 }
 
 /* The opening character (appended, one level deeper) and white space: 1
  * when close follows at once (consumed, appended, the level given back). */
-static int open_container(struct parser *ps, char open, char close)
+static int open_container(struct jcs_parser *ps, char open, char close)
 {
 	int rc;
 	if ((rc = enter(ps)) || (rc = putch(ps, open)))
@@ -518,7 +496,7 @@ static int open_container(struct parser *ps, char open, char close)
 
 /* After an element or a member: 1 when ',' follows (consumed, appended),
  * 0 when close follows (consumed only), else an error. */
-static int next_item(struct parser *ps, char close)
+static int next_item(struct jcs_parser *ps, char close)
 {
 	int rc;
 	skip_ws(ps);
@@ -532,10 +510,10 @@ static int next_item(struct parser *ps, char close)
 	}
 	char what[24];
 	describe(ps->p, ps->end, what, sizeof(what));
-	return fail(ps, ps->p, "expected ',' or '%c' but found %s", close, what);
+	return jcs_fail(ps, ps->p, "expected ',' or '%c' but found %s", close, what);
 }
 
-static int parse_array(struct parser *ps)
+static int parse_array(struct jcs_parser *ps)
 {
 	int rc = open_container(ps, '[', ']');
 	if (rc)
@@ -548,18 +526,6 @@ static int parse_array(struct parser *ps)
 		return rc;
 	ps->depth--;
 	return putch(ps, ']');
-}
-
-static inline const char *key_of(struct parser *ps, const struct member *m)
-{
-	return (m->in_keys ? ps->keys.data : ps->out->data) + m->key_off;
-}
-
-static inline int member_cmp(struct parser *ps, const struct member *a, const struct member *b)
-{
-	if (a->prefix != b->prefix)
-		return a->prefix < b->prefix ? -1 : 1;
-	return jcs_utf16_cmp(key_of(ps, a), a->key_len, key_of(ps, b), b->key_len);
 }
 
 /* A name's first 8 bytes as a big-endian number whose order is the UTF-16
@@ -580,131 +546,7 @@ static inline uint64_t key_prefix(const unsigned char *k, size_t n)
 	return __builtin_bswap64(v);
 }
 
-/* memcpy for short spans that may write (and read) up to 15 bytes past n. */
-static inline void copy_blocks(char *dst, const char *src, size_t n)
-{
-#ifdef __SSE2__
-	for (size_t i = 0; i < n; i += 16)
-		_mm_storeu_si128((__m128i *)(void *)(dst + i),
-				 _mm_loadu_si128((const __m128i *)(const void *)(src + i)));
-#else
-	memcpy(dst, src, n);
-#endif
-}
-
-struct sort_ctx {
-	struct parser *ps;
-	const struct member *m;
-};
-
-static int order_cmp_r(const void *a, const void *b, void *ctx)
-{
-	const struct sort_ctx *c = ctx;
-	return member_cmp(c->ps, &c->m[*(const uint32_t *)a], &c->m[*(const uint32_t *)b]);
-}
-
-/* Refuses member m as a duplicate. The name goes into the message with
- * controls shown as '?' and cut at a character boundary: messages end up on
- * terminals and in logs. */
-static int duplicate(struct parser *ps, const struct member *m)
-{
-	const unsigned char *k = (const unsigned char *)key_of(ps, m);
-	char name[64];
-	size_t n = m->key_len < 60 ? m->key_len : 60;
-	if (n < m->key_len)
-		while (n > 0 && (k[n] & 0xC0) == 0x80)
-			n--;
-	for (size_t i = 0; i < n; i++)
-		name[i] = k[i] < 0x20 || k[i] == 0x7f ? '?' : (char)k[i];
-	name[n] = '\0';
-	return fail(ps, ps->begin + m->in_off, "duplicate member name \"%s%s\"", name,
-		    n < m->key_len ? "..." : "");
-}
-
-/* Sorts the members of the object that just closed, refuses duplicate
- * names and rewrites the object's bytes in canonical order. */
-static int finish_object(struct parser *ps, size_t base)
-{
-	const struct member *m = ps->m + base;
-	size_t n = ps->m_len - base;
-	bool sorted = true;
-	for (size_t i = 1; i < n; i++) {
-		int c = member_cmp(ps, &m[i - 1], &m[i]);
-		if (c == 0)
-			return duplicate(ps, &m[i]);
-		if (c > 0)
-			sorted = false;
-	}
-	if (sorted)
-		return 0;
-	if (n > UINT32_MAX)
-		return -ENOMEM;
-
-	/* Sort indexes, not the members themselves. */
-	uint32_t small[32], *ord = small;
-	if (n > 32 && !(ord = malloc(n * sizeof(*ord))))
-		return -ENOMEM;
-	for (uint32_t i = 0; i < n; i++)
-		ord[i] = i;
-	if (n <= 24) {
-		for (size_t i = 1; i < n; i++) {
-			uint32_t t = ord[i];
-			size_t j = i;
-			while (j > 0 && member_cmp(ps, &m[ord[j - 1]], &m[t]) > 0) {
-				ord[j] = ord[j - 1];
-				j--;
-			}
-			ord[j] = t;
-		}
-	} else {
-		struct sort_ctx ctx = { ps, m };
-		qsort_r(ord, n, sizeof(*ord), order_cmp_r, &ctx);
-	}
-	int rc = 0;
-	size_t dup = SIZE_MAX;
-	for (size_t i = 1; i < n; i++)
-		if (member_cmp(ps, &m[ord[i - 1]], &m[ord[i]]) == 0) {
-			/* Report the later of the equal names, the first such. */
-			size_t a = m[ord[i - 1]].in_off, b = m[ord[i]].in_off;
-			size_t later = a > b ? a : b;
-			if (later < dup)
-				dup = later;
-		}
-	if (dup != SIZE_MAX) {
-		const struct member *d = NULL;
-		for (size_t i = 0; i < n && !d; i++)
-			if (m[i].in_off == dup)
-				d = &m[i];
-		rc = duplicate(ps, d);
-		goto out;
-	}
-
-	size_t region = m[0].start, region_len = m[n - 1].end - region;
-	kw_buf_reset(&ps->perm);
-	/* 16 bytes of slack on both sides: members are copied in whole
-	 * 16-byte blocks, the overshoot lands where the next member or the
-	 * closing brace will be written. */
-	if (kw_buf_append(&ps->perm, ps->out->data + region, region_len) ||
-	    kw_buf_reserve(&ps->perm, 16) || kw_buf_reserve(ps->out, 16)) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	char *o = ps->out->data + region;
-	for (size_t i = 0; i < n; i++) {
-		const struct member *x = &m[ord[i]];
-		if (i)
-			*o++ = ',';
-		size_t len = x->end - x->start;
-		copy_blocks(o, ps->perm.data + (x->start - region), len);
-		o += len;
-	}
-out:
-	if (ord != small)
-		free(ord);
-	return rc;
-}
-
-static int parse_object(struct parser *ps)
+static int parse_object(struct jcs_parser *ps)
 {
 	size_t base = ps->m_len, keys_mark = ps->keys.len;
 	int rc = open_container(ps, '{', '}');
@@ -715,10 +557,10 @@ static int parse_object(struct parser *ps)
 		if (ps->p >= ps->end || *ps->p != '"') {
 			char what[24];
 			describe(ps->p, ps->end, what, sizeof(what));
-			return fail(ps, ps->p, "expected a member name (string) but found %s", what);
+			return jcs_fail(ps, ps->p, "expected a member name (string) but found %s", what);
 		}
 		if (ps->m_len == ps->m_cap) {
-			struct member *nm = kw_array_grow(ps->m, &ps->m_cap, sizeof(*nm), 64);
+			struct jcs_member *nm = kw_array_grow(ps->m, &ps->m_cap, sizeof(*nm), 64);
 			if (!nm)
 				return -ENOMEM;
 			ps->m = nm;
@@ -727,19 +569,19 @@ static int parse_object(struct parser *ps)
 		size_t mi = ps->m_len++;
 		ps->m[mi].start = ps->out->len;
 		ps->m[mi].in_off = (size_t)(ps->p - ps->begin);
-		struct member key;
+		struct jcs_member key;
 		if ((rc = parse_string(ps, &key)))
 			return rc;
 		ps->m[mi].key_off = key.key_off;
 		ps->m[mi].key_len = key.key_len;
 		ps->m[mi].in_keys = key.in_keys;
-		ps->m[mi].prefix = key_prefix((const unsigned char *)key_of(ps, &ps->m[mi]),
+		ps->m[mi].prefix = key_prefix((const unsigned char *)jcs_key_of(ps, &ps->m[mi]),
 					      key.key_len);
 		skip_ws(ps);
 		if (ps->p >= ps->end || *ps->p != ':') {
 			char what[24];
 			describe(ps->p, ps->end, what, sizeof(what));
-			return fail(ps, ps->p, "expected ':' but found %s", what);
+			return jcs_fail(ps, ps->p, "expected ':' but found %s", what);
 		}
 		ps->p++;
 		if ((rc = putch(ps, ':')) || (rc = parse_value(ps)))
@@ -751,7 +593,7 @@ static int parse_object(struct parser *ps)
 		if (rc == 0)
 			break;
 	}
-	if ((rc = finish_object(ps, base)))
+	if ((rc = jcs_finish_object(ps, base)))
 		return rc;
 	ps->m_len = base;
 	ps->keys.len = keys_mark;
@@ -759,19 +601,19 @@ static int parse_object(struct parser *ps)
 	return putch(ps, '}');
 }
 
-static int parse_literal(struct parser *ps, const char *word, size_t n)
+static int parse_literal(struct jcs_parser *ps, const char *word, size_t n)
 {
 	if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n))
-		return fail(ps, ps->p, "invalid literal (expected %s)", word);
+		return jcs_fail(ps, ps->p, "invalid literal (expected %s)", word);
 	ps->p += n;
 	return put(ps, word, n);
 }
 
-static int parse_value(struct parser *ps)
+static int parse_value(struct jcs_parser *ps)
 {
 	skip_ws(ps);
 	if (ps->p >= ps->end)
-		return fail(ps, ps->p, "unexpected end of input: value expected");
+		return jcs_fail(ps, ps->p, "unexpected end of input: value expected");
 	switch (*ps->p) {
 	case '{': return parse_object(ps);
 	case '[': return parse_array(ps);
@@ -782,11 +624,11 @@ static int parse_value(struct parser *ps)
 	case '-':
 	case '0' ... '9': return parse_number(ps);
 	case 'N':
-	case 'I': return fail(ps, ps->p, "NaN and Infinity are not JSON numbers");
+	case 'I': return jcs_fail(ps, ps->p, "NaN and Infinity are not JSON numbers");
 	default: {
 		char what[24];
 		describe(ps->p, ps->end, what, sizeof(what));
-		return fail(ps, ps->p, "unexpected %s: value expected", what);
+		return jcs_fail(ps, ps->p, "unexpected %s: value expected", what);
 	}
 	}
 }
@@ -796,7 +638,7 @@ int jcs_canonicalize_with(struct jcs_scratch *scratch, const char *text, size_t 
 {
 	if (!text)
 		text = ""; /* len must then be 0: nothing to read */
-	struct parser ps = {
+	struct jcs_parser ps = {
 		.begin = (const unsigned char *)text,
 		.p = (const unsigned char *)text,
 		.end = (const unsigned char *)text + len,
@@ -818,7 +660,7 @@ int jcs_canonicalize_with(struct jcs_scratch *scratch, const char *text, size_t 
 	if (!rc) {
 		skip_ws(&ps);
 		if (ps.p != ps.end)
-			rc = fail(&ps, ps.p, "trailing content after the JSON value");
+			rc = jcs_fail(&ps, ps.p, "trailing content after the JSON value");
 	}
 	if (scratch) {
 		scratch->members = ps.m;

@@ -31,7 +31,8 @@ struct span {
 /* What one entry says, as canonical JSON value texts. */
 struct entry {
 	struct span tool, seq, decision, session, complete, decisions, denials, dropped, next_seq,
-		seq_gaps, sealed, sandbox_id, bundle_hash, image_digest, mode;
+		seq_gaps, sealed, sandbox_id, bundle_hash, image_digest, mode, evidence, machine_id,
+		kill_failed;
 };
 
 static void set_problem(struct kw_log_check *c, enum kw_verify_reason r, const char *fmt, ...)
@@ -78,6 +79,7 @@ int kw_log_check_init(struct kw_log_check *c)
 	c->on_entry = on_entry;
 	c->entry_ctx = entry_ctx;
 	c->t_decisions = c->t_denials = c->t_dropped = c->t_next_seq = c->t_seq_gaps = -1;
+	c->t_kill_failed = -1; /* absent in trailers before kill_failed */
 	c->buf = malloc(BUF_CAP + 1);
 	if (!c->buf)
 		return -ENOMEM;
@@ -162,10 +164,12 @@ static struct span *wanted(struct entry *e, const char *k, size_t n)
 	case 7: return IS("session") ? &e->session : IS("denials") ? &e->denials
 			: IS("dropped") ? &e->dropped : NULL;
 	case 8: return IS("decision") ? &e->decision : IS("complete") ? &e->complete
-			: IS("next_seq") ? &e->next_seq : IS("seq_gaps") ? &e->seq_gaps : NULL;
+			: IS("next_seq") ? &e->next_seq : IS("seq_gaps") ? &e->seq_gaps
+			: IS("evidence") ? &e->evidence : NULL;
 	case 9: return IS("decisions") ? &e->decisions : NULL;
-	case 10: return IS("sandbox_id") ? &e->sandbox_id : NULL;
-	case 11: return IS("bundle_hash") ? &e->bundle_hash : NULL;
+	case 10: return IS("sandbox_id") ? &e->sandbox_id : IS("machine_id") ? &e->machine_id : NULL;
+	case 11: return IS("bundle_hash") ? &e->bundle_hash
+			: IS("kill_failed") ? &e->kill_failed : NULL;
 	case 12: return IS("image_digest") ? &e->image_digest : NULL;
 	default: return NULL;
 	}
@@ -268,6 +272,16 @@ bool kw_log_field_equals(const struct kw_log_field *f, const char *value)
 	return same;
 }
 
+void kw_log_field_string(const struct kw_log_field *f, char *out, size_t outlen)
+{
+	out[0] = '\0';
+	if (f->too_long || f->len < 2 || f->text[0] != '"' || f->text[f->len - 1] != '"' ||
+	    f->len - 2 >= outlen || memchr(f->text, '\\', f->len))
+		return;
+	memcpy(out, f->text + 1, f->len - 2);
+	out[f->len - 2] = '\0';
+}
+
 /* Gaps are kept sorted and apart; the last one is the newest. */
 static void add_gap(struct kw_log_check *c, uint64_t lo, uint64_t hi)
 {
@@ -357,6 +371,7 @@ static void follow_entry(struct kw_log_check *c, const char *p, size_t n)
 		keep_field(&c->bundle_hash, e.bundle_hash);
 		keep_field(&c->image_digest, e.image_digest);
 		keep_field(&c->mode, e.mode);
+		keep_field(&c->machine_id, e.machine_id);
 		if (c->expect_session && !kw_log_field_equals(&c->session, c->expect_session))
 			c->session_mismatch = true;
 		return;
@@ -365,11 +380,13 @@ static void follow_entry(struct kw_log_check *c, const char *p, size_t n)
 		c->has_close = true;
 		c->complete_claimed = span_is(e.complete, "true");
 		c->sealed = e.sealed.p != NULL;
+		keep_field(&c->close_evidence, e.evidence);
 		trailer_int(e.decisions, &c->t_decisions);
 		trailer_int(e.denials, &c->t_denials);
 		trailer_int(e.dropped, &c->t_dropped);
 		trailer_int(e.next_seq, &c->t_next_seq);
 		trailer_int(e.seq_gaps, &c->t_seq_gaps);
+		trailer_int(e.kill_failed, &c->t_kill_failed);
 		if (c->has_open && (!e.session.p || e.session.n != c->session.len ||
 				    memcmp(e.session.p, c->session.text, c->session.len)))
 			set_inconsistent(c, "the trailer names another session than the open entry");
@@ -564,6 +581,9 @@ static void judge(struct kw_log_check *c)
 			else if (c->complete_claimed && c->t_dropped != 0)
 				set_inconsistent(c, "the trailer says complete but counts %" PRId64 " dropped",
 						 c->t_dropped);
+			else if (c->complete_claimed && c->t_kill_failed > 0)
+				set_inconsistent(c, "the trailer says complete but counts %" PRId64
+						 " processes a kill did not end", c->t_kill_failed);
 		}
 	}
 
@@ -582,10 +602,15 @@ static void judge(struct kw_log_check *c)
 		snprintf(c->incomplete_why, sizeof(c->incomplete_why),
 			 "the trailer says complete:false: the session was sealed by a later collector, "
 			 "its last decisions and the kernel's counters are unknown");
-	} else if (!c->complete_claimed || c->t_dropped != 0 || missing) {
+	} else if (!c->complete_claimed || c->t_dropped != 0 || missing || c->t_kill_failed > 0) {
 		snprintf(c->incomplete_why, sizeof(c->incomplete_why),
 			 "the trailer says complete:%s, %" PRId64 " dropped, %" PRIu64 " seq gaps",
 			 c->complete_claimed ? "true" : "false", c->t_dropped, missing);
+		if (c->t_kill_failed > 0)
+			snprintf(c->incomplete_why + strlen(c->incomplete_why),
+				 sizeof(c->incomplete_why) - strlen(c->incomplete_why),
+				 ", %" PRId64 " process(es) a kill at close did not end",
+				 c->t_kill_failed);
 	} else if (!c->inconsistent) {
 		c->complete = true;
 	} else {

@@ -84,13 +84,22 @@ static int connect_to(const struct http_url *u)
 	return fd >= 0 ? fd : -ECONNREFUSED;
 }
 
-/* Reads until the peer closes (the request said Connection: close). */
+/* Reads until the peer closes (the request said Connection: close), within
+ * HTTP_TIMEOUT_S in all: a peer that trickles a byte per read timeout does
+ * not hold the caller longer. */
 static int read_all(int fd, size_t max, struct kw_buf *out)
 {
+	struct timespec start, now;
 	char buf[4096];
 
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
+		ssize_t n;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - start.tv_sec > HTTP_TIMEOUT_S)
+			return -ETIMEDOUT;
+		n = read(fd, buf, sizeof(buf));
 
 		if (n == 0)
 			return 0;

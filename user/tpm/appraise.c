@@ -24,6 +24,9 @@ static const struct {
 	[KW_APPRAISE_NONCE_MISMATCH] = { "quote_nonce_mismatch", 4 },
 	[KW_APPRAISE_MEASUREMENT_MISMATCH] = { "quote_measurement_mismatch", 5 },
 	[KW_APPRAISE_PCRS_MISMATCH] = { "pcr_values_mismatch", 6 },
+	[KW_APPRAISE_EVIDENCE_NOT_LOGGED] = { "evidence_not_logged", 0 },
+	[KW_APPRAISE_AK_NOT_ENROLLED_FOR_KEY] = { "ak_not_enrolled_for_key", 2 },
+	[KW_APPRAISE_AK_NOT_ENROLLED_FOR_HOST] = { "ak_not_enrolled_for_host", 2 },
 };
 
 const char *kw_appraise_code(enum kw_appraise_step s)
@@ -34,6 +37,20 @@ const char *kw_appraise_code(enum kw_appraise_step s)
 int kw_appraise_step_number(enum kw_appraise_step s)
 {
 	return (unsigned)s < sizeof(steps) / sizeof(steps[0]) ? steps[s].number : -1;
+}
+
+int kw_appraise_level(int ret, const struct kw_appraise_result *res, char *why, size_t whylen)
+{
+	why[0] = '\0';
+	if (ret < 0) {
+		snprintf(why, whylen, "appraisal failed: %s", strerror(-ret));
+		return 0;
+	}
+	if (ret == 0 && res->step == KW_APPRAISE_OK)
+		return 1;
+	snprintf(why, whylen, "TPM appraisal failed at step %d: %s: %.300s",
+		 kw_appraise_step_number(res->step), kw_appraise_code(res->step), res->message);
+	return 0;
 }
 
 static int verdict(struct kw_appraise_result *res, enum kw_appraise_step s, const char *fmt, ...)
@@ -85,6 +102,27 @@ static int check_reference(const struct kw_tpm_quote *q, const json_t *ref,
 	return 0;
 }
 
+/* Step 2: the enrollment ties the quoting AK to the EK, and names the key
+ * that signed the record and the host the log names: an AK speaks only for
+ * what its enrollment lists. */
+static int enrolled(const struct kw_evidence *ev, const uint8_t name[34], const json_t *record,
+		    const struct kw_appraise_opts *o, struct kw_appraise_result *res)
+{
+	char why[400], tp[KW_THUMBPRINT_MAX];
+
+	if (kw_enrollment_check(ev->enrollment, o->enroll_key, &ev->ek_certs[0], name, why,
+				sizeof(why)))
+		return verdict(res, KW_APPRAISE_AK_NOT_ENROLLED, "%s", why);
+	if (kw_jwk_thumbprint(json_object_get(json_object_get(record, "cnf"), "jwk"), tp))
+		tp[0] = '\0';
+	if (kw_enrollment_names_key(ev->enrollment, tp, why, sizeof(why)))
+		return verdict(res, KW_APPRAISE_AK_NOT_ENROLLED_FOR_KEY, "%s", why);
+	if (o->logged_machine_id &&
+	    kw_enrollment_names_host(ev->enrollment, o->logged_machine_id, why, sizeof(why)))
+		return verdict(res, KW_APPRAISE_AK_NOT_ENROLLED_FOR_HOST, "%s", why);
+	return 0;
+}
+
 int kw_appraise(const json_t *evidence, const json_t *record, const struct kw_appraise_opts *o,
 		struct kw_appraise_result *res)
 {
@@ -106,6 +144,22 @@ int kw_appraise(const json_t *evidence, const json_t *record, const struct kw_ap
 			       platform ? platform : "(missing)");
 	if (kw_evidence_parse(evidence, &ev, why, sizeof(why)))
 		return verdict(res, KW_APPRAISE_EVIDENCE_MALFORMED, "%s", why);
+	/* 0. A file's name proves nothing: its quote must be the one the log's
+	 * close entry (under the transcript hash) names. */
+	if (o->logged_evidence) {
+		char digest[KW_DIGEST_STR_MAX];
+
+		if (kw_evidence_digest(&ev.q, digest)) {
+			ret = -EIO;
+			goto out;
+		}
+		if (!*o->logged_evidence || strcmp(digest, o->logged_evidence)) {
+			ret = verdict(res, KW_APPRAISE_EVIDENCE_NOT_LOGGED,
+				      "the evidence holds quote %s, the log's close entry names %.80s",
+				      digest, *o->logged_evidence ? o->logged_evidence : "none");
+			goto out;
+		}
+	}
 
 	/* 1. The EK certificate chains to the CA. */
 	ret = kw_ek_chain_verify(ev.ek_certs, ev.n_ek_certs, o->ca_file, why, sizeof(why));
@@ -122,11 +176,8 @@ int kw_appraise(const json_t *evidence, const json_t *record, const struct kw_ap
 		ret = -EIO;
 		goto out;
 	}
-	if (kw_enrollment_check(ev.enrollment, o->enroll_key, &ev.ek_certs[0], name, why,
-				sizeof(why))) {
-		ret = verdict(res, KW_APPRAISE_AK_NOT_ENROLLED, "%s", why);
+	if ((ret = enrolled(&ev, name, record, o, res)))
 		goto out;
-	}
 	/* 3. The quote is the AK's (part 6, the values, is judged at step 6). */
 	ret = kw_quote_check(&ev.q, &f, &part, why, sizeof(why));
 	if (ret && (ret != -EBADMSG || part != 6)) {

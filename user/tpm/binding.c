@@ -33,7 +33,7 @@ int kw_key_thumbprint_raw(const struct kw_key *key, uint8_t out[32])
 
 int kw_binding_init(struct kw_tpm_binding *b, struct kw_tpm *tpm,
 		    const struct kw_pcr_selection *sel, const char *evidence_dir,
-		    json_t *enrollment, char *err, size_t errlen)
+		    json_t *enrollment, json_t *ak, char *err, size_t errlen)
 {
 	uint8_t name[34];
 	char why[300];
@@ -42,9 +42,11 @@ int kw_binding_init(struct kw_tpm_binding *b, struct kw_tpm *tpm,
 	memset(b, 0, sizeof(*b));
 	b->sel = *sel;
 	b->enrollment = enrollment;
+	b->ak = ak;
 	b->evidence_dir = evidence_dir ? strdup(evidence_dir) : NULL;
 	if (evidence_dir && !b->evidence_dir)
 		return -ENOMEM;
+	kw_tpm_use_ak(tpm, ak);
 	ret = kw_tpm_ak_name(tpm, name, err, errlen);
 	if (ret)
 		return ret;
@@ -70,6 +72,7 @@ void kw_binding_free(struct kw_tpm_binding *b)
 {
 	kw_buf_free(&b->ek_cert);
 	json_decref(b->enrollment);
+	json_decref(b->ak);
 	free(b->evidence_dir);
 	memset(b, 0, sizeof(*b));
 }
@@ -130,6 +133,7 @@ int kw_binding_refresh(struct kw_tpm_binding *b, struct kw_tpm *tpm, const struc
 			return 0;
 	}
 	b->bound = false;
+	kw_tpm_use_ak(tpm, b->ak);
 	ret = kw_tpm_quote(tpm, &b->sel, nonce, &q, err, errlen);
 	if (ret)
 		return ret;

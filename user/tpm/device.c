@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The TPM itself: opening a TCTI, the attestation key (a primary key in the
- * endorsement hierarchy, so the same template gives the same key after every
- * restart and nothing has to be stored), the EK and its certificate. */
+/* The TPM itself: opening a TCTI, the EK and its certificate (the
+ * attestation key is ak.c's). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,10 +12,6 @@
 #include <tss2/tss2_tctildr.h>
 
 #include "device.h"
-
-/* The AK template's unique field: keeps kwitness's AK apart from other
- * primaries made from an otherwise equal template. */
-static const char AK_LABEL[] = "kwitness attestation key";
 
 void kw_tpm_rc_error(char *err, size_t errlen, const char *what, TSS2_RC rc)
 {
@@ -92,13 +87,14 @@ void kw_tpm_close(struct kw_tpm *t)
 	if (t->tcti)
 		Tss2_TctiLdr_Finalize(&t->tcti);
 	free(t->ak_public);
+	json_decref(t->ak_file);
 	free(t);
 }
 
 /* A primary key from tmpl in the endorsement hierarchy (empty auth, no
  * outside info, no PCRs); *pub is the caller's to Esys_Free (NULL: freed). */
-static TSS2_RC create_endorsement_primary(struct kw_tpm *t, const TPM2B_PUBLIC *tmpl,
-					  ESYS_TR *handle, TPM2B_PUBLIC **pub)
+TSS2_RC kw_tpm_create_endorsement_primary(struct kw_tpm *t, const TPM2B_PUBLIC *tmpl,
+					   ESYS_TR *handle, TPM2B_PUBLIC **pub)
 {
 	TPM2B_SENSITIVE_CREATE sens = { 0 };
 	TPM2B_DATA outside = { 0 };
@@ -118,48 +114,6 @@ static TSS2_RC create_endorsement_primary(struct kw_tpm *t, const TPM2B_PUBLIC *
 	else
 		Esys_Free(out_pub);
 	return rc;
-}
-
-int kw_tpm_load_ak(struct kw_tpm *t, char *err, size_t errlen)
-{
-	TPM2B_PUBLIC tmpl = { 0 }, *pub = NULL;
-	TPMT_PUBLIC *p = &tmpl.publicArea;
-	TSS2_RC rc;
-	size_t off = 0;
-	uint8_t buf[sizeof(TPMT_PUBLIC)];
-
-	if (t->ak != ESYS_TR_NONE)
-		return 0;
-	p->type = TPM2_ALG_ECC;
-	p->nameAlg = TPM2_ALG_SHA256;
-	p->objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT |
-			      TPMA_OBJECT_SENSITIVEDATAORIGIN | TPMA_OBJECT_USERWITHAUTH |
-			      TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_SIGN_ENCRYPT;
-	p->parameters.eccDetail.symmetric.algorithm = TPM2_ALG_NULL;
-	p->parameters.eccDetail.scheme.scheme = TPM2_ALG_ECDSA;
-	p->parameters.eccDetail.scheme.details.ecdsa.hashAlg = TPM2_ALG_SHA256;
-	p->parameters.eccDetail.curveID = TPM2_ECC_NIST_P256;
-	p->parameters.eccDetail.kdf.scheme = TPM2_ALG_NULL;
-	p->unique.ecc.x.size = sizeof(AK_LABEL) - 1;
-	memcpy(p->unique.ecc.x.buffer, AK_LABEL, sizeof(AK_LABEL) - 1);
-	rc = create_endorsement_primary(t, &tmpl, &t->ak, &pub);
-	if (rc) {
-		t->ak = ESYS_TR_NONE;
-		kw_tpm_rc_error(err, errlen, "attestation key creation (endorsement hierarchy)", rc);
-		return -EIO;
-	}
-	if (Tss2_MU_TPMT_PUBLIC_Marshal(&pub->publicArea, buf, sizeof(buf), &off)) {
-		Esys_Free(pub);
-		snprintf(err, errlen, "cannot marshal the AK public area");
-		return -EIO;
-	}
-	Esys_Free(pub);
-	t->ak_public = malloc(off);
-	if (!t->ak_public)
-		return -ENOMEM;
-	memcpy(t->ak_public, buf, off);
-	t->ak_public_len = off;
-	return 0;
 }
 
 int kw_tpm_ak_name(struct kw_tpm *t, uint8_t name[34], char *err, size_t errlen)
@@ -203,7 +157,7 @@ int kw_tpm_load_ek(struct kw_tpm *t, char *err, size_t errlen)
 	p->parameters.rsaDetail.keyBits = 2048;
 	p->parameters.rsaDetail.exponent = 0;
 	p->unique.rsa.size = 256;
-	rc = create_endorsement_primary(t, &tmpl, &t->ek, NULL);
+	rc = kw_tpm_create_endorsement_primary(t, &tmpl, &t->ek, NULL);
 	if (rc) {
 		t->ek = ESYS_TR_NONE;
 		kw_tpm_rc_error(err, errlen, "EK creation", rc);

@@ -11,6 +11,7 @@
 struct kw_tpm {
 	TSS2_TCTI_CONTEXT *tcti;
 	ESYS_CONTEXT *ctx;
+	json_t *ak_file;         /* the AK file (kw_tpm_use_ak); NULL: none */
 	ESYS_TR ak;              /* ESYS_TR_NONE until kw_tpm_load_ak */
 	uint8_t *ak_public;      /* marshalled TPMT_PUBLIC */
 	size_t ak_public_len;
@@ -19,7 +20,12 @@ struct kw_tpm {
 };
 
 void kw_tpm_rc_error(char *err, size_t errlen, const char *what, TSS2_RC rc);
+/* Loads the AK of t->ak_file (ak.c). */
 int kw_tpm_load_ak(struct kw_tpm *t, char *err, size_t errlen);
+/* A primary key from tmpl in the endorsement hierarchy (empty auth, no
+ * outside info, no PCRs); *pub is the caller's to Esys_Free (NULL: freed). */
+TSS2_RC kw_tpm_create_endorsement_primary(struct kw_tpm *t, const TPM2B_PUBLIC *tmpl,
+					   ESYS_TR *handle, TPM2B_PUBLIC **pub);
 int kw_tpm_load_ek(struct kw_tpm *t, char *err, size_t errlen);
 
 #endif

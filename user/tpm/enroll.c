@@ -79,7 +79,8 @@ out:
 }
 
 json_t *kw_tpm_enroll(struct kw_tpm *t, const char *ca_file, const struct kw_key *enroll_key,
-		      char *err, size_t errlen)
+		      const struct kw_enroll_subject *subj, json_t **ak_out, char *err,
+		      size_t errlen)
 {
 	struct kw_buf ek = { 0 }, id = { 0 }, secret = { 0 };
 	uint8_t name[34], cred[32], back[64];
@@ -89,13 +90,14 @@ json_t *kw_tpm_enroll(struct kw_tpm *t, const char *ca_file, const struct kw_key
 	json_t *enr = NULL;
 	char why[300];
 
+	*ak_out = NULL;
 	if (kw_tpm_ek_cert(t, &ek, err, errlen))
 		goto out;
 	if (kw_ek_chain_verify(&ek, 1, ca_file, why, sizeof(why))) {
 		snprintf(err, errlen, "%s", why);
 		goto out;
 	}
-	if (kw_tpm_load_ak(t, err, errlen) || kw_tpm_load_ek(t, err, errlen))
+	if (!(*ak_out = kw_tpm_ak_create(t, err, errlen)) || kw_tpm_load_ek(t, err, errlen))
 		goto out;
 	if (Tss2_MU_TPMT_PUBLIC_Unmarshal(t->ak_public, t->ak_public_len, &off, &ak) ||
 	    kw_tpm_ak_check(&ak, err, errlen) || kw_tpm_name_of(t->ak_public, t->ak_public_len, name))
@@ -116,8 +118,12 @@ json_t *kw_tpm_enroll(struct kw_tpm *t, const char *ca_file, const struct kw_key
 		snprintf(err, errlen, "the TPM returned another secret than the credential held");
 		goto out;
 	}
-	enr = kw_enrollment_sign(&ek, name, enroll_key, err, errlen);
+	enr = kw_enrollment_sign(&ek, name, subj, enroll_key, err, errlen);
 out:
+	if (!enr) {
+		json_decref(*ak_out);
+		*ak_out = NULL;
+	}
 	OPENSSL_cleanse(cred, sizeof(cred));
 	OPENSSL_cleanse(back, sizeof(back));
 	Esys_Free(tpm_name);

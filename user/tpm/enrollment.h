@@ -6,6 +6,7 @@
 #include "kwitness/tpm.h"
 
 json_t *kw_enrollment_sign(const struct kw_buf *ek_der, const uint8_t ak_name[34],
-			   const struct kw_key *key, char *err, size_t errlen);
+			   const struct kw_enroll_subject *subj, const struct kw_key *key,
+			   char *err, size_t errlen);
 
 #endif

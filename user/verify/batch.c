@@ -30,6 +30,7 @@
 #include "verify/progress.h"
 #include "verify/read.h"
 #include "verify/verdict.h"
+#include "lib/text_safe.h"
 
 #define SESSION_ID_LEN KW_SESSION_ID_LEN
 #define MAX_JOBS 1024
@@ -273,12 +274,12 @@ static void report(struct run *r, const struct outcome *out)
 		kw_buf_free(&line);
 	} else if (!ok || res->warning[0]) {
 		progress_clear(&r->prog); /* the line goes; it comes back on the next update */
-		if (ok)
-			printf("%s: warning: %s: %s\n", out->path,
-			       kw_verify_reason_code(KW_VERIFY_LOG_INCOMPLETE), res->warning);
-		else
-			printf("%s: invalid: %s: %s\n", out->path, kw_verify_reason_code(res->reason),
-			       res->message);
+		/* the file name and the message may be a sandbox's text: escaped */
+		kw_text_fput(stdout, out->path);
+		printf(": %s: %s: ", ok ? "warning" : "invalid",
+		       kw_verify_reason_code(ok ? KW_VERIFY_LOG_INCOMPLETE : res->reason));
+		kw_text_fput(stdout, ok ? res->warning : res->message);
+		putchar('\n');
 		fflush(stdout);
 	}
 	pthread_mutex_unlock(&r->lock);

@@ -129,10 +129,23 @@ int verify_appraise(const json_t *evidence, const char *text, size_t len,
 	return a;
 }
 
+/* With --log, the evidence must be the one the log's close entry names,
+ * for the host its open entry names. */
 static int appraise(const struct verify_request *rq, const struct kw_buf *text,
-		    struct verify_verdict *v, char *err, size_t errlen)
+		    const struct kw_log_check *lc, struct verify_verdict *v, char *err,
+		    size_t errlen)
 {
-	int a = verify_appraise(rq->evidence, text->data, text->len, rq->appraise, &v->appraisal);
+	struct kw_appraise_opts ao = *rq->appraise;
+	char evidence[KW_DIGEST_STR_MAX], machine_id[128];
+	int a;
+
+	if (lc) {
+		kw_log_field_string(&lc->close_evidence, evidence, sizeof(evidence));
+		kw_log_field_string(&lc->machine_id, machine_id, sizeof(machine_id));
+		ao.logged_evidence = evidence;
+		ao.logged_machine_id = machine_id;
+	}
+	a = verify_appraise(rq->evidence, text->data, text->len, &ao, &v->appraisal);
 
 	if (a < 0) {
 		snprintf(err, errlen, "appraisal: %s", strerror(-a));
@@ -227,7 +240,8 @@ int verify_record(const struct verify_request *rq, struct verify_verdict *v, cha
 		snprintf(err, errlen, "%s", ret == -ENOMEM ? "out of memory" : v->res.message);
 		goto out;
 	}
-	if (ret == 0 && rq->evidence && appraise(rq, &text, v, err, errlen))
+	if (ret == 0 && rq->evidence &&
+	    appraise(rq, &text, lc_live && rq->log_path ? &lc : NULL, v, err, errlen))
 		goto out;
 	if (ret == 0 && rq->tlog_policy && transparency(rq, &text, v, err, errlen))
 		goto out;

@@ -27,8 +27,9 @@ swtpm_start "$W/tpm"
 "$K" key show --key "$W/signer.pem" --jwk >"$HERE/signer.jwk"
 cp "$W/ca/issuercert.pem" "$HERE/ek-ca.pem"
 "$K" tpm enroll --tpm "$TCTI" --tpm-ca "$W/ca/issuercert.pem" --enroll-key "$W/enroll.pem" \
+	--key "$HERE/signer.jwk" --machine-id 0123456789abcdef0123456789abcdef --ak-out "$W/ak.json" \
 	--out "$W/enrollment.json"
-"$K" tpm quote --tpm "$TCTI" --key "$W/signer.pem" --enrollment "$W/enrollment.json" \
+"$K" tpm quote --tpm "$TCTI" --ak "$W/ak.json" --key "$W/signer.pem" --enrollment "$W/enrollment.json" \
 	--out "$HERE/evidence.json"
 tpm2_pcrread -T "$TCTI" sha256:0,1,2,3,4,5,6,7 -o "$W/pcrs.bin" >/dev/null
 M=sha256:$(openssl dgst -sha256 -r "$W/pcrs.bin" | cut -d' ' -f1)
