@@ -74,6 +74,10 @@ ESTATE_MIGRATIONS := $(BUILD)/estate_migrations.h
 VERIFY_SRC := $(sort $(wildcard user/verify/*.c))
 VERIFY_OBJ := $(VERIFY_SRC:%.c=$(BUILD)/%.o)
 VERIFY_A   := $(BUILD)/libkwitness-verify.a
+# An image's identity when none is given: the rootfs listing digest.
+IMAGE_SRC := $(sort $(wildcard user/image/*.c))
+IMAGE_OBJ := $(IMAGE_SRC:%.c=$(BUILD)/%.o)
+IMAGE_A   := $(BUILD)/libkwitness-image.a
 CLI_SRC   := $(sort $(wildcard user/cli/*.c))
 CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/%.o) $(CLIENT_OBJ)
 # The CLI's control-socket client, for benchmarks.
@@ -136,6 +140,9 @@ $(TLOG_A): $(TLOG_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(ESTATE_A): $(ESTATE_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(IMAGE_A): $(IMAGE_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(VERIFY_A): $(VERIFY_OBJ)
@@ -234,9 +241,9 @@ $(PROBE_SKEL): $(PROBE_OBJ)
 
 $(BUILD)/user/bpf/probe.o: $(PROBE_SKEL)
 
-$(BUILD)/kwitness: $(CLI_OBJ) $(ESTATE_A) $(VERIFY_A) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A)
+$(BUILD)/kwitness: $(CLI_OBJ) $(IMAGE_A) $(ESTATE_A) $(VERIFY_A) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A)
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(ESTATE_A) $(VERIFY_A) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A) $(LIBS_BPF) $(LIBS_TPM) $(LIBS_ESTATE) $(LIBS_CORE)
+	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(IMAGE_A) $(ESTATE_A) $(VERIFY_A) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A) $(LIBS_BPF) $(LIBS_TPM) $(LIBS_ESTATE) $(LIBS_CORE)
 
 # The privileged collector links no database client: it spools, and
 # `kwitness estate push` ships (docs/estate.md, "Push from hosts").

@@ -85,8 +85,8 @@ fi
 step "a transparency log ($TMP/log) and a witness (kwitness witness serve)"
 "$B/kwitness" keygen --out "$TMP/log-key.pem" >/dev/null
 "$B/kwitness" keygen --out "$TMP/witness-key.pem" >/dev/null
-LOG_VKEY=$("$B/kwitness" log init "$TMP/log" --origin demo.kwitness.local/log --key "$TMP/log-key.pem")
-W_VKEY=$("$B/kwitness" log vkey --key "$TMP/witness-key.pem" --name witness.demo.kwitness.local --witness)
+LOG_VKEY=$("$B/kwitness" tlog init "$TMP/log" --origin demo.kwitness.local/log --key "$TMP/log-key.pem")
+W_VKEY=$("$B/kwitness" tlog vkey --key "$TMP/witness-key.pem" --name witness.demo.kwitness.local --witness)
 "$B/kwitness" witness serve --listen 127.0.0.1:0 --key "$TMP/witness-key.pem" \
 	--name witness.demo.kwitness.local --state "$TMP/witness" --log "$LOG_VKEY" >"$TMP/witness.out" 2>&1 &
 WPID=$!
@@ -188,7 +188,7 @@ step "the log: its cosigned checkpoint and the record's proof ($REC.tlog-proof)"
 cat "$TMP/log/checkpoint"
 echo
 cat "$REC.tlog-proof"
-"$B/kwitness" log check "$TMP/log" --vkey "$LOG_VKEY"
+"$B/kwitness" tlog check "$TMP/log" --vkey "$LOG_VKEY"
 
 if [ "$DEMO_TPM" = 1 ]; then
 	step "kwitness verify --evidence ... --transparency trust.policy: Level 2"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # kwitness estate and the transparency log, without a kernel: sessions of
 # two synthetic hosts (kw-loggen logs, records really signed), some signed
-# once and logged with `kwitness log sign` in a local log cosigned by two
+# once and logged with `kwitness tlog sign` in a local log cosigned by two
 # local witnesses, ingested with --transparency into SQLite and into a
 # private PostgreSQL server. A record with a valid proof is stored at
 # "Level 0, logged" with its leaf index and the cosigned checkpoint (checked
@@ -32,11 +32,11 @@ mkdir -p "$T/trust"
 for k in log w1 w2; do "$KW" keygen --out "$T/$k.pem" >/dev/null; done
 ORIGIN=estate.example.org/log
 LOG=$T/log
-"$KW" log init "$LOG" --origin $ORIGIN --key "$T/log.pem" >"$T/log.vkey"
+"$KW" tlog init "$LOG" --origin $ORIGIN --key "$T/log.pem" >"$T/log.vkey"
 {
 	echo "log $(cat "$T/log.vkey")"
-	echo "witness W1 $("$KW" log vkey --key "$T/w1.pem" --name w1.example --witness)"
-	echo "witness W2 $("$KW" log vkey --key "$T/w2.pem" --name w2.example --witness)"
+	echo "witness W1 $("$KW" tlog vkey --key "$T/w1.pem" --name w1.example --witness)"
+	echo "witness W2 $("$KW" tlog vkey --key "$T/w2.pem" --name w2.example --witness)"
 	echo "group both all W1 W2"
 	echo "quorum both"
 } >"$T/policy"
@@ -46,7 +46,7 @@ WIT=(--witness-at "local:w1.example:$T/w1.pem:$T/ws1" --witness-at "local:w2.exa
 # A SIGN for estate_session: signed once, logged, cosigned (log sign writes
 # RECORD and RECORD.tlog-proof).
 sign_logged() {
-	"$KW" log sign "$LOG" --key "$T/log.pem" --signing-key "$T/$1.pem" "${WIT[@]}" \
+	"$KW" tlog sign "$LOG" --key "$T/log.pem" --signing-key "$T/$1.pem" "${WIT[@]}" \
 		--witness-policy "$T/policy" --out "$3" "$2" >/dev/null || echo "# log sign failed for $3" >&2
 }
 # session HOST N SEED logged|plain: prints the session id.

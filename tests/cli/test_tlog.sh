@@ -37,10 +37,15 @@ fi
 "$KW" keygen --out "$T/other.pem" >/dev/null
 ORIGIN=log.example.org/kwitness
 L=$T/log
-LVKEY=$("$KW" log init "$L" --origin $ORIGIN --key "$T/log.pem")
-expect_eq "log init prints the log's vkey" "$LVKEY" "$("$KW" log vkey --key "$T/log.pem" --name $ORIGIN)"
-"$KW" log init "$L" --origin $ORIGIN --key "$T/log.pem" >/dev/null 2>"$T/err"
+LVKEY=$("$KW" tlog init "$L" --origin $ORIGIN --key "$T/log.pem")
+expect_eq "log init prints the log's vkey" "$LVKEY" "$("$KW" tlog vkey --key "$T/log.pem" --name $ORIGIN)"
+"$KW" tlog init "$L" --origin $ORIGIN --key "$T/log.pem" >/dev/null 2>"$T/err"
 expect_eq "log init refuses a directory that holds a log" 1 $?
+# `kwitness log`, tlog's old name, works for one release and says so once.
+"$KW" log vkey --key "$T/log.pem" --name $ORIGIN >"$T/out" 2>"$T/err"
+expect_eq "the old name 'kwitness log' still runs tlog" "0 $LVKEY" "$? $(cat "$T/out")"
+expect_eq "the old name prints one deprecation line" "kwitness: 'log' is deprecated, use 'tlog'" \
+	"$(cat "$T/err")"
 
 # --- tile boundaries, every pair of checkpoints consistent ----------------
 entries() { # FROM COUNT: lines "entry N"
@@ -50,28 +55,28 @@ sizes=(1 2 255 256 257 70000)
 have=0 prev=()
 for s in "${sizes[@]}"; do
 	entries $have $((s - have)) >"$T/lines"
-	"$KW" log append "$L" --key "$T/log.pem" --lines "$T/lines" >/dev/null || not_ok "append to $s"
+	"$KW" tlog append "$L" --key "$T/log.pem" --lines "$T/lines" >/dev/null || not_ok "append to $s"
 	have=$s
 	cp "$L/checkpoint" "$T/cp.$s"
 	out=$("$GO_CHECK" log "$L" "$LVKEY")
 	check "size $s: Go rebuilds every tile and the root and verifies the signature" [ "${out%% *}" = ok ]
 	[ "${out%% *}" = ok ] || echo "#   $out"
-	"$KW" log check "$L" --vkey "$LVKEY" >"$T/out"
-	expect_eq "size $s: kwitness log check agrees" "valid" "$(cut -d: -f1 "$T/out")"
+	"$KW" tlog check "$L" --vkey "$LVKEY" >"$T/out"
+	expect_eq "size $s: kwitness tlog check agrees" "valid" "$(cut -d: -f1 "$T/out")"
 	# Proofs of the boundary leaves and a sample, checked by tlog.CheckRecord.
 	idx=(0 $((s - 1)) $((s / 2)))
 	[ "$s" -gt 256 ] && idx+=(255 256)
 	[ "$s" -eq 70000 ] && idx+=($(seq 1 997 69999) 65535 65536 69887 69888)
 	files=()
 	for i in "${idx[@]}"; do
-		"$KW" log proof "$L" "$i" >"$T/p.$i" && files+=("$T/p.$i")
+		"$KW" tlog proof "$L" "$i" >"$T/p.$i" && files+=("$T/p.$i")
 	done
 	out=$("$GO_CHECK" inclusion "$L" "${files[@]}")
 	check "size $s: ${#files[@]} kwitness proofs equal tlog.ProveRecord and pass tlog.CheckRecord" [ "${out%% *}" = ok ]
 	# Consistency from every earlier checkpoint, checked both ways.
 	bad=0
 	for o in "${prev[@]}"; do
-		"$KW" log request "$L" --old "$o" >"$T/req"
+		"$KW" tlog request "$L" --old "$o" >"$T/req"
 		"$GO_CHECK" consistency "$L" "$T/cp.$o" "$T/req" >/dev/null || bad=$((bad + 1))
 		"$GO_CHECK" prove-tree "$L" "$o" >"$T/goreq"
 		cmp -s "$T/req" "$T/goreq" || bad=$((bad + 1))
@@ -82,15 +87,15 @@ done
 
 # Every leaf of the big log proves (the unit tests prove every leaf of the
 # smaller trees); kwitness reads its own tiles for each.
-"$KW" log proof "$L" 69999 --anchor-v1 >"$T/anchor.json"
+"$KW" tlog proof "$L" 69999 --anchor-v1 >"$T/anchor.json"
 n=$(sed -n '/^index /,/^$/p' "$T/p.69999" | grep -c '=$')
 jq -e --argjson n "$n" '.leaf_index == 69999 and (.audit_path | length) == $n and
 	(.audit_path[0] | test("^sha256:[0-9a-f]{64}$"))' "$T/anchor.json" >/dev/null
 expect_eq "proof --anchor-v1 gives {audit_path, leaf_index}, the same $n hashes" 0 $?
 
 # --- a policy, a witness and its cosignatures -----------------------------
-W1VKEY=$("$KW" log vkey --key "$T/w1.pem" --name w1.example --witness)
-W2VKEY=$("$KW" log vkey --key "$T/w2.pem" --name w2.example --witness)
+W1VKEY=$("$KW" tlog vkey --key "$T/w1.pem" --name w1.example --witness)
+W2VKEY=$("$KW" tlog vkey --key "$T/w2.pem" --name w2.example --witness)
 cat >"$T/policy" <<POL
 log $LVKEY
 witness W1 $W1VKEY
@@ -102,11 +107,11 @@ witness() { # KEYNUM REQUEST
 	"$KW" witness add-checkpoint --key "$T/w$1.pem" --name "w$1.example" --state "$T/ws$1" \
 		--log "$LVKEY" "$2"
 }
-"$KW" log request "$L" >"$T/req0"
+"$KW" tlog request "$L" >"$T/req0"
 witness 1 "$T/req0" >"$T/cos1"; rc=$?
 expect_eq "witness 1 cosigns the first checkpoint it sees" 0 $rc
-"$KW" log cosign "$L" --key "$T/log.pem" "$T/cos1"
-"$KW" verify --transparency "$T/policy" --consistency "$T/cp.70000" <("$KW" log request "$L" --old 70000) >/dev/null
+"$KW" tlog cosign "$L" --key "$T/log.pem" "$T/cos1"
+"$KW" verify --transparency "$T/policy" --consistency "$T/cp.70000" <("$KW" tlog request "$L" --old 70000) >/dev/null
 expect_eq "verify --consistency: a checkpoint is consistent with itself" 0 $?
 
 # The cosignature checked with the OpenSSL command line: cosignature/v1,
@@ -122,36 +127,36 @@ openssl pkey -pubin -inform DER -in "$T/w1.der" -out "$T/w1.pub.pem" 2>/dev/null
 openssl pkeyutl -verify -pubin -inkey "$T/w1.pub.pem" -rawin -in "$T/cosig.msg" -sigfile "$T/cosig.sig" >/dev/null
 expect_eq "openssl pkeyutl -verify -rawin accepts the witness cosignature" 0 $?
 printf 'X' >>"$T/cosig.msg"
-"$KW" log checkpoint "$L" >/dev/null
+"$KW" tlog checkpoint "$L" >/dev/null
 openssl pkeyutl -verify -pubin -inkey "$T/w1.pub.pem" -rawin -in "$T/cosig.msg" -sigfile "$T/cosig.sig" >/dev/null 2>&1
 expect_eq "openssl refuses it over another message" 1 $?
 
 # Grow by one; the witness needs the consistency proof from what it saw.
 entries 70000 1 >"$T/lines"
-"$KW" log append "$L" --key "$T/log.pem" --lines "$T/lines" >/dev/null
-"$KW" log request "$L" >"$T/req1"
+"$KW" tlog append "$L" --key "$T/log.pem" --lines "$T/lines" >/dev/null
+"$KW" tlog request "$L" >"$T/req1"
 out=$(witness 1 "$T/req1")
 expect_eq "the witness answers a stale old size with 409 and its size" "409 Conflict
 70000" "$out"
-"$KW" log request "$L" --old 70000 >"$T/req1"
+"$KW" tlog request "$L" --old 70000 >"$T/req1"
 witness 1 "$T/req1" >/dev/null
 expect_eq "it cosigns with the consistency proof" 0 $?
 cp "$L/checkpoint" "$T/cp.70001"
 
 # A fork: another log with the same key and the witness's size, other entries.
 F=$T/fork
-"$KW" log init "$F" --origin $ORIGIN --key "$T/log.pem" >/dev/null
+"$KW" tlog init "$F" --origin $ORIGIN --key "$T/log.pem" >/dev/null
 { entries 0 70000; } | sed '7s/$/ forked/' >"$T/lines"
-"$KW" log append "$F" --key "$T/log.pem" --lines "$T/lines" >/dev/null
+"$KW" tlog append "$F" --key "$T/log.pem" --lines "$T/lines" >/dev/null
 entries 70000 1 >"$T/lines"
-"$KW" log append "$F" --key "$T/log.pem" --lines "$T/lines" >/dev/null
-"$KW" log request "$F" --old 70001 >"$T/forkreq"
+"$KW" tlog append "$F" --key "$T/log.pem" --lines "$T/lines" >/dev/null
+"$KW" tlog request "$F" --old 70001 >"$T/forkreq"
 out=$(witness 1 "$T/forkreq")
 expect_eq "the witness refuses a fork (same size, another root): 409" "409 Conflict" "${out%%$'\n'*}"
 "$KW" verify --transparency "$T/policy" --consistency "$T/cp.70001" "$T/forkreq" >"$T/out"
 expect_eq "verify --consistency names the fork" "1 invalid: tlog_fork" "$? $(cut -d: -f1,2 "$T/out")"
 # A rollback: a smaller checkpoint after a bigger one.
-"$KW" log request "$L" --old 70001 | sed "1s/.*/old 70001/" >/dev/null
+"$KW" tlog request "$L" --old 70001 | sed "1s/.*/old 70001/" >/dev/null
 "$KW" verify --transparency "$T/policy" --consistency "$T/cp.70001" <(printf 'old 70000\n\n'; cat "$T/cp.70000") >"$T/out"
 expect_eq "verify --consistency names a rolled-back log" "1 invalid: tlog_rollback" "$? $(cut -d: -f1,2 "$T/out")"
 printf 'old 70000\n\n' >"$T/rb"; cat "$T/cp.70000" >>"$T/rb"
@@ -160,16 +165,16 @@ expect_eq "the witness refuses a rollback: 409 with its size" "409 Conflict
 70001" "$out"
 # A grown fork: its consistency proof cannot link it to the cosigned tree.
 entries 70001 5 >"$T/lines"
-"$KW" log append "$F" --key "$T/log.pem" --lines "$T/lines" >/dev/null
-"$KW" log request "$F" --old 70001 >"$T/forkreq"
+"$KW" tlog append "$F" --key "$T/log.pem" --lines "$T/lines" >/dev/null
+"$KW" tlog request "$F" --old 70001 >"$T/forkreq"
 out=$(witness 1 "$T/forkreq")
 expect_eq "the witness refuses a grown fork: 422" "422 Unprocessable Entity" "$out"
 "$KW" verify --transparency "$T/policy" --consistency "$T/cp.70001" "$T/forkreq" >"$T/out"
 expect_eq "verify --consistency: tlog_inconsistent" "1 invalid: tlog_inconsistent" "$? $(cut -d: -f1,2 "$T/out")"
 # A checkpoint by another key under the log's name.
 O=$T/other
-"$KW" log init "$O" --origin $ORIGIN --key "$T/other.pem" >/dev/null
-"$KW" log request "$O" >"$T/oreq"
+"$KW" tlog init "$O" --origin $ORIGIN --key "$T/other.pem" >/dev/null
+"$KW" tlog request "$O" >"$T/oreq"
 out=$(witness 2 "$T/oreq")
 expect_eq "the witness refuses a checkpoint signed by another key: 403" "403 Forbidden" "$out"
 # Go's own proofs pass kwitness.
@@ -179,24 +184,24 @@ expect_eq "a consistency proof made by tlog.ProveTree passes kwitness verify" "0
 
 # --- a writer killed mid-append, 20 times --------------------------------
 C=$T/crash
-"$KW" log init "$C" --origin crash.example/log --key "$T/log.pem" >/dev/null
-CVKEY=$("$KW" log vkey --key "$T/log.pem" --name crash.example/log)
+"$KW" tlog init "$C" --origin crash.example/log --key "$T/log.pem" >/dev/null
+CVKEY=$("$KW" tlog vkey --key "$T/log.pem" --name crash.example/log)
 printf 'log %s\nquorum none\n' "$CVKEY" >"$T/cpolicy"
 entries 0 3000 >"$T/big"
 cp "$C/checkpoint" "$T/crash.prev"
 bad=0 kills=0
 for i in $(seq 1 20); do
-	"$KW" log append "$C" --key "$T/log.pem" --lines "$T/big" >/dev/null 2>&1 &
+	"$KW" tlog append "$C" --key "$T/log.pem" --lines "$T/big" >/dev/null 2>&1 &
 	pid=$!
 	sleep "0.0$((RANDOM % 10))$((RANDOM % 10))"
 	kill -KILL $pid 2>/dev/null && kills=$((kills + 1))
 	wait $pid 2>/dev/null
 	# The next writer recovers; the log must be whole and grown append-only.
 	entries 0 1 >"$T/one"
-	"$KW" log append "$C" --key "$T/log.pem" --lines "$T/one" >/dev/null || bad=$((bad + 1))
-	"$KW" log check "$C" --vkey "$CVKEY" >/dev/null || bad=$((bad + 1))
+	"$KW" tlog append "$C" --key "$T/log.pem" --lines "$T/one" >/dev/null || bad=$((bad + 1))
+	"$KW" tlog check "$C" --vkey "$CVKEY" >/dev/null || bad=$((bad + 1))
 	old=$(sed -n 2p "$T/crash.prev")
-	"$KW" log request "$C" --old "$old" >"$T/creq"
+	"$KW" tlog request "$C" --old "$old" >"$T/creq"
 	"$KW" verify --transparency "$T/cpolicy" --consistency "$T/crash.prev" "$T/creq" >/dev/null ||
 		bad=$((bad + 1))
 	cp "$C/checkpoint" "$T/crash.prev"
@@ -243,7 +248,7 @@ build_record() { # SANDBOX-ID: an unsigned tpm2 record on stdout
 build_record spiffe://l2.example/a >"$R/a.unsigned"
 build_record spiffe://l2.example/b >"$R/b.unsigned"
 ORIGIN2=l2.example.org/kwitness
-"$KW" log init "$LOG2" --origin $ORIGIN2 --key "$T/log.pem" >"$R/log.vkey"
+"$KW" tlog init "$LOG2" --origin $ORIGIN2 --key "$T/log.pem" >"$R/log.vkey"
 L2VKEY=$(cat "$R/log.vkey")
 WIT=(--witness-at "local:w1.example:$T/w1.pem:$R/ws1" --witness-at "local:w2.example:$T/w2.pem:$R/ws2")
 cat >"$R/trust" <<POL
@@ -253,10 +258,10 @@ witness W2 $W2VKEY
 group both all W1 W2
 quorum both
 POL
-"$KW" log sign "$LOG2" --key "$T/log.pem" --signing-key "$R/signer.pem" "${WIT[@]}" \
+"$KW" tlog sign "$LOG2" --key "$T/log.pem" --signing-key "$R/signer.pem" "${WIT[@]}" \
 	--witness-policy "$R/trust" --out "$R/a.json" "$R/a.unsigned" >"$R/out"
 expect_eq "log sign: signed once, logged, cosigned by both witnesses" 0 $?
-"$KW" log sign "$LOG2" --key "$T/log.pem" --signing-key "$R/signer.pem" "${WIT[@]}" \
+"$KW" tlog sign "$LOG2" --key "$T/log.pem" --signing-key "$R/signer.pem" "${WIT[@]}" \
 	--witness-policy "$R/trust" --out "$R/b.json" "$R/b.unsigned" >/dev/null
 url=$(jq -r .transparency "$R/a.json")
 case $url in
@@ -297,13 +302,13 @@ fails_at "a proof for another leaf (step 2)" tlog_leaf_mismatch --transparency "
 grep -v '^extra ' "$R/b.json.tlog-proof" >"$R/noextra"
 fails_at "another leaf's proof without its leaf hint (step 6)" tlog_inclusion_invalid \
 	--transparency "$R/trust" --proof "$R/noextra" "$R/a.json"
-"$KW" log vkey --key "$T/other.pem" --name $ORIGIN2 >"$R/other.vkey"
+"$KW" tlog vkey --key "$T/other.pem" --name $ORIGIN2 >"$R/other.vkey"
 sed "s|^log .*|log $(cat "$R/other.vkey")|" "$R/trust" >"$R/trust.otherkey"
 fails_at "a checkpoint signed by another key (step 4)" tlog_checkpoint_signature \
 	--transparency "$R/trust.otherkey" "$R/a.json"
 "$KW" keygen --out "$T/w3.pem" >/dev/null
 printf 'witness W3 %s\ngroup three all W1 W2 W3\nquorum three\n' \
-	"$("$KW" log vkey --key "$T/w3.pem" --name w3.example --witness)" >"$R/more"
+	"$("$KW" tlog vkey --key "$T/w3.pem" --name w3.example --witness)" >"$R/more"
 grep -v '^quorum' "$R/trust" | cat - "$R/more" >"$R/trust.three"
 fails_at "a witness quorum not met (step 5)" tlog_witness_quorum --transparency "$R/trust.three" "$R/a.json"
 printf 'log %s\nquorum none\n' "$LVKEY" >"$R/trust.otherlog"
@@ -324,14 +329,14 @@ check "the Level 2 log passes the Go checker" [ "${out%% *}" = ok ]
 
 printf 'log %s\nquorum none\n' "$L2VKEY" >"$R/trust.otherlog2"
 "$KW" sign --key "$R/signer.pem" <(jq -c '.transparency = "https://elsewhere.example/x.tlog-proof" | del(.signature)' "$R/a.json") >"$R/moved.json"
-"$KW" log append "$LOG2" --key "$T/log.pem" --record "$R/moved.json" >"$R/out"
-"$KW" log proof "$LOG2" "$(cut -d' ' -f2 "$R/out")" >"$R/moved.json.tlog-proof"
+"$KW" tlog append "$LOG2" --key "$T/log.pem" --record "$R/moved.json" >"$R/out"
+"$KW" tlog proof "$LOG2" "$(cut -d' ' -f2 "$R/out")" >"$R/moved.json.tlog-proof"
 fails_at "a logged record naming another URL (step 3)" tlog_origin_mismatch --transparency "$R/trust.otherlog2" \
 	"$R/moved.json"
 
 # When the witness policy cannot be met the record goes out without a URI.
 build_record spiffe://l2.example/c >"$R/c.unsigned"
-"$KW" log sign "$LOG2" --key "$T/log.pem" --signing-key "$R/signer.pem" \
+"$KW" tlog sign "$LOG2" --key "$T/log.pem" --signing-key "$R/signer.pem" \
 	--witness-at "local:w1.example:$T/w1.pem:$R/ws1" --witness-policy "$R/trust" \
 	--out "$R/c.json" "$R/c.unsigned" >/dev/null 2>"$R/err"
 expect_eq "log sign with one witness of two: exit 1" 1 $?
@@ -359,7 +364,7 @@ SERVERS=()
 trap 'for p in "${SERVERS[@]}"; do kill "$p" 2>/dev/null; done; swtpm_cleanup; rm -rf "$T"' EXIT
 H=$T/http HLOG=$T/http/log
 mkdir -p "$H"
-"$KW" log init "$HLOG" --origin http.example/log --key "$T/log.pem" >"$H/log.vkey"
+"$KW" tlog init "$HLOG" --origin http.example/log --key "$T/log.pem" >"$H/log.vkey"
 HVKEY=$(cat "$H/log.vkey")
 bg_serve "$H/w.out" "$KW" witness serve --listen 127.0.0.1:0 --key "$T/w1.pem" --name w1.example \
 	--state "$H/ws" --log "$HVKEY"
@@ -367,12 +372,12 @@ WURL=$SRV_URL
 check "witness serve listens on a free port" [ -n "$WURL" ]
 printf 'log %s\nwitness W1 %s\nquorum W1\n' "$HVKEY" "$W1VKEY" >"$H/trust"
 head -c 24 /dev/urandom | base64 >"$H/token"
-bg_serve "$H/l.out" "$KW" log serve "$HLOG" --listen 127.0.0.1:0 --append-token "$H/token" \
+bg_serve "$H/l.out" "$KW" tlog serve "$HLOG" --listen 127.0.0.1:0 --append-token "$H/token" \
 	--key "$T/log.pem" --witness-at "$WURL" --witness-policy "$H/trust"
 LURL=$SRV_URL
 check "log serve listens on a free port" [ -n "$LURL" ]
 build_record spiffe://l2.example/remote >"$R/r.unsigned"
-"$KW" log sign "$LURL" --log-vkey "$HVKEY" --token "$H/token" --signing-key "$R/signer.pem" \
+"$KW" tlog sign "$LURL" --log-vkey "$HVKEY" --token "$H/token" --signing-key "$R/signer.pem" \
 	--out "$H/r.json" "$R/r.unsigned" >/dev/null
 expect_eq "log sign to a shared writer over HTTP: logged, cosigned by the witness over HTTP" 0 $?
 out=$("${V[@]}" "${TPMTRUST[@]}" --transparency "$H/trust" "$H/r.json")
@@ -394,13 +399,13 @@ for p in /.kwitness/lock /../etc/passwd /tile/../checkpoint /etc/passwd //checkp
 	curl_get "$p" >"$H/get"
 	check "GET $p is refused (404)" grep -q '^HTTP/1.1 404' "$H/get"
 done
-"$KW" log sign "$LURL" --log-vkey "$HVKEY" --token <(echo wrong-token-wrong-token) \
+"$KW" tlog sign "$LURL" --log-vkey "$HVKEY" --token <(echo wrong-token-wrong-token) \
 	--signing-key "$R/signer.pem" --out "$H/x.json" "$R/r.unsigned" >/dev/null 2>"$H/err"
 expect_eq "a wrong token: not logged (exit 1)" 1 $?
 check "the writer said 401" grep -q "answered 401" "$H/err"
 expect_eq "and the record has no transparency" null "$(jq .transparency "$H/x.json")"
 kill -9 "${SERVERS[0]}" 2>/dev/null; wait "${SERVERS[0]}" 2>/dev/null
-"$KW" log sign "$LURL" --log-vkey "$HVKEY" --token "$H/token" --signing-key "$R/signer.pem" \
+"$KW" tlog sign "$LURL" --log-vkey "$HVKEY" --token "$H/token" --signing-key "$R/signer.pem" \
 	--out "$H/y.json" "$R/r.unsigned" >/dev/null 2>"$H/err"
 expect_eq "the witness is down: not logged (exit 1), the writer says why" "1 yes" \
 	"$? $(grep -q 'witness policy not met' "$H/err" && echo yes)"
@@ -447,16 +452,16 @@ else
 fi
 
 # --- usage ----------------------------------------------------------------
-"$KW" log --help >"$T/out"
+"$KW" tlog --help >"$T/out"
 check "log --help" grep -q "tlog-tiles" "$T/out"
 "$KW" witness --help >"$T/out"
 check "witness --help" grep -q "add-checkpoint" "$T/out"
-"$KW" log append "$L" --key "$T/other.pem" --lines "$T/one" >/dev/null 2>"$T/err"
+"$KW" tlog append "$L" --key "$T/other.pem" --lines "$T/one" >/dev/null 2>"$T/err"
 expect_eq "append with another key is refused" "1" "$?"
 check "and says why" grep -q "not signed by this key" "$T/err"
-"$KW" log proof "$L" 99999999 >/dev/null 2>"$T/err"
+"$KW" tlog proof "$L" 99999999 >/dev/null 2>"$T/err"
 check "a proof past the end says so" grep -q "no such entry" "$T/err"
 head -c 70000 /dev/zero >"$T/huge"
-"$KW" log append "$L" --key "$T/log.pem" "$T/huge" >/dev/null 2>"$T/err"
+"$KW" tlog append "$L" --key "$T/log.pem" "$T/huge" >/dev/null 2>"$T/err"
 check "an entry over 65535 bytes is refused" grep -q "at most 65535" "$T/err"
 finish

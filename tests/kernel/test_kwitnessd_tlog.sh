@@ -11,8 +11,8 @@ kwd_require
 L=$KT_TMP/log
 "$KW" keygen --out "$KT_TMP/log.pem" >/dev/null
 "$KW" keygen --out "$KT_TMP/w.pem" >/dev/null
-LVKEY=$("$KW" log init "$L" --origin log.test.kwitness/$$ --key "$KT_TMP/log.pem")
-WVKEY=$("$KW" log vkey --key "$KT_TMP/w.pem" --name w.test.kwitness --witness)
+LVKEY=$("$KW" tlog init "$L" --origin log.test.kwitness/$$ --key "$KT_TMP/log.pem")
+WVKEY=$("$KW" tlog vkey --key "$KT_TMP/w.pem" --name w.test.kwitness --witness)
 printf 'log %s\nwitness W %s\nquorum W\n' "$LVKEY" "$WVKEY" >"$KT_TMP/trust"
 cat >"$KT_TMP/kw.conf" <<CONF
 log = $L
@@ -44,7 +44,7 @@ for i in 1 2 3; do
 		not_ok "record $i verifies with --transparency (rc $rc)"; echo "$out" | sed 's/^/#   /'
 	fi
 done
-"$KW" log check "$L" --vkey "$LVKEY" >"$KT_TMP/out"
+"$KW" tlog check "$L" --vkey "$LVKEY" >"$KT_TMP/out"
 expect_eq "the log holds the three records and audits clean" "valid: log.test.kwitness/$$, 3 entries" \
 	"$(cut -d, -f1,2 "$KT_TMP/out")"
 kwd_stop
@@ -52,7 +52,7 @@ kwd_stop
 # A policy the witnesses cannot meet: the record goes out without a URI.
 "$KW" keygen --out "$KT_TMP/w2.pem" >/dev/null
 printf 'log %s\nwitness W %s\nwitness X %s\ngroup g all W X\nquorum g\n' "$LVKEY" "$WVKEY" \
-	"$("$KW" log vkey --key "$KT_TMP/w2.pem" --name x.test.kwitness --witness)" >"$KT_TMP/trust2"
+	"$("$KW" tlog vkey --key "$KT_TMP/w2.pem" --name x.test.kwitness --witness)" >"$KT_TMP/trust2"
 sed -i "s|^log_policy = .*|log_policy = $KT_TMP/trust2|" "$KT_TMP/kw.conf"
 kwd_start --config "$KT_TMP/kw.conf"
 cg=$(cg_make s4)

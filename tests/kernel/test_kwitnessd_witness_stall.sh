@@ -39,8 +39,8 @@ WPORT=$(cat "$KT_TMP/witness.port")
 L=$KT_TMP/log
 "$KW" keygen --out "$KT_TMP/log.pem" >/dev/null
 "$KW" keygen --out "$KT_TMP/w.pem" >/dev/null
-LVKEY=$("$KW" log init "$L" --origin log.test.kwitness/$$ --key "$KT_TMP/log.pem")
-WVKEY=$("$KW" log vkey --key "$KT_TMP/w.pem" --name w.test.kwitness --witness)
+LVKEY=$("$KW" tlog init "$L" --origin log.test.kwitness/$$ --key "$KT_TMP/log.pem")
+WVKEY=$("$KW" tlog vkey --key "$KT_TMP/w.pem" --name w.test.kwitness --witness)
 printf 'log %s\nwitness W %s\nquorum W\n' "$LVKEY" "$WVKEY" >"$KT_TMP/trust"
 cat >"$KT_TMP/kw.conf" <<CONF
 log = $L

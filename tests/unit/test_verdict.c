@@ -212,6 +212,33 @@ static void test_unreadable_files(void **state)
 	assert_false(v.tlog_checked);
 }
 
+/* A record given by its bytes (kwitness run's, from the close reply) gets
+ * the verdict its file gets. */
+static void test_record_bytes(void **state)
+{
+	struct fixture *f = *state;
+	struct verify_request rq = request(f, NULL);
+	struct verify_verdict v;
+	struct kw_buf text = { 0 };
+	char err[600];
+
+	assert_int_equal(kw_read_file(f->rec, 1 << 20, &text), 0);
+	rq.record_text = text.data;
+	rq.record_len = text.len;
+	rq.bundle_path = f->bundle;
+	assert_int_equal(verify_record(&rq, &v, err, sizeof(err)), 0);
+	assert_true(v.valid);
+	assert_non_null(strstr(v.detail, "; policy bundle matches; measurement matches"));
+	kw_buf_reset(&text);
+	assert_int_equal(kw_read_file(f->tampered, 1 << 20, &text), 0);
+	rq.record_text = text.data;
+	rq.record_len = text.len;
+	assert_int_equal(verify_record(&rq, &v, err, sizeof(err)), 0);
+	assert_false(v.valid);
+	assert_int_equal(v.res.reason, KW_VERIFY_SIGNATURE_INVALID);
+	kw_buf_free(&text);
+}
+
 /* The TPM vectors: Level 1 with the enrollment key, Level 0 at step 2 with
  * another one, and no appraisal (Level 0) without evidence. */
 static void tpm_verdict(const struct fixture *f, const char *enroll, struct verify_verdict *v)
@@ -285,6 +312,7 @@ int main(void)
 		cmocka_unit_test(test_bundle_and_measurement),
 		cmocka_unit_test(test_tampered_and_wrong_key),
 		cmocka_unit_test(test_unreadable_files),
+		cmocka_unit_test(test_record_bytes),
 		cmocka_unit_test(test_tpm_levels),
 	};
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers of the transparency-log commands, see cli_tlog.h. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kwitness/buf.h"
 #include "cli_key.h"
@@ -80,4 +82,24 @@ void cli_tlog_witnesses_close(struct cli_tlog_witnesses *w)
 	w->opened = 0;
 	cli_tlog_policy_free(w->policy);
 	w->policy = NULL;
+}
+
+int cli_serve(const char *cmd, const char *listen_at, size_t max_body, tlog_server_handler h,
+	      void *ctx)
+{
+	struct tlog_server s;
+	char err[400];
+	int ret = tlog_server_listen(&s, listen_at, err, sizeof(err));
+
+	if (ret) {
+		fprintf(stderr, "kwitness %s: %s\n", cmd, err);
+		return ret == -EINVAL ? 2 : 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	printf("listening on http://%s%s%s:%s\n", strchr(s.host, ':') ? "[" : "", s.host,
+	       strchr(s.host, ':') ? "]" : "", s.port);
+	fflush(stdout);
+	tlog_server_run(&s, max_body, h, ctx, err, sizeof(err));
+	fprintf(stderr, "kwitness %s: %s\n", cmd, err);
+	return 1;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Helpers shared by the transparency-log commands (log, witness, verify,
+/* Helpers shared by the transparency-log commands (tlog, witness, verify,
  * estate ingest): cli_tlog.c. */
 #ifndef KWITNESS_CLI_TLOG_H
 #define KWITNESS_CLI_TLOG_H
@@ -10,6 +10,7 @@
 
 #include "collector/publish.h"
 #include "tlog/note.h"
+#include "tlog/server.h"
 #include "tlog/policy.h"
 #include "tlog/witness_client.h"
 
@@ -28,7 +29,7 @@ struct tlog_policy *cli_tlog_policy_load(const char *cmd, const char *what, cons
 void cli_tlog_policy_free(struct tlog_policy *p);
 
 /* The witnesses asked to cosign and the policy their cosignatures must
- * meet, for kw_publish (log sign, log serve --append-token). */
+ * meet, for kw_publish (tlog sign, tlog serve --append-token). */
 struct cli_tlog_witnesses {
 	struct tlog_witness_client wc[CLI_WITNESSES_MAX];
 	struct kw_publish_witness pw[CLI_WITNESSES_MAX];
@@ -43,11 +44,20 @@ int cli_tlog_witnesses_open(const char *cmd, struct cli_tlog_witnesses *w, char 
 			    const struct tlog_key *lk, const char *policy_path);
 void cli_tlog_witnesses_close(struct cli_tlog_witnesses *w);
 
-/* kwitness log sign (cmd_log_sign.c). */
-void cli_log_sign_usage(FILE *f);
-int cli_log_sign(const char *dir, const char *logkey, const char *signkey, char **witnesses,
+/* Listens on ADDR:PORT (port 0: any free one), prints "listening on
+ * http://ADDR:PORT" on stdout, and serves with h until killed (tlog/server.c).
+ * Returns only on an error (printed): the exit status, 2 for a bad --listen. */
+int cli_serve(const char *cmd, const char *listen_at, size_t max_body, tlog_server_handler h,
+	      void *ctx);
+
+/* kwitness tlog serve (cmd_tlog_serve.c). */
+int cli_tlog_serve(int argc, char **argv);
+
+/* kwitness tlog sign (cmd_tlog_sign.c). */
+void cli_tlog_sign_usage(FILE *f);
+int cli_tlog_sign(const char *dir, const char *logkey, const char *signkey, char **witnesses,
 		 size_t nw, const char *policy_path, const char *out, const char *unsigned_path);
-int cli_log_sign_remote(const char *url, const char *log_vkey, const char *token_file,
+int cli_tlog_sign_remote(const char *url, const char *log_vkey, const char *token_file,
 			const char *signkey, const char *out, const char *unsigned_path);
 
 #endif

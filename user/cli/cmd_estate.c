@@ -6,6 +6,7 @@
  *   estate report  the auditor's page of a stored session (cmd_report.c)
  * Exit status: 0 success, 1 some record was rejected (ingest) or nothing
  * matched (query), 2 usage or database error. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #include "commands.h"
 #include "estate_cli.h"
 #include "lib/text_safe.h"
+#include "verbs.h"
 
 #define DEFAULT_LIMIT 1000
 
@@ -76,7 +78,7 @@ static void ingest_usage(FILE *f)
 		"  --pcrs-ref FILE   reference PCR values {\"N\": \"hex\", ...} for step 6\n"
 		"  --transparency POLICY  a C2SP tlog-policy: a record that carries a\n"
 		"                    transparency URL has its C2SP tlog-proof (RECORD.tlog-proof,\n"
-		"                    beside the record file, as kwitnessd and `kwitness log sign`\n"
+		"                    beside the record file, as kwitnessd and `kwitness tlog sign`\n"
 		"                    write it) checked as `kwitness verify --transparency` does;\n"
 		"                    when every step holds, the log's origin, the leaf index and\n"
 		"                    the checkpoint are stored and the record is \"Level 0,\n"
@@ -180,6 +182,25 @@ static void ingest_rejected(void *ctx, const char *path, const char *reason, con
 	putchar('\n');
 }
 
+/* The last line of estate ingest: what became of the records found. */
+static void print_ingest_summary(const struct estate_ingest *ing, bool tlog, double secs)
+{
+	printf("summary: %" PRIu64 " records: %" PRIu64 " stored (%" PRIu64 " incomplete, %" PRIu64
+	       " at level 1), %" PRIu64 " already stored, %" PRIu64 " rejected",
+	       ing->records, ing->stored, ing->incomplete, ing->by_level[KW_LEVEL_1], ing->already,
+	       ing->rejected);
+	for (int r = 0; r < KW_VERIFY_REASON_COUNT; r++)
+		if (ing->by_reason[r])
+			printf("%s %s %" PRIu64, r == 0 ? "" : ",", kw_verify_reason_code(r),
+			       ing->by_reason[r]);
+	if (tlog)
+		printf("; logged: %" PRIu64 " (%" PRIu64 " at level 2, %" PRIu64 " at level 0, logged)",
+		       ing->by_level[KW_LEVEL_2] + ing->by_level[KW_LEVEL_0_LOGGED],
+		       ing->by_level[KW_LEVEL_2], ing->by_level[KW_LEVEL_0_LOGGED]);
+	printf("; %" PRIu64 " entries in %.2f s (%.0f entries/s)\n", ing->entries, secs,
+	       secs > 0 ? (double)ing->entries / secs : 0.0);
+}
+
 static int estate_ingest(int argc, char **argv)
 {
 	const char *url = ESTATE_DEFAULT_DB, *trust_dir = ESTATE_DEFAULT_TRUST;
@@ -273,20 +294,7 @@ static int estate_ingest(int argc, char **argv)
 		fprintf(stderr, "kwitness estate ingest: warning: statistics not refreshed: %s\n", db->err);
 	clock_gettime(CLOCK_MONOTONIC, &view.last);
 	secs = since(&view.start, &view.last);
-	printf("summary: %" PRIu64 " records: %" PRIu64 " stored (%" PRIu64 " incomplete, %" PRIu64
-	       " at level 1), %" PRIu64 " already stored, %" PRIu64 " rejected",
-	       ing.records, ing.stored, ing.incomplete, ing.by_level[KW_LEVEL_1], ing.already,
-	       ing.rejected);
-	for (int r = 0; r < KW_VERIFY_REASON_COUNT; r++)
-		if (ing.by_reason[r])
-			printf("%s %s %" PRIu64, r == 0 ? "" : ",", kw_verify_reason_code(r),
-			       ing.by_reason[r]);
-	if (tlog)
-		printf("; logged: %" PRIu64 " (%" PRIu64 " at level 2, %" PRIu64 " at level 0, logged)",
-		       ing.by_level[KW_LEVEL_2] + ing.by_level[KW_LEVEL_0_LOGGED],
-		       ing.by_level[KW_LEVEL_2], ing.by_level[KW_LEVEL_0_LOGGED]);
-	printf("; %" PRIu64 " entries in %.2f s (%.0f entries/s)\n", ing.entries, secs,
-	       secs > 0 ? (double)ing.entries / secs : 0.0);
+	print_ingest_summary(&ing, tlog != NULL, secs);
 	status = ing.rejected ? 1 : 0;
 out:
 	estate_close(db);
@@ -475,9 +483,50 @@ static void warn_tampered(struct estate_db *db)
 				"see kwitness estate verify\n", n);
 }
 
+enum { O_DECISION = 1, O_SINCE, O_UNTIL, O_GROUP };
+
+/* estate query's options that need checking: 0, or -EINVAL after saying why. */
+static int query_option(int c, struct estate_filter *f, enum estate_group *group)
+{
+	switch (c) {
+	case O_DECISION:
+		if (strcmp(optarg, "permit") && strcmp(optarg, "deny")) {
+			fprintf(stderr, "kwitness estate query: --decision is permit or deny\n");
+			return -EINVAL;
+		}
+		f->decision = optarg;
+		break;
+	case O_SINCE:
+	case O_UNTIL:
+		if (estate_parse_time(optarg, c == O_SINCE ? &f->since_us : &f->until_us)) {
+			fprintf(stderr, "kwitness estate query: --%s: want seconds since the epoch or "
+					"YYYY-MM-DD[THH:MM:SS[Z]] (UTC)\n",
+				c == O_SINCE ? "since" : "until");
+			return -EINVAL;
+		}
+		if (c == O_SINCE)
+			f->has_since = true;
+		else
+			f->has_until = true;
+		break;
+	case O_GROUP:
+		if (!strcmp(optarg, "host"))
+			*group = ESTATE_GROUP_HOST;
+		else if (!strcmp(optarg, "sandbox"))
+			*group = ESTATE_GROUP_SANDBOX;
+		else if (!strcmp(optarg, "tool"))
+			*group = ESTATE_GROUP_TOOL;
+		else {
+			fprintf(stderr, "kwitness estate query: --group-by is host, sandbox or tool\n");
+			return -EINVAL;
+		}
+		break;
+	}
+	return 0;
+}
+
 static int estate_query_cmd(int argc, char **argv)
 {
-	enum { O_DECISION = 1, O_SINCE, O_UNTIL, O_GROUP };
 	static const char *const group_heads[][3] = {
 		[ESTATE_GROUP_HOST] = { "HOST", "MACHINE", "DECISIONS" },
 		[ESTATE_GROUP_SANDBOX] = { "SANDBOX", "DECISIONS" },
@@ -515,40 +564,8 @@ static int estate_query_cmd(int argc, char **argv)
 	int c, status = 2;
 
 	while ((c = cli_next_option(&p, argc, argv)) > 0) {
-		switch (c) {
-		case O_DECISION:
-			if (strcmp(optarg, "permit") && strcmp(optarg, "deny")) {
-				fprintf(stderr, "kwitness estate query: --decision is permit or deny\n");
-				return 2;
-			}
-			f.decision = optarg;
-			break;
-		case O_SINCE:
-		case O_UNTIL:
-			if (estate_parse_time(optarg, c == O_SINCE ? &f.since_us : &f.until_us)) {
-				fprintf(stderr, "kwitness estate query: --%s: want seconds since the epoch or "
-						"YYYY-MM-DD[THH:MM:SS[Z]] (UTC)\n",
-					c == O_SINCE ? "since" : "until");
-				return 2;
-			}
-			if (c == O_SINCE)
-				f.has_since = true;
-			else
-				f.has_until = true;
-			break;
-		case O_GROUP:
-			if (!strcmp(optarg, "host"))
-				group = ESTATE_GROUP_HOST;
-			else if (!strcmp(optarg, "sandbox"))
-				group = ESTATE_GROUP_SANDBOX;
-			else if (!strcmp(optarg, "tool"))
-				group = ESTATE_GROUP_TOOL;
-			else {
-				fprintf(stderr, "kwitness estate query: --group-by is host, sandbox or tool\n");
-				return 2;
-			}
-			break;
-		}
+		if (query_option(c, &f, &group))
+			return 2;
 	}
 	if (c == CLI_OPTIONS_EXIT)
 		return p.status;
@@ -591,24 +608,21 @@ out:
 
 int cmd_estate(int argc, char **argv)
 {
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		estate_usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
-	}
-	if (!strcmp(argv[1], "ingest"))
-		return estate_ingest(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "query"))
-		return estate_query_cmd(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "report"))
-		return estate_report_cmd(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "push"))
-		return estate_push_cmd(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "verify"))
-		return estate_verify_cmd(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "roles"))
-		return estate_roles_cmd(argc - 1, argv + 1);
-	fprintf(stderr, "kwitness estate: unknown subcommand '%s' (ingest, query, report, push, "
-			"verify, roles)\n",
-		argv[1]);
-	return 2;
+	static const struct cli_verb verbs[] = {
+		{ "ingest", estate_ingest, NULL },
+		{ "query", estate_query_cmd, NULL },
+		{ "report", estate_report_cmd, NULL },
+		{ "push", estate_push_cmd, NULL },
+		{ "verify", estate_verify_cmd, NULL },
+		{ "roles", estate_roles_cmd, NULL },
+		{ 0 },
+	};
+	static const struct cli_command estate = {
+		.name = "estate",
+		.verbs = verbs,
+		.usage = estate_usage,
+		.unknown = "unknown subcommand '%s' (ingest, query, report, push, verify, roles)",
+	};
+
+	return cli_dispatch(&estate, argc, argv);
 }

@@ -13,6 +13,7 @@
 #include "cli_key.h"
 #include "kwitness/options.h"
 #include "commands.h"
+#include "verbs.h"
 
 void cli_key_error(const char *cmd, const char *what, int err)
 {
@@ -173,7 +174,7 @@ static void key_usage(FILE *f)
 		   "  --help         this text\n");
 }
 
-int cmd_key(int argc, char **argv)
+static int key_show(int argc, char **argv)
 {
 	const char *path = NULL;
 	bool only_jwk = false, only_tp = false;
@@ -189,17 +190,6 @@ int cmd_key(int argc, char **argv)
 	struct kw_key *key = NULL;
 	int ret;
 
-	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		key_usage(stdout);
-		return 0;
-	}
-	if (argc < 2 || strcmp(argv[1], "show")) {
-		fprintf(stderr, "kwitness key: expected the subcommand 'show'\n");
-		key_usage(stderr);
-		return 2;
-	}
-	argc--;
-	argv++;
 	if (cli_options_parse(&p, argc, argv))
 		return p.status;
 	if (optind != argc || (only_jwk && only_tp)) {
@@ -224,4 +214,22 @@ int cmd_key(int argc, char **argv)
 	}
 	kw_key_free(key);
 	return ret ? 1 : 0;
+}
+
+int cmd_key(int argc, char **argv)
+{
+	static const struct cli_verb verbs[] = {
+		{ "show", key_show, NULL },
+		{ 0 },
+	};
+	static const struct cli_command key = {
+		.name = "key",
+		.verbs = verbs,
+		.usage = key_usage,
+		.unknown = "expected the subcommand 'show'",
+		.unknown_usage = true,
+		.missing_says = true,
+	};
+
+	return cli_dispatch(&key, argc, argv);
 }

@@ -40,7 +40,7 @@
 #include "kwitness/client.h"
 #include "kwitness/policy.h"
 #include "lib/text_safe.h"
-#include "rootfs_digest.h"
+#include "image/rootfs_digest.h"
 
 #define OCI_DEFAULT_STATE_DIR "/run/kwitness/oci"
 #define OCI_DEFAULT_POLICY_DIR "/etc/kwitness/policies"

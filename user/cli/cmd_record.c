@@ -16,6 +16,7 @@
 #include "kwitness/options.h"
 #include "cli_record.h"
 #include "commands.h"
+#include "verbs.h"
 #include "collector/transcript.h"
 
 int cli_read(const char *cmd, const char *what, const char *path, size_t max, struct kw_buf *out)
@@ -161,18 +162,30 @@ static void record_usage(FILE *f)
 	fprintf(f, "usage: kwitness record build [OPTIONS]   (see 'kwitness record build --help')\n");
 }
 
+/* --help: the verb list and build's options. */
+static void record_help(FILE *f)
+{
+	record_usage(f);
+	build_usage(f);
+}
+
 int cmd_record(int argc, char **argv)
 {
-	if (argc >= 2 && !strcmp(argv[1], "build"))
-		return record_build(argc - 1, argv + 1);
-	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		record_usage(stdout);
-		build_usage(stdout);
-		return 0;
-	}
-	fprintf(stderr, "kwitness record: expected the subcommand 'build'\n");
-	record_usage(stderr);
-	return 2;
+	static const struct cli_verb verbs[] = {
+		{ "build", record_build, NULL },
+		{ 0 },
+	};
+	static const struct cli_command record = {
+		.name = "record",
+		.verbs = verbs,
+		.usage = record_usage,
+		.help = record_help,
+		.unknown = "expected the subcommand 'build'",
+		.unknown_usage = true,
+		.missing_says = true,
+	};
+
+	return cli_dispatch(&record, argc, argv);
 }
 
 static void sign_usage(FILE *f)

@@ -27,10 +27,9 @@
 #include "kwitness/key.h"
 #include "kwitness/policy.h"
 #include "kwitness/record.h"
-#include "collector/transcript.h"
 #include "lib/text_safe.h"
+#include "verify/verdict.h"
 
-#define KW_LOG_MAX (1024u * 1024 * 1024)
 /* How long kwitness run waits for a kwitnessd that is down when CMD exits. */
 #define KW_RUN_CLOSE_WAIT 300
 
@@ -213,16 +212,28 @@ static int file_digest(const char *path, char out[KW_DIGEST_STR_MAX])
 	return kw_digest_final(&d, out);
 }
 
-/* Verifies the record from the close reply, with the log and the bundle. */
+/* Whether this process can read path (the collector's log may be root's). */
+static bool readable(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* Verifies the record from the close reply with the verifier
+ * (verify/verdict.c), with the log and the bundle when they can be read
+ * here. The close summary already said whether the log is complete. */
 static int verify_reply(const json_t *reply, const char *key_jwk, const char *policy_path,
 			const char *image_digest, char *how, size_t howlen)
 {
-	struct kw_verify_opts vo = { 0 };
-	struct kw_verify_result vr = { 0 };
-	struct kw_buf text = { 0 }, log = { 0 }, bundle = { 0 };
-	char hash[KW_DIGEST_STR_MAX], err[256] = "";
+	struct verify_request rq = { 0 };
+	struct verify_verdict v;
+	struct kw_buf text = { 0 };
+	char err[256] = "";
 	struct kw_key *key = NULL;
-	uint64_t count = 0;
 	const char *log_path = json_string_value(json_object_get(reply, KW_F_LOG_PATH));
 	bool tpm2;
 	int e, rc = 1;
@@ -233,30 +244,28 @@ static int verify_reply(const json_t *reply, const char *key_jwk, const char *po
 			snprintf(how, howlen, "key %s: %s", key_jwk, strerror(-e));
 			return 1;
 		}
-		vo.trusted = key;
+		rq.opts.trusted = key;
 	} else {
-		vo.allow_embedded_key = true;
+		rq.opts.allow_embedded_key = true;
 	}
-	vo.now = (int64_t)time(NULL);
-	vo.skew = KW_DEFAULT_SKEW;
-	vo.max_age = 0;
-	vo.call_count = -1;
+	rq.opts.now = (int64_t)time(NULL);
+	rq.opts.skew = KW_DEFAULT_SKEW;
+	rq.opts.max_age = 0;
+	rq.opts.call_count = -1;
+	rq.opts.allow_incomplete = true;
 	if (jcs_dump(json_object_get(reply, KW_F_RECORD), &text)) {
 		snprintf(how, howlen, "the reply holds no record");
 		goto out;
 	}
-	if (log_path && kw_read_file(log_path, KW_LOG_MAX, &log) == 0 &&
-	    kw_transcript_from_text(log.data ? log.data : "", log.len, hash, &count, err,
-				    sizeof(err)) == 0) {
-		vo.transcript_hash = hash;
-		vo.call_count = (int64_t)count;
+	rq.record_text = text.data;
+	rq.record_len = text.len;
+	if (log_path && readable(log_path))
+		rq.log_path = log_path;
+	if (readable(policy_path)) {
+		rq.bundle_path = policy_path;
+		rq.opts.image_digest = image_digest;
 	}
-	if (kw_read_file(policy_path, KW_POLICY_MAX_BYTES, &bundle) == 0) {
-		vo.bundle = bundle.data ? bundle.data : "";
-		vo.bundle_len = bundle.len;
-		vo.image_digest = image_digest;
-	}
-	e = kw_record_verify(text.data, text.len, &vo, &vr);
+	e = verify_record(&rq, &v, err, sizeof(err));
 	{
 		json_t *r = jcs_parse(text.data, text.len, NULL);
 		const char *p = json_string_value(
@@ -266,16 +275,16 @@ static int verify_reply(const json_t *reply, const char *key_jwk, const char *po
 		json_decref(r);
 	}
 	if (e < 0) {
-		snprintf(how, howlen, "verification failed: %s", strerror(-e));
-	} else if (e > 0) {
-		snprintf(how, howlen, "NOT VERIFIED: %s: %s", kw_verify_reason_code(vr.reason),
-			 vr.message);
+		snprintf(how, howlen, "verification failed: %s", err);
+	} else if (!v.valid) {
+		snprintf(how, howlen, "NOT VERIFIED: %s: %s", kw_verify_reason_code(v.res.reason),
+			 v.res.message);
 	} else {
 		snprintf(how, howlen, "verified (signature with %s%s%s)",
 			 key_jwk ? "the trusted key " : "the record's embedded key (cnf.jwk; "
 							"pass --key-jwk to check a trusted key)",
 			 key_jwk ? key_jwk : "",
-			 !vo.transcript_hash ? ", decision log not readable here: transcript not re-hashed"
+			 !rq.log_path ? ", decision log not readable here: transcript not re-hashed"
 			 : tpm2 ? ", decision log re-hashed, bundle hash checked; runtime is tpm2: kwitness verify --evidence appraises it"
 				: ", decision log re-hashed, bundle hash and measurement checked");
 		rc = 0;
@@ -283,8 +292,6 @@ static int verify_reply(const json_t *reply, const char *key_jwk, const char *po
 out:
 	kw_key_free(key);
 	kw_buf_free(&text);
-	kw_buf_free(&log);
-	kw_buf_free(&bundle);
 	return rc;
 }
 
@@ -336,18 +343,28 @@ static void forward_signal(int sig)
 		kill(child_pid, sig);
 }
 
-int cmd_run(int argc, char **argv)
+/* What kwitness run was asked to do. */
+struct run_args {
+	struct kw_open_options o;
+	struct run_identity ident;
+	char ident_name[256];
+	const char *key_jwk;
+	int close_wait;
+	char **cmd; /* CMD and its ARGS */
+	char sid_buf[128], digest_buf[KW_DIGEST_STR_MAX];
+};
+
+/* The options, and the defaults that follow from them. -1 to go on, else
+ * the exit status. */
+static int run_parse(int argc, char **argv, struct run_args *a)
 {
 	const char *user = NULL;
 	bool as_root = false;
-	struct run_identity ident;
-	char ident_name[256];
-	struct kw_open_options o = { 0 };
-	const char *key_jwk = NULL;
+	struct kw_open_options *o = &a->o;
 	enum { O_CLOSE_WAIT = 1 };
 	const struct cli_opt opts[] = {
-		KW_OPEN_OPTIONS(&o),
-		{ "key-jwk", 0, CLI_TEXT, &key_jwk },
+		KW_OPEN_OPTIONS(o),
+		{ "key-jwk", 0, CLI_TEXT, &a->key_jwk },
 		{ "close-wait", 0, CLI_OWN, .id = O_CLOSE_WAIT },
 		{ "user", 0, CLI_TEXT, &user },
 		{ "as-root", 0, CLI_FLAG, &as_root },
@@ -355,14 +372,7 @@ int cmd_run(int argc, char **argv)
 	};
 	struct cli_options p = { .cmd = "kwitness run", .usage = run_usage, .opts = opts,
 				 .on_bad = CLI_BAD_USAGE, .in_order = true };
-	int close_wait = KW_RUN_CLOSE_WAIT;
-	char sid_buf[128], digest_buf[KW_DIGEST_STR_MAX], mount[4000], cg[4200], base[4100];
-	char err[512], how[600];
-	json_t *req, *reply = NULL;
-	char *session = NULL;
-	int opt, status = 0, rc = 1, pipefd[2], e;
-	pid_t pid;
-	struct sigaction sa = { 0 }, old_int, old_term, old_quit, old_hup;
+	int opt, e;
 
 	while ((opt = cli_next_option(&p, argc, argv)) == O_CLOSE_WAIT) {
 		char *end;
@@ -372,11 +382,11 @@ int cmd_run(int argc, char **argv)
 			fprintf(stderr, "kwitness run: --close-wait: seconds from 0 to 86400\n");
 			return 2;
 		}
-		close_wait = (int)v;
+		a->close_wait = (int)v;
 	}
 	if (opt == CLI_OPTIONS_EXIT)
 		return p.status;
-	if (!o.policy || optind >= argc) {
+	if (!o->policy || optind >= argc) {
 		fprintf(stderr, "kwitness run: --policy FILE and a command after -- are required\n");
 		run_usage(stderr);
 		return 2;
@@ -389,65 +399,46 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "kwitness run: --user needs root\n");
 		return 2;
 	}
-	e = choose_identity(user, as_root, &ident, ident_name, sizeof(ident_name));
+	e = choose_identity(user, as_root, &a->ident, a->ident_name, sizeof(a->ident_name));
 	if (e) {
 		fprintf(stderr, "kwitness run: %s: %s\n", user ? user : "the user to run as",
 			e == -EPERM ? "root needs --as-root" : e == -ENOENT ? "no such user or group" :
 			strerror(-e));
 		return 2;
 	}
-	if (!o.sandbox_id) {
-		snprintf(sid_buf, sizeof(sid_buf), "spiffe://kwitness.local/run/%d", (int)getpid());
-		o.sandbox_id = sid_buf;
+	a->cmd = argv + optind;
+	if (!o->sandbox_id) {
+		snprintf(a->sid_buf, sizeof(a->sid_buf), "spiffe://kwitness.local/run/%d", (int)getpid());
+		o->sandbox_id = a->sid_buf;
 	}
-	if (!o.image_digest) {
-		char *exe = find_executable(argv[optind]);
+	if (!o->image_digest) {
+		char *exe = find_executable(a->cmd[0]);
 
-		e = exe ? file_digest(exe, digest_buf) : -ENOENT;
+		e = exe ? file_digest(exe, a->digest_buf) : -ENOENT;
 		if (e) {
-			fprintf(stderr, "kwitness run: %s: %s (give --image-digest)\n", argv[optind],
+			fprintf(stderr, "kwitness run: %s: %s (give --image-digest)\n", a->cmd[0],
 				strerror(-e));
 			free(exe);
 			return 127;
 		}
 		free(exe);
-		o.image_digest = digest_buf;
+		o->image_digest = a->digest_buf;
 	}
+	return -1;
+}
 
-	e = kw_cgroup2_mount(mount, sizeof(mount));
-	if (e) {
-		fprintf(stderr, "kwitness run: no cgroup2 mount in /proc/self/mountinfo: %s\n",
-			strerror(-e));
-		return 1;
-	}
-	if (snprintf(base, sizeof(base), "%s/kwitness", mount) >= (int)sizeof(base) ||
-	    snprintf(cg, sizeof(cg), "%s/run-%d", base, (int)getpid()) >= (int)sizeof(cg)) {
-		fprintf(stderr, "kwitness run: cgroup2 mount path too long\n");
-		return 1;
-	}
-	if ((e = kw_cgroup_make(base, 1)) || (e = kw_cgroup_make(cg, 0))) {
-		fprintf(stderr, "kwitness run: cgroup %s: %s\n", cg, strerror(-e));
-		return 1;
-	}
-
-	/* The session is open (the cgroup tagged) before the command exists. */
-	req = kw_session_open_request(cg, &o);
-	if (!req)
-		goto out_cgroup;
-	if (kw_client_request("run", o.socket, req, &reply))
-		goto out_cgroup;
-	if (!kw_client_reply_ok("run", reply))
-		goto out_cgroup;
-	session = strdup(json_string_value(json_object_get(reply, KW_F_SESSION)));
-	json_decref(reply);
-	reply = NULL;
-	if (!session)
-		goto out_cgroup;
+/* Starts CMD in the cgroup cg, waits for it and freezes what it left
+ * behind. Returns CMD's exit status, or 1 when it could not be started. */
+static int run_command(const char *cg, const struct run_args *a)
+{
+	struct sigaction sa = { 0 }, old_int, old_term, old_quit, old_hup;
+	int status = 0, rc, pipefd[2], e;
+	pid_t pid;
 
 	/* The child reports a failed join or exec through a close-on-exec pipe. */
 	if (pipe2(pipefd, O_CLOEXEC) < 0) {
 		fprintf(stderr, "kwitness run: pipe: %s\n", strerror(errno));
-		goto out_close;
+		return 1;
 	}
 	fflush(NULL);
 	pid = fork();
@@ -455,7 +446,7 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "kwitness run: fork: %s\n", strerror(errno));
 		close(pipefd[0]);
 		close(pipefd[1]);
-		goto out_close;
+		return 1;
 	}
 	if (pid == 0) {
 		int ce;
@@ -463,9 +454,9 @@ int cmd_run(int argc, char **argv)
 		close(pipefd[0]);
 		ce = kw_cgroup_join(cg, getpid());
 		if (!ce)
-			ce = become(&ident);
+			ce = become(&a->ident);
 		if (!ce) {
-			execvp(argv[optind], argv + optind);
+			execvp(a->cmd[0], a->cmd);
 			ce = -errno;
 		}
 		if (write(pipefd[1], &ce, sizeof(ce)) < 0)
@@ -492,7 +483,7 @@ int cmd_run(int argc, char **argv)
 			;
 		close(pipefd[0]);
 		if (n == (ssize_t)sizeof(ce))
-			fprintf(stderr, "kwitness run: %s: %s\n", argv[optind],
+			fprintf(stderr, "kwitness run: %s: %s\n", a->cmd[0],
 				strerror(-ce));
 	}
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -510,9 +501,18 @@ int cmd_run(int argc, char **argv)
 	if (e && e != -ENOENT)
 		fprintf(stderr, "kwitness run: freezing %s: %s (killed at close all the same)\n",
 			cg, strerror(-e));
+	return rc;
+}
 
-out_close:
-	e = close_session(kw_client_socket(o.socket), session, close_wait, &reply, err,
+/* Closes the session, then verifies and prints its record. Returns rc (CMD's
+ * status), or 1 for a CMD that succeeded when the close or the record failed. */
+static int run_close(const struct run_args *a, const char *session, int rc)
+{
+	json_t *reply = NULL;
+	char err[512], how[600];
+	int e;
+
+	e = close_session(kw_client_socket(a->o.socket), session, a->close_wait, &reply, err,
 			  sizeof(err));
 	if (e) {
 		fprintf(stderr, "kwitness run: closing session %s: %s\n", session, err);
@@ -522,19 +522,64 @@ out_close:
 		if (rc == 0)
 			rc = 1;
 	} else {
-		int v = verify_reply(reply, key_jwk, o.policy, o.image_digest, how, sizeof(how));
+		int v = verify_reply(reply, a->key_jwk, a->o.policy, a->o.image_digest, how, sizeof(how));
 
 		fprintf(stderr, "kwitness run: session %s closed\n", session);
 		kw_print_close_summary(stderr, reply);
 		fputs("record ", stderr);
 		kw_text_fput(stderr, how); /* the verifier's message may quote the record */
 		fputc('\n', stderr);
-		if (o.json)
+		if (a->o.json)
 			kw_print_json(reply);
 		if (v && rc == 0)
 			rc = 1;
 	}
 	json_decref(reply);
+	return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_args a = { .close_wait = KW_RUN_CLOSE_WAIT };
+	char mount[4000], cg[4200], base[4100];
+	json_t *req, *reply = NULL;
+	char *session = NULL;
+	int rc, e;
+
+	rc = run_parse(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	e = kw_cgroup2_mount(mount, sizeof(mount));
+	if (e) {
+		fprintf(stderr, "kwitness run: no cgroup2 mount in /proc/self/mountinfo: %s\n",
+			strerror(-e));
+		return 1;
+	}
+	if (snprintf(base, sizeof(base), "%s/kwitness", mount) >= (int)sizeof(base) ||
+	    snprintf(cg, sizeof(cg), "%s/run-%d", base, (int)getpid()) >= (int)sizeof(cg)) {
+		fprintf(stderr, "kwitness run: cgroup2 mount path too long\n");
+		return 1;
+	}
+	if ((e = kw_cgroup_make(base, 1)) || (e = kw_cgroup_make(cg, 0))) {
+		fprintf(stderr, "kwitness run: cgroup %s: %s\n", cg, strerror(-e));
+		return 1;
+	}
+
+	/* The session is open (the cgroup tagged) before the command exists. */
+	req = kw_session_open_request(cg, &a.o);
+	if (!req)
+		goto out_cgroup;
+	if (kw_client_request("run", a.o.socket, req, &reply))
+		goto out_cgroup;
+	if (!kw_client_reply_ok("run", reply))
+		goto out_cgroup;
+	session = strdup(json_string_value(json_object_get(reply, KW_F_SESSION)));
+	json_decref(reply);
+	reply = NULL;
+	if (!session)
+		goto out_cgroup;
+
+	rc = run_close(&a, session, run_command(cg, &a));
 	free(session);
 	e = kw_cgroup_remove(cg);
 	if (e)

@@ -9,6 +9,7 @@
 
 #include "client.h"
 #include "commands.h"
+#include "verbs.h"
 #include "kwitness/client.h"
 #include "kwitness/buf.h"
 #include "kwitness/policy.h"
@@ -316,26 +317,28 @@ static int simple_request(const char *cmd, void (*usage)(FILE *f), const char *o
 	return request(cmd, sock, json_pack("{s:s}", KW_F_OP, op), json, print);
 }
 
+static int session_list(int argc, char **argv)
+{
+	return simple_request("session list", list_usage, KW_OP_LIST, argc, argv, print_list);
+}
+
 int cmd_session(int argc, char **argv)
 {
-	if (argc < 2) {
-		session_usage(stderr);
-		return 2;
-	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		session_usage(stdout);
-		return 0;
-	}
-	if (!strcmp(argv[1], "open"))
-		return session_open(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "close"))
-		return session_close(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "list"))
-		return simple_request("session list", list_usage, KW_OP_LIST, argc - 1, argv + 1,
-				      print_list);
-	fprintf(stderr, "kwitness session: unknown subcommand '%s'\n", argv[1]);
-	session_usage(stderr);
-	return 2;
+	static const struct cli_verb verbs[] = {
+		{ "open", session_open, NULL },
+		{ "close", session_close, NULL },
+		{ "list", session_list, NULL },
+		{ 0 },
+	};
+	static const struct cli_command session = {
+		.name = "session",
+		.verbs = verbs,
+		.usage = session_usage,
+		.unknown = "unknown subcommand '%s'",
+		.unknown_usage = true,
+	};
+
+	return cli_dispatch(&session, argc, argv);
 }
 
 int cmd_status(int argc, char **argv)

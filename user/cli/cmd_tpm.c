@@ -13,6 +13,7 @@
 #include "kwitness/options.h"
 #include "cli_record.h"
 #include "commands.h"
+#include "verbs.h"
 
 static void tpm_usage(FILE *f)
 {
@@ -207,7 +208,8 @@ static int tpm_args_check(const char *sub, const struct tpm_args *a, struct kw_p
 	return 0;
 }
 
-int cmd_tpm(int argc, char **argv)
+/* Both verbs (argv[0]): they share the options and the TPM. */
+static int tpm_verb(int argc, char **argv)
 {
 	enum { O_KEY = 1 };
 	struct tpm_args a = { .pcrs = KW_TPM_DEFAULT_PCRS };
@@ -232,18 +234,7 @@ int cmd_tpm(int argc, char **argv)
 	char err[512];
 	int status, opt;
 
-	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		tpm_usage(stdout);
-		return 0;
-	}
-	if (argc < 2 || (strcmp(argv[1], "enroll") && strcmp(argv[1], "quote"))) {
-		fprintf(stderr, "kwitness tpm: expected 'enroll' or 'quote'\n");
-		tpm_usage(stderr);
-		return 2;
-	}
-	sub = argv[1];
-	argc--;
-	argv++;
+	sub = argv[0];
 	while ((opt = cli_next_option(&p, argc, argv)) == O_KEY) {
 		if (a.n_keys == TPM_ENROLL_KEYS_MAX) {
 			fprintf(stderr, "kwitness tpm %s: at most %d --key\n", sub, TPM_ENROLL_KEYS_MAX);
@@ -266,4 +257,23 @@ int cmd_tpm(int argc, char **argv)
 	status = !strcmp(sub, "enroll") ? tpm_enroll(tpm, &a) : tpm_quote(tpm, &a, &sel);
 	kw_tpm_close(tpm);
 	return status;
+}
+
+int cmd_tpm(int argc, char **argv)
+{
+	static const struct cli_verb verbs[] = {
+		{ "enroll", tpm_verb, NULL },
+		{ "quote", tpm_verb, NULL },
+		{ 0 },
+	};
+	static const struct cli_command tpm = {
+		.name = "tpm",
+		.verbs = verbs,
+		.usage = tpm_usage,
+		.unknown = "expected 'enroll' or 'quote'",
+		.unknown_usage = true,
+		.missing_says = true,
+	};
+
+	return cli_dispatch(&tpm, argc, argv);
 }

@@ -79,7 +79,7 @@ static void verify_usage(FILE *f)
 		"                        without TPM evidence a logged record is \"level 0, logged\"\n"
 		"  --proof FILE          the C2SP tlog-proof (default RECORD.tlog-proof)\n"
 		"  --consistency OLD NEW check that a log grew append-only: OLD a checkpoint, NEW\n"
-		"                        the output of kwitness log request --old SIZE (tlog_fork,\n"
+		"                        the output of kwitness tlog request --old SIZE (tlog_fork,\n"
 		"                        tlog_rollback, tlog_inconsistent)\n"
 		"  --json                print {\"valid\":...,\"reason\":...,\"message\":...,\"level\":...}, one\n"
 		"                        object per record and a summary object with --dir\n"

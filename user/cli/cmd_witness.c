@@ -17,7 +17,7 @@
 #include "cli_record.h"
 #include "cli_tlog.h"
 #include "commands.h"
-#include "serve.h"
+#include "verbs.h"
 #include "tlog/witness.h"
 
 static void witness_usage(FILE *f)
@@ -33,7 +33,7 @@ static void witness_usage(FILE *f)
 		"and a consistency proof links it to the one before: never a fork (another\n"
 		"root for a size it cosigned), never a rollback.\n\n"
 		"  add-checkpoint  read one add-checkpoint request body (REQUEST or stdin;\n"
-		"                  make one with kwitness log request) and print the\n"
+		"                  make one with kwitness tlog request) and print the\n"
 		"                  cosignature line; otherwise print the HTTP status the\n"
 		"                  protocol calls for (400, 403, 404, 409 with the witness's\n"
 		"                  size, 422) and exit 1\n"
@@ -41,7 +41,7 @@ static void witness_usage(FILE *f)
 		"                  request at a time; prints \"listening on http://ADDR:PORT\"\n\n"
 		"  --listen ADDR:PORT  where to listen (port 0: any free port)\n"
 		"  --key KEY       the witness's Ed25519 private key, PKCS#8 PEM\n"
-		"  --name NAME     the witness's name (its vkey: kwitness log vkey --witness)\n"
+		"  --name NAME     the witness's name (its vkey: kwitness tlog vkey --witness)\n"
 		"  --state DIR     where the witness keeps its state (created, mode 0700)\n"
 		"  --log VKEY      a log the witness trusts (repeat for more)\n"
 		"  --help          this text\n");
@@ -67,7 +67,13 @@ static void serve_witness(void *ctx, const struct http_request *req, int fd)
 	kw_buf_free(&resp);
 }
 
-int cmd_witness(int argc, char **argv)
+/* What a wrong or missing verb or operand gets. */
+#define WITNESS_NEEDS                                                                           \
+	"needs add-checkpoint|serve --key KEY --name NAME --state DIR --log VKEY (serve: --listen " \
+	"ADDR:PORT)"
+
+/* Both verbs: the options are the same but for serve's --listen. */
+static int witness_run(int argc, char **argv, bool serve)
 {
 	static struct tlog_key logs[TLOG_WITNESS_LOGS_MAX];
 	const char *keypath = NULL, *name = NULL, *state = NULL, *listen_at = NULL;
@@ -77,23 +83,18 @@ int cmd_witness(int argc, char **argv)
 		{ "name", 0, CLI_TEXT, &name },
 		{ "state", 0, CLI_TEXT, &state },
 		{ "log", 0, CLI_OWN, .id = O_LOG },
-		{ "listen", 0, CLI_TEXT, &listen_at },
 		{ "help", 0, CLI_HELP },
+		{ serve ? "listen" : NULL, 0, CLI_TEXT, &listen_at }, /* add-checkpoint: the end */
 		{ 0 },
 	};
 	struct cli_options p = { .cmd = "kwitness witness", .usage = witness_usage, .opts = opts,
 				 .on_bad = CLI_BAD_SAY };
-	bool serve;
 	size_t nlogs = 0;
 	struct tlog_witness w = { .statefd = -1 };
 	struct kw_buf req = { 0 }, resp = { 0 };
 	int c, status = 1, s;
 
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		witness_usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
-	}
-	while ((c = cli_next_option(&p, argc - 1, argv + 1)) == O_LOG) {
+	while ((c = cli_next_option(&p, argc, argv)) == O_LOG) {
 		if (nlogs == TLOG_WITNESS_LOGS_MAX ||
 		    tlog_key_parse_vkey(optarg, strlen(optarg), &logs[nlogs]) ||
 		    logs[nlogs].type != TLOG_SIG_ED25519) {
@@ -109,10 +110,8 @@ int cmd_witness(int argc, char **argv)
 		status = p.status;
 		goto out;
 	}
-	serve = !strcmp(argv[1], "serve");
-	if ((strcmp(argv[1], "add-checkpoint") && !serve) || argc - 1 - optind > (serve ? 0 : 1) ||
-	    !name || !state || !nlogs || (serve && !listen_at)) {
-		fprintf(stderr, "kwitness witness: needs add-checkpoint|serve --key KEY --name NAME --state DIR --log VKEY (serve: --listen ADDR:PORT)\n");
+	if (argc - optind > (serve ? 0 : 1) || !name || !state || !nlogs || (serve && !listen_at)) {
+		fprintf(stderr, "kwitness witness: " WITNESS_NEEDS "\n");
 		status = 2;
 		goto out;
 	}
@@ -133,7 +132,7 @@ int cmd_witness(int argc, char **argv)
 		status = cli_serve("witness", listen_at, TLOG_WITNESS_REQUEST_MAX, serve_witness, &w);
 		goto out;
 	}
-	if (cli_read("witness", "request", argc - 1 - optind ? argv[1 + optind] : "-",
+	if (cli_read("witness", "request", argc - optind ? argv[optind] : "-",
 		     TLOG_WITNESS_REQUEST_MAX, &req))
 		goto out;
 	s = tlog_witness_add_checkpoint(&w, req.data ? req.data : "", req.len, (uint64_t)time(NULL),
@@ -155,4 +154,31 @@ out:
 	kw_buf_free(&req);
 	kw_buf_free(&resp);
 	return status;
+}
+
+static int witness_add_checkpoint(int argc, char **argv)
+{
+	return witness_run(argc, argv, false);
+}
+
+static int witness_serve(int argc, char **argv)
+{
+	return witness_run(argc, argv, true);
+}
+
+int cmd_witness(int argc, char **argv)
+{
+	static const struct cli_verb verbs[] = {
+		{ "add-checkpoint", witness_add_checkpoint, NULL },
+		{ "serve", witness_serve, NULL },
+		{ 0 },
+	};
+	static const struct cli_command witness = {
+		.name = "witness",
+		.verbs = verbs,
+		.usage = witness_usage,
+		.unknown = WITNESS_NEEDS,
+	};
+
+	return cli_dispatch(&witness, argc, argv);
 }

@@ -1,17 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* kwitness: the command-line front end. Dispatches to one file per command. */
 #include <stdio.h>
-#include <string.h>
 
 #include "commands.h"
+#include "verbs.h"
 
-struct command {
-	const char *name;
-	int (*run)(int argc, char **argv);
-	const char *summary;
-};
-
-static const struct command commands[] = {
+static const struct cli_verb commands[] = {
 	{ "run", cmd_run, "run a command in a recorded sandbox session" },
 	{ "oci-hook", cmd_oci_hook, "OCI runtime hook: record a runc/crun/podman container" },
 	{ "session", cmd_session, "open, close and list sessions of a running kwitnessd" },
@@ -24,10 +18,12 @@ static const struct command commands[] = {
 	{ "jcs", cmd_jcs, "print the RFC 8785 canonical form of a JSON document" },
 	{ "probe", cmd_probe, "report which kernel hooks work on this host" },
 	{ "tpm", cmd_tpm, "enroll a TPM's attestation key; quote for a key" },
-	{ "log", cmd_log, "keep a transparency log (C2SP tlog-tiles): append, prove" },
+	{ "tlog", cmd_tlog, "keep a transparency log (C2SP tlog-tiles): append, prove" },
+	{ "log", cmd_tlog_deprecated, NULL }, /* the old name of tlog, for one release */
 	{ "witness", cmd_witness, "cosign a log's checkpoints (C2SP tlog-witness)" },
 	{ "report", cmd_report, "write a session's verification report for an auditor (HTML or text)" },
 	{ "estate", cmd_estate, "verify records of many hosts into SQLite or PostgreSQL; query them" },
+	{ 0 },
 };
 
 static void usage(FILE *f)
@@ -35,25 +31,19 @@ static void usage(FILE *f)
 	fprintf(f, "usage: kwitness COMMAND [OPTIONS]\n\n"
 		   "kwitness makes the kernel the witness of what a sandbox was allowed to do.\n\n"
 		   "Commands:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	cli_verbs_list(f, commands);
 	fprintf(f, "\nRun 'kwitness COMMAND --help' for a command's options.\n");
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		usage(stderr);
-		return 2;
-	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-		usage(stdout);
-		return 0;
-	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
-	fprintf(stderr, "kwitness: unknown command '%s'\n", argv[1]);
-	usage(stderr);
-	return 2;
+	static const struct cli_command kwitness = {
+		.verbs = commands,
+		.usage = usage,
+		.unknown = "unknown command '%s'",
+		.unknown_usage = true,
+		.help_verb = true,
+	};
+
+	return cli_dispatch(&kwitness, argc, argv);
 }

@@ -33,7 +33,7 @@ struct kw_publish {
 	/* A local log (log_dir, log_key with its private half) ... */
 	const char *log_dir;
 	const struct tlog_key *log_key;     /* its name is the log's origin */
-	/* ... or a shared writer reached over HTTP (kwitness log serve --append):
+	/* ... or a shared writer reached over HTTP (kwitness tlog serve --append):
 	 * log_key is then the log's verifier key, and the writer logs, has the
 	 * witnesses cosign and answers with the proof, which is checked here. */
 	const char *remote;                 /* http://HOST:PORT[/PREFIX] */

@@ -3,7 +3,7 @@
  * is signed once with its transparency URL, appended to the tlog-tiles log in
  * DIR, cosigned by the `log_witness` witnesses and checked against
  * `log_policy` (collector/publish.c, run by the worker when it seals). The log
- * must exist (kwitness log init); its key is `log_key`. */
+ * must exist (kwitness tlog init); its key is `log_key`. */
 #include <errno.h>
 #include <syslog.h>
 #include <fcntl.h>
@@ -76,7 +76,7 @@ int kwd_transparency_start(struct kwd *d, char *err, size_t errlen)
 		close(fd);
 	kw_buf_free(&cpb);
 	if (e) {
-		snprintf(err, errlen, "no log there (create it with kwitness log init): %s", strerror(-e));
+		snprintf(err, errlen, "no log there (create it with kwitness tlog init): %s", strerror(-e));
 		goto fail;
 	}
 	e = kw_key_load_private(d->cfg.log_key, &k);

@@ -84,7 +84,7 @@ int verify_consistency(const char *policy_path, const char *old_path, const char
 	if (!nl || nl - nb.data < 5 || memcmp(nb.data, "old ", 4) ||
 	    tlog_parse_u64(nb.data + 4, (size_t)(nl - nb.data) - 4, &old_size)) {
 		tlog_verdict_fail(v, 2, "tlog_proof_malformed", "%s does not start with an old size line "
-			"(make it with kwitness log request --old SIZE)", new_path);
+			"(make it with kwitness tlog request --old SIZE)", new_path);
 		goto out;
 	}
 	pos = (size_t)(nl - nb.data) + 1;

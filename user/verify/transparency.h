@@ -15,7 +15,7 @@
  * policy or the proof could not be used (unreadable, malformed policy). */
 int verify_transparency(const char *policy_path, const char *proof_path, const char *record,
 			size_t record_len, struct tlog_verdict *v, char *err, size_t errlen);
-/* OLD is a checkpoint, NEW an add-checkpoint body (kwitness log request
+/* OLD is a checkpoint, NEW an add-checkpoint body (kwitness tlog request
  * --old SIZE: the old size, the consistency proof and the new checkpoint).
  * Both must be signed by a log of the policy. 0 (v says consistent or why
  * not) or -1 with err saying which file could not be used. */

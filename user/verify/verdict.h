@@ -35,7 +35,7 @@ struct verify_request {
 	bool progress;                /* a progress line on a terminal while the log is read */
 	/* For callers that hold the bytes or stream the log themselves (estate
 	 * ingest and report), used where the path above is NULL: */
-	const char *record_text;      /* the record as signed */
+	const char *record_text;      /* the record as signed (a tlog_policy then needs tlog_proof) */
 	size_t record_len;
 	const void *bundle;           /* NULL: no bundle */
 	size_t bundle_len;

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "kwitness/buf.h"
-#include "rootfs_digest.h"
+#include "image/rootfs_digest.h"
 
 #define LISTING_HEADER "kwitness-rootfs-listing v1\n"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kwitness log serve: the log directory read-only over HTTP (checkpoint,
+/* kwitness tlog serve: the log directory read-only over HTTP (checkpoint,
  * tiles, entry bundles, proofs), and with --append-token a shared writer:
  * POST /add takes a record signed with its transparency URL, logs it, has the
  * witnesses cosign, and answers with its tlog-proof. */
@@ -19,7 +19,6 @@
 #include "kwitness/options.h"
 #include "cli_record.h"
 #include "cli_tlog.h"
-#include "serve.h"
 #include "tlog/log.h"
 #include "tlog/record_url.h"
 #include "tlog/tiles.h"
@@ -39,9 +38,9 @@ struct log_service {
 static void log_serve_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: kwitness log serve DIR --listen ADDR:PORT\n"
-		"                          [--append-token FILE --key KEY [--witness-at W]...\n"
-		"                           [--witness-policy POLICY]]\n\n"
+		"usage: kwitness tlog serve DIR --listen ADDR:PORT\n"
+		"                           [--append-token FILE --key KEY [--witness-at W]...\n"
+		"                            [--witness-policy POLICY]]\n\n"
 		"Serves the log in DIR read-only over HTTP, as any static web server would:\n"
 		"/checkpoint (no-cache), /tile/... and /kwitness/*.tlog-proof (immutable).\n"
 		"Dot files and anything else are 404. One request at a time; put nginx in\n"
@@ -49,7 +48,7 @@ static void log_serve_usage(FILE *f)
 		"With --append-token it is also the shared writer of several hosts: POST /add\n"
 		"with \"Authorization: Bearer <token>\" and a record signed with this log's\n"
 		"transparency URL for it appends the record, has the witnesses cosign and\n"
-		"answers with its tlog-proof (kwitness log sign http://ADDR:PORT ...).\n\n"
+		"answers with its tlog-proof (kwitness tlog sign http://ADDR:PORT ...).\n\n"
 		"  --listen ADDR:PORT     where to listen (port 0: any free port)\n"
 		"  --append-token FILE    the bearer token appenders present (one line, 16 to 200\n"
 		"                         characters); --append FILE is the same\n"
@@ -153,7 +152,7 @@ static void serve_log(void *ctx, const struct http_request *req, int fd)
 		http_respond(fd, 405, "text/plain", "Allow: GET, HEAD, POST\r\n", "no\n", 3);
 }
 
-int cli_log_serve(int argc, char **argv)
+int cli_tlog_serve(int argc, char **argv)
 {
 	const char *listen_at = NULL, *token = NULL, *keypath = NULL, *wpolicy = NULL;
 	enum { O_WITNESS_AT = 1 };
@@ -167,7 +166,7 @@ int cli_log_serve(int argc, char **argv)
 		{ "help", 0, CLI_HELP },
 		{ 0 },
 	};
-	struct cli_options p = { .cmd = "kwitness log serve", .usage = log_serve_usage, .opts = opts,
+	struct cli_options p = { .cmd = "kwitness tlog serve", .usage = log_serve_usage, .opts = opts,
 				 .on_bad = CLI_BAD_SAY };
 	char *wspec[CLI_WITNESSES_MAX];
 	size_t nw = 0;
@@ -181,7 +180,7 @@ int cli_log_serve(int argc, char **argv)
 
 	while ((c = cli_next_option(&p, argc, argv)) == O_WITNESS_AT) {
 		if (nw == CLI_WITNESSES_MAX) {
-			fprintf(stderr, "kwitness log serve: at most %d witnesses\n", CLI_WITNESSES_MAX);
+			fprintf(stderr, "kwitness tlog serve: at most %d witnesses\n", CLI_WITNESSES_MAX);
 			return 2;
 		}
 		wspec[nw++] = optarg;
@@ -196,18 +195,18 @@ int cli_log_serve(int argc, char **argv)
 	s.dirfd = open(s.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	status = 1;
 	if (s.dirfd < 0 || tlog_read_checkpoint(s.dirfd, &b, &n, &cp)) {
-		fprintf(stderr, "kwitness log serve: %s holds no log\n", s.dir);
+		fprintf(stderr, "kwitness tlog serve: %s holds no log\n", s.dir);
 		goto out;
 	}
 	if (token) {
 		struct kw_buf t = { 0 };
 
-		if (cli_read("log", "append token", token, 4096, &t))
+		if (cli_read("tlog", "append token", token, 4096, &t))
 			goto out;
 		while (t.len && (t.data[t.len - 1] == '\n' || t.data[t.len - 1] == '\r'))
 			t.len--;
 		if (t.len < 16 || t.len > TOKEN_MAX || memchr(t.data, '\n', t.len)) {
-			fprintf(stderr, "kwitness log serve: the append token must be one line of 16 to %d characters\n",
+			fprintf(stderr, "kwitness tlog serve: the append token must be one line of 16 to %d characters\n",
 				TOKEN_MAX);
 			kw_buf_free(&t);
 			goto out;
@@ -215,14 +214,14 @@ int cli_log_serve(int argc, char **argv)
 		memcpy(s.token, t.data, t.len);
 		OPENSSL_cleanse(t.data, t.len);
 		kw_buf_free(&t);
-		if (cli_tlog_key("log", keypath, cp.origin, TLOG_SIG_ED25519, &lk))
+		if (cli_tlog_key("tlog", keypath, cp.origin, TLOG_SIG_ED25519, &lk))
 			goto out;
-		if (cli_tlog_witnesses_open("log serve", &wit, wspec, nw, &lk, wpolicy))
+		if (cli_tlog_witnesses_open("tlog serve", &wit, wspec, nw, &lk, wpolicy))
 			goto out;
 		s.pub = (struct kw_publish){ .log_dir = s.dir, .log_key = &lk, .witnesses = wit.pw,
 					     .nwitnesses = nw, .policy = wit.policy };
 	}
-	status = cli_serve("log serve", listen_at, token ? CLI_RECORD_MAX : 0, serve_log, &s);
+	status = cli_serve("tlog serve", listen_at, token ? CLI_RECORD_MAX : 0, serve_log, &s);
 out:
 	cli_tlog_witnesses_close(&wit);
 	tlog_key_clear(&lk);

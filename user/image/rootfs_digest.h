@@ -2,8 +2,8 @@
 /* The image digest `kwitness oci-hook` gives a container whose bundle names
  * none: a digest of its root filesystem's listing (names, types, modes,
  * owners, sizes, link targets; not file contents). */
-#ifndef KWITNESS_CLI_ROOTFS_DIGEST_H
-#define KWITNESS_CLI_ROOTFS_DIGEST_H
+#ifndef KWITNESS_IMAGE_ROOTFS_DIGEST_H
+#define KWITNESS_IMAGE_ROOTFS_DIGEST_H
 
 #include <stddef.h>
 

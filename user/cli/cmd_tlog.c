@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kwitness log: a C2SP tlog-tiles transparency log in a directory (docs/
+/* kwitness tlog: a C2SP tlog-tiles transparency log in a directory (docs/
  * transparency.md). init, append, checkpoint, proof, request and cosign (the
  * witness exchange, by hand), check (a full audit), vkey. */
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include "cli_record.h"
 #include "cli_tlog.h"
 #include "commands.h"
-#include "serve.h"
+#include "verbs.h"
 #include "tlog/anchor.h"
 #include "tlog/audit.h"
 #include "tlog/log.h"
@@ -25,23 +25,23 @@
 #include "tlog/tiles.h"
 #include "tlog/witness.h"
 
-static void log_usage(FILE *f)
+static void tlog_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: kwitness log init DIR --origin ORIGIN --key KEY\n"
-		"       kwitness log append DIR --key KEY [--record] FILE...\n"
-		"       kwitness log append DIR --key KEY --lines FILE\n"
-		"       kwitness log sign DIR --key KEY --signing-key KEY [--witness-at W]...\n"
-		"                         [--witness-policy POLICY] --out RECORD UNSIGNED\n"
-		"       kwitness log sign http://HOST:PORT --log-vkey VKEY --token FILE\n"
-		"                         --signing-key KEY --out RECORD UNSIGNED\n"
-		"       kwitness log serve DIR --listen ADDR:PORT [--append-token FILE --key KEY ...]\n"
-		"       kwitness log checkpoint DIR\n"
-		"       kwitness log proof DIR INDEX [--anchor-v1]\n"
-		"       kwitness log request DIR [--old SIZE]\n"
-		"       kwitness log cosign DIR --key KEY [FILE]\n"
-		"       kwitness log check DIR [--vkey VKEY]\n"
-		"       kwitness log vkey --key KEY --name NAME [--witness]\n\n"
+		"usage: kwitness tlog init DIR --origin ORIGIN --key KEY\n"
+		"       kwitness tlog append DIR --key KEY [--record] FILE...\n"
+		"       kwitness tlog append DIR --key KEY --lines FILE\n"
+		"       kwitness tlog sign DIR --key KEY --signing-key KEY [--witness-at W]...\n"
+		"                          [--witness-policy POLICY] --out RECORD UNSIGNED\n"
+		"       kwitness tlog sign http://HOST:PORT --log-vkey VKEY --token FILE\n"
+		"                          --signing-key KEY --out RECORD UNSIGNED\n"
+		"       kwitness tlog serve DIR --listen ADDR:PORT [--append-token FILE --key KEY ...]\n"
+		"       kwitness tlog checkpoint DIR\n"
+		"       kwitness tlog proof DIR INDEX [--anchor-v1]\n"
+		"       kwitness tlog request DIR [--old SIZE]\n"
+		"       kwitness tlog cosign DIR --key KEY [FILE]\n"
+		"       kwitness tlog check DIR [--vkey VKEY]\n"
+		"       kwitness tlog vkey --key KEY --name NAME [--witness]\n\n"
 		"A transparency log in C2SP tlog-tiles form: DIR/checkpoint (a signed note),\n"
 		"DIR/tile/<L>/<N> hash tiles and DIR/tile/entries/<N> entry bundles, all\n"
 		"static files any HTTP server can serve. Every file is written atomically and\n"
@@ -56,9 +56,9 @@ static void log_usage(FILE *f)
 		"              log it, have the witnesses (W: http://HOST:PORT[/PREFIX] or\n"
 		"              local:NAME:KEYFILE:STATEDIR) cosign, and write RECORD and\n"
 		"              RECORD.tlog-proof (exit 1, no URI, no proof when a step fails)\n"
-		"              To a shared writer (kwitness log serve --append-token): the log\n"
+		"              To a shared writer (kwitness tlog serve --append-token): the log\n"
 		"              is given by its URL and --log-vkey, --token FILE holds the token\n"
-		"  serve       serve DIR over HTTP (kwitness log serve --help)\n"
+		"  serve       serve DIR over HTTP (kwitness tlog serve --help)\n"
 		"  checkpoint  print the current checkpoint\n"
 		"  proof       print the C2SP tlog-proof of entry INDEX against the current\n"
 		"              checkpoint, or with --anchor-v1 {\"audit_path\":[...],\"leaf_index\":N}\n"
@@ -79,7 +79,7 @@ static int open_dir(const char *dir)
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (fd < 0)
-		fprintf(stderr, "kwitness log: %s: %s\n", dir, strerror(errno));
+		fprintf(stderr, "kwitness tlog: %s: %s\n", dir, strerror(errno));
 	return fd;
 }
 
@@ -106,7 +106,7 @@ static int read_cp(int dirfd, const char *dir, struct kw_buf *buf, struct tlog_n
 	int ret = tlog_read_checkpoint(dirfd, buf, n, cp);
 
 	if (ret)
-		fprintf(stderr, "kwitness log: %s/checkpoint: %s\n", dir,
+		fprintf(stderr, "kwitness tlog: %s/checkpoint: %s\n", dir,
 			ret == -EBADMSG ? "not a checkpoint" : strerror(-ret));
 	return ret;
 }
@@ -124,13 +124,13 @@ static int open_log(const char *dir, const char *keypath, struct tlog_key *key,
 	ret = read_cp(fd, dir, &b, &n, &cp);
 	close(fd);
 	kw_buf_free(&b);
-	if (ret || cli_tlog_key("log", keypath, cp.origin, TLOG_SIG_ED25519, key))
+	if (ret || cli_tlog_key("tlog", keypath, cp.origin, TLOG_SIG_ED25519, key))
 		return -1;
 	ret = tlog_log_open(dir, key, l);
 	if (ret) {
-		fprintf(stderr, "kwitness log: %s: %s\n", dir,
+		fprintf(stderr, "kwitness tlog: %s: %s\n", dir,
 			ret == -EKEYREJECTED ? "the checkpoint is not signed by this key" :
-			ret == -EBADMSG ? "the tiles do not match the checkpoint (run kwitness log check)" :
+			ret == -EBADMSG ? "the tiles do not match the checkpoint (run kwitness tlog check)" :
 			strerror(-ret));
 		tlog_key_clear(key);
 		return -1;
@@ -143,17 +143,17 @@ static int record_entry(const char *path, struct kw_buf *out)
 {
 	struct kw_buf text = { 0 };
 	json_t *rec = NULL;
-	int ret = cli_read("log", "record", path, CLI_RECORD_MAX, &text);
+	int ret = cli_read("tlog", "record", path, CLI_RECORD_MAX, &text);
 
 	if (!ret) {
 		rec = jcs_parse(text.data, text.len, NULL);
 		if (!rec || !json_is_object(rec) || !json_object_get(rec, "signature")) {
-			fprintf(stderr, "kwitness log: %s is not a signed record\n", path);
+			fprintf(stderr, "kwitness tlog: %s is not a signed record\n", path);
 			ret = -EINVAL;
 		}
 	}
 	if (!ret && anchor_claim_bytes(rec, out)) {
-		fprintf(stderr, "kwitness log: %s: outside the anchor-v1 profile\n", path);
+		fprintf(stderr, "kwitness tlog: %s: outside the anchor-v1 profile\n", path);
 		ret = -EINVAL;
 	}
 	json_decref(rec);
@@ -172,16 +172,16 @@ static int do_append(const char *dir, const char *keypath, bool records, char **
 	int status = 1, ret;
 
 	if (!bufs || !e || !lens) {
-		fprintf(stderr, "kwitness log: out of memory\n");
+		fprintf(stderr, "kwitness tlog: out of memory\n");
 		goto out;
 	}
 	for (int i = 0; i < n; i++) {
 		ret = records ? record_entry(files[i], &bufs[i]) :
-			cli_read("log", "entry", files[i], CLI_RECORD_MAX, &bufs[i]);
+			cli_read("tlog", "entry", files[i], CLI_RECORD_MAX, &bufs[i]);
 		if (ret)
 			goto out;
 		if (bufs[i].len > TLOG_ENTRY_MAX) {
-			fprintf(stderr, "kwitness log: %s: an entry holds at most %d bytes\n", files[i],
+			fprintf(stderr, "kwitness tlog: %s: an entry holds at most %d bytes\n", files[i],
 				TLOG_ENTRY_MAX);
 			goto out;
 		}
@@ -192,7 +192,7 @@ static int do_append(const char *dir, const char *keypath, bool records, char **
 		goto out;
 	ret = tlog_log_append(l, e, lens, (size_t)n, &first);
 	if (ret) {
-		fprintf(stderr, "kwitness log: append to %s: %s\n", dir, strerror(-ret));
+		fprintf(stderr, "kwitness tlog: append to %s: %s\n", dir, strerror(-ret));
 	} else {
 		for (int i = 0; i < n; i++)
 			printf("index %" PRIu64 " %s\n", first + (uint64_t)i, files[i]);
@@ -220,14 +220,14 @@ static int do_append_lines(const char *dir, const char *keypath, const char *fil
 	uint64_t first;
 	int status = 1, ret;
 
-	if (cli_read("log", "lines", file, (size_t)1 << 30, &text))
+	if (cli_read("tlog", "lines", file, (size_t)1 << 30, &text))
 		return 1;
 	for (size_t pos = 0; pos < text.len;) {
 		const char *nl = memchr(text.data + pos, '\n', text.len - pos);
 		size_t len = nl ? (size_t)(nl - (text.data + pos)) : text.len - pos;
 
 		if (len > TLOG_ENTRY_MAX) {
-			fprintf(stderr, "kwitness log: %s: line %zu is longer than %d bytes\n", file, n + 1,
+			fprintf(stderr, "kwitness tlog: %s: line %zu is longer than %d bytes\n", file, n + 1,
 				TLOG_ENTRY_MAX);
 			goto out;
 		}
@@ -236,7 +236,7 @@ static int do_append_lines(const char *dir, const char *keypath, const char *fil
 			e = realloc(e, cap * sizeof(*e));
 			lens = realloc(lens, cap * sizeof(*lens));
 			if (!e || !lens) {
-				fprintf(stderr, "kwitness log: out of memory\n");
+				fprintf(stderr, "kwitness tlog: out of memory\n");
 				goto out;
 			}
 		}
@@ -245,14 +245,14 @@ static int do_append_lines(const char *dir, const char *keypath, const char *fil
 		pos += len + 1;
 	}
 	if (!n) {
-		fprintf(stderr, "kwitness log: %s has no lines\n", file);
+		fprintf(stderr, "kwitness tlog: %s has no lines\n", file);
 		goto out;
 	}
 	if (open_log(dir, keypath, &key, &l))
 		goto out;
 	ret = tlog_log_append(l, e, lens, n, &first);
 	if (ret)
-		fprintf(stderr, "kwitness log: append to %s: %s\n", dir, strerror(-ret));
+		fprintf(stderr, "kwitness tlog: append to %s: %s\n", dir, strerror(-ret));
 	else
 		printf("index %" PRIu64 "-%" PRIu64 " %s\n", first, first + n - 1, file), status = 0;
 	tlog_log_close(l);
@@ -274,7 +274,7 @@ static int do_proof(const char *dir, const char *index_s, bool anchor)
 	int fd, ret, status = 1;
 
 	if (cli_parse_int(index_s, 0, JCS_MAX_SAFE_INT, &idx)) {
-		fprintf(stderr, "kwitness log: INDEX must be a number\n");
+		fprintf(stderr, "kwitness tlog: INDEX must be a number\n");
 		return 2;
 	}
 	fd = open_dir(dir);
@@ -284,7 +284,7 @@ static int do_proof(const char *dir, const char *index_s, bool anchor)
 		goto out;
 	ret = tlog_prove(fd, (uint64_t)idx, cp.size, &cp.root, b.data, b.len, &p);
 	if (ret) {
-		fprintf(stderr, "kwitness log: proof of %lld in %s: %s\n", idx, dir,
+		fprintf(stderr, "kwitness tlog: proof of %lld in %s: %s\n", idx, dir,
 			ret == -ERANGE ? "no such entry" :
 			ret == -EBADMSG ? "the tiles do not lead to the checkpoint's root" :
 			strerror(-ret));
@@ -315,7 +315,7 @@ static int do_request(const char *dir, long long old)
 	if (read_cp(fd, dir, &b, &n, &cp))
 		goto out;
 	if ((uint64_t)old > cp.size) {
-		fprintf(stderr, "kwitness log: --old %lld is past the log's size %" PRIu64 "\n", old, cp.size);
+		fprintf(stderr, "kwitness tlog: --old %lld is past the log's size %" PRIu64 "\n", old, cp.size);
 		goto out;
 	}
 	tlog_tiles_init(&t, fd, cp.size);
@@ -323,7 +323,7 @@ static int do_request(const char *dir, long long old)
 	if (!ret)
 		ret = tlog_witness_request((uint64_t)old, proof, count, b.data, b.len, &out);
 	if (ret) {
-		fprintf(stderr, "kwitness log: consistency proof from %lld: %s\n", old, strerror(-ret));
+		fprintf(stderr, "kwitness tlog: consistency proof from %lld: %s\n", old, strerror(-ret));
 		goto out;
 	}
 	status = print_out(&out);
@@ -339,7 +339,7 @@ static int do_cosign(const char *dir, const char *keypath, const char *file)
 	struct tlog_note n;
 	int status = 1, ret;
 
-	if (cli_read("log", "cosignatures", file ? file : "-", TLOG_NOTE_MAX, &lines))
+	if (cli_read("tlog", "cosignatures", file ? file : "-", TLOG_NOTE_MAX, &lines))
 		return 1;
 	if (open_log(dir, keypath, &key, &l))
 		goto out;
@@ -348,7 +348,7 @@ static int do_cosign(const char *dir, const char *keypath, const char *file)
 		ret = tlog_log_add_signatures(l, n.text, n.text_len, lines.data ? lines.data : "",
 					      lines.len);
 	if (ret)
-		fprintf(stderr, "kwitness log: cosign: %s\n",
+		fprintf(stderr, "kwitness tlog: cosign: %s\n",
 			ret == -EINVAL ? "the input is not signature lines" : strerror(-ret));
 	else
 		status = 0;
@@ -374,7 +374,7 @@ static int do_check(const char *dir, const char *vkey)
 		goto out;
 	if (vkey) {
 		if (tlog_key_parse_vkey(vkey, strlen(vkey), &k) || k.type != TLOG_SIG_ED25519) {
-			fprintf(stderr, "kwitness log: --vkey is not a log verifier key\n");
+			fprintf(stderr, "kwitness tlog: --vkey is not a log verifier key\n");
 			status = 2;
 			goto out;
 		}
@@ -397,25 +397,100 @@ out:
 	return status;
 }
 
-int cmd_log(int argc, char **argv)
+/* A verb's options: messages begin "kwitness tlog", --help is the whole usage. */
+#define TLOG_OPTIONS(o) { .cmd = "kwitness tlog", .usage = tlog_usage, .opts = (o), .on_bad = CLI_BAD_SAY }
+
+/* The operands after a verb's options, the first of them its DIR; -1 after
+ * saying that DIR is missing. */
+static int operands(int argc, char **argv)
 {
-	const char *keypath = NULL, *origin = NULL, *vkey = NULL, *name = NULL, *lines = NULL, *sub;
-	const char *signkey = NULL, *wpolicy = NULL, *out = NULL, *log_vkey = NULL, *token = NULL;
-	char *witness_at[CLI_WITNESSES_MAX];
-	size_t nwitness = 0;
-	bool records = false, anchor = false, witness = false;
-	int64_t old = 0;
-	enum { O_WITNESS_AT = 1 };
+	if (optind == argc) {
+		fprintf(stderr, "kwitness tlog %s: needs DIR\n", argv[0]);
+		return -1;
+	}
+	return argc - optind;
+}
+
+/* What a verb with the wrong operands gets, as an unknown verb does. */
+static int wrong_arguments(const char *verb)
+{
+	fprintf(stderr, "kwitness tlog: unknown subcommand or wrong arguments: %s\n", verb);
+	tlog_usage(stderr);
+	return 2;
+}
+
+static int tlog_vkey(int argc, char **argv)
+{
+	const char *keypath = NULL, *name = NULL;
+	bool witness = false;
+	const struct cli_opt opts[] = {
+		{ "key", 0, CLI_TEXT, &keypath },
+		{ "name", 0, CLI_TEXT, &name },
+		{ "witness", 0, CLI_FLAG, &witness },
+		{ "help", 0, CLI_HELP },
+		{ 0 },
+	};
+	struct cli_options p = TLOG_OPTIONS(opts);
+	struct tlog_key k;
+	char vk[TLOG_VKEY_MAX];
+
+	if (cli_options_parse(&p, argc, argv))
+		return p.status;
+	if (optind != argc || !name) {
+		fprintf(stderr, "kwitness tlog vkey: needs --key KEY --name NAME\n");
+		return 2;
+	}
+	if (cli_tlog_key("tlog", keypath, name, witness ? TLOG_SIG_COSIGNATURE : TLOG_SIG_ED25519, &k))
+		return 1;
+	tlog_key_vkey(&k, vk);
+	printf("%s\n", vk);
+	tlog_key_clear(&k);
+	return 0;
+}
+
+static int tlog_init(int argc, char **argv)
+{
+	const char *keypath = NULL, *origin = NULL;
 	const struct cli_opt opts[] = {
 		{ "key", 0, CLI_TEXT, &keypath },
 		{ "origin", 0, CLI_TEXT, &origin },
-		{ "record", 0, CLI_FLAG, &records },
-		{ "anchor-v1", 0, CLI_FLAG, &anchor },
-		{ "old", 0, CLI_NUMBER, &old, .min = 0, .max = JCS_MAX_SAFE_INT, .bad = "needs a tree size" },
-		{ "vkey", 0, CLI_TEXT, &vkey },
-		{ "name", 0, CLI_TEXT, &name },
-		{ "witness", 0, CLI_FLAG, &witness },
-		{ "lines", 0, CLI_TEXT, &lines },
+		{ "help", 0, CLI_HELP },
+		{ 0 },
+	};
+	struct cli_options p = TLOG_OPTIONS(opts);
+	struct tlog_key k;
+	char vk[TLOG_VKEY_MAX];
+	int nargs, ret;
+
+	if (cli_options_parse(&p, argc, argv))
+		return p.status;
+	if ((nargs = operands(argc, argv)) < 0)
+		return 2;
+	if (nargs != 1 || !origin) {
+		fprintf(stderr, "kwitness tlog init: needs DIR --origin ORIGIN --key KEY\n");
+		return 2;
+	}
+	if (cli_tlog_key("tlog", keypath, origin, TLOG_SIG_ED25519, &k))
+		return 1;
+	ret = tlog_log_create(argv[optind], &k);
+	if (ret)
+		fprintf(stderr, "kwitness tlog init: %s: %s\n", argv[optind],
+			ret == -EEXIST ? "already holds a log" : strerror(-ret));
+	else
+		tlog_key_vkey(&k, vk), printf("%s\n", vk);
+	tlog_key_clear(&k);
+	return ret ? 1 : 0;
+}
+
+static int tlog_sign(int argc, char **argv)
+{
+	const char *keypath = NULL, *signkey = NULL, *wpolicy = NULL, *out = NULL;
+	const char *log_vkey = NULL, *token = NULL;
+	char *witness_at[CLI_WITNESSES_MAX];
+	size_t nwitness = 0;
+	enum { O_WITNESS_AT = 1 };
+	const struct cli_opt opts[] = {
+		{ "key", 0, CLI_TEXT, &keypath },
 		{ "signing-key", 0, CLI_TEXT, &signkey },
 		{ "witness-at", 0, CLI_OWN, .id = O_WITNESS_AT },
 		{ "witness-policy", 0, CLI_TEXT, &wpolicy },
@@ -425,111 +500,195 @@ int cmd_log(int argc, char **argv)
 		{ "help", 0, CLI_HELP },
 		{ 0 },
 	};
-	struct cli_options p = { .cmd = "kwitness log", .usage = log_usage, .opts = opts,
-				 .on_bad = CLI_BAD_SAY };
-	int c, nargs;
+	struct cli_options p = TLOG_OPTIONS(opts);
 	char **args;
+	int c, nargs;
 
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		log_usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
-	}
-	sub = argv[1];
-	if (!strcmp(sub, "serve"))
-		return cli_log_serve(argc - 1, argv + 1);
-	while ((c = cli_next_option(&p, argc - 1, argv + 1)) == O_WITNESS_AT) {
+	while ((c = cli_next_option(&p, argc, argv)) == O_WITNESS_AT) {
 		if (nwitness == CLI_WITNESSES_MAX) {
-			fprintf(stderr, "kwitness log: at most %d --witness-at\n", CLI_WITNESSES_MAX);
+			fprintf(stderr, "kwitness tlog: at most %d --witness-at\n", CLI_WITNESSES_MAX);
 			return 2;
 		}
 		witness_at[nwitness++] = optarg;
 	}
 	if (c == CLI_OPTIONS_EXIT)
 		return p.status;
-	args = argv + 1 + optind;
-	nargs = argc - 1 - optind;
-	if (!strcmp(sub, "vkey")) {
-		struct tlog_key k;
-		char vk[TLOG_VKEY_MAX];
-
-		if (nargs || !name) {
-			fprintf(stderr, "kwitness log vkey: needs --key KEY --name NAME\n");
-			return 2;
-		}
-		if (cli_tlog_key("log", keypath, name, witness ? TLOG_SIG_COSIGNATURE : TLOG_SIG_ED25519, &k))
-			return 1;
-		tlog_key_vkey(&k, vk);
-		printf("%s\n", vk);
-		tlog_key_clear(&k);
-		return 0;
-	}
-	if (nargs < 1) {
-		fprintf(stderr, "kwitness log %s: needs DIR\n", sub);
+	if ((nargs = operands(argc, argv)) < 0)
+		return 2;
+	args = argv + optind;
+	if (nargs != 2 || !out) {
+		cli_tlog_sign_usage(stderr);
 		return 2;
 	}
-	if (!strcmp(sub, "init")) {
-		struct tlog_key k;
-		char vk[TLOG_VKEY_MAX];
-		int ret;
+	if (!strncmp(args[0], "http://", 7))
+		return cli_tlog_sign_remote(args[0], log_vkey, token, signkey, out, args[1]);
+	return cli_tlog_sign(args[0], keypath, signkey, witness_at, nwitness, wpolicy, out, args[1]);
+}
 
-		if (nargs != 1 || !origin) {
-			fprintf(stderr, "kwitness log init: needs DIR --origin ORIGIN --key KEY\n");
-			return 2;
-		}
-		if (cli_tlog_key("log", keypath, origin, TLOG_SIG_ED25519, &k))
-			return 1;
-		ret = tlog_log_create(args[0], &k);
-		if (ret)
-			fprintf(stderr, "kwitness log init: %s: %s\n", args[0],
-				ret == -EEXIST ? "already holds a log" : strerror(-ret));
-		else
-			tlog_key_vkey(&k, vk), printf("%s\n", vk);
-		tlog_key_clear(&k);
-		return ret ? 1 : 0;
-	}
-	if (!strcmp(sub, "sign")) {
-		if (nargs != 2 || !out) {
-			cli_log_sign_usage(stderr);
-			return 2;
-		}
-		if (!strncmp(args[0], "http://", 7))
-			return cli_log_sign_remote(args[0], log_vkey, token, signkey, out, args[1]);
-		return cli_log_sign(args[0], keypath, signkey, witness_at, nwitness, wpolicy, out,
-				    args[1]);
-	}
-	if (!strcmp(sub, "append")) {
-		if (lines && nargs == 1 && !records)
-			return do_append_lines(args[0], keypath, lines);
-		if (nargs < 2 || lines) {
-			fprintf(stderr, "kwitness log append: needs DIR --key KEY FILE...\n");
-			return 2;
-		}
-		return do_append(args[0], keypath, records, args + 1, nargs - 1);
-	}
-	if (!strcmp(sub, "checkpoint") && nargs == 1) {
-		struct kw_buf b = { 0 };
-		struct tlog_note n;
-		struct tlog_checkpoint cp;
-		int fd = open_dir(args[0]), ret = 1;
+static int tlog_append(int argc, char **argv)
+{
+	const char *keypath = NULL, *lines = NULL;
+	bool records = false;
+	const struct cli_opt opts[] = {
+		{ "key", 0, CLI_TEXT, &keypath },
+		{ "record", 0, CLI_FLAG, &records },
+		{ "lines", 0, CLI_TEXT, &lines },
+		{ "help", 0, CLI_HELP },
+		{ 0 },
+	};
+	struct cli_options p = TLOG_OPTIONS(opts);
+	int nargs;
 
-		if (fd >= 0 && !read_cp(fd, args[0], &b, &n, &cp)) {
-			fwrite(b.data, 1, b.len, stdout);
-			ret = 0;
-		}
-		if (fd >= 0)
-			close(fd);
-		kw_buf_free(&b);
-		return ret;
+	if (cli_options_parse(&p, argc, argv))
+		return p.status;
+	if ((nargs = operands(argc, argv)) < 0)
+		return 2;
+	if (lines && nargs == 1 && !records)
+		return do_append_lines(argv[optind], keypath, lines);
+	if (nargs < 2 || lines) {
+		fprintf(stderr, "kwitness tlog append: needs DIR --key KEY FILE...\n");
+		return 2;
 	}
-	if (!strcmp(sub, "proof") && nargs == 2)
-		return do_proof(args[0], args[1], anchor);
-	if (!strcmp(sub, "request") && nargs == 1)
-		return do_request(args[0], old);
-	if (!strcmp(sub, "cosign") && nargs <= 2)
-		return do_cosign(args[0], keypath, nargs == 2 ? args[1] : NULL);
-	if (!strcmp(sub, "check") && nargs == 1)
-		return do_check(args[0], vkey);
-	fprintf(stderr, "kwitness log: unknown subcommand or wrong arguments: %s\n", sub);
-	log_usage(stderr);
-	return 2;
+	return do_append(argv[optind], keypath, records, argv + optind + 1, nargs - 1);
+}
+
+static int tlog_checkpoint(int argc, char **argv)
+{
+	const struct cli_opt opts[] = {
+		{ "help", 0, CLI_HELP },
+		{ 0 },
+	};
+	struct cli_options p = TLOG_OPTIONS(opts);
+	struct kw_buf b = { 0 };
+	struct tlog_note n;
+	struct tlog_checkpoint cp;
+	int fd, nargs, ret = 1;
+
+	if (cli_options_parse(&p, argc, argv))
+		return p.status;
+	if ((nargs = operands(argc, argv)) < 0)
+		return 2;
+	if (nargs != 1)
+		return wrong_arguments(argv[0]);
+	fd = open_dir(argv[optind]);
+	if (fd >= 0 && !read_cp(fd, argv[optind], &b, &n, &cp)) {
+		fwrite(b.data, 1, b.len, stdout);
+		ret = 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	kw_buf_free(&b);
+	return ret;
+}
+
+static int tlog_proof(int argc, char **argv)
+{
+	bool anchor = false;
+	const struct cli_opt opts[] = {
+		{ "anchor-v1", 0, CLI_FLAG, &anchor },
+		{ "help", 0, CLI_HELP },
+		{ 0 },
+	};
+	struct cli_options p = TLOG_OPTIONS(opts);
+	int nargs;
+
+	if (cli_options_parse(&p, argc, argv))
+		return p.status;
+	if ((nargs = operands(argc, argv)) < 0)
+		return 2;
+	if (nargs != 2)
+		return wrong_arguments(argv[0]);
+	return do_proof(argv[optind], argv[optind + 1], anchor);
+}
+
+static int tlog_request(int argc, char **argv)
+{
+	int64_t old = 0;
+	const struct cli_opt opts[] = {
+		{ "old", 0, CLI_NUMBER, &old, .min = 0, .max = JCS_MAX_SAFE_INT, .bad = "needs a tree size" },
+		{ "help", 0, CLI_HELP },
+		{ 0 },
+	};
+	struct cli_options p = TLOG_OPTIONS(opts);
+	int nargs;
+
+	if (cli_options_parse(&p, argc, argv))
+		return p.status;
+	if ((nargs = operands(argc, argv)) < 0)
+		return 2;
+	if (nargs != 1)
+		return wrong_arguments(argv[0]);
+	return do_request(argv[optind], old);
+}
+
+static int tlog_cosign(int argc, char **argv)
+{
+	const char *keypath = NULL;
+	const struct cli_opt opts[] = {
+		{ "key", 0, CLI_TEXT, &keypath },
+		{ "help", 0, CLI_HELP },
+		{ 0 },
+	};
+	struct cli_options p = TLOG_OPTIONS(opts);
+	int nargs;
+
+	if (cli_options_parse(&p, argc, argv))
+		return p.status;
+	if ((nargs = operands(argc, argv)) < 0)
+		return 2;
+	if (nargs > 2)
+		return wrong_arguments(argv[0]);
+	return do_cosign(argv[optind], keypath, nargs == 2 ? argv[optind + 1] : NULL);
+}
+
+static int tlog_check(int argc, char **argv)
+{
+	const char *vkey = NULL;
+	const struct cli_opt opts[] = {
+		{ "vkey", 0, CLI_TEXT, &vkey },
+		{ "help", 0, CLI_HELP },
+		{ 0 },
+	};
+	struct cli_options p = TLOG_OPTIONS(opts);
+	int nargs;
+
+	if (cli_options_parse(&p, argc, argv))
+		return p.status;
+	if ((nargs = operands(argc, argv)) < 0)
+		return 2;
+	if (nargs != 1)
+		return wrong_arguments(argv[0]);
+	return do_check(argv[optind], vkey);
+}
+
+int cmd_tlog(int argc, char **argv)
+{
+	static const struct cli_verb verbs[] = {
+		{ "init", tlog_init, NULL },
+		{ "append", tlog_append, NULL },
+		{ "sign", tlog_sign, NULL },
+		{ "serve", cli_tlog_serve, NULL },
+		{ "checkpoint", tlog_checkpoint, NULL },
+		{ "proof", tlog_proof, NULL },
+		{ "request", tlog_request, NULL },
+		{ "cosign", tlog_cosign, NULL },
+		{ "check", tlog_check, NULL },
+		{ "vkey", tlog_vkey, NULL },
+		{ 0 },
+	};
+	static const struct cli_command tlog = {
+		.name = "tlog",
+		.verbs = verbs,
+		.usage = tlog_usage,
+		.unknown = "unknown subcommand or wrong arguments: %s",
+		.unknown_usage = true,
+	};
+
+	return cli_dispatch(&tlog, argc, argv);
+}
+
+int cmd_tlog_deprecated(int argc, char **argv)
+{
+	fprintf(stderr, "kwitness: 'log' is deprecated, use 'tlog'\n");
+	return cmd_tlog(argc, argv);
 }

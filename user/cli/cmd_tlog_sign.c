@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kwitness log sign: sign a built record once and log it (the sign-once
+/* kwitness tlog sign: sign a built record once and log it (the sign-once
  * order of collector/publish.c), as kwitnessd does with `log = DIR`. */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,11 +20,11 @@
 #include "tlog/witness_client.h"
 
 
-void cli_log_sign_usage(FILE *f)
+void cli_tlog_sign_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: kwitness log sign DIR --key LOGKEY --signing-key KEY [--witness-at W]...\n"
-		"                         [--witness-policy POLICY] --out RECORD UNSIGNED\n\n"
+		"usage: kwitness tlog sign DIR --key LOGKEY --signing-key KEY [--witness-at W]...\n"
+		"                          [--witness-policy POLICY] --out RECORD UNSIGNED\n\n"
 		"Signs the unsigned record UNSIGNED (kwitness record build) once, with its\n"
 		"transparency URL set, appends it to the log in DIR, has the witnesses cosign\n"
 		"the new checkpoint, and writes RECORD and RECORD.tlog-proof. When a step\n"
@@ -42,7 +42,7 @@ static int write_out(const char *path, const struct kw_buf *b)
 	int ret = kw_write_file_atomic(path, b->data, b->len, 0644);
 
 	if (ret)
-		fprintf(stderr, "kwitness log sign: %s: %s\n", path, strerror(-ret));
+		fprintf(stderr, "kwitness tlog sign: %s: %s\n", path, strerror(-ret));
 	return ret;
 }
 
@@ -56,11 +56,11 @@ static int sign_and_write(const struct kw_publish *pub, const struct kw_key *key
 	json_t *rec = NULL;
 	int status = 1, ret;
 
-	if (cli_read("log", "record", unsigned_path, CLI_RECORD_MAX, &text))
+	if (cli_read("tlog", "record", unsigned_path, CLI_RECORD_MAX, &text))
 		goto out;
 	rec = jcs_parse(text.data ? text.data : "", text.len, NULL);
 	if (!rec || !json_is_object(rec)) {
-		fprintf(stderr, "kwitness log sign: %s is not a JSON object\n", unsigned_path);
+		fprintf(stderr, "kwitness tlog sign: %s is not a JSON object\n", unsigned_path);
 		goto out;
 	}
 	json_object_del(rec, "signature");
@@ -68,7 +68,7 @@ static int sign_and_write(const struct kw_publish *pub, const struct kw_key *key
 	ret = kw_publish_record(rec, key, pub, &proof, why, sizeof(why));
 	status = 1;
 	if (ret == -EKEYREJECTED) {
-		fprintf(stderr, "kwitness log sign: %s; the record could not be re-signed\n", why);
+		fprintf(stderr, "kwitness tlog sign: %s; the record could not be re-signed\n", why);
 		goto out;
 	}
 	/* The proof first: a record with a URI never appears without it. */
@@ -80,7 +80,7 @@ static int sign_and_write(const struct kw_publish *pub, const struct kw_key *key
 	if (jcs_dump(rec, &rec_text) || kw_buf_putc(&rec_text, '\n') || write_out(out, &rec_text))
 		goto out;
 	if (ret) {
-		fprintf(stderr, "kwitness log sign: not logged: %s; %s written without transparency\n",
+		fprintf(stderr, "kwitness tlog sign: not logged: %s; %s written without transparency\n",
 			why, out);
 		goto out;
 	}
@@ -94,7 +94,7 @@ out:
 	return status;
 }
 
-int cli_log_sign(const char *dir, const char *logkey, const char *signkey, char **witnesses,
+int cli_tlog_sign(const char *dir, const char *logkey, const char *signkey, char **witnesses,
 		 size_t nw, const char *policy_path, const char *out, const char *unsigned_path)
 {
 	struct tlog_key lk = { 0 };
@@ -107,22 +107,22 @@ int cli_log_sign(const char *dir, const char *logkey, const char *signkey, char 
 	int status = 2, fd;
 
 	if (nw > CLI_WITNESSES_MAX) {
-		fprintf(stderr, "kwitness log sign: at most %d witnesses\n", CLI_WITNESSES_MAX);
+		fprintf(stderr, "kwitness tlog sign: at most %d witnesses\n", CLI_WITNESSES_MAX);
 		return 2;
 	}
 	/* The log's origin names its key. */
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || tlog_read_checkpoint(fd, &cp, &n, &c)) {
-		fprintf(stderr, "kwitness log sign: %s holds no log\n", dir);
+		fprintf(stderr, "kwitness tlog sign: %s holds no log\n", dir);
 		if (fd >= 0)
 			close(fd);
 		goto out;
 	}
 	close(fd);
-	if (cli_tlog_key("log", logkey, c.origin, TLOG_SIG_ED25519, &lk) ||
-	    cli_load_signing_key("log", signkey, &key))
+	if (cli_tlog_key("tlog", logkey, c.origin, TLOG_SIG_ED25519, &lk) ||
+	    cli_load_signing_key("tlog", signkey, &key))
 		goto out;
-	if (cli_tlog_witnesses_open("log sign", &wit, witnesses, nw, &lk, policy_path))
+	if (cli_tlog_witnesses_open("tlog sign", &wit, witnesses, nw, &lk, policy_path))
 		goto out;
 	pub.log_key = &lk;
 	pub.witnesses = wit.pw;
@@ -137,7 +137,7 @@ out:
 	return status;
 }
 
-int cli_log_sign_remote(const char *url, const char *log_vkey, const char *token_file,
+int cli_tlog_sign_remote(const char *url, const char *log_vkey, const char *token_file,
 			const char *signkey, const char *out, const char *unsigned_path)
 {
 	struct kw_publish pub = { .remote = url };
@@ -147,16 +147,16 @@ int cli_log_sign_remote(const char *url, const char *log_vkey, const char *token
 	int status = 2;
 
 	if (!log_vkey || !token_file) {
-		fprintf(stderr, "kwitness log sign: a shared writer needs --log-vkey VKEY and --token FILE\n");
+		fprintf(stderr, "kwitness tlog sign: a shared writer needs --log-vkey VKEY and --token FILE\n");
 		return 2;
 	}
 	if (tlog_key_parse_vkey(log_vkey, strlen(log_vkey), &lk) || lk.type != TLOG_SIG_ED25519) {
 		tlog_key_clear(&lk);
-		fprintf(stderr, "kwitness log sign: --log-vkey is not a log verifier key\n");
+		fprintf(stderr, "kwitness tlog sign: --log-vkey is not a log verifier key\n");
 		return 2;
 	}
 	status = 1;
-	if (cli_read("log", "token", token_file, 4096, &token) || cli_load_signing_key("log", signkey, &key))
+	if (cli_read("tlog", "token", token_file, 4096, &token) || cli_load_signing_key("tlog", signkey, &key))
 		goto out;
 	while (token.len && (token.data[token.len - 1] == '\n' || token.data[token.len - 1] == '\r'))
 		token.data[--token.len] = '\0';
