@@ -30,7 +30,7 @@ LIBS_ESTATE := -lsqlite3 -lpq
 PQ_CFLAGS := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
 
 # The library: canonical JSON, digests, keys, records, policy (no libbpf).
-LIB_SRC   := $(sort $(wildcard user/lib/*.c))
+LIB_SRC   := $(sort $(wildcard user/lib/*.c user/jcs/*.c user/trace/*.c user/policy/*.c) user/client/protocol.c)
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB_A     := $(BUILD)/libkwitness-core.a
 # The collector pipeline: ring buffer event -> reorder -> canonical entry ->
@@ -53,7 +53,7 @@ TPM_A     := $(BUILD)/libkwitness-tpm.a
 # libkwitness, the client library runtimes link (include/kwitness/client.h):
 # its own code and the two library units it needs, built position-independent
 # with only the kwitness_* API visible, as build/lib/libkwitness.{so,a}.
-CLIENT_SRC := $(sort $(wildcard user/client/*.c))
+CLIENT_SRC := $(filter-out user/client/protocol.c,$(sort $(wildcard user/client/*.c)))
 CLIENT_OBJ := $(CLIENT_SRC:%.c=$(BUILD)/%.o)
 CLIENT_PIC_SRC := $(CLIENT_SRC) user/lib/buf.c user/lib/cgroup.c
 CLIENT_PIC_OBJ := $(CLIENT_PIC_SRC:%.c=$(BUILD)/pic/%.o)

@@ -47,8 +47,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/digest.h"
+#include "lib/buf.h"
+#include "lib/digest.h"
 #include "collector/decision.h"
 #include "kwitness/abi/event.h"
 
@@ -56,7 +56,7 @@
 #include "collector/logwriter.h"
 #include "collector/reorder.h"
 #include "collector/transcript.h"
-#include "kwitness/cgroup.h"
+#include "lib/cgroup.h"
 #include "cli/client.h"
 
 /* kmulti: the in-kernel producer */

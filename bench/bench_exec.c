@@ -25,9 +25,9 @@
 
 #include <bpf/libbpf.h>
 
-#include "kwitness/cgroup.h"
-#include "kwitness/hooks.h"
-#include "kwitness/policy.h"
+#include "lib/cgroup.h"
+#include "bpf/hooks.h"
+#include "policy/policy.h"
 
 #define BIG_BYTES (50L << 20)
 

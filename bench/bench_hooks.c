@@ -36,11 +36,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "kwitness/hooks.h"
+#include "bpf/hooks.h"
 #include "kwitness/abi/net_match.h"
-#include "kwitness/cgroup.h"
+#include "lib/cgroup.h"
 #include "bench/floor.skel.h"
-#include "kwitness/policy.h"
+#include "policy/policy.h"
 /* kwitnessd's wakeup rule (kwd_wakeup_bytes, KWD_POLL_MS), to measure what it does */
 #include "../user/kwitnessd/wakeup.h"
 

@@ -15,9 +15,9 @@
 
 #include <jansson.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/digest.h"
-#include "kwitness/jcs.h"
+#include "lib/buf.h"
+#include "lib/digest.h"
+#include "jcs/jcs.h"
 
 struct entry {
 	int64_t cgroup;

@@ -38,9 +38,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "kwitness/cgroup.h"
-#include "kwitness/hooks.h"
-#include "kwitness/policy.h"
+#include "lib/cgroup.h"
+#include "bpf/hooks.h"
+#include "policy/policy.h"
 #include "bench/floor.skel.h"
 
 static const char *path = "/etc/passwd";

@@ -17,10 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/jcs.h"
-#include "kwitness/key.h"
-#include "kwitness/record.h"
+#include "lib/buf.h"
+#include "jcs/jcs.h"
+#include "trace/key.h"
+#include "trace/record.h"
 #include "collector/seal.h"
 
 #define BUNDLE "network:\n  egress: deny-all\nfilesystem:\n  write: /work\n"

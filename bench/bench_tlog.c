@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/key.h"
+#include "lib/buf.h"
+#include "trace/key.h"
 #include "tlog/log.h"
 #include "tlog/merkle.h"
 #include "tlog/tiles.h"

@@ -25,12 +25,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/digest.h"
-#include "kwitness/jcs.h"
-#include "kwitness/key.h"
-#include "kwitness/logverify.h"
-#include "kwitness/record.h"
+#include "lib/buf.h"
+#include "lib/digest.h"
+#include "jcs/jcs.h"
+#include "trace/key.h"
+#include "trace/logverify.h"
+#include "trace/record.h"
 #include "collector/transcript.h"
 
 #define IMAGE "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"

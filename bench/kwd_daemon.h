@@ -17,7 +17,7 @@
 
 #include <jansson.h>
 
-#include "kwitness/cgroup.h"
+#include "lib/cgroup.h"
 #include "cli/client.h"
 
 struct daemon {

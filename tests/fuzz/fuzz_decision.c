@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 #include "collector/decision.h"
 #include "kwitness/abi/event.h"
-#include "kwitness/jcs.h"
+#include "jcs/jcs.h"
 
 /* every kind of KW_EVENT_TABLE, in its order (a new kind is fuzzed too) */
 #define KIND_(id, value, record, format, tool, rules, section, single) KW_EV_##id,

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kwitness/dns_wire.h"
+#include "policy/dns_wire.h"
 
 static void check_answer(const struct kw_dns_answer *a)
 {

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/jcs.h"
+#include "lib/buf.h"
+#include "jcs/jcs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

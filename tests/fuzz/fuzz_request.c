@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kwitness/digest.h"
-#include "kwitness/policy.h"
-#include "kwitness/protocol.h"
+#include "lib/digest.h"
+#include "policy/policy.h"
+#include "client/protocol.h"
 
 static void check_field(const char *s, bool required)
 {

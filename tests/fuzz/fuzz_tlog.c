@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kwitness/key.h"
+#include "trace/key.h"
 #include "tlog/http.h"
 #include "tlog/note.h"
 #include "tlog/policy.h"

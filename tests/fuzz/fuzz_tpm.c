@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kwitness/jcs.h"
-#include "kwitness/tpm.h"
+#include "jcs/jcs.h"
+#include "tpm/tpm.h"
 
 /* tests/vectors/tpm/ek-ca.pem */
 static const char ca_pem[] =

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kwitness/digest.h"
-#include "kwitness/jcs.h"
+#include "lib/digest.h"
+#include "jcs/jcs.h"
 #include "collector/transcript.h"
-#include "kwitness/record.h"
+#include "trace/record.h"
 
 static const uint8_t *next_part(const uint8_t **p, const uint8_t *end, size_t *len)
 {

@@ -29,12 +29,12 @@
 
 #include "tap_result.h"
 
-#include "kwitness/buf.h"
-#include "kwitness/cgroup.h"
+#include "lib/buf.h"
+#include "lib/cgroup.h"
 #include "collector/decision.h"
-#include "kwitness/hooks.h"
-#include "kwitness/policy.h"
-#include "kwitness/probe.h"
+#include "bpf/hooks.h"
+#include "policy/policy.h"
+#include "bpf/probe.h"
 
 static bool verbose;
 

@@ -21,8 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/jcs.h"
+#include "lib/buf.h"
+#include "jcs/jcs.h"
 #include "collector/transcript.h"
 
 static uint64_t rng = 88172645463325252ULL;

@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 
 static void test_buf_and_files(void **state)
 {

@@ -14,8 +14,8 @@
 
 #include "collector/decision.h"
 #include "kwitness/abi/event.h"
-#include "kwitness/jcs.h"
-#include "kwitness/policy.h"
+#include "jcs/jcs.h"
+#include "policy/policy.h"
 
 /* realtime - boottime: 1.7e18 ns; events at 2 s of boot time */
 #define B2R 1700000000000000000LL

@@ -11,10 +11,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kwitness/base64.h"
-#include "kwitness/buf.h"
-#include "kwitness/digest.h"
-#include "kwitness/record.h"
+#include "lib/base64.h"
+#include "lib/buf.h"
+#include "lib/digest.h"
+#include "trace/record.h"
 #include "collector/transcript.h"
 
 #define BUNDLE "network:\n  egress: deny-all\nfilesystem:\n  write: /work\n"

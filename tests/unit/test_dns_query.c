@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "collector/dns_query.h"
-#include "kwitness/jcs.h"
+#include "jcs/jcs.h"
 
 static void canonical(const struct kw_buf *b)
 {

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kwitness/dns_wire.h"
+#include "policy/dns_wire.h"
 
 struct msg {
 	uint8_t b[4096];

@@ -17,7 +17,7 @@
 
 #include "collector/decision.h"
 #include "kwitness/abi/event.h"
-#include "kwitness/policy.h"
+#include "policy/policy.h"
 
 #define B2R 1700000000000000000LL
 

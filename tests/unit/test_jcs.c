@@ -21,9 +21,9 @@
 
 #include <cmocka.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/jcs.h"
-#include "../../user/lib/jcs_internal.h" /* jcs_put_u64 */
+#include "lib/buf.h"
+#include "jcs/jcs.h"
+#include "../../user/jcs/jcs_internal.h" /* jcs_put_u64 */
 
 static char vectors[4096];
 

@@ -17,9 +17,9 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
-#include "kwitness/base64.h"
-#include "kwitness/jcs.h"
-#include "kwitness/key.h"
+#include "lib/base64.h"
+#include "jcs/jcs.h"
+#include "trace/key.h"
 
 static char tmpdir[] = "/tmp/kw-test-key-XXXXXX";
 

@@ -13,8 +13,8 @@
 #include <cmocka.h>
 
 #include "collector/transcript.h"
-#include "kwitness/logverify.h"
-#include "kwitness/record.h"
+#include "trace/logverify.h"
+#include "trace/record.h"
 
 #define SID "0123456789abcdef0123456789abcdef"
 #define OPEN "{\"bundle_hash\":\"sha256:b7\",\"image_digest\":\"sha256:aa\",\"mode\":\"enforce\"," \

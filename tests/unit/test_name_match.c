@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "kwitness/abi/name_match.h"
-#include "kwitness/name_table.h"
+#include "policy/name_table.h"
 
 static struct kw_name_rule rule(uint16_t index, uint8_t op, const char *ports)
 {

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kwitness/net_names.h"
-#include "kwitness/policy.h"
+#include "policy/net_names.h"
+#include "policy/policy.h"
 
 #define HEAD "{\"kwitness_policy\":1,\"mode\":\"enforce\","
 

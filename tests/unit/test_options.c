@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "kwitness/options.h"
+#include "lib/options.h"
 
 static FILE *usage_to;
 static int usage_calls;

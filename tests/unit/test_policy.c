@@ -16,10 +16,10 @@
 
 #include <linux/bpf.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/net_compile.h"
+#include "lib/buf.h"
+#include "policy/net_compile.h"
 #include "kwitness/abi/net_match.h"
-#include "kwitness/policy.h"
+#include "policy/policy.h"
 
 static struct kw_policy *parse_ok(const char *json)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Control requests (include/kwitness/protocol.h): what is accepted, with which
+/* Control requests (user/client/protocol.h): what is accepted, with which
  * fields, and the code of each refusal. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 #include <cmocka.h>
 #include <errno.h>
 
-#include "kwitness/protocol.h"
+#include "client/protocol.h"
 
 #define DIGEST "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 

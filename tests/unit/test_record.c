@@ -13,10 +13,10 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "kwitness/base64.h"
-#include "kwitness/jcs.h"
-#include "kwitness/key.h"
-#include "kwitness/record.h"
+#include "lib/base64.h"
+#include "jcs/jcs.h"
+#include "trace/key.h"
+#include "trace/record.h"
 
 #define BUNDLE "network:\n  egress: deny-all\nfilesystem:\n  write: /work\n"
 #define IMAGE "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"

@@ -14,11 +14,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/digest.h"
-#include "kwitness/jcs.h"
-#include "kwitness/key.h"
-#include "kwitness/record.h"
+#include "lib/buf.h"
+#include "lib/digest.h"
+#include "jcs/jcs.h"
+#include "trace/key.h"
+#include "trace/record.h"
 #include "collector/seal.h"
 
 #define BUNDLE "network:\n  egress: deny-all\nfilesystem:\n  write: /work\n"

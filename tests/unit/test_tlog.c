@@ -20,9 +20,9 @@
 #include <errno.h>
 #include <stdbool.h>
 
-#include "kwitness/key.h"
+#include "trace/key.h"
 #include "tlog/anchor.h"
-#include "kwitness/base64.h"
+#include "lib/base64.h"
 #include "tlog/log.h"
 #include "tlog/merkle.h"
 #include "tlog/note.h"

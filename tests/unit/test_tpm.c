@@ -15,10 +15,10 @@
 
 #include <openssl/evp.h>
 
-#include "kwitness/base64.h"
-#include "kwitness/jcs.h"
-#include "kwitness/key.h"
-#include "kwitness/tpm.h"
+#include "lib/base64.h"
+#include "jcs/jcs.h"
+#include "trace/key.h"
+#include "tpm/tpm.h"
 
 static char dir[4096];
 static json_t *evidence, *record;

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kwitness/uri.h"
+#include "trace/uri.h"
 
 static void expect_valid(const char *const *list, size_t n)
 {

@@ -17,10 +17,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/jcs.h"
-#include "kwitness/key.h"
-#include "kwitness/record.h"
+#include "lib/buf.h"
+#include "jcs/jcs.h"
+#include "trace/key.h"
+#include "trace/record.h"
 #include "verify/verdict.h"
 
 #define BUNDLE "{\"kwitness_policy\":1,\"mode\":\"enforce\"}"

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kwitness/policy.h"
+#include "policy/policy.h"
 
 struct kwitness_bpf; /* the generated skeleton */
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The loader: opens and loads the BPF object (again without a class whose
  * program the kernel refuses), attaches the global programs, and says which
- * classes this host can govern. See include/kwitness/hooks.h for the
+ * classes this host can govern. See user/bpf/hooks.h for the
  * contract; sessions get their slot in session.c. */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,9 +18,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "kwitness/cgroup.h"
-#include "kwitness/hooks.h"
-#include "kwitness/probe.h"
+#include "lib/cgroup.h"
+#include "bpf/hooks.h"
+#include "bpf/probe.h"
 #include "kwitness.skel.h"
 #include "kwitness-nokfunc.skel.h"
 #include "lsm.h"

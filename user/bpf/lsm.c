@@ -12,8 +12,8 @@
 #include <bpf/libbpf.h>
 
 #include "kwitness/abi/lsm_map.h"
-#include "kwitness/policy.h"
-#include "kwitness/probe.h"
+#include "policy/policy.h"
+#include "bpf/probe.h"
 #include "kwitness.skel.h"
 #include "lsm.h"
 #include "pin.h"

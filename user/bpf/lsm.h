@@ -5,8 +5,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "kwitness/policy.h"
-#include "kwitness/probe.h"
+#include "policy/policy.h"
+#include "bpf/probe.h"
 
 struct kwitness_bpf; /* the generated skeleton */
 

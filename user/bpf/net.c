@@ -9,7 +9,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "kwitness/net_compile.h"
+#include "policy/net_compile.h"
 #include "kwitness.skel.h"
 #include "maps.h"
 #include "net.h"

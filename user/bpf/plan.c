@@ -14,7 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "kwitness/abi/classes.h"
-#include "kwitness/probe.h"
+#include "bpf/probe.h"
 
 struct plan_cg {
 	uint32_t class_bit;

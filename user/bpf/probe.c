@@ -25,8 +25,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "kwitness/cgroup.h"
-#include "kwitness/probe.h"
+#include "lib/cgroup.h"
+#include "bpf/probe.h"
 #include "probe.skel.h"
 
 #define SECURITYFS "/sys/kernel/security"

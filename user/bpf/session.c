@@ -2,7 +2,7 @@
 /* Sessions: a slot's configuration, the class gate, the rules of each class
  * (written by the class's own unit: net.c, dev.c, dns.c, lsm.c), its ring
  * buffer, its live mark and its members (tag.c); and sessions that outlive
- * the collector (adopt, discard). See include/kwitness/hooks.h. */
+ * the collector (adopt, discard). See user/bpf/hooks.h. */
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>

@@ -2,7 +2,7 @@
 /* The loader's state (struct kw_hooks), shared by its units: load.c opens
  * and attaches, session.c gives sessions their slot, tag.c their members,
  * seq.c their numbers, and one rule writer per class (net.c, dev.c, dns.c,
- * lsm.c) their rules. See include/kwitness/hooks.h for the contract. */
+ * lsm.c) their rules. See user/bpf/hooks.h for the contract. */
 #ifndef KWITNESS_USER_BPF_STATE_H
 #define KWITNESS_USER_BPF_STATE_H
 
@@ -11,8 +11,8 @@
 #include <stdint.h>
 
 #include "kwitness/abi/classes.h"
-#include "kwitness/hooks.h"
-#include "kwitness/probe.h"
+#include "bpf/hooks.h"
+#include "bpf/probe.h"
 #include "kwitness.skel.h"
 
 /* The cgroup programs and the class each serves. */

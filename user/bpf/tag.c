@@ -10,7 +10,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "kwitness/cgroup.h"
+#include "lib/cgroup.h"
 #include "maps.h"
 #include "state.h"
 #include "tag.h"

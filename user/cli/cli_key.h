@@ -3,7 +3,7 @@
 #ifndef KWITNESS_CLI_KEY_H
 #define KWITNESS_CLI_KEY_H
 
-#include "kwitness/key.h"
+#include "trace/key.h"
 
 /* Prints one clear line for a key error (-EPERM: group/world accessible, ...).
  * cmd "verify" loads public keys; every other command a private key. */

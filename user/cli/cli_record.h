@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <jansson.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 
 /* Input size limits: a record is small; logs can be long. */
 #define CLI_RECORD_MAX ((size_t)1 << 20)

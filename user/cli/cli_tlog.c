@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 #include "cli_key.h"
 #include "cli_record.h"
 #include "cli_tlog.h"

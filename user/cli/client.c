@@ -7,8 +7,8 @@
 
 #include "client.h"
 #include "kwitness/client.h"
-#include "kwitness/buf.h"
-#include "kwitness/policy.h"
+#include "lib/buf.h"
+#include "policy/policy.h"
 #include "lib/text_safe.h"
 
 

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <jansson.h>
 
-#include "kwitness/protocol.h"
-#include "kwitness/options.h"
+#include "client/protocol.h"
+#include "lib/options.h"
 
 /* --socket, else $KWITNESS_SOCKET (KW_SOCKET_ENV), else KW_DEFAULT_SOCKET. */
 const char *kw_client_socket(const char *given);

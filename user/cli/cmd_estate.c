@@ -14,14 +14,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kwitness/level.h"
-#include "kwitness/record.h"
+#include "trace/level.h"
+#include "trace/record.h"
 #include "estate/db.h"
 #include "estate/ingest.h"
 #include "estate/query.h"
 #include "estate/trust.h"
 #include "cli_key.h"
-#include "kwitness/options.h"
+#include "lib/options.h"
 #include "cli_record.h"
 #include "cli_tlog.h"
 #include "commands.h"

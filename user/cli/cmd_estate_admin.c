@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/options.h"
+#include "lib/buf.h"
+#include "lib/options.h"
 #include "lib/text_safe.h"
 #include "estate/check.h"
 #include "estate/db.h"

@@ -14,10 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kwitness/key.h"
-#include "kwitness/options.h"
-#include "kwitness/protocol.h"
-#include "kwitness/record.h"
+#include "trace/key.h"
+#include "lib/options.h"
+#include "client/protocol.h"
+#include "trace/record.h"
 #include "estate/db.h"
 #include "estate/ingest.h"
 #include "estate/spool.h"

@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "kwitness/buf.h"
-#include "kwitness/jcs.h"
+#include "lib/buf.h"
+#include "jcs/jcs.h"
 
 /* Larger documents are refused rather than read without bound. */
 #define JCS_INPUT_MAX (256u << 20)

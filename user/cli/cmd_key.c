@@ -7,11 +7,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "kwitness/jcs.h"
-#include "kwitness/key.h"
-#include "kwitness/protocol.h"
+#include "jcs/jcs.h"
+#include "trace/key.h"
+#include "client/protocol.h"
 #include "cli_key.h"
-#include "kwitness/options.h"
+#include "lib/options.h"
 #include "commands.h"
 #include "verbs.h"
 

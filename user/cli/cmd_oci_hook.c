@@ -35,10 +35,10 @@
 
 #include "client.h"
 #include "commands.h"
-#include "kwitness/buf.h"
-#include "kwitness/cgroup.h"
+#include "lib/buf.h"
+#include "lib/cgroup.h"
 #include "kwitness/client.h"
-#include "kwitness/policy.h"
+#include "policy/policy.h"
 #include "lib/text_safe.h"
 #include "image/rootfs_digest.h"
 

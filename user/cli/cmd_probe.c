@@ -10,9 +10,9 @@
 
 #include "commands.h"
 #include "kwitness/abi/classes.h"
-#include "kwitness/hooks.h"
-#include "kwitness/policy.h"
-#include "kwitness/probe.h"
+#include "bpf/hooks.h"
+#include "policy/policy.h"
+#include "bpf/probe.h"
 
 /* What kwitnessd's own programs load here: the classes, and why not. */
 struct loaded {

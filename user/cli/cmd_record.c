@@ -8,12 +8,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/jcs.h"
-#include "kwitness/protocol.h"
-#include "kwitness/record.h"
+#include "lib/buf.h"
+#include "jcs/jcs.h"
+#include "client/protocol.h"
+#include "trace/record.h"
 #include "cli_key.h"
-#include "kwitness/options.h"
+#include "lib/options.h"
 #include "cli_record.h"
 #include "commands.h"
 #include "verbs.h"

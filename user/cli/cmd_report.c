@@ -12,14 +12,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/policy.h"
+#include "lib/buf.h"
+#include "policy/policy.h"
 #include "estate/db.h"
 #include "estate/report.h"
 #include "estate/report_db.h"
 #include "estate/trust.h"
 #include "cli_key.h"
-#include "kwitness/options.h"
+#include "lib/options.h"
 #include "cli_record.h"
 #include "commands.h"
 #include "estate_cli.h"

@@ -18,15 +18,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kwitness/cgroup.h"
+#include "lib/cgroup.h"
 #include "client.h"
 #include "commands.h"
-#include "kwitness/buf.h"
-#include "kwitness/digest.h"
-#include "kwitness/jcs.h"
-#include "kwitness/key.h"
-#include "kwitness/policy.h"
-#include "kwitness/record.h"
+#include "lib/buf.h"
+#include "lib/digest.h"
+#include "jcs/jcs.h"
+#include "trace/key.h"
+#include "policy/policy.h"
+#include "trace/record.h"
 #include "lib/text_safe.h"
 #include "verify/verdict.h"
 

@@ -11,8 +11,8 @@
 #include "commands.h"
 #include "verbs.h"
 #include "kwitness/client.h"
-#include "kwitness/buf.h"
-#include "kwitness/policy.h"
+#include "lib/buf.h"
+#include "policy/policy.h"
 #include "lib/text_safe.h"
 
 static void session_usage(FILE *f)

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/jcs.h"
+#include "lib/buf.h"
+#include "jcs/jcs.h"
 #include "cli_key.h"
-#include "kwitness/options.h"
+#include "lib/options.h"
 #include "cli_record.h"
 #include "cli_tlog.h"
 #include "commands.h"

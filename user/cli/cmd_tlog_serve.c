@@ -13,10 +13,10 @@
 
 #include <openssl/crypto.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/jcs.h"
+#include "lib/buf.h"
+#include "jcs/jcs.h"
 #include "collector/publish.h"
-#include "kwitness/options.h"
+#include "lib/options.h"
 #include "cli_record.h"
 #include "cli_tlog.h"
 #include "tlog/log.h"

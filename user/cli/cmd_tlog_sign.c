@@ -10,8 +10,8 @@
 
 #include <openssl/crypto.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/jcs.h"
+#include "lib/buf.h"
+#include "jcs/jcs.h"
 #include "collector/publish.h"
 #include "cli_key.h"
 #include "cli_record.h"

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kwitness/jcs.h"
-#include "kwitness/tpm.h"
-#include "kwitness/tpm_binding.h"
+#include "jcs/jcs.h"
+#include "tpm/tpm.h"
+#include "tpm/binding.h"
 #include "cli_key.h"
-#include "kwitness/options.h"
+#include "lib/options.h"
 #include "cli_record.h"
 #include "commands.h"
 #include "verbs.h"

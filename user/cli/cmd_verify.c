@@ -7,11 +7,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "kwitness/jcs.h"
-#include "kwitness/level.h"
-#include "kwitness/options.h"
-#include "kwitness/record.h"
-#include "kwitness/tpm.h"
+#include "jcs/jcs.h"
+#include "trace/level.h"
+#include "lib/options.h"
+#include "trace/record.h"
+#include "tpm/tpm.h"
 #include "cli_key.h"
 #include "cli_record.h"
 #include "commands.h"

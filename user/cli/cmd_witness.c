@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/options.h"
+#include "lib/buf.h"
+#include "lib/options.h"
 #include "cli_record.h"
 #include "cli_tlog.h"
 #include "commands.h"

@@ -14,11 +14,11 @@
 #include <unistd.h>
 #include <jansson.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/cgroup.h"
+#include "lib/buf.h"
+#include "lib/cgroup.h"
 #include "kwitness/client.h"
-#include "kwitness/policy.h"
-#include "kwitness/protocol.h"
+#include "policy/policy.h"
+#include "client/protocol.h"
 
 static int fail(struct kwitness_error *err, int status, int sys_errno, const char *code,
 		const char *fmt, ...) __attribute__((format(printf, 5, 6)));

@@ -12,8 +12,8 @@
 #include "collector/entry.h"
 #include "collector/event_format.h"
 #include "kwitness/abi/event.h"
-#include "kwitness/jcs.h"
-#include "kwitness/policy.h"
+#include "jcs/jcs.h"
+#include "policy/policy.h"
 
 int kw_event_seq(const void *data, size_t size, uint64_t *seq)
 {

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 
 /* Appends the RFC 8785 entry for one ring buffer record (no newline).
  * boot_to_realtime_ns converts the event's CLOCK_BOOTTIME stamp to wall time

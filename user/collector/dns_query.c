@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "collector/dns_query.h"
-#include "kwitness/jcs.h"
+#include "jcs/jcs.h"
 
 /* "ADDR=TTL,..." for the opened (or, with want_opened false, the refused)
  * addresses of the answer. */

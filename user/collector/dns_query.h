@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/dns_wire.h"
+#include "lib/buf.h"
+#include "policy/dns_wire.h"
 
 /* Seconds an opened address stays open past its (clamped) TTL: a client
  * connects right after the answer, and the last use of a TTL-0 answer must

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "collector/entry.h"
-#include "kwitness/jcs.h"
+#include "jcs/jcs.h"
 
 struct member_key {
 	char text[KEY_ROOM];

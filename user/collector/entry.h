@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "kwitness/abi/event.h"
-#include "kwitness/buf.h"
-#include "kwitness/jcs.h"
-#include "kwitness/policy.h"
+#include "lib/buf.h"
+#include "jcs/jcs.h"
+#include "policy/policy.h"
 
 /* How a member's value is written. */
 enum field_type {

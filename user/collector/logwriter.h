@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/jcs.h"
+#include "lib/buf.h"
+#include "jcs/jcs.h"
 #include "collector/transcript.h"
 
 /* Output is written to the file once this much is buffered (and at close). */

@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "kwitness/record.h"
+#include "trace/record.h"
 #include "collector/publish.h"
 #include "tlog/anchor.h"
 #include "tlog/http.h"

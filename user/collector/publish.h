@@ -18,8 +18,8 @@
 #include <stddef.h>
 #include <jansson.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/key.h"
+#include "lib/buf.h"
+#include "trace/key.h"
 #include "tlog/cosign.h"
 #include "tlog/note.h"
 #include "tlog/policy.h"

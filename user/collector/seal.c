@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 #include "collector/publish.h"
 #include "collector/seal.h"
 

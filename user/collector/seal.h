@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <jansson.h>
 
-#include "kwitness/key.h"
-#include "kwitness/record.h"
+#include "trace/key.h"
+#include "trace/record.h"
 
 /* Where sealing stopped: which kind of failure a caller reports. */
 enum kw_seal_stage {

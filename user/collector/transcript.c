@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kwitness/jcs.h"
+#include "jcs/jcs.h"
 #include "collector/transcript.h"
 
 int kw_transcript_init(struct kw_transcript *t)

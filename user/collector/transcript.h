@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kwitness/digest.h"
+#include "lib/digest.h"
 
 /* Entries are short (about 200 bytes): they are gathered here and hashed a
  * few kilobytes at a time, not with two digest calls per entry. */

@@ -8,10 +8,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "kwitness/jcs.h"
-#include "kwitness/level.h"
-#include "kwitness/logverify.h"
-#include "kwitness/record.h"
+#include "jcs/jcs.h"
+#include "trace/level.h"
+#include "trace/logverify.h"
+#include "trace/record.h"
 #include "estate/check.h"
 #include "estate/entry.h"
 

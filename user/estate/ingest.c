@@ -20,15 +20,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/digest.h"
-#include "kwitness/jcs.h"
-#include "kwitness/logverify.h"
-#include "kwitness/policy.h"
-#include "kwitness/statedir.h"
+#include "lib/buf.h"
+#include "lib/digest.h"
+#include "jcs/jcs.h"
+#include "trace/logverify.h"
+#include "policy/policy.h"
+#include "trace/statedir.h"
 #include "estate/entry.h"
 #include "estate/ingest.h"
-#include "kwitness/base64.h"
+#include "lib/base64.h"
 #include "tlog/record_check.h"
 #include "tlog/record_url.h"
 #include "tlog/witness.h"

@@ -13,9 +13,9 @@
 
 #include <stdint.h>
 
-#include "kwitness/record.h"
-#include "kwitness/level.h"
-#include "kwitness/tpm.h"
+#include "trace/record.h"
+#include "trace/level.h"
+#include "tpm/tpm.h"
 #include "estate/db.h"
 #include "estate/trust.h"
 #include "tlog/policy.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 #include "estate/db.h"
 
 #define COPY_BLOCK ((size_t)256 << 10)

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 #include "estate/entry.h"
 #include "estate/query.h"
 

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kwitness/digest.h"
-#include "kwitness/jcs.h"
-#include "lib/record_internal.h"
+#include "lib/digest.h"
+#include "jcs/jcs.h"
+#include "trace/record_internal.h"
 #include "lib/text_safe.h"
 #include "estate/entry.h"
 #include "estate/query.h"

@@ -14,9 +14,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "kwitness/key.h"
-#include "kwitness/logverify.h"
-#include "kwitness/record.h"
+#include "trace/key.h"
+#include "trace/logverify.h"
+#include "trace/record.h"
 
 /* Bounds: a report of a million decisions stays a page. */
 #define REPORT_MARKS_MAX 10000  /* timeline marks */

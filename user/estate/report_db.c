@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "kwitness/jcs.h"
+#include "jcs/jcs.h"
 #include "estate/check.h"
 #include "estate/report_db.h"
 #include "estate/report_internal.h"

@@ -6,7 +6,7 @@
 #ifndef KWITNESS_ESTATE_ROLES_H
 #define KWITNESS_ESTATE_ROLES_H
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 #include "estate/trust.h"
 
 #define ESTATE_PUSH_GROUP "kwitness_push"

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "estate/spool.h"
-#include "kwitness/statedir.h"
+#include "trace/statedir.h"
 
 int estate_spool_drain(struct estate_ingest *ing, const char *state_dir, uint64_t *left)
 {

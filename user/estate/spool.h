@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "estate/ingest.h"
-#include "kwitness/statedir.h" /* KW_STATE_SPOOL */
+#include "trace/statedir.h" /* KW_STATE_SPOOL */
 
 /* One pass over STATE/spool with ing (its db open, its trust set): each
  * spooled session's record ingested, its spool file removed once the

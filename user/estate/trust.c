@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 #include "estate/trust.h"
 
 struct trusted_key {

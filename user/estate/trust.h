@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "kwitness/key.h"
+#include "trace/key.h"
 
 #define ESTATE_DEFAULT_TRUST "/etc/kwitness/trust"
 /* Keys read from one folder at most. */

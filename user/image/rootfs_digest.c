@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 #include "image/rootfs_digest.h"
 
 #define LISTING_HEADER "kwitness-rootfs-listing v1\n"

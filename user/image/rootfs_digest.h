@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "kwitness/digest.h"
+#include "lib/digest.h"
 
 /* At most this many entries are listed; a larger tree is refused. */
 #define KW_ROOTFS_MAX_ENTRIES 4000000

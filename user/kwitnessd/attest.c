@@ -9,8 +9,8 @@
 #include <string.h>
 #include <syslog.h>
 
-#include "kwitness/jcs.h"
-#include "kwitness/tpm_binding.h"
+#include "jcs/jcs.h"
+#include "tpm/binding.h"
 #include "attest.h"
 #include "hostinfo.h"
 #include "kwd.h"

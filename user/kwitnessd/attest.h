@@ -2,7 +2,7 @@
 #ifndef KWITNESSD_ATTEST_H
 #define KWITNESSD_ATTEST_H
 
-#include "kwitness/record.h"
+#include "trace/record.h"
 
 /* attest.c: the TPM binding (--tpm). A session keeps a copy of the binding
  * its record is signed under. */

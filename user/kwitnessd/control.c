@@ -18,7 +18,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "kwitness/protocol.h"
+#include "client/protocol.h"
 #include "control.h"
 #include "harden.h"
 #include "kwd.h"

@@ -7,7 +7,7 @@
 #include <sys/types.h>
 #include <jansson.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 #include "authz.h"
 #include "kwd.h"
 

@@ -11,7 +11,7 @@
 #include <syslog.h>
 
 #include "collector/dns_query.h"
-#include "kwitness/hooks.h"
+#include "bpf/hooks.h"
 #include "dns_proxy.h"
 #include "dns_state.h"
 #include "kwd.h"

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "bpf/resolver_guard.h"
-#include "kwitness/hooks.h"
+#include "bpf/hooks.h"
 #include "dns_proxy.h"
 #include "dns_state.h"
 #include "kwd.h"

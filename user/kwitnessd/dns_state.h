@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "kwitness/dns_wire.h"
-#include "kwitness/name_table.h"
-#include "kwitness/policy.h"
+#include "policy/dns_wire.h"
+#include "policy/name_table.h"
+#include "policy/policy.h"
 #include "dns_proxy.h"
 #include "kwd.h"
 

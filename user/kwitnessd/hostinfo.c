@@ -6,7 +6,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "kwitness/cgroup.h"
+#include "lib/cgroup.h"
 #include "hostinfo.h"
 
 /* First line of a small file, without the newline; "" when unreadable. */

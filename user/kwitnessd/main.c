@@ -23,10 +23,10 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
-#include "kwitness/hooks.h"
-#include "kwitness/key.h"
-#include "kwitness/options.h"
-#include "kwitness/tpm.h"
+#include "bpf/hooks.h"
+#include "trace/key.h"
+#include "lib/options.h"
+#include "tpm/tpm.h"
 #include "attest.h"
 #include "config.h"
 #include "control.h"

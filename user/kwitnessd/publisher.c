@@ -19,8 +19,8 @@
 #include <syslog.h>
 #include <time.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/jcs.h"
+#include "lib/buf.h"
+#include "jcs/jcs.h"
 #include "collector/publish.h"
 #include "kwd.h"
 #include "publisher.h"

@@ -19,10 +19,10 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "kwitness/digest.h"
-#include "kwitness/jcs.h"
-#include "kwitness/policy.h"
-#include "kwitness/record.h"
+#include "lib/digest.h"
+#include "jcs/jcs.h"
+#include "policy/policy.h"
+#include "trace/record.h"
 #include "collector/seal.h"
 #include "collector/transcript.h"
 #include "kwd.h"

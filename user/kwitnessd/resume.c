@@ -19,10 +19,10 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "kwitness/digest.h"
-#include "kwitness/hooks.h"
-#include "kwitness/jcs.h"
-#include "kwitness/policy.h"
+#include "lib/digest.h"
+#include "bpf/hooks.h"
+#include "jcs/jcs.h"
+#include "policy/policy.h"
 #include "kwitness/abi/name_match.h"
 #include "journal.h"
 #include "recover.h"

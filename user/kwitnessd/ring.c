@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 #include "collector/decision.h"
 #include "ring.h"
 

@@ -21,7 +21,7 @@
 #include <linux/magic.h>
 
 #include "collector/decision.h"
-#include "kwitness/hooks.h"
+#include "bpf/hooks.h"
 #include "dns_proxy.h"
 #include "kwd.h"
 #include "session.h"

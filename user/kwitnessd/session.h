@@ -10,8 +10,8 @@
 #include <jansson.h>
 
 #include "kwitness/abi/event.h"
-#include "kwitness/protocol.h"
-#include "kwitness/record.h"
+#include "client/protocol.h"
+#include "trace/record.h"
 #include "collector/logwriter.h"
 #include "collector/reorder.h"
 #include "attest.h"

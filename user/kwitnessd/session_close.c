@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
-#include "kwitness/hooks.h"
+#include "bpf/hooks.h"
 #include "cgroup_kill.h"
 #include "dns_proxy.h"
 #include "journal.h"

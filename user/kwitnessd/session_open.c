@@ -19,8 +19,8 @@
 #include <linux/magic.h>
 
 #include "kwitness/abi/name_match.h"
-#include "kwitness/cgroup.h"
-#include "kwitness/hooks.h"
+#include "lib/cgroup.h"
+#include "bpf/hooks.h"
 #include "authz.h"
 #include "config.h"
 #include "journal.h"

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kwitness/hooks.h"
+#include "bpf/hooks.h"
 #include "dns_proxy.h"
 #include "kwd.h"
 #include "session.h"

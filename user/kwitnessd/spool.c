@@ -16,8 +16,8 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "kwitness/protocol.h"
-#include "kwitness/statedir.h"
+#include "client/protocol.h"
+#include "trace/statedir.h"
 #include "kwd.h"
 #include "spool.h"
 #include "util.h"

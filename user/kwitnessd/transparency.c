@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kwitness/key.h"
+#include "trace/key.h"
 #include "collector/publish.h"
 #include "tlog/log.h"
 #include "tlog/witness_client.h"

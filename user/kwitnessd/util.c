@@ -9,7 +9,7 @@
 #include <syslog.h>
 #include <time.h>
 
-#include "kwitness/protocol.h"
+#include "client/protocol.h"
 #include "lib/text_safe.h"
 #include "kwd.h"
 #include "util.h"

@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <jansson.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/record.h"
+#include "lib/buf.h"
+#include "trace/record.h"
 #include "collector/seal.h"
 
 /* Written log chunk buffers the I/O thread keeps for the next chunks (a

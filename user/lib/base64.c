@@ -2,7 +2,7 @@
 /* Base64, standard and url alphabets, see kwitness/base64.h. */
 #include <errno.h>
 
-#include "kwitness/base64.h"
+#include "lib/base64.h"
 
 static const char alphabet[2][65] = {
 	[KW_B64_STD] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",

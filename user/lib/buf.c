@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 
 void *kw_array_grow(void *items, size_t *cap, size_t size, size_t first)
 {

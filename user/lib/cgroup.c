@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kwitness/cgroup.h"
+#include "lib/cgroup.h"
 
 /* mountinfo escapes space, tab, newline and backslash as \ooo. */
 static void unescape(char *s)

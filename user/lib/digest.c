@@ -5,7 +5,7 @@
 
 #include <openssl/evp.h>
 
-#include "kwitness/digest.h"
+#include "lib/digest.h"
 
 static const EVP_MD *digest_md(enum kw_digest_alg alg)
 {

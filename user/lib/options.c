@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "kwitness/options.h"
+#include "lib/options.h"
 
 /* Options seen as getopt_long values from here, so no letter is mistaken
  * for one. */

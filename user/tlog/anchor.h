@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <jansson.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 #include "tlog/merkle.h"
 
 /* Appends the canonical claim bytes of v. -EDOM for a real number or an

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 #include "tlog/audit.h"
 #include "tlog/tiles.h"
 

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 #include "tlog/log.h"
 
 /* Sends one add-checkpoint body; returns the HTTP status (or a negative

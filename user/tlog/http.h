@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 
 #define HTTP_HEAD_MAX 8192
 #define HTTP_TIMEOUT_S 10

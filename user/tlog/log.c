@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 #include "tlog/log.h"
 #include "tlog/tiles.h"
 

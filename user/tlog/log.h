@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 #include "tlog/note.h"
 
 struct tlog_log;

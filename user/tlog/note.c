@@ -8,8 +8,8 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
-#include "kwitness/key.h"
-#include "kwitness/base64.h"
+#include "trace/key.h"
+#include "lib/base64.h"
 #include "tlog/note.h"
 
 /* "— " : U+2014 EM DASH in UTF-8, then a space. */

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kwitness/base64.h"
+#include "lib/base64.h"
 #include "tlog/note.h"
 #include "tlog/proof.h"
 #include "tlog/tiles.h"

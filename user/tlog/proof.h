@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 #include "tlog/merkle.h"
 
 #define TLOG_PROOF_HEADER "c2sp.org/tlog-proof@v1"

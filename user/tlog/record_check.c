@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/jcs.h"
+#include "lib/buf.h"
+#include "jcs/jcs.h"
 #include "tlog/anchor.h"
 #include "tlog/proof.h"
 #include "tlog/record_check.h"

@@ -6,8 +6,8 @@
 
 #include <openssl/sha.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/jcs.h"
+#include "lib/buf.h"
+#include "jcs/jcs.h"
 #include "tlog/record_url.h"
 
 int tlog_record_body_hash(const json_t *rec, char out[65])

@@ -7,7 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 #include "tlog/server.h"
 
 int tlog_server_listen(struct tlog_server *s, const char *listen_at, char *err, size_t errlen)

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 #include "tlog/merkle.h"
 
 #define TLOG_TILE_HEIGHT 8

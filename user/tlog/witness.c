@@ -15,7 +15,7 @@
 
 #include <openssl/sha.h>
 
-#include "kwitness/base64.h"
+#include "lib/base64.h"
 #include "tlog/merkle.h"
 #include "tlog/tiles.h"
 #include "tlog/witness.h"

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 #include "tlog/note.h"
 
 #define TLOG_WITNESS_LOGS_MAX 64

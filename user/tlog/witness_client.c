@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kwitness/key.h"
+#include "trace/key.h"
 #include "tlog/witness_client.h"
 
 int tlog_witness_client_open(const char *spec, const struct tlog_key *log,

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 #include "tlog/http.h"
 #include "tlog/witness.h"
 

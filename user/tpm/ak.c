@@ -19,8 +19,8 @@
 #include <openssl/rand.h>
 #include <tss2/tss2_mu.h>
 
-#include "kwitness/base64.h"
-#include "kwitness/jcs.h"
+#include "lib/base64.h"
+#include "jcs/jcs.h"
 #include "device.h"
 
 /* The parent's unique field: keeps it apart from other storage primaries. */

@@ -8,7 +8,7 @@
 
 #include <openssl/crypto.h>
 
-#include "kwitness/base64.h"
+#include "lib/base64.h"
 #include "evidence.h"
 #include "tpm_internal.h"
 

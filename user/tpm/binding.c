@@ -13,9 +13,9 @@
 
 #include <openssl/crypto.h>
 
-#include "kwitness/base64.h"
-#include "kwitness/jcs.h"
-#include "kwitness/tpm_binding.h"
+#include "lib/base64.h"
+#include "jcs/jcs.h"
+#include "tpm/binding.h"
 #include "evidence.h"
 #include "tpm_internal.h"
 

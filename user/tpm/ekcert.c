@@ -7,7 +7,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 
-#include "kwitness/tpm.h"
+#include "tpm/tpm.h"
 
 int kw_ek_chain_verify(const struct kw_buf *certs, size_t n, const char *ca_file, char *why,
 		       size_t whylen)

@@ -3,7 +3,7 @@
 #ifndef KWITNESS_TPM_ENROLLMENT_H
 #define KWITNESS_TPM_ENROLLMENT_H
 
-#include "kwitness/tpm.h"
+#include "tpm/tpm.h"
 
 json_t *kw_enrollment_sign(const struct kw_buf *ek_der, const uint8_t ak_name[34],
 			   const struct kw_enroll_subject *subj, const struct kw_key *key,

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kwitness/base64.h"
+#include "lib/base64.h"
 #include "evidence.h"
 #include "tpm_internal.h"
 

@@ -3,7 +3,7 @@
 #ifndef KWITNESS_TPM_EVIDENCE_H
 #define KWITNESS_TPM_EVIDENCE_H
 
-#include "kwitness/tpm.h"
+#include "tpm/tpm.h"
 
 #define KW_EVIDENCE_MAX_CERTS 4
 

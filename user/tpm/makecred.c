@@ -19,7 +19,7 @@
 #include <openssl/rsa.h>
 #include <openssl/x509.h>
 
-#include "kwitness/tpm.h"
+#include "tpm/tpm.h"
 
 /* KDFa (SP 800-108 counter mode, HMAC-SHA-256): label is NUL-terminated. */
 static int kdfa(const uint8_t *key, size_t keylen, const char *label, const uint8_t *u,

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kwitness/tpm.h"
+#include "tpm/tpm.h"
 
 static int bad(char *err, size_t errlen, const char *s, const char *why)
 {

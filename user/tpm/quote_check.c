@@ -16,7 +16,7 @@
 #include <openssl/param_build.h>
 #include <tss2/tss2_mu.h>
 
-#include "kwitness/tpm.h"
+#include "tpm/tpm.h"
 #include "tpm_internal.h"
 
 static int fail(char *why, size_t whylen, int *part, int p, const char *fmt, ...)

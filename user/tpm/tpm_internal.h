@@ -5,7 +5,7 @@
 
 #include <tss2/tss2_tpm2_types.h>
 
-#include "kwitness/tpm.h"
+#include "tpm/tpm.h"
 
 /* NV index of the RSA 2048 EK certificate (TCG EK Credential Profile). */
 #define KW_TPM_NV_EK_CERT_RSA 0x01c00002

@@ -20,12 +20,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/jcs.h"
-#include "kwitness/logverify.h"
-#include "kwitness/policy.h"
-#include "kwitness/record.h"
-#include "kwitness/statedir.h"
+#include "lib/buf.h"
+#include "jcs/jcs.h"
+#include "trace/logverify.h"
+#include "policy/policy.h"
+#include "trace/record.h"
+#include "trace/statedir.h"
 #include "verify/batch.h"
 #include "verify/progress.h"
 #include "verify/read.h"

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "kwitness/record.h"
+#include "trace/record.h"
 
 struct verify_batch {
 	const char *keypath;         /* NULL with verify.allow_embedded_key */

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "kwitness/buf.h"
+#include "lib/buf.h"
 
 /* Input size limits: a record is small; a bundle can be larger. Logs are
  * streamed, never read whole. */

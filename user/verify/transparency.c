@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kwitness/base64.h"
-#include "kwitness/buf.h"
+#include "lib/base64.h"
+#include "lib/buf.h"
 #include "tlog/policy.h"
 #include "tlog/record_check.h"
 #include "tlog/witness.h"

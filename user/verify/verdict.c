@@ -8,9 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kwitness/buf.h"
-#include "kwitness/jcs.h"
-#include "kwitness/logverify.h"
+#include "lib/buf.h"
+#include "jcs/jcs.h"
+#include "trace/logverify.h"
 #include "verify/progress.h"
 #include "verify/read.h"
 #include "verify/transparency.h"

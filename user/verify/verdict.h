@@ -15,9 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kwitness/level.h"
-#include "kwitness/record.h"
-#include "kwitness/tpm.h"
+#include "trace/level.h"
+#include "trace/record.h"
+#include "tpm/tpm.h"
 #include "tlog/record_check.h"
 
 /* What one record is checked against. Paths are read by verify_record;

@@ -2,7 +2,7 @@
 /* Network rule evaluation, plain C so the same code runs in the BPF programs
  * (bpf/net.bpf.h) and in the cmocka tests (tests/unit/test_net_match.c).
  *
- * The compiler (user/lib/net_compile.c) stores, at each prefix of the policy,
+ * The compiler (user/policy/net_compile.c) stores, at each prefix of the policy,
  * that prefix's own port rules plus the port rules of every shorter prefix that
  * covers it. The LPM trie lookup returns the entry of the longest prefix that
  * contains the address, so the entry holds every rule that can match; among the
