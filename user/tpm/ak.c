@@ -68,20 +68,6 @@ static void ak_template(TPM2B_PUBLIC *tmpl)
 	p->parameters.eccDetail.kdf.scheme = TPM2_ALG_NULL;
 }
 
-static json_t *b64_json(const uint8_t *p, size_t n)
-{
-	char *s = malloc(KW_B64_LEN(n));
-	json_t *j;
-
-	if (!s)
-		return NULL;
-	kw_b64_encode(KW_B64_URL, p, n, s);
-	j = json_string(s);
-	OPENSSL_cleanse(s, KW_B64_LEN(n));
-	free(s);
-	return j;
-}
-
 static int b64_member(const json_t *ak, const char *name, uint8_t *out, size_t cap, size_t *len)
 {
 	const char *s = json_string_value(json_object_get(ak, name));
@@ -202,8 +188,8 @@ json_t *kw_tpm_ak_create(struct kw_tpm *t, char *err, size_t errlen)
 	if (load(t, pub, priv, &sens.sensitive.userAuth, err, errlen))
 		goto out;
 	ak = json_pack("{s:s, s:o, s:o, s:o}", "kind", KW_TPM_AK_KIND, "public",
-		       b64_json(pubm, puboff), "private", b64_json(privm, privoff), "auth",
-		       b64_json(sens.sensitive.userAuth.buffer, sens.sensitive.userAuth.size));
+		       kw_tpm_b64_json(pubm, puboff), "private", kw_tpm_b64_json(privm, privoff), "auth",
+		       kw_tpm_b64_json(sens.sensitive.userAuth.buffer, sens.sensitive.userAuth.size));
 	if (!ak)
 		snprintf(err, errlen, "out of memory");
 out:

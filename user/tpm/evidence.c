@@ -7,11 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "lib/base64.h"
 #include "evidence.h"
 #include "tpm_internal.h"
 
-static json_t *b64(const void *p, size_t n)
+json_t *kw_tpm_b64_json(const void *p, size_t n)
 {
 	char *s = malloc(KW_B64_LEN(n));
 	json_t *j;
@@ -20,6 +22,7 @@ static json_t *b64(const void *p, size_t n)
 		return NULL;
 	kw_b64_encode(KW_B64_URL, p, n, s);
 	j = json_string(s);
+	OPENSSL_cleanse(s, KW_B64_LEN(n)); /* the AK file's auth value passes here */
 	free(s);
 	return j;
 }
@@ -41,15 +44,15 @@ json_t *kw_evidence_build(const struct kw_tpm_quote *q, const struct kw_buf *ek_
 			goto fail;
 	}
 	for (size_t i = 0; i < n_ek_certs; i++)
-		if (json_array_append_new(certs, b64(ek_certs[i].data, ek_certs[i].len)))
+		if (json_array_append_new(certs, kw_tpm_b64_json(ek_certs[i].data, ek_certs[i].len)))
 			goto fail;
 	kw_pcr_selection_format(&q->sel, sel, sizeof(sel));
 	ev = json_pack("{s:s, s:{s:o, s:o, s:s, s:o}, s:o, s:o, s:{s:s, s:O}}",
 		       "format", KW_TPM_EVIDENCE_FORMAT,
-		       "quote", "attest", b64(q->attest.data, q->attest.len),
-		       "signature", b64(q->signature.data, q->signature.len),
+		       "quote", "attest", kw_tpm_b64_json(q->attest.data, q->attest.len),
+		       "signature", kw_tpm_b64_json(q->signature.data, q->signature.len),
 		       "pcr_selection", sel, "pcr_values", values,
-		       "ak_public", b64(q->ak_public.data, q->ak_public.len),
+		       "ak_public", kw_tpm_b64_json(q->ak_public.data, q->ak_public.len),
 		       "ek_certificates", certs,
 		       "ak_binding", "method", enrollment ? "credential-activation" : "none",
 		       "enrollment", enrollment ? enrollment : json_null());

@@ -23,6 +23,8 @@ int kw_tpm_pcr_values_digest(const struct kw_tpm_quote *q, uint8_t out[32]);
 void kw_tss_quiet(void);
 /* Lowercase hex into out (2n+1 bytes). */
 void kw_hex(const uint8_t *p, size_t n, char *out);
+/* p as a base64url JSON string (the scratch text is wiped), NULL when out of memory. */
+json_t *kw_tpm_b64_json(const void *p, size_t n);
 int kw_unhex(const char *s, uint8_t *out, size_t n);
 
 #endif
