@@ -235,6 +235,8 @@ cp -r tests/lib.sh "$STAGE/kw/tests/"
 for d in tests/kernel tests/vm examples; do
 	[ -d "$d" ] && mkdir -p "$STAGE/kw/$d" && cp -r "$d"/. "$STAGE/kw/$d/"
 done
+# the probe's class list, which test_probe counts the probe's output against
+mkdir -p "$STAGE/kw/user/bpf" && cp user/bpf/probe.h "$STAGE/kw/user/bpf/"
 cp tests/vm/init "$STAGE/init"
 chmod 755 "$STAGE/init"
 echo "root:x:0:0:root:/root:/bin/sh" >"$STAGE/etc/passwd"
