@@ -169,7 +169,11 @@ static int transparency(const struct verify_request *rq, const struct kw_buf *te
 {
 	char proof[4096];
 
-	snprintf(proof, sizeof(proof), "%s.tlog-proof", rq->record_path);
+	if (!rq->tlog_proof && !rq->record_path) {
+		snprintf(err, errlen, "a record given as bytes needs the path of its tlog proof");
+		return -1;
+	}
+	snprintf(proof, sizeof(proof), "%s.tlog-proof", rq->record_path ? rq->record_path : "");
 	if (verify_transparency(rq->tlog_policy, rq->tlog_proof ? rq->tlog_proof : proof, text->data,
 				text->len, &v->tlog, err, errlen))
 		return -1;
