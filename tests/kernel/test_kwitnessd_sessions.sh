@@ -265,7 +265,7 @@ for _ in $(seq 260); do
 done
 exec 8>"$KT_TMP/holders.in" # the holders hold until this closes
 got=
-for _ in $(seq 900); do # until all of them are connected (minutes under emulation)
+for _ in $(seq 3000); do # until all of them are connected (minutes under emulation; up to 10)
 	got=$(err_code "$(ctl $'{"op":"ping"}\n')")
 	[ "$got" = busy ] && break
 	sleep 0.2
