@@ -247,3 +247,31 @@ verify_incomplete() {
 	out=$("$KW" verify --key "$KT_TMP/signer.jwk" --log "$LOG" --policy "$POL" --allow-incomplete "$REC")
 	[ $? -eq 0 ] && [[ $out == "warning: log_incomplete: "* ]] && [[ $out == *"completeness: INCOMPLETE"* ]]
 }
+
+# kt_user_add PREFIX: a throwaway user and group (PREFIX u/g + our pid) in
+# KT_USER/KT_GROUP, U and G their ids, removed by kt_user_del (after
+# kwd_cleanup, from the suite's EXIT trap). The VM has no shadow tools: there
+# the same entries are written by hand.
+kt_user_add() {
+	KT_USER=${1}u$$ KT_GROUP=${1}g$$ KT_PWFILES=0
+	trap 'kwd_cleanup; kt_user_del' EXIT
+	if command -v useradd >/dev/null && command -v groupadd >/dev/null; then
+		groupadd "$KT_GROUP" && useradd -M -N -g "$KT_GROUP" -s /bin/false "$KT_USER" ||
+			kt_skip_all "useradd failed"
+	else
+		KT_PWFILES=1
+		local id=$((40000 + $$ % 20000))
+		echo "$KT_GROUP:x:$id:" >>/etc/group
+		echo "$KT_USER:x:$id:$id::/:/bin/false" >>/etc/passwd
+	fi
+	U=$(id -u "$KT_USER") G=$(id -g "$KT_USER")
+}
+kt_user_del() {
+	if [ "$KT_PWFILES" = 1 ]; then
+		sed -i "/^$KT_USER:/d" /etc/passwd
+		sed -i "/^$KT_GROUP:/d" /etc/group
+	else
+		userdel "$KT_USER" 2>/dev/null
+		groupdel "$KT_GROUP" 2>/dev/null
+	fi
+}

@@ -12,30 +12,7 @@
 kwd_require
 
 # A user and a group of our own: unique per run, removed at exit.
-KT_USER=kwtu$$ KT_GROUP=kwtg$$
-KT_PWFILES=0
-auth_cleanup() {
-	kwd_cleanup
-	if [ $KT_PWFILES = 1 ]; then
-		sed -i "/^$KT_USER:/d" /etc/passwd
-		sed -i "/^$KT_GROUP:/d" /etc/group
-	else
-		userdel "$KT_USER" 2>/dev/null
-		groupdel "$KT_GROUP" 2>/dev/null
-	fi
-}
-trap auth_cleanup EXIT
-if command -v useradd >/dev/null && command -v groupadd >/dev/null; then
-	groupadd "$KT_GROUP" && useradd -M -N -g "$KT_GROUP" -s /bin/false "$KT_USER" ||
-		kt_skip_all "useradd failed"
-else
-	# the VM's minimal system has no shadow tools: the same entries by hand
-	KT_PWFILES=1
-	id=$((40000 + $$ % 20000))
-	echo "$KT_GROUP:x:$id:" >>/etc/group
-	echo "$KT_USER:x:$id:$id::/:/bin/false" >>/etc/passwd
-fi
-U=$(id -u "$KT_USER") G=$(id -g "$KT_USER")
+kt_user_add kwt
 
 # The user must reach the socket in our private folder (the socket itself is
 # 0660, group $KT_GROUP); the key stays 0600.

@@ -14,29 +14,7 @@
 kwd_require
 SETPRIV=$(command -v setpriv) || kt_fail_all "setpriv is not installed (util-linux)"
 
-KT_USER=kwqu$$ KT_GROUP=kwqg$$
-KT_PWFILES=0
-quota_cleanup() {
-	kwd_cleanup
-	if [ $KT_PWFILES = 1 ]; then
-		sed -i "/^$KT_USER:/d" /etc/passwd
-		sed -i "/^$KT_GROUP:/d" /etc/group
-	else
-		userdel "$KT_USER" 2>/dev/null
-		groupdel "$KT_GROUP" 2>/dev/null
-	fi
-}
-trap quota_cleanup EXIT
-if command -v useradd >/dev/null && command -v groupadd >/dev/null; then
-	groupadd "$KT_GROUP" && useradd -M -N -g "$KT_GROUP" -s /bin/false "$KT_USER" ||
-		kt_skip_all "useradd failed"
-else
-	KT_PWFILES=1
-	id=$((40000 + $$ % 20000))
-	echo "$KT_GROUP:x:$id:" >>/etc/group
-	echo "$KT_USER:x:$id:$id::/:/bin/false" >>/etc/passwd
-fi
-U=$(id -u "$KT_USER") G=$(id -g "$KT_USER")
+kt_user_add kwq
 chmod 711 "$KT_TMP"
 mkdir -p "$KT_CG/granted"
 POL=$(policy_file p '{"kwitness_policy":1,"mode":"enforce","record":"all"}')
