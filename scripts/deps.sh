@@ -18,7 +18,7 @@ PACKAGES=(
 	qemu-system-x86 busybox-static cpio e2fsprogs xz-utils zstd lz4 binutils
 	nodejs
 	golang-go golang-golang-x-mod-dev
-	runc crun bubblewrap python3 man-db systemd auditd
+	runc crun bubblewrap python3 python3-venv python3-pip python3-cryptography man-db systemd auditd
 	libsqlite3-dev sqlite3 libpq-dev postgresql chromium
 )
 # The canonicalize package (Apache-2.0), the test oracle for canonical JSON.

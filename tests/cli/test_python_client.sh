@@ -8,4 +8,4 @@ if ! command -v python3 >/dev/null; then
 	skip "python3 is not installed (scripts/deps.sh)"
 	finish
 fi
-PYTHONDONTWRITEBYTECODE=1 KW_ROOT=$KW_ROOT KW=$KW exec python3 "$KW_ROOT/clients/python/tests/tap.py" test_offline
+PYTHONDONTWRITEBYTECODE=1 KW_ROOT=$KW_ROOT KW=$KW exec python3 "$KW_ROOT/clients/python/tests/tap.py" test_offline test_verify

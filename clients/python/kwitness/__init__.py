@@ -1,7 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """kwitness: a Python client for kwitnessd, the collector that makes the Linux
-kernel the witness of what a sandbox was allowed to do. Standard library only
-(Python >= 3.11).
+kernel the witness of what a sandbox was allowed to do (Python >= 3.11; the
+standard library, and ``cryptography`` for verify).
+
+    import kwitness
+    with kwitness.sandbox(policy="policy.json", sandbox_id="spiffe://example.org/agent/1") as s:
+        s.run(["python3", "agent.py"])
+    s.verdict.valid, s.result.record_path
+    kwitness.verify(s.result.record_path, "signer.jwk", log=s.result.log_path)
+
+The lower-level session API, for a runtime that makes its own cgroups:
 
     from kwitness import Session
     s = Session.open(cgroup="/sys/fs/cgroup/agents/a1", policy=b"...",
@@ -12,14 +20,18 @@ kernel the witness of what a sandbox was allowed to do. Standard library only
 """
 
 from .jcs import CanonicalizationError, canonicalize
-from .cgroup import pid_cgroup
+from .cgroup import cgroup2_mount, pid_cgroup
 from .protocol import DEFAULT_SOCKET, KwitnessError
 from .session import Session, SessionResult, list_sessions, status
+from .sandbox import Sandbox, sandbox
 from .trace import bundle_hash, software_measurement, transcript_hash
+from .verify import REASONS, Verdict, verify
 
 __all__ = [
+    "sandbox", "Sandbox", "verify", "Verdict", "REASONS",
     "Session", "SessionResult", "KwitnessError", "status", "list_sessions", "pid_cgroup",
+    "cgroup2_mount",
     "canonicalize", "CanonicalizationError", "bundle_hash", "transcript_hash",
     "software_measurement", "DEFAULT_SOCKET",
 ]
-__version__ = "1"
+__version__ = "0.1.0"

@@ -16,6 +16,8 @@ def _unescape(s: str) -> str:
 
 
 def cgroup2_mount() -> str:
+    """Where cgroup2 is mounted (/sys/fs/cgroup, or /sys/fs/cgroup/unified on
+    hybrid hosts), from /proc/self/mountinfo. FileNotFoundError when none is."""
     with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
         for line in f:
             left, sep, right = line.partition(" - ")
@@ -25,6 +27,7 @@ def cgroup2_mount() -> str:
 
 
 def pid_cgroup(pid: int) -> str:
+    """The cgroup2 directory of process pid (the mount plus its "0::" path)."""
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         raise ValueError(f"pid {pid!r}: not a process id")
     with open(f"/proc/{pid}/cgroup", encoding="utf-8", errors="surrogateescape") as f:

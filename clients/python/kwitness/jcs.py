@@ -14,10 +14,14 @@ RFC 8785 builds on asks.
 from __future__ import annotations
 
 import decimal
+import json
 import math
 from typing import Any
 
-__all__ = ["canonicalize", "CanonicalizationError"]
+__all__ = ["canonicalize", "CanonicalizationError", "parse_strict", "MAX_DEPTH"]
+
+# The nesting kwitness's own parser accepts (docs/canonical-json.md).
+MAX_DEPTH = 128
 
 _MAX_SAFE = 2**53 - 1
 
@@ -118,3 +122,67 @@ def canonicalize(value: Any) -> bytes:
         return "".join(out).encode("utf-8")
     except UnicodeEncodeError as e:
         raise CanonicalizationError("a string holds a lone surrogate") from e
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in obj:
+            raise CanonicalizationError(f"duplicate member name {k[:60]!r}")
+        obj[k] = v
+    return obj
+
+
+def _no_constant(name: str) -> Any:
+    raise CanonicalizationError(f"{name} is not JSON")
+
+
+def _number_in_range(text: str) -> float:
+    v = float(text)
+    if not math.isfinite(v) or abs(v) > _MAX_SAFE:
+        raise CanonicalizationError(f"number {text[:40]} is beyond 2^53-1")
+    return v
+
+
+def _int_in_range(text: str) -> int:
+    v = int(text)
+    if abs(v) > _MAX_SAFE:
+        raise CanonicalizationError(f"number {text[:40]} is beyond 2^53-1")
+    return v
+
+
+def _check_tree(v: Any, depth: int) -> None:
+    if depth > MAX_DEPTH:
+        raise CanonicalizationError(f"nesting deeper than {MAX_DEPTH}")
+    if isinstance(v, str):
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError:
+            raise CanonicalizationError("a string holds a lone surrogate") from None
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            _check_tree(k, depth)
+            _check_tree(x, depth + 1)
+    elif isinstance(v, list):
+        for x in v:
+            _check_tree(x, depth + 1)
+
+
+def parse_strict(data: bytes) -> Any:
+    """Parses JSON the way kwitness's verifier does (RFC 8785 on I-JSON,
+    RFC 7493): valid UTF-8, no duplicate member names, no NaN or Infinity, no
+    number beyond +-(2^53 - 1) however it is written, no lone surrogates,
+    nesting at most MAX_DEPTH. Raises CanonicalizationError."""
+    try:
+        text = bytes(data).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CanonicalizationError(f"invalid UTF-8 at byte {e.start}") from None
+    try:
+        v = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant,
+                       parse_float=_number_in_range, parse_int=_int_in_range)
+    except RecursionError:
+        raise CanonicalizationError(f"nesting deeper than {MAX_DEPTH}") from None
+    except json.JSONDecodeError as e:
+        raise CanonicalizationError(f"line {e.lineno} column {e.colno}: {e.msg}") from None
+    _check_tree(v, 1)
+    return v

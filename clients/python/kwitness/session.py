@@ -143,13 +143,22 @@ class Session:
                 return s
         return None
 
-    def close(self) -> SessionResult:
+    def close(self, kill: bool = False) -> SessionResult:
         """Closes the session: kwitnessd drains it, writes the log's trailer and
-        signs the record. Reads the decision log back (the caller must be able
-        to read kwitnessd's logs folder, as root can)."""
+        signs the record; with kill=True it first kills what is left in the
+        cgroup (counted in the trailer). Reads the decision log back (the
+        caller must be able to read kwitnessd's logs folder, as root can)."""
         if self.result is not None:
             return self.result
-        reply = protocol.call({"op": "close", "session": self.id}, self.socket)
+        req: dict[str, Any] = {"op": "close", "session": self.id}
+        if kill:
+            req["kill"] = True
+        return self.close_reply(protocol.call(req, self.socket))
+
+    def close_reply(self, reply: dict[str, Any]) -> SessionResult:
+        """The result of this session from kwitnessd's ok reply to its close."""
+        if self.result is not None:
+            return self.result
         record = reply.get("record")
         if not isinstance(record, dict):
             raise KwitnessError("protocol", "the close reply has no record")
@@ -162,7 +171,8 @@ class Session:
             policy_path=str(reply.get("policy_path") or self.policy_path),
             enforcement_mode=str(mode), complete=reply.get("complete") is True, session=self.id,
             counts={k: int(reply.get(k, 0)) for k in
-                    ("decisions", "denials", "dropped", "unrecorded", "untracked_cgroups")})
+                    ("decisions", "denials", "dropped", "unrecorded", "untracked_cgroups",
+                     "killed", "still_running", "kill_failed")})
         return self.result
 
     def __enter__(self) -> "Session":

@@ -9,6 +9,8 @@ with agentrust-trace's adapter formulas over the same values."""
 import json
 import os
 import subprocess
+import sys
+import tempfile
 import unittest
 
 import kwitness
@@ -174,6 +176,74 @@ class LiveMore(unittest.TestCase):
         st = kwitness.status(SOCK)
         self.assertIn("net.connect", st["hooks_available"])
         self.assertIsInstance(kwitness.list_sessions(SOCK), list)
+
+
+def readme_example():
+    """The Python block the package README marks as run by this test, verbatim."""
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md")
+    with open(readme, encoding="utf-8") as f:
+        text = f.read()
+    after = text.split("<!-- example: tests/kernel/test_python_client.sh", 1)[1]
+    return after.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+@unittest.skipUnless(SOCK and CG and NP and KW and PORT_B, "needs tests/kernel/test_python_client.sh")
+class LiveSandbox(unittest.TestCase):
+    def test_sandbox_governs_and_records(self):
+        """kwitness.sandbox: children in the cgroup, unprivileged, EPERM on the denied port, record verified"""
+        with kwitness.sandbox(policy=POLICY, sandbox_id="spiffe://test.kwitness.local/py/sbx",
+                              socket=SOCK, cgroup_parent=CG, key=ENV["KT_JWK"]) as s:
+            cg = s.cgroup
+            ident = s.run(["sh", "-c", 'id -u; cat /proc/self/cgroup'], capture_output=True,
+                          text=True)
+            allowed = s.run([NP, "connect", "127.0.0.1", PORT_A], capture_output=True, text=True)
+            denied = s.run([NP, "connect", "127.0.0.1", PORT_B], capture_output=True, text=True)
+        self.assertEqual(ident.stdout.split()[0], "65534", "root's children run as nobody")
+        self.assertIn("0::" + cg[len(kwitness.cgroup2_mount()):], ident.stdout)
+        self.assertEqual(allowed.returncode, 0, allowed.stdout + allowed.stderr)
+        self.assertIn("EPERM", denied.stdout + denied.stderr)
+        self.assertTrue(s.verdict.valid, s.verdict.message)
+        self.assertTrue(s.verdict.complete)
+        self.assertEqual(s.result.counts["denials"], 1)
+        deny = [e for e in s.result.decisions if e.get("decision") == "deny"]
+        self.assertEqual((deny[0]["port"], deny[0]["uid"]), (int(PORT_B), 65534))
+        self.assertFalse(os.path.exists(cg), "the sandbox's cgroup is removed")
+        v = subprocess.run([KW, "verify", "--key", ENV["KT_JWK"], "--log", s.result.log_path,
+                            "--policy", s.result.policy_path, s.result.record_path],
+                           capture_output=True, text=True)
+        self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
+
+    def test_sandbox_kills_what_is_left(self):
+        """leaving the block kills a child still running, and the trailer counts it"""
+        with kwitness.sandbox(policy=POLICY, socket=SOCK, cgroup_parent=CG) as s:
+            p = s.popen(["sleep", "300"])
+        self.assertEqual(p.returncode, -9)
+        self.assertGreaterEqual(s.result.counts["killed"], 1)
+        self.assertEqual(s.result.counts["kill_failed"], 0)
+        self.assertTrue(s.verdict.valid, s.verdict.message)
+        self.assertTrue(s.result.record["subject"].startswith("spiffe://kwitness.local/python/"))
+
+    def test_sandbox_open_refused(self):
+        """a policy kwitnessd refuses: KwitnessError with its code, and no cgroup left behind"""
+        before = set(os.listdir(CG))
+        with self.assertRaises(KwitnessError) as e:
+            with kwitness.sandbox(policy=b'{"kwitness_policy":1,"mode":"bogus"}', socket=SOCK,
+                                  cgroup_parent=CG):
+                self.fail("the block must not run")
+        self.assertEqual(e.exception.code, "policy_invalid")
+        self.assertEqual(set(os.listdir(CG)), before)
+
+    def test_readme_example_runs_as_written(self):
+        """clients/python/README.md's example, verbatim: exit 1, one denial, ok complete"""
+        with tempfile.TemporaryDirectory() as d:
+            with open(ENV["KT_JWK"], "rb") as src, open(os.path.join(d, "signer.jwk"), "wb") as dst:
+                dst.write(src.read())
+            env = dict(ENV, KWITNESS_SOCKET=SOCK, PATH="/usr/bin:/bin",
+                       PYTHONPATH=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+            r = subprocess.run([sys.executable, "-c", readme_example()], cwd=d, env=env,
+                               capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "exit 1 denials 1\nok complete\n", r.stderr)
 
 
 if __name__ == "__main__":
