@@ -125,6 +125,30 @@ KWITNESS_API void kwitness_status_free(struct kwitness_status_info *s);
 KWITNESS_API int kwitness_pid_cgroup(pid_t pid, char *out, size_t cap,
 				     struct kwitness_error *err);
 
+/* A sandbox: what `kwitness run` does, for a runtime's own workloads. Open
+ * makes a cgroup under parent (NULL: <cgroup2 mount>/kwitness, found in
+ * /proc/self/mountinfo, so hybrid hosts work) and opens a session for it
+ * with p (whose cgroup and pid must be unset): the cgroup is tagged before
+ * anything runs in it. Spawn starts argv (PATH searched; envp NULL: this
+ * environment) in the cgroup: the child joins it between fork and exec, as
+ * the caller's user; the pid is the caller's to wait for. Close freezes the
+ * cgroup, closes the session with kwitnessd killing what is left (counted in
+ * the trailer; reply_json has "killed"), removes the cgroup and frees s,
+ * whatever the outcome. */
+struct kwitness_sandbox;
+KWITNESS_API int kwitness_sandbox_open(const char *socket, const struct kwitness_open_params *p,
+				       const char *parent, struct kwitness_sandbox **out,
+				       struct kwitness_error *err);
+KWITNESS_API int kwitness_sandbox_spawn(struct kwitness_sandbox *s, char *const argv[],
+					char *const envp[], pid_t *pid,
+					struct kwitness_error *err);
+KWITNESS_API int kwitness_sandbox_close(struct kwitness_sandbox *s,
+					struct kwitness_close_result *out,
+					struct kwitness_error *err);
+/* The sandbox's cgroup directory and session id. */
+KWITNESS_API const char *kwitness_sandbox_cgroup(const struct kwitness_sandbox *s);
+KWITNESS_API const char *kwitness_sandbox_session(const struct kwitness_sandbox *s);
+
 /* One request line (a JSON object) in, kwitnessd's reply line out (malloc'd,
  * release with free). A reply with "ok":false is returned as is, with 0. */
 KWITNESS_API int kwitness_call(const char *socket, const char *request_json, char **reply_json,

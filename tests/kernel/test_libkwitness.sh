@@ -91,6 +91,36 @@ out=$(KWITNESS_SOCKET=$KT_SOCK LD_LIBRARY_PATH=$D/opt/kw/lib "$KT_TMP/ex-shared"
 	"$KT_CG/nonexistent" "$POLICY" did:x "$DIGEST" </dev/null 2>&1)
 check "a refusal carries kwitnessd's code: $out" grep -q '^open: cgroup_not_found: ' <<<"$out"
 
+# kwitness_sandbox_*: the library makes the cgroup, runs the command in it
+# (a background child left running), kills what is left at close, removes it
+# shellcheck disable=SC2046
+if PKG_CONFIG_SYSROOT_DIR=$D cc -o "$KT_TMP/sbx" "$KW_ROOT/examples/client/sandbox.c" \
+	$(PKG_CONFIG_SYSROOT_DIR=$D pkg-config --cflags --libs kwitness) 2>"$KT_TMP/cc-sbx.log"; then
+	out=$(KWITNESS_SOCKET=$KT_SOCK LD_LIBRARY_PATH=$D/opt/kw/lib "$KT_TMP/sbx" "$POLICY" \
+		spiffe://test.kwitness.local/lib/sandbox "$DIGEST" sh -c \
+		"sleep 300 & '$NP' connect 127.0.0.1 $LPORT_A; '$NP' connect 127.0.0.1 $LPORT_B; exit 3" 2>&1)
+	REC=$(sed -n 's/^record //p' <<<"$out")
+	LOG=$(sed -n 's/^log //p' <<<"$out")
+	cg=$(sed -n 's/^cgroup //p' <<<"$out")
+	POL=$POLICY
+	killed=$(jq -r 'select(.tool == "kwitness.close") | .killed' "$LOG" 2>/dev/null)
+	if grep -qx 'decisions 2 denials 1 complete' <<<"$out" && grep -qx 'exit 3' <<<"$out" &&
+		[ -f "$REC" ] && verify_record && [ -n "$cg" ] && [ ! -e "$cg" ] &&
+		[ "${killed:-0}" -ge 1 ]; then
+		ok "kwitness_sandbox: command in its own cgroup, 2 decisions 1 denial, the sleeper killed ($killed), cgroup removed, record verifies"
+	else
+		not_ok "kwitness_sandbox (killed: $killed)"
+		sed 's/^/#   /' <<<"$out"
+	fi
+	out=$(KWITNESS_SOCKET=$KT_SOCK LD_LIBRARY_PATH=$D/opt/kw/lib "$KT_TMP/sbx" "$POLICY" \
+		did:example:nocmd "$DIGEST" /nonexistent/cmd 2>&1)
+	check "kwitness_sandbox_spawn: a command that cannot be run is an error naming it ($(head -1 <<<"$out"))" \
+		grep -q '^spawn: /nonexistent/cmd: No such file or directory' <<<"$out"
+else
+	not_ok "the sandbox example does not build"
+	sed 's/^/#   /' "$KT_TMP/cc-sbx.log" | tail -5
+fi
+
 # session open --pid: the session is on the process's cgroup
 cg=$(cg_make bypid)
 # (not through cg_run: a backgrounded function is a subshell with a pid of its own)

@@ -19,11 +19,9 @@
 #include "kwitness/client.h"
 #include "policy/policy.h"
 #include "client/protocol.h"
+#include "client/client_internal.h"
 
-static int fail(struct kwitness_error *err, int status, int sys_errno, const char *code,
-		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static int fail(struct kwitness_error *err, int status, int sys_errno, const char *code,
+int kwc_fail(struct kwitness_error *err, int status, int sys_errno, const char *code,
 		const char *fmt, ...)
 {
 	va_list ap;
@@ -43,7 +41,7 @@ static int fail(struct kwitness_error *err, int status, int sys_errno, const cha
 	return status;
 }
 
-static void clear(struct kwitness_error *err)
+void kwc_clear(struct kwitness_error *err)
 {
 	if (err)
 		memset(err, 0, sizeof(*err));
@@ -88,16 +86,16 @@ static int exchange(const char *socket_path, const char *line, struct kw_buf *re
 	int fd, e;
 
 	if (strlen(socket_path) >= sizeof(a.sun_path))
-		return fail(err, KWITNESS_EINVAL, ENAMETOOLONG, NULL, "socket path too long: %s",
+		return kwc_fail(err, KWITNESS_EINVAL, ENAMETOOLONG, NULL, "socket path too long: %s",
 			    socket_path);
 	memcpy(a.sun_path, socket_path, strlen(socket_path) + 1);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return fail(err, KWITNESS_ESYSTEM, errno, NULL, "socket: %s", strerror(errno));
+		return kwc_fail(err, KWITNESS_ESYSTEM, errno, NULL, "socket: %s", strerror(errno));
 	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
 		e = errno;
 		close(fd);
-		return fail(err, KWITNESS_ECONNECT, e, NULL, "cannot reach kwitnessd at %s: %s",
+		return kwc_fail(err, KWITNESS_ECONNECT, e, NULL, "cannot reach kwitnessd at %s: %s",
 			    socket_path, strerror(e));
 	}
 	e = send_line(fd, line);
@@ -105,7 +103,7 @@ static int exchange(const char *socket_path, const char *line, struct kw_buf *re
 	 * line still to read: read it rather than report the broken pipe */
 	if (e && e != -EPIPE && e != -ECONNRESET) {
 		close(fd);
-		return fail(err, KWITNESS_ECONNECT, -e, NULL, "sending to kwitnessd: %s",
+		return kwc_fail(err, KWITNESS_ECONNECT, -e, NULL, "sending to kwitnessd: %s",
 			    strerror(-e));
 	}
 	for (;;) {
@@ -114,7 +112,7 @@ static int exchange(const char *socket_path, const char *line, struct kw_buf *re
 
 		if (reply->len > KW_PROTO_MAX_REPLY || kw_buf_reserve(reply, 65536)) {
 			close(fd);
-			return fail(err, KWITNESS_EPROTOCOL, 0, NULL, "reply from kwitnessd too large");
+			return kwc_fail(err, KWITNESS_EPROTOCOL, 0, NULL, "reply from kwitnessd too large");
 		}
 		n = recv(fd, reply->data + reply->len, 65536, 0);
 		if (n < 0 && errno == EINTR)
@@ -122,7 +120,7 @@ static int exchange(const char *socket_path, const char *line, struct kw_buf *re
 		if (n <= 0) {
 			e = n < 0 ? errno : 0;
 			close(fd);
-			return fail(err, KWITNESS_ECONNECT, e, NULL,
+			return kwc_fail(err, KWITNESS_ECONNECT, e, NULL,
 				    "kwitnessd closed the connection without a reply%s%s",
 				    e ? ": " : "", e ? strerror(e) : "");
 		}
@@ -151,7 +149,7 @@ static int call_json(const char *socket, const json_t *req, json_t **reply,
 
 	*reply = NULL;
 	if (!text)
-		return fail(err, KWITNESS_ESYSTEM, ENOMEM, NULL, "cannot encode the request");
+		return kwc_fail(err, KWITNESS_ESYSTEM, ENOMEM, NULL, "cannot encode the request");
 	e = exchange(kwitness_socket_path(socket), text, &in, err);
 	free(text);
 	if (e) {
@@ -163,11 +161,11 @@ static int call_json(const char *socket, const json_t *req, json_t **reply,
 	if (!json_is_object(*reply)) {
 		json_decref(*reply);
 		*reply = NULL;
-		return fail(err, KWITNESS_EPROTOCOL, 0, NULL,
+		return kwc_fail(err, KWITNESS_EPROTOCOL, 0, NULL,
 			    "kwitnessd sent a reply that is not a JSON object");
 	}
 	if (!json_is_true(json_object_get(*reply, KW_F_OK))) {
-		e = fail(err, KWITNESS_EREFUSED, 0,
+		e = kwc_fail(err, KWITNESS_EREFUSED, 0,
 			 json_string_value(json_object_get(*reply, KW_F_ERROR)) ?: "error", "%s: %s",
 			 json_string_value(json_object_get(*reply, KW_F_ERROR)) ?: "error",
 			 json_string_value(json_object_get(*reply, KW_F_MESSAGE)) ?: "(no message)");
@@ -184,10 +182,10 @@ int kwitness_call(const char *socket, const char *request_json, char **reply_jso
 	struct kw_buf in = { 0 };
 	int e;
 
-	clear(err);
+	kwc_clear(err);
 	*reply_json = NULL;
 	if (!request_json || strchr(request_json, '\n'))
-		return fail(err, KWITNESS_EINVAL, 0, NULL, "a request is one line of JSON");
+		return kwc_fail(err, KWITNESS_EINVAL, 0, NULL, "a request is one line of JSON");
 	e = exchange(kwitness_socket_path(socket), request_json, &in, err);
 	if (e) {
 		kw_buf_free(&in);
@@ -195,7 +193,7 @@ int kwitness_call(const char *socket, const char *request_json, char **reply_jso
 	}
 	*reply_json = in.data ? in.data : strdup("");
 	if (!*reply_json)
-		return fail(err, KWITNESS_ESYSTEM, ENOMEM, NULL, "out of memory");
+		return kwc_fail(err, KWITNESS_ESYSTEM, ENOMEM, NULL, "out of memory");
 	return 0;
 }
 
@@ -206,16 +204,16 @@ int kwitness_pid_cgroup(pid_t pid, char *out, size_t cap, struct kwitness_error 
 	FILE *f;
 	int e;
 
-	clear(err);
+	kwc_clear(err);
 	if (pid <= 0)
-		return fail(err, KWITNESS_EINVAL, 0, NULL, "pid %d: not a process id", (int)pid);
+		return kwc_fail(err, KWITNESS_EINVAL, 0, NULL, "pid %d: not a process id", (int)pid);
 	e = kw_cgroup2_mount(mount, sizeof(mount));
 	if (e)
-		return fail(err, KWITNESS_ESYSTEM, -e, NULL, "no cgroup2 mount: %s", strerror(-e));
+		return kwc_fail(err, KWITNESS_ESYSTEM, -e, NULL, "no cgroup2 mount: %s", strerror(-e));
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return fail(err, KWITNESS_ESYSTEM, errno, NULL, "%s: %s", path, strerror(errno));
+		return kwc_fail(err, KWITNESS_ESYSTEM, errno, NULL, "%s: %s", path, strerror(errno));
 	/* the cgroup2 line is "0::/path"; v1 lines have a controller list */
 	while (fgets(line, sizeof(line), f)) {
 		size_t n = strlen(line);
@@ -227,14 +225,14 @@ int kwitness_pid_cgroup(pid_t pid, char *out, size_t cap, struct kwitness_error 
 		/* a process in another cgroup namespace shows "/.." paths: refuse */
 		if (strstr(line + 3, "/..") || strstr(line + 3, " (deleted)")) {
 			fclose(f);
-			return fail(err, KWITNESS_EINVAL, 0, NULL,
+			return kwc_fail(err, KWITNESS_EINVAL, 0, NULL,
 				    "pid %d: its cgroup is outside this cgroup namespace or deleted",
 				    (int)pid);
 		}
 		if (snprintf(out, cap, "%s%s", mount, !strcmp(line + 3, "/") ? "" : line + 3) >=
 		    (int)cap) {
 			fclose(f);
-			return fail(err, KWITNESS_EINVAL, ENAMETOOLONG, NULL, "pid %d: cgroup path too long",
+			return kwc_fail(err, KWITNESS_EINVAL, ENAMETOOLONG, NULL, "pid %d: cgroup path too long",
 				    (int)pid);
 		}
 		found = true;
@@ -242,7 +240,7 @@ int kwitness_pid_cgroup(pid_t pid, char *out, size_t cap, struct kwitness_error 
 	}
 	fclose(f);
 	if (!found)
-		return fail(err, KWITNESS_ESYSTEM, ENOENT, NULL, "pid %d: no cgroup2 line in %s",
+		return kwc_fail(err, KWITNESS_ESYSTEM, ENOENT, NULL, "pid %d: no cgroup2 line in %s",
 			    (int)pid, path);
 	return 0;
 }
@@ -257,18 +255,18 @@ static int policy_json(const struct kwitness_open_params *p, json_t **out,
 	if (p->policy_file) {
 		e = kw_read_file(p->policy_file, KW_POLICY_MAX_BYTES, &b);
 		if (e)
-			return fail(err, e == -EFBIG ? KWITNESS_EINVAL : KWITNESS_ESYSTEM, -e, NULL,
+			return kwc_fail(err, e == -EFBIG ? KWITNESS_EINVAL : KWITNESS_ESYSTEM, -e, NULL,
 				    "policy %s: %s", p->policy_file,
 				    e == -EFBIG ? "larger than the bundle limit" : strerror(-e));
 		*out = json_stringn(b.data ? b.data : "", b.len);
 		kw_buf_free(&b);
 	} else {
 		if (p->policy_len > KW_POLICY_MAX_BYTES)
-			return fail(err, KWITNESS_EINVAL, 0, NULL, "policy: larger than the bundle limit");
+			return kwc_fail(err, KWITNESS_EINVAL, 0, NULL, "policy: larger than the bundle limit");
 		*out = json_stringn(p->policy, p->policy_len);
 	}
 	if (!*out)
-		return fail(err, KWITNESS_EINVAL, 0, NULL, "policy: not UTF-8 text");
+		return kwc_fail(err, KWITNESS_EINVAL, 0, NULL, "policy: not UTF-8 text");
 	return 0;
 }
 
@@ -286,16 +284,16 @@ int kwitness_open(const char *socket, const struct kwitness_open_params *p,
 	json_t *pol = NULL, *req, *reply;
 	int e;
 
-	clear(err);
+	kwc_clear(err);
 	if (!p || !session_id)
-		return fail(err, KWITNESS_EINVAL, 0, NULL, "no parameters");
+		return kwc_fail(err, KWITNESS_EINVAL, 0, NULL, "no parameters");
 	session_id[0] = '\0';
 	if (!!p->cgroup == (p->pid > 0))
-		return fail(err, KWITNESS_EINVAL, 0, NULL, "give exactly one of cgroup and pid");
+		return kwc_fail(err, KWITNESS_EINVAL, 0, NULL, "give exactly one of cgroup and pid");
 	if (!!p->policy_file == !!p->policy)
-		return fail(err, KWITNESS_EINVAL, 0, NULL, "give exactly one of policy and policy_file");
+		return kwc_fail(err, KWITNESS_EINVAL, 0, NULL, "give exactly one of policy and policy_file");
 	if (!p->sandbox_id || !p->image_digest)
-		return fail(err, KWITNESS_EINVAL, 0, NULL, "sandbox_id and image_digest are required");
+		return kwc_fail(err, KWITNESS_EINVAL, 0, NULL, "sandbox_id and image_digest are required");
 	cg = p->cgroup;
 	if (!cg) {
 		e = kwitness_pid_cgroup(p->pid, cgbuf, sizeof(cgbuf), err);
@@ -304,7 +302,7 @@ int kwitness_open(const char *socket, const struct kwitness_open_params *p,
 		cg = cgbuf;
 	}
 	if (cgroup_out && cgroup_cap && snprintf(cgroup_out, cgroup_cap, "%s", cg) >= (int)cgroup_cap)
-		return fail(err, KWITNESS_EINVAL, ENAMETOOLONG, NULL, "cgroup path too long for the buffer");
+		return kwc_fail(err, KWITNESS_EINVAL, ENAMETOOLONG, NULL, "cgroup path too long for the buffer");
 	e = policy_json(p, &pol, err);
 	if (e)
 		return e;
@@ -314,7 +312,7 @@ int kwitness_open(const char *socket, const struct kwitness_open_params *p,
 	if (!req || set_opt(req, KW_F_MODEL_PROVIDER, p->model_provider) ||
 	    set_opt(req, KW_F_MODEL_ID, p->model_id) || set_opt(req, KW_F_DATA_CLASS, p->data_class)) {
 		json_decref(req);
-		return fail(err, KWITNESS_EINVAL, 0, NULL,
+		return kwc_fail(err, KWITNESS_EINVAL, 0, NULL,
 			    "a field is not UTF-8 text (sandbox id, digest, model or cgroup)");
 	}
 	e = call_json(socket, req, &reply, err);
@@ -324,7 +322,7 @@ int kwitness_open(const char *socket, const struct kwitness_open_params *p,
 	sid = json_string_value(json_object_get(reply, KW_F_SESSION));
 	if (!sid || !*sid || strlen(sid) >= KWITNESS_SESSION_ID_MAX) {
 		json_decref(reply);
-		return fail(err, KWITNESS_EPROTOCOL, 0, NULL, "the open reply has no session id");
+		return kwc_fail(err, KWITNESS_EPROTOCOL, 0, NULL, "the open reply has no session id");
 	}
 	memcpy(session_id, sid, strlen(sid) + 1);
 	json_decref(reply);
@@ -357,21 +355,25 @@ void kwitness_close_result_free(struct kwitness_close_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int kwitness_close(const char *socket, const char *session_id, struct kwitness_close_result *out,
-		   struct kwitness_error *err)
+int kwc_close(const char *socket, const char *session_id, bool kill,
+	      struct kwitness_close_result *out, struct kwitness_error *err)
 {
 	json_t *req, *reply, *rec;
 	int e;
 
-	clear(err);
+	kwc_clear(err);
 	if (!out)
-		return fail(err, KWITNESS_EINVAL, 0, NULL, "no result");
+		return kwc_fail(err, KWITNESS_EINVAL, 0, NULL, "no result");
 	memset(out, 0, sizeof(*out));
 	if (!session_id || !*session_id)
-		return fail(err, KWITNESS_EINVAL, 0, NULL, "no session id");
+		return kwc_fail(err, KWITNESS_EINVAL, 0, NULL, "no session id");
 	req = json_pack("{s:s, s:s}", KW_F_OP, KW_OP_CLOSE, KW_F_SESSION, session_id);
+	if (req && kill && json_object_set_new(req, KW_F_KILL, json_true())) {
+		json_decref(req);
+		req = NULL;
+	}
 	if (!req)
-		return fail(err, KWITNESS_EINVAL, 0, NULL, "session id: not UTF-8 text");
+		return kwc_fail(err, KWITNESS_EINVAL, 0, NULL, "session id: not UTF-8 text");
 	e = call_json(socket, req, &reply, err);
 	json_decref(req);
 	if (e)
@@ -391,10 +393,16 @@ int kwitness_close(const char *socket, const char *session_id, struct kwitness_c
 	json_decref(reply);
 	if (!out->record_path || !out->log_path || !out->record_json || !out->reply_json) {
 		kwitness_close_result_free(out);
-		return fail(err, KWITNESS_EPROTOCOL, 0, NULL,
+		return kwc_fail(err, KWITNESS_EPROTOCOL, 0, NULL,
 			    "the close reply lacks the record, its path or the log path");
 	}
 	return 0;
+}
+
+int kwitness_close(const char *socket, const char *session_id, struct kwitness_close_result *out,
+		   struct kwitness_error *err)
+{
+	return kwc_close(socket, session_id, false, out, err);
 }
 
 /* The members of a session in a status or list reply. */
@@ -447,7 +455,7 @@ static int fill_status(const json_t *reply, struct kwitness_status_info *out,
 	json_t *v;
 
 	if (!json_is_array(sessions))
-		return fail(err, KWITNESS_EPROTOCOL, 0, NULL, "the reply has no session list");
+		return kwc_fail(err, KWITNESS_EPROTOCOL, 0, NULL, "the reply has no session list");
 	out->reply_json = json_dumps(reply, JSON_COMPACT);
 	out->kernel = dup_member(reply, KW_F_KERNEL);
 	out->state_dir = dup_member(reply, KW_F_STATE_DIR);
@@ -455,7 +463,7 @@ static int fill_status(const json_t *reply, struct kwitness_status_info *out,
 	out->sessions = calloc(json_array_size(sessions) + 1, sizeof(*out->sessions));
 	out->hooks_available = calloc(json_array_size(hooks) + 1, sizeof(char *));
 	if (!out->reply_json || !out->sessions || !out->hooks_available)
-		return fail(err, KWITNESS_ESYSTEM, ENOMEM, NULL, "out of memory");
+		return kwc_fail(err, KWITNESS_ESYSTEM, ENOMEM, NULL, "out of memory");
 	json_array_foreach(sessions, i, v) {
 		struct kwitness_session_info *x = &out->sessions[out->session_count++];
 		size_t f;
@@ -466,12 +474,12 @@ static int fill_status(const json_t *reply, struct kwitness_status_info *out,
 			SESSION_MEMBER(x, session_count[f].off, uint64_t) =
 				u64_member(v, session_count[f].key);
 		if (!x->session)
-			return fail(err, KWITNESS_EPROTOCOL, 0, NULL, "a session without an id");
+			return kwc_fail(err, KWITNESS_EPROTOCOL, 0, NULL, "a session without an id");
 	}
 	json_array_foreach(hooks, i, v)
 		if (json_is_string(v) &&
 		    !(out->hooks_available[out->hooks_count++] = strdup(json_string_value(v))))
-			return fail(err, KWITNESS_ESYSTEM, ENOMEM, NULL, "out of memory");
+			return kwc_fail(err, KWITNESS_ESYSTEM, ENOMEM, NULL, "out of memory");
 	return 0;
 }
 
@@ -481,13 +489,13 @@ static int status_op(const char *socket, const char *op, struct kwitness_status_
 	json_t *req, *reply;
 	int e;
 
-	clear(err);
+	kwc_clear(err);
 	if (!out)
-		return fail(err, KWITNESS_EINVAL, 0, NULL, "no result");
+		return kwc_fail(err, KWITNESS_EINVAL, 0, NULL, "no result");
 	memset(out, 0, sizeof(*out));
 	req = json_pack("{s:s}", KW_F_OP, op);
 	if (!req)
-		return fail(err, KWITNESS_ESYSTEM, ENOMEM, NULL, "out of memory");
+		return kwc_fail(err, KWITNESS_ESYSTEM, ENOMEM, NULL, "out of memory");
 	e = call_json(socket, req, &reply, err);
 	json_decref(req);
 	if (e)
