@@ -236,5 +236,42 @@ class SameVerdicts(unittest.TestCase):
         self.assertIn("not a collector's log", p.incomplete)
 
 
+    def test_differential_fuzz(self):
+        """random byte edits of a record and of its log (seeded): the two verifiers never disagree"""
+        import random
+        rng = random.Random(int(os.environ.get("KW_FUZZ_SEED", "8785")))
+        rec_path = self.record("fz.json", self.lines)
+        with open(rec_path, "rb") as f:
+            rec = f.read()
+        log = b"\n".join(self.lines) + b"\n"
+        alphabet = b'{}[]":,0123456789abcdef-\\ \x00\xff\xc3\n'
+        reasons = set()
+        for i in range(int(os.environ.get("KW_FUZZ_CASES", "150"))):
+            target = rng.choice(("record", "log"))
+            data = bytearray(rec if target == "record" else log)
+            for _ in range(rng.randint(1, 3)):
+                pos = rng.randrange(len(data))
+                op = rng.randrange(3)
+                if op == 0:
+                    data[pos] = rng.choice(alphabet)
+                elif op == 1:
+                    del data[pos]
+                else:
+                    data.insert(pos, rng.choice(alphabet))
+            r, l = self.path("fz-rec"), self.path("fz-log")
+            with open(r, "wb") as f:
+                f.write(data if target == "record" else rec)
+            with open(l, "wb") as f:
+                f.write(data if target == "log" else log)
+            c = subprocess.run([KW, "verify", "--json", "--key", self.path("signer.jwk"),
+                                "--log", l, r], capture_output=True)
+            cli = json.loads(c.stdout.splitlines()[-1])["reason"] if c.returncode in (0, 1) \
+                else f"exit {c.returncode}"
+            py = kwitness.verify(r, self.path("signer.jwk"), log=l).reason
+            self.assertEqual(py, cli, f"case {i} ({target}): python {py}, CLI {cli}")
+            reasons.add(cli)
+        self.assertGreaterEqual(len(reasons), 4, f"the edits reached few checks: {reasons}")
+
+
 if __name__ == "__main__":
     unittest.main()
