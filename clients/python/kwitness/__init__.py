@@ -11,7 +11,7 @@ standard library, and ``cryptography`` for verify).
 
 The lower-level session API, for a runtime that makes its own cgroups:
 
-    from kwitness import Session
+    from kwitness import Session, cgroup2_mount
     s = Session.open(cgroup=cgroup2_mount() + "/agents/a1", policy=b"...",
                      sandbox_id="spiffe://example.org/agent/1", image_digest="sha256:...")
     ... run the agent in the cgroup ...
