@@ -142,6 +142,17 @@ check "attest of an edited log: exit 1 (transcript_mismatch), nothing written" \
 	>/dev/null 2>&1
 expect_eq "attest without --in-toto: usage error (exit 2)" 2 "$?"
 
+# --- an exec the kernel could not hash: listed, and not "every program digested" ----------
+sed "s/\"digest\":\"$CC_DIGEST\"/\"digest_unavailable\":\"unsupported\"/" "$T/log.jsonl" >"$T/log3.jsonl"
+"$KW" record build --sandbox-id spiffe://ci.example/build/1 --image-digest "$IMG" --policy "$T/pol.json" \
+	--decisions "$T/log3.jsonl" --enforcement-mode enforce --model-provider none --model-id none |
+	"$KW" sign --key "$T/k.pem" - >"$T/rec3.json"
+"$KW" attest --in-toto --record "$T/rec3.json" --log "$T/log3.jsonl" --policy "$T/pol.json" \
+	--key "$T/k.pem" | jq -r .payload | base64 -d >"$T/st3.json"
+expect_eq "an exec without a kernel digest: listed with why, executable_digests false" \
+	'[{"digest_unavailable":"unsupported","path":"/usr/bin/cc"}] true false' \
+	"$(jq -r '"\(.predicate.executables | tojson) \(.predicate.coverage.executables) \(.predicate.coverage.executable_digests)"' "$T/st3.json")"
+
 # --- a session that did not record permits: the lists are not the whole story ----------
 log_of net.connect,net.send deny >"$T/log2.jsonl"
 "$KW" record build --sandbox-id spiffe://ci.example/build/1 --image-digest "$IMG" --policy "$T/pol.json" \

@@ -2,6 +2,7 @@
 /* A subject's digest: an artifact may be large, so it is read as a stream. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "intoto.h"
@@ -9,13 +10,20 @@
 /* SHA-256 of a file's content, read as a stream. */
 int attest_file_sha256(const char *path, char out[KW_DIGEST_STR_MAX])
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), e = 0;
+	/* O_NONBLOCK: a FIFO named by mistake must not hang the open. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), e = 0;
 	struct kw_digest d;
+	struct stat st;
 	char buf[65536];
 	ssize_t n;
 
 	if (fd < 0)
 		return -errno;
+	/* An artifact is a file: a FIFO or a device would hang or never end. */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
 	if ((e = kw_digest_init(&d, KW_SHA256))) {
 		close(fd);
 		return e;

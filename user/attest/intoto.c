@@ -104,16 +104,18 @@ static bool listed(const char *list, const char *item)
 }
 
 /* Whether a list is every such event of the session: the class was
- * governed, permits were recorded ("record": "all") and the log is complete. */
+ * governed, permits were recorded ("record": "all") and the log is complete;
+ * and whether each program listed has the kernel's digest. */
 static json_t *coverage(const struct attest_summary *s, const struct verify_verdict *v)
 {
 	const char *hooks = json_string_value(json_object_get(s->open, "hooks"));
 	const char *rec = json_string_value(json_object_get(s->open, "record"));
 	bool all = rec && !strcmp(rec, "all") && v->completeness == VERIFY_COMPLETE &&
 		   !s->truncated;
+	bool exec = all && listed(hooks, "exec");
 
-	return json_pack("{s:b, s:b, s:b}", "executables", all && listed(hooks, "exec"),
-			 "executable_digests", all && listed(hooks, "exec.digest"), "network",
+	return json_pack("{s:b, s:b, s:b}", "executables", exec, "executable_digests",
+			 exec && !s->exec_undigested, "network",
 			 all && listed(hooks, "net.connect") && listed(hooks, "net.send"));
 }
 

@@ -80,6 +80,8 @@ static int add_exec(struct attest_summary *s, const json_t *e)
 	char key[1200];
 	const char *d = str(e, "digest");
 
+	if (!d)
+		s->exec_undigested = true;
 	snprintf(key, sizeof(key), "x\n%s\n%s", str(e, "path") ?: "", d ?: "");
 	return add_once(s, s->executables, key, pick(e, keys));
 }

@@ -26,6 +26,7 @@ struct attest_summary {
 	json_t *seen;          /* keys of what the lists hold, for de-duplication */
 	uint64_t n_denials;
 	bool truncated;        /* a list reached its bound */
+	bool exec_undigested;  /* a permitted exec the kernel gave no digest for */
 	int error;             /* -ENOMEM / -EBADMSG from an entry: stops the check */
 };
 
