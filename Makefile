@@ -74,6 +74,10 @@ ESTATE_MIGRATIONS := $(BUILD)/estate_migrations.h
 VERIFY_SRC := $(sort $(wildcard user/verify/*.c))
 VERIFY_OBJ := $(VERIFY_SRC:%.c=$(BUILD)/%.o)
 VERIFY_A   := $(BUILD)/libkwitness-verify.a
+# Attestations: a verified session as a DSSE-signed in-toto statement.
+ATTEST_SRC := $(sort $(wildcard user/attest/*.c))
+ATTEST_OBJ := $(ATTEST_SRC:%.c=$(BUILD)/%.o)
+ATTEST_A   := $(BUILD)/libkwitness-attest.a
 # An image's identity when none is given: the rootfs listing digest.
 IMAGE_SRC := $(sort $(wildcard user/image/*.c))
 IMAGE_OBJ := $(IMAGE_SRC:%.c=$(BUILD)/%.o)
@@ -146,6 +150,9 @@ $(IMAGE_A): $(IMAGE_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(VERIFY_A): $(VERIFY_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(ATTEST_A): $(ATTEST_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(ESTATE_OBJ): CFLAGS += $(PQ_CFLAGS)
@@ -241,9 +248,9 @@ $(PROBE_SKEL): $(PROBE_OBJ)
 
 $(BUILD)/user/bpf/probe.o: $(PROBE_SKEL)
 
-$(BUILD)/kwitness: $(CLI_OBJ) $(IMAGE_A) $(ESTATE_A) $(VERIFY_A) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A)
+$(BUILD)/kwitness: $(CLI_OBJ) $(ATTEST_A) $(IMAGE_A) $(ESTATE_A) $(VERIFY_A) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A)
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(IMAGE_A) $(ESTATE_A) $(VERIFY_A) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A) $(LIBS_BPF) $(LIBS_TPM) $(LIBS_ESTATE) $(LIBS_CORE)
+	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(ATTEST_A) $(IMAGE_A) $(ESTATE_A) $(VERIFY_A) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A) $(LIBS_BPF) $(LIBS_TPM) $(LIBS_ESTATE) $(LIBS_CORE)
 
 # The privileged collector links no database client: it spools, and
 # `kwitness estate push` ships (docs/estate.md, "Push from hosts").
@@ -263,6 +270,12 @@ $(BUILD)/asan/tests/test_estate $(BUILD)/asan/tests/test_text_safe: \
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  TEST    $@")
 	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(ASAN_ESTATE_OBJ) $(ASAN_LIB_OBJ) -lcmocka $(LIBS_CORE)
+
+# DSSE envelopes (user/attest/dsse.c).
+$(BUILD)/asan/tests/test_dsse: tests/unit/test_dsse.c $(BUILD)/asan/user/attest/dsse.o $(ASAN_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  TEST    $@")
+	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(BUILD)/asan/user/attest/dsse.o $(ASAN_LIB_OBJ) -lcmocka $(LIBS_CORE)
 
 # The TPM appraisal tests link the TPM library too.
 $(BUILD)/asan/tests/test_tpm: tests/unit/test_tpm.c $(ASAN_TPM_OBJ) $(ASAN_LIB_OBJ)
@@ -349,7 +362,15 @@ $(BUILD)/fuzz/fuzz_tpm: tests/fuzz/fuzz_tpm.c $(FUZZ_LIB_OBJ) $(FUZZ_TPM_OBJ)
 	$(if $(Q),@echo "  FUZZ    $@")
 	$(Q)$(CLANG) $(CSTD) $(WARN) $(INCLUDES) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_TPM_OBJ) $(FUZZ_LIB_OBJ) $(LIBS_TPM) $(LIBS_CORE)
 
-.SECONDARY: $(FUZZ_LIB_OBJ) $(FUZZ_TPM_OBJ)
+# The attestation target needs user/attest (no verifier functions).
+FUZZ_ATTEST_OBJ := $(BUILD)/fuzz/obj/user/attest/dsse.o $(BUILD)/fuzz/obj/user/attest/intoto.o \
+	$(BUILD)/fuzz/obj/user/attest/summary.o
+$(BUILD)/fuzz/fuzz_attest: tests/fuzz/fuzz_attest.c $(FUZZ_LIB_OBJ) $(FUZZ_ATTEST_OBJ)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  FUZZ    $@")
+	$(Q)$(CLANG) $(CSTD) $(WARN) $(INCLUDES) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_ATTEST_OBJ) $(FUZZ_LIB_OBJ) $(LIBS_CORE)
+
+.SECONDARY: $(FUZZ_LIB_OBJ) $(FUZZ_TPM_OBJ) $(FUZZ_ATTEST_OBJ)
 fuzz: $(FUZZ_BIN)
 
 # Each target for FUZZ_SECONDS (30) from its committed seed corpus; a crash fails.

@@ -22,6 +22,8 @@ static const struct cli_verb commands[] = {
 	{ "log", cmd_tlog_deprecated, NULL }, /* the old name of tlog, for one release */
 	{ "witness", cmd_witness, "cosign a log's checkpoints (C2SP tlog-witness)" },
 	{ "report", cmd_report, "write a session's verification report for an auditor (HTML or text)" },
+	{ "attest", cmd_attest, "state a verified session as a signed in-toto attestation" },
+	{ "verify-attestation", cmd_verify_attestation, "check an attestation from kwitness attest" },
 	{ "estate", cmd_estate, "verify records of many hosts into SQLite or PostgreSQL; query them" },
 	{ 0 },
 };
