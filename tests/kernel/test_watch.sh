@@ -11,8 +11,8 @@
 kwd_require
 kt_user_add kww
 chmod 711 "$KT_TMP"
-# a watcher's queue of 20,000 entries: the stalled one below must miss
-printf 'group = %s\nwatch_queue = 20000\n' "$KT_GROUP" >"$KT_TMP/kwitnessd.conf"
+# a watcher's queue of 50,000 entries: the stalled one below must miss
+printf 'group = %s\nwatch_queue = 50000\n' "$KT_GROUP" >"$KT_TMP/kwitnessd.conf"
 # 16 MiB ring buffers: 100,000 events fit even if the collector fell behind,
 # so a miss can only be the watcher's
 kwd_start --ringbuf-size 16777216 --config "$KT_TMP/kwitnessd.conf"
@@ -44,7 +44,9 @@ as_user "$KW" watch --all --json --socket "$KT_SOCK" >"$KT_TMP/user.out" 2>"$KT_
 UPID=$!
 "$KW" watch --session "$sid1" --json --socket "$KT_SOCK" >"$KT_TMP/w1.out" 2>"$KT_TMP/w1.err" &
 WPID=$!
-wait_watchers 2 || kt_fail_all "kwitnessd did not take the watchers"
+"$KW" watch --session "$sid1" --format ocsf --socket "$KT_SOCK" >"$KT_TMP/w1.ocsf" 2>"$KT_TMP/w1o.err" &
+OPID=$!
+wait_watchers 3 || kt_fail_all "kwitnessd did not take the watchers"
 out=$(as_user "$KW" watch --session "$sid1" --socket "$KT_SOCK" 2>&1)
 expect_eq "user watch --session of root's: refused" forbidden_session \
 	"$(sed -n 's/^kwitness watch: \([a-z_]*\): .*/\1/p' <<<"$out")"
@@ -69,6 +71,20 @@ expect_eq "watch: each line's seq is its entry's" 0 "$(awk '$1 != $2' "$KT_TMP/w
 expect_eq "watch: seqs 0..N-1 in order" "$(seq 0 $((N - 1)) | md5sum)" "$(cut -d' ' -f1 "$KT_TMP/w1.seqs" | md5sum)"
 expect_eq "watch: nothing missed" 0 "$(grep -c '"missed"' "$KT_TMP/w1.out")"
 expect_eq "watch: the stream ends with its end line" '{"end":true,"missed_total":0}' "$(tail -1 "$KT_TMP/w1.out")"
+# the same stream as OCSF (made by the watcher, so it may fall behind and
+# miss some): Network Activity events, valid, in seq order, and with what
+# it was told it missed, one per decision
+kwd_gone "$OPID" 600
+got=$(wc -l <"$KT_TMP/w1.ocsf")
+said=$(sed -n 's/.*missed \([0-9]*\) entries.*/\1/p' "$KT_TMP/w1o.err" | awk '{ n += $1 } END { print n + 0 }')
+echo "# watch --format ocsf: $got events, told it missed $said"
+expect_eq "watch --format ocsf: events + missed == decisions" "$N" "$((got + said))"
+out=$(python3 "$KW_ROOT/tests/helpers/ocsf_check.py" "$KW_ROOT/tests/vectors/ocsf" "$KT_TMP/w1.ocsf" --classes 4001)
+expect_eq "watch --format ocsf: every event valid against the schema copy" 0 "$?"
+echo "$out" | tail -3 | sed 's/^/# /'
+expect_eq "watch --format ocsf: metadata.sequence increasing, each its raw_data's seq" 0 \
+	"$(jq -r '"\(.metadata.sequence) \(.raw_data | fromjson | .seq)"' "$KT_TMP/w1.ocsf" |
+		awk '$1 != $2 || (NR > 1 && $1 <= last) { bad++ } { last = $1 } END { print bad + 0 }')"
 
 # ---- a non-root watcher sees nothing of root's session --------------------
 expect_eq "user watch --all: none of root's entries" 0 "$(grep -c "$sid1" "$KT_TMP/user.out")"
@@ -79,7 +95,7 @@ policy_session watch2 enforce allow "$SEND" || kt_fail_all "session 2 opens"
 sid2=$sid cg2=$cg
 "$KW" watch --session "$sid2" --json --socket "$KT_SOCK" >"$KT_TMP/w2.out" 2>"$KT_TMP/w2.err" &
 SPID=$!
-wait_watchers 3 || kt_fail_all "kwitnessd did not take the stalled watcher"
+wait_watchers 4 || kt_fail_all "kwitnessd did not take the stalled watcher"
 kill -STOP "$SPID"
 t0=$(date +%s%N)
 out=$(cg_run "$cg2" "$NP" flood sendto 127.0.0.1 $PORT $N)

@@ -113,6 +113,28 @@ static json_t *endpoint(const json_t *entry)
 	return ep;
 }
 
+/* The resolver's client, "ADDR:PORT" or "[ADDR]:PORT". */
+static json_t *client_endpoint(const char *client)
+{
+	char ip[64];
+	const char *colon = client ? strrchr(client, ':') : NULL;
+	const char *start = client;
+	size_t n;
+
+	if (!colon)
+		return json_pack("{s:s}", "name", client ? client : "unknown");
+	if (*start == '[')
+		start++;
+	n = (size_t)(colon - start);
+	if (n && start[n - 1] == ']')
+		n--;
+	if (n >= sizeof(ip))
+		return json_pack("{s:s}", "name", client);
+	memcpy(ip, start, n);
+	ip[n] = '\0';
+	return json_pack("{s:s, s:i}", "ip", ip, "port", atoi(colon + 1));
+}
+
 static json_t *file_obj(const char *path, int type_id)
 {
 	const char *base = path ? strrchr(path, '/') : NULL;
@@ -122,7 +144,8 @@ static json_t *file_obj(const char *path, int type_id)
 }
 
 /* The class's own objects for the entry. */
-static void add_object(json_t *ev, const struct ocsf_map *m, const json_t *entry)
+static void add_object(json_t *ev, const struct ocsf_map *m, const json_t *entry,
+		       const struct kw_ocsf_context *ctx)
 {
 	char path[4200];
 	const char *proto = str(entry, "proto");
@@ -138,6 +161,9 @@ static void add_object(json_t *ev, const struct ocsf_map *m, const json_t *entry
 					      "protocol_name", proto));
 		break;
 	case O_SOCKET:
+		/* no peer yet: the socket is made on this host */
+		json_object_set_new(ev, "src_endpoint", json_pack("{s:s}", "hostname",
+								  ctx->hostname ?: "localhost"));
 		json_object_set_new(ev, "connection_info",
 				    json_pack("{s:i, s:O?}", "direction_id", 0, "protocol_num",
 					      json_object_get(entry, "protocol")));
@@ -148,6 +174,7 @@ static void add_object(json_t *ev, const struct ocsf_map *m, const json_t *entry
 								     "protocol_name", "unix"));
 		break;
 	case O_DNS:
+		json_object_set_new(ev, "src_endpoint", client_endpoint(str(entry, "client")));
 		json_object_set_new(ev, "query", json_pack("{s:s, s:s?}", "hostname", str(entry, "name") ?: "",
 							   "type", str(entry, "qtype")));
 		set_str(ev, "rcode", str(entry, "rcode"));
@@ -166,11 +193,19 @@ static void add_object(json_t *ev, const struct ocsf_map *m, const json_t *entry
 		snprintf(path, sizeof(path), "/proc/sys/%s", str(entry, "name") ?: "");
 		json_object_set_new(ev, "file", file_obj(path, 1));
 		break;
-	case O_EXEC:
-		target = json_pack("{s:O?, s:o}", "pid", json_object_get(entry, "pid"), "file",
-				   file_obj(str(entry, "path"), 8));
+	case O_EXEC: {
+		const char *digest = str(entry, "digest");
+		json_t *file = file_obj(str(entry, "path"), 8);
+
+		/* the kernel's digest of what ran */
+		if (file && digest && !strncmp(digest, "sha256:", 7))
+			json_object_set_new(file, "hashes", json_pack("[{s:i, s:s, s:s}]", "algorithm_id", 3,
+								      "algorithm", "SHA-256", "value",
+								      digest + 7));
+		target = json_pack("{s:O?, s:o}", "pid", json_object_get(entry, "pid"), "file", file);
 		json_object_set_new(ev, "process", target);
 		break;
+	}
 	case O_TARGET:
 		target = json_object();
 		if (json_object_get(entry, "target_pid"))
@@ -201,7 +236,10 @@ static json_t *metadata(const json_t *entry, const struct kw_ocsf_context *ctx, 
 	if (tags && ctx->record_hash)
 		json_array_append_new(tags, json_pack("{s:s, s:s}", "name", "kwitness.record_hash",
 						      "value", ctx->record_hash));
-	md = json_pack("{s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:o}", "version", KW_OCSF_VERSION,
+	/* host: actor and device on network classes; security_control: action
+	 * and disposition */
+	md = json_pack("{s:s, s:[s, s], s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:o}", "version",
+		       KW_OCSF_VERSION, "profiles", "host", "security_control",
 		       "product", "name", "kwitness", "vendor_name", "kwitness", "log_name",
 		       "kwitness decision log", "log_provider", "kwitnessd", "correlation_uid",
 		       ctx->session ? ctx->session : "", "uid", uid, "tags", tags);
@@ -273,6 +311,6 @@ json_t *kw_ocsf_event(const json_t *entry, const struct kw_ocsf_context *ctx)
 	/* the resolver's questions have a socket, not a task */
 	if (json_object_get(entry, "pid"))
 		json_object_set_new(ev, "actor", actor(entry));
-	add_object(ev, m, entry);
+	add_object(ev, m, entry, ctx);
 	return ev;
 }
