@@ -177,5 +177,9 @@ int cmd_log(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "export"))
 		return log_export(argc - 1, argv + 1);
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		usage(stdout);
+		return 0;
+	}
 	return cmd_tlog_deprecated(argc, argv);
 }

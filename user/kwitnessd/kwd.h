@@ -31,6 +31,7 @@ struct kwd_publisher;
 struct kw_publish;
 struct kwd_fanout;
 struct kwd_watchers;
+struct kwd_otlp;
 
 struct kwd {
 	struct kwd_config cfg;
@@ -67,6 +68,7 @@ struct kwd {
 	char *programs; /* "name:tag,..." */
 	struct kwd_fanout *fanout;     /* logged entries to watchers and exporters */
 	struct kwd_watchers *watchers; /* the watch thread (watch.c) */
+	struct kwd_otlp *otlp;         /* the OTLP exporter (otlp.c), or NULL */
 };
 
 #endif

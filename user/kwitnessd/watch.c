@@ -54,11 +54,13 @@ static void watcher_free(struct kwd_watchers *w, struct kwd_watcher *x)
 	free(x);
 }
 
-static void watcher_events(struct kwd_watchers *w, struct kwd_watcher *x)
+/* more: entries wait though the socket takes more (the pump yielded to the
+ * other watchers): EPOLLOUT, level-triggered, brings it back at once. */
+static void watcher_events(struct kwd_watchers *w, struct kwd_watcher *x, bool more)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = x };
 
-	if (x->out.len > x->off)
+	if (more || x->out.len > x->off)
 		ev.events |= EPOLLOUT;
 	if (epoll_ctl(w->epfd, x->in_epoll ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, x->fd, &ev) == 0)
 		x->in_epoll = true;
@@ -113,6 +115,9 @@ static int put_entry(struct kw_buf *b, const struct kwd_fan_entry *e)
  * socket is full stops taking entries: its queue fills and counts misses. */
 static void watcher_pump(struct kwd_watchers *w, struct kwd_watcher *x)
 {
+	int rounds = 0;
+	bool more = false;
+
 	for (;;) {
 		struct kwd_fan_entry *e = NULL;
 		uint64_t missed = 0, queued, total;
@@ -154,11 +159,20 @@ static void watcher_pump(struct kwd_watchers *w, struct kwd_watcher *x)
 		}
 		if (!x->out.len)
 			break;
+		/* a watcher that keeps up does not keep the others waiting */
+		if (++rounds == 8) {
+			more = true;
+			if (!watcher_send(x))
+				x->dead = true;
+			break;
+		}
 	}
+	if (x->dead)
+		return;
 	if (x->ending && x->out.len == x->off)
 		x->dead = true;
 	else
-		watcher_events(w, x);
+		watcher_events(w, x, more);
 }
 
 /* The client said something or hung up: a watcher only listens. */
@@ -223,10 +237,16 @@ static void *watch_main(void *arg)
 			break;
 		/* a queue filled from empty, or a watcher arrived: the list only
 		 * grows under the lock, and only this thread shrinks it */
-		if (woken)
-			for (struct kwd_watcher *x = w->list; x; x = x->next)
+		if (woken) {
+			struct kwd_watcher *head;
+
+			pthread_mutex_lock(&w->lock);
+			head = w->list; /* the main thread only adds before it */
+			pthread_mutex_unlock(&w->lock);
+			for (struct kwd_watcher *x = head; x; x = x->next)
 				if (!x->dead)
 					watcher_pump(w, x);
+		}
 		reap(w);
 	}
 	return NULL;
