@@ -30,7 +30,8 @@ LIBS_ESTATE := -lsqlite3 -lpq
 PQ_CFLAGS := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
 
 # The library: canonical JSON, digests, keys, records, policy (no libbpf).
-LIB_SRC   := $(sort $(wildcard user/lib/*.c user/jcs/*.c user/trace/*.c user/policy/*.c) user/client/protocol.c)
+LIB_SRC   := $(sort $(wildcard user/lib/*.c user/jcs/*.c user/trace/*.c user/policy/*.c user/export/*.c) \
+	     user/client/protocol.c)
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB_A     := $(BUILD)/libkwitness-core.a
 # The collector pipeline: ring buffer event -> reorder -> canonical entry ->

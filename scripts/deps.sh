@@ -25,6 +25,11 @@ PACKAGES=(
 NPM_DIR=build/npm
 NPM_PACKAGE=canonicalize
 NPM_VERSION=5.1.0
+# The OpenTelemetry project's OTLP message types (Apache-2.0; 0.52 is the
+# last with the protobufjs-generated root that decodes requests): the
+# receiver of tests/helpers/otlp_receiver.js.
+NPM_OTLP=@opentelemetry/otlp-transformer
+NPM_OTLP_VERSION=0.52.1
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -35,7 +40,8 @@ command -v npm >/dev/null || missing+=(npm)
 
 npm_installed() {
 	[ -f "$NPM_DIR/node_modules/$NPM_PACKAGE/package.json" ] &&
-		grep -q "\"version\": *\"$NPM_VERSION\"" "$NPM_DIR/node_modules/$NPM_PACKAGE/package.json"
+		grep -q "\"version\": *\"$NPM_VERSION\"" "$NPM_DIR/node_modules/$NPM_PACKAGE/package.json" &&
+		grep -q "\"version\": *\"$NPM_OTLP_VERSION\"" "$NPM_DIR/node_modules/$NPM_OTLP/package.json" 2>/dev/null
 }
 
 if [ "${1:-}" = "--if-missing" ] && [ ${#missing[@]} -eq 0 ] && npm_installed; then
@@ -54,9 +60,9 @@ else
 fi
 
 if ! npm_installed; then
-	echo "deps: npm $NPM_PACKAGE@$NPM_VERSION into $NPM_DIR"
+	echo "deps: npm $NPM_PACKAGE@$NPM_VERSION $NPM_OTLP@$NPM_OTLP_VERSION into $NPM_DIR"
 	mkdir -p "$NPM_DIR"
 	npm install --silent --no-audit --no-fund --no-save --no-package-lock \
-		--prefix "$NPM_DIR" "$NPM_PACKAGE@$NPM_VERSION" >/dev/null
+		--prefix "$NPM_DIR" "$NPM_PACKAGE@$NPM_VERSION" "$NPM_OTLP@$NPM_OTLP_VERSION" >/dev/null
 fi
 echo "deps: done"

@@ -53,6 +53,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case KW_REQ_CLOSE:
 		check_field(req.session, true);
 		break;
+	case KW_REQ_WATCH:
+		check_field(req.session, false);
+		break;
 	default:
 		break;
 	}

@@ -76,6 +76,28 @@ static void test_other_ops(void **state)
 	}
 }
 
+static void test_watch(void **state)
+{
+	static const char all[] = "{\"op\":\"watch\"}";
+	static const char one[] = "{\"op\":\"watch\",\"session\":\"abc\",\"denials_only\":true}";
+	struct kw_request_error err;
+	struct kw_request req;
+
+	(void)state;
+	assert_int_equal(kw_request_parse(all, strlen(all), &req, &err), 0);
+	assert_int_equal(req.op, KW_REQ_WATCH);
+	assert_null(req.session);
+	assert_false(req.denials_only);
+	kw_request_free(&req);
+	assert_int_equal(kw_request_parse(one, strlen(one), &req, &err), 0);
+	assert_string_equal(req.session, "abc");
+	assert_true(req.denials_only);
+	kw_request_free(&req);
+	refused("{\"op\":\"watch\",\"denials_only\":\"yes\"}", KW_ERR_INVALID_FIELD);
+	refused("{\"op\":\"watch\",\"session\":7}", KW_ERR_INVALID_FIELD);
+	refused("{\"op\":\"watch\",\"session\":\"\"}", KW_ERR_INVALID_FIELD);
+}
+
 static void test_refusals(void **state)
 {
 	char big[KW_PROTO_MAX_FIELD + 64];
@@ -124,6 +146,7 @@ int main(void)
 		cmocka_unit_test(test_open),
 		cmocka_unit_test(test_other_ops),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_watch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

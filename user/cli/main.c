@@ -10,6 +10,7 @@ static const struct cli_verb commands[] = {
 	{ "oci-hook", cmd_oci_hook, "OCI runtime hook: record a runc/crun/podman container" },
 	{ "session", cmd_session, "open, close and list sessions of a running kwitnessd" },
 	{ "status", cmd_status, "show kwitnessd's sessions, counters and hooks" },
+	{ "watch", cmd_watch, "follow the decisions kwitnessd logs, live (text, JSON or OCSF)" },
 	{ "verify", cmd_verify, "verify a TRACE v0.2 record offline" },
 	{ "record", cmd_record, "build an unsigned TRACE v0.2 record" },
 	{ "sign", cmd_sign, "sign a record with an Ed25519 key" },
@@ -19,7 +20,7 @@ static const struct cli_verb commands[] = {
 	{ "probe", cmd_probe, "report which kernel hooks work on this host" },
 	{ "tpm", cmd_tpm, "enroll a TPM's attestation key; quote for a key" },
 	{ "tlog", cmd_tlog, "keep a transparency log (C2SP tlog-tiles): append, prove" },
-	{ "log", cmd_tlog_deprecated, NULL }, /* the old name of tlog, for one release */
+	{ "log", cmd_log, "export a stored decision log (OCSF)" }, /* and the old name of tlog */
 	{ "witness", cmd_witness, "cosign a log's checkpoints (C2SP tlog-witness)" },
 	{ "report", cmd_report, "write a session's verification report for an auditor (HTML or text)" },
 	{ "attest", cmd_attest, "state a verified session as a signed in-toto attestation" },

@@ -131,8 +131,17 @@ int kw_request_parse(const char *line, size_t len, struct kw_request *req,
 		req->op = KW_REQ_LIST;
 	else if (!strcmp(op, KW_OP_PING))
 		req->op = KW_REQ_PING;
-	else
-		e = fail(err, KW_ERR_UNKNOWN_OP, "unknown op '%.64s' (open, close, status, list, ping)",
+	else if (!strcmp(op, KW_OP_WATCH)) {
+		json_t *den = json_object_get(doc, KW_F_DENIALS_ONLY);
+
+		req->op = KW_REQ_WATCH;
+		e = get_str(doc, KW_F_SESSION, false, &req->session, err);
+		if (!e && den && !json_is_boolean(den))
+			e = fail(err, KW_ERR_INVALID_FIELD, "denials_only: true or false");
+		req->denials_only = json_is_true(den);
+	} else
+		e = fail(err, KW_ERR_UNKNOWN_OP,
+			 "unknown op '%.64s' (open, close, status, list, ping, watch)",
 			 op);
 	if (e)
 		kw_request_free(req);

@@ -34,6 +34,9 @@
 #define KW_OP_STATUS "status" /* sessions, hooks available, settings */
 #define KW_OP_LIST "list"     /* sessions only */
 #define KW_OP_PING "ping"
+/* follow the decisions as they are logged: after the ok reply the
+ * connection carries one line per entry (docs/kwitnessd.md, "watch") */
+#define KW_OP_WATCH "watch"
 
 /* ---- fields ---- */
 #define KW_F_OP "op"
@@ -101,6 +104,18 @@
 #define KW_F_GAPS_UNMARKED "gaps_unmarked" /* numbers given up without a mark (after waiting, or too far behind) */
 #define KW_F_LOG_BYTES "log_bytes"
 
+/* watch request: deny decisions only (boolean); its "session" is optional
+ * (absent: every session the client may see) */
+#define KW_F_DENIALS_ONLY "denials_only"
+/* watch stream lines: an entry ("entry", "session", "seq" when it has one),
+ * entries this watcher missed ("missed": since the last notice,
+ * "missed_total"), and the end of a one-session watch ("end": true) */
+#define KW_F_ENTRY "entry"
+#define KW_F_SEQ "seq"
+#define KW_F_MISSED "missed"
+#define KW_F_MISSED_TOTAL "missed_total"
+#define KW_F_END "end"
+
 /* ---- error codes (the "error" of a refusal) ---- */
 /* request framing */
 #define KW_ERR_MALFORMED_JSON "malformed_json"
@@ -140,7 +155,8 @@
 /* Parsing and field validation are plain functions of the line, so the
  * collector, the tests and the fuzzer share one parser. Lines are hostile
  * input: every string is bounded and checked before the collector acts. */
-enum kw_request_op { KW_REQ_OPEN, KW_REQ_CLOSE, KW_REQ_STATUS, KW_REQ_LIST, KW_REQ_PING };
+enum kw_request_op { KW_REQ_OPEN, KW_REQ_CLOSE, KW_REQ_STATUS, KW_REQ_LIST, KW_REQ_PING,
+		       KW_REQ_WATCH };
 
 struct kw_request {
 	enum kw_request_op op;
@@ -155,9 +171,10 @@ struct kw_request {
 	const char *model_provider;
 	const char *model_id;
 	const char *data_class;
-	/* close */
+	/* close; watch: optional */
 	const char *session;
 	bool kill; /* "kill": true: kill what is left in the cgroup first */
+	bool denials_only; /* watch */
 };
 
 struct kw_request_error {

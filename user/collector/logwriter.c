@@ -147,6 +147,8 @@ static int line_done(struct kw_logwriter *log, size_t start)
 		return -ENOMEM;
 	}
 	log->entries++;
+	if (log->tap)
+		log->tap(log->tap_ctx, log->out.data + start, log->out.len - start - 1);
 	if (log->out.len >= KW_LOGWRITER_FLUSH_BYTES)
 		return kw_logwriter_flush(log);
 	return 0;

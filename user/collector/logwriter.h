@@ -24,11 +24,16 @@
  * transcript (kw_transcript_append_lines on log->tr): the lines are hashed
  * where they are written, not where they are made. 0 or -errno. */
 typedef int (*kw_logwriter_submit_fn)(void *ctx, int fd, struct kw_buf *out);
+/* Sees each entry appended (its canonical bytes, no newline) as it goes
+ * into the output, before it is written: the live stream's source. */
+typedef void (*kw_logwriter_tap_fn)(void *ctx, const char *line, size_t len);
 
 struct kw_logwriter {
 	int fd;
 	kw_logwriter_submit_fn submit; /* NULL: write() here, synchronously */
 	void *submit_ctx;
+	kw_logwriter_tap_fn tap; /* NULL: none (set after open/reopen) */
+	void *tap_ctx;
 	struct kw_buf out;    /* lines not yet written */
 	struct kw_buf entry;  /* scratch for the collector's own entries */
 	struct kw_transcript tr; /* fed by whoever writes a chunk (see submit) */

@@ -221,6 +221,8 @@ int kwd_config_load(struct kwd_config *c, const char *path, bool must_exist, cha
 		} else if (!strcmp(key, "max_sessions_per_user") ||
 			   !strcmp(key, "root_reserved_sessions")) {
 			e = set_quota(c, key, val, err, errlen, path, lineno);
+		} else if (kwd_export_config_key(&c->exports, key, val, &e, err, errlen, path, lineno)) {
+			/* watch_queue, otlp_*: export_config.c */
 		} else if (!strcmp(key, "grant")) {
 			e = add_grant(c, val, err, errlen, path, lineno);
 		} else if (!strcmp(key, "verifier")) {

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "export_config.h"
+
 #define KWD_DEFAULT_CONFIG "/etc/kwitness/kwitnessd.conf"
 #define KWD_DEFAULT_PIN_DIR "/sys/fs/bpf/kwitness"
 #define KWD_DEFAULT_RINGBUF (256 * 1024)
@@ -60,6 +62,7 @@ struct kwd_config {
 	 * and slots only root may take. */
 	unsigned user_sessions_max;
 	unsigned root_reserved_sessions;
+	struct kwd_export_config exports; /* watch_queue, otlp_* */
 	/* set by config.c so main() knows what came from the command line */
 	bool ringbuf_from_cli;
 };

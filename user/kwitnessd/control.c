@@ -24,6 +24,7 @@
 #include "kwd.h"
 #include "session.h"
 #include "util.h"
+#include "watch.h"
 
 
 static int mkdir_parents(const char *path)
@@ -176,8 +177,10 @@ static void client_kill(struct kwd_client *c)
 		c->backlog = false;
 		c->d->n_backlog--;
 	}
-	epoll_ctl(c->d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-	close(c->fd);
+	if (c->fd >= 0) {
+		epoll_ctl(c->d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+		close(c->fd);
+	}
 	c->fd = -1;
 	/* Its memory goes back now, not at the reap. */
 	kw_buf_free(&c->in);
@@ -327,7 +330,27 @@ void kwd_reply_to(struct kwd *d, uint64_t client_id, json_t *reply)
 	json_decref(reply);
 }
 
-/* Returns the reply; NULL with *deferred set when it comes later (close). */
+/* A watch: the connection goes to the watch thread (watch.c) with the
+ * replies not yet sent; NULL once it went, else the refusal. */
+static json_t *client_watch(struct kwd_client *c, const struct kw_request *req)
+{
+	size_t n = c->out.len - c->out_off;
+	json_t *refusal = kwd_watch_request(c->d, req, &c->peer, c->fd,
+					    n ? c->out.data + c->out_off : "", n);
+
+	if (refusal)
+		return refusal;
+	epoll_ctl(c->d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	c->fd = -1;
+	c->close_after_write = true;
+	c->awaiting = 0;
+	c->out_off = c->out.len;
+	client_kill(c);
+	return NULL;
+}
+
+/* Returns the reply; NULL with *deferred set when it comes later (close,
+ * watch). */
 static json_t *handle_request(struct kwd_client *c, const char *line, size_t len, bool *deferred)
 {
 	struct kw_request_error rerr;
@@ -355,6 +378,10 @@ static json_t *handle_request(struct kwd_client *c, const char *line, size_t len
 		break;
 	case KW_REQ_PING:
 		reply = json_pack("{s:b}", KW_F_OK, 1);
+		break;
+	case KW_REQ_WATCH:
+		reply = client_watch(c, &req);
+		*deferred = !reply;
 		break;
 	}
 	kw_request_free(&req);

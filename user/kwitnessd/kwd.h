@@ -29,6 +29,9 @@ struct kwd_worker;
 struct kwd_transparency;
 struct kwd_publisher;
 struct kw_publish;
+struct kwd_fanout;
+struct kwd_watchers;
+struct kwd_otlp;
 
 struct kwd {
 	struct kwd_config cfg;
@@ -63,6 +66,9 @@ struct kwd {
 	int64_t poll_until_ms; /* the latest hot_until_ms of any session */
 	bool stopping;
 	char *programs; /* "name:tag,..." */
+	struct kwd_fanout *fanout;     /* logged entries to watchers and exporters */
+	struct kwd_watchers *watchers; /* the watch thread (watch.c) */
+	struct kwd_otlp *otlp;         /* the OTLP exporter (otlp.c), or NULL */
 };
 
 #endif

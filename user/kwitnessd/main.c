@@ -34,6 +34,7 @@
 #include "harden.h"
 #include "hostinfo.h"
 #include "kwd.h"
+#include "otlp.h"
 #include "recover.h"
 #include "resume.h"
 #include "session.h"
@@ -42,6 +43,7 @@
 #include "transparency.h"
 #include "util.h"
 #include "wakeup.h"
+#include "watch.h"
 #include "worker.h"
 
 /* The timer drives gap skipping, close deadlines and log flushing. */
@@ -526,7 +528,8 @@ static int start(struct kwd *d)
 			return 1;
 		}
 	}
-	if (kwd_worker_start(d, err, sizeof(err)) || kwd_publisher_start(d, err, sizeof(err))) {
+	if (kwd_worker_start(d, err, sizeof(err)) || kwd_publisher_start(d, err, sizeof(err)) ||
+	    kwd_watch_start(d, err, sizeof(err)) || kwd_otlp_start(d, err, sizeof(err))) {
 		kwd_log(d, LOG_ERR, "%s", err);
 		kwd_control_shutdown(d);
 		kw_hooks_close(d->hooks);
@@ -594,6 +597,8 @@ int main(int argc, char **argv)
 	if (kw_hooks_unpin_idle(d->hooks))
 		kwd_log(d, LOG_INFO, "no session left: global programs unpinned");
 	kwd_control_shutdown(d);
+	kwd_otlp_stop(d); /* after the last entry */
+	kwd_watch_stop(d);
 	kw_hooks_close(d->hooks);
 	kwd_attest_stop(d);
 	kwd_transparency_stop(d);

@@ -23,6 +23,7 @@
 #include "collector/decision.h"
 #include "bpf/hooks.h"
 #include "dns_proxy.h"
+#include "fanout.h"
 #include "kwd.h"
 #include "session.h"
 #include "util.h"
@@ -285,6 +286,7 @@ int kwd_session_attach_ring(struct kwd_session *s, int ringbuf_fd, size_t size, 
 	s->ring_fd = ringbuf_fd;
 	s->log.submit = session_submit;
 	s->log.submit_ctx = s;
+	kwd_fanout_tap(s);
 	return 0;
 }
 

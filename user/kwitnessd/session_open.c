@@ -23,6 +23,7 @@
 #include "bpf/hooks.h"
 #include "authz.h"
 #include "config.h"
+#include "fanout.h"
 #include "journal.h"
 #include "kwd.h"
 #include "session.h"
@@ -396,6 +397,7 @@ static json_t *session_prepare(struct kwd *d, struct kwd_session *s, const struc
 		s->log.fd = -1;
 		return kwd_error(KW_ERR_STORAGE, "%s: %s", s->log_path, strerror(-e));
 	}
+	kwd_fanout_tap(s);
 	return NULL;
 }
 

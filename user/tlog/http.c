@@ -121,8 +121,25 @@ int http_post(const struct http_url *url, const char *suffix, const char *body, 
 	return http_post_auth(url, suffix, NULL, body, len, max, resp);
 }
 
+static int post_with(const struct http_url *url, const char *suffix, const char *authorization,
+		     const char *content_type, const char *body, size_t len, size_t max,
+		     struct kw_buf *resp);
+
 int http_post_auth(const struct http_url *url, const char *suffix, const char *authorization,
 		   const char *body, size_t len, size_t max, struct kw_buf *resp)
+{
+	return post_with(url, suffix, authorization, "text/plain", body, len, max, resp);
+}
+
+int http_post_json(const struct http_url *url, const char *body, size_t len, size_t max,
+		   struct kw_buf *resp)
+{
+	return post_with(url, "", NULL, "application/json", body, len, max, resp);
+}
+
+static int post_with(const struct http_url *url, const char *suffix, const char *authorization,
+		     const char *content_type, const char *body, size_t len, size_t max,
+		     struct kw_buf *resp)
 {
 	struct kw_buf raw = { 0 };
 	char head[1024];
@@ -133,9 +150,9 @@ int http_post_auth(const struct http_url *url, const char *suffix, const char *a
 		return -EINVAL;
 	n = snprintf(head, sizeof(head),
 		     "POST %s%s HTTP/1.1\r\nHost: %s:%s\r\nContent-Length: %zu\r\n%s%s%s"
-		     "Content-Type: text/plain\r\nConnection: close\r\n\r\n",
+		     "Content-Type: %s\r\nConnection: close\r\n\r\n",
 		     url->path, suffix, url->host, url->port, len, authorization ? "Authorization: " : "",
-		     authorization ? authorization : "", authorization ? "\r\n" : "");
+		     authorization ? authorization : "", authorization ? "\r\n" : "", content_type);
 	if (n < 0 || (size_t)n >= sizeof(head))
 		return -ENAMETOOLONG;
 	fd = connect_to(url);

@@ -30,6 +30,10 @@ int http_post(const struct http_url *url, const char *suffix, const char *body, 
 int http_post_auth(const struct http_url *url, const char *suffix, const char *authorization,
 		   const char *body, size_t len, size_t max, struct kw_buf *resp);
 
+/* POSTs a JSON body (Content-Type: application/json) to the url as given. */
+int http_post_json(const struct http_url *url, const char *body, size_t len, size_t max,
+		   struct kw_buf *resp);
+
 struct http_request {
 	char method[8];
 	char path[1024];
