@@ -264,6 +264,14 @@ $(BUILD)/asan/tests/test_estate $(BUILD)/asan/tests/test_text_safe: \
 	$(if $(Q),@echo "  TEST    $@")
 	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(ASAN_ESTATE_OBJ) $(ASAN_LIB_OBJ) -lcmocka $(LIBS_CORE)
 
+# kwitness oci-hook's pod identity.
+$(BUILD)/asan/tests/test_oci_identity: tests/unit/test_oci_identity.c \
+		$(BUILD)/asan/user/cli/oci_identity.o $(ASAN_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  TEST    $@")
+	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(BUILD)/asan/user/cli/oci_identity.o $(ASAN_LIB_OBJ) -lcmocka \
+		$(LIBS_CORE)
+
 # The TPM appraisal tests link the TPM library too.
 $(BUILD)/asan/tests/test_tpm: tests/unit/test_tpm.c $(ASAN_TPM_OBJ) $(ASAN_LIB_OBJ)
 	@mkdir -p $(dir $@)

@@ -42,6 +42,7 @@
 #include "lib/text_safe.h"
 #include "image/rootfs_digest.h"
 #include "oci_identity.h"
+#include "oci_rootless.h"
 
 #define OCI_DEFAULT_STATE_DIR "/run/kwitness/oci"
 #define OCI_DEFAULT_POLICY_DIR "/etc/kwitness/policies"
@@ -710,6 +711,9 @@ int cmd_oci_hook(int argc, char **argv)
 		/* not a kwitness container, or a CRI pod's pause container: the
 		 * runtime's own, which holds the pod's namespaces and runs nothing */
 		rc = 0;
+	} else if (!rc && oci_in_user_namespace()) {
+		rc = hfail(&h, "the hook runs in a user namespace (a rootless runtime, such as "
+			       "rootless podman): kwitness governs containers of rootful runtimes only");
 	} else if (!rc) {
 		rc = h.stage == STAGE_CREATE_RUNTIME ? create_runtime(&h, &policy) : poststop(&h);
 	}
