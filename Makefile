@@ -351,6 +351,13 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_OBJ)
 	$(Q)$(CLANG) $(CSTD) $(WARN) $(INCLUDES) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) $(LIBS_CORE)
 
 # The TPM appraisal target also needs user/tpm and tpm2-tss.
+$(BUILD)/fuzz/fuzz_oci_identity: tests/fuzz/fuzz_oci_identity.c $(FUZZ_LIB_OBJ) \
+		$(BUILD)/fuzz/obj/user/cli/oci_identity.o
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  FUZZ    $@")
+	$(Q)$(CLANG) $(CSTD) $(WARN) $(INCLUDES) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< \
+		$(BUILD)/fuzz/obj/user/cli/oci_identity.o $(FUZZ_LIB_OBJ) $(LIBS_CORE)
+
 FUZZ_TPM_OBJ := $(TPM_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
 $(BUILD)/fuzz/fuzz_tpm: tests/fuzz/fuzz_tpm.c $(FUZZ_LIB_OBJ) $(FUZZ_TPM_OBJ)
 	@mkdir -p $(dir $@)
