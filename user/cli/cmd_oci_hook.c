@@ -476,6 +476,32 @@ static int image_digest(struct hook *h, char out[KW_DIGEST_STR_MAX])
 	return 0;
 }
 
+/* The subject and the pod identity of the open: the annotation's sandbox id,
+ * else the pod template for a pod's container, else the container's own. */
+static int open_identity(struct hook *h, struct kwitness_open_params *p, char *sandbox,
+			 size_t cap)
+{
+	if (annotation(h, ANN_SANDBOX_ID))
+		p->sandbox_id = annotation(h, ANN_SANDBOX_ID);
+	else if (oci_identity_is_pod(&h->ident)) {
+		if (oci_identity_sandbox_id(&h->ident, h->pod_sandbox_tmpl, sandbox, cap, h->err,
+					    sizeof(h->err)))
+			return -1;
+		p->sandbox_id = sandbox;
+	} else {
+		snprintf(sandbox, cap, OCI_DEFAULT_SANDBOX_PREFIX "%s", h->id);
+		p->sandbox_id = sandbox;
+	}
+	p->pod_namespace = h->ident.v[KW_WL_POD_NAMESPACE];
+	p->pod_name = h->ident.v[KW_WL_POD_NAME];
+	p->pod_uid = h->ident.v[KW_WL_POD_UID];
+	p->pod_sandbox_id = h->ident.v[KW_WL_POD_SANDBOX_ID];
+	p->container_name = h->ident.v[KW_WL_CONTAINER_NAME];
+	p->container_id = h->ident.v[KW_WL_CONTAINER_ID];
+	p->container_image = h->ident.v[KW_WL_CONTAINER_IMAGE];
+	return 0;
+}
+
 static int create_runtime(struct hook *h, struct kw_buf *policy)
 {
 	struct kwitness_open_params p = { 0 };
@@ -492,24 +518,8 @@ static int create_runtime(struct hook *h, struct kw_buf *policy)
 		return hfail(h, "the state has no container pid (createRuntime needs one)");
 	if (read_policy(h, policy))
 		return -1;
-	if (annotation(h, ANN_SANDBOX_ID))
-		p.sandbox_id = annotation(h, ANN_SANDBOX_ID);
-	else if (oci_identity_is_pod(&h->ident)) {
-		if (oci_identity_sandbox_id(&h->ident, h->pod_sandbox_tmpl, sandbox, sizeof(sandbox),
-					    h->err, sizeof(h->err)))
-			return -1;
-		p.sandbox_id = sandbox;
-	} else {
-		snprintf(sandbox, sizeof(sandbox), OCI_DEFAULT_SANDBOX_PREFIX "%s", h->id);
-		p.sandbox_id = sandbox;
-	}
-	p.pod_namespace = h->ident.v[KW_WL_POD_NAMESPACE];
-	p.pod_name = h->ident.v[KW_WL_POD_NAME];
-	p.pod_uid = h->ident.v[KW_WL_POD_UID];
-	p.pod_sandbox_id = h->ident.v[KW_WL_POD_SANDBOX_ID];
-	p.container_name = h->ident.v[KW_WL_CONTAINER_NAME];
-	p.container_id = h->ident.v[KW_WL_CONTAINER_ID];
-	p.container_image = h->ident.v[KW_WL_CONTAINER_IMAGE];
+	if (open_identity(h, &p, sandbox, sizeof(sandbox)))
+		return -1;
 	if (image_digest(h, digest))
 		return -1;
 	dfd = open_state_dir(h, true);
