@@ -278,6 +278,14 @@ $(BUILD)/asan/tests/test_dsse: tests/unit/test_dsse.c $(BUILD)/asan/user/attest/
 	$(if $(Q),@echo "  TEST    $@")
 	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(BUILD)/asan/user/attest/dsse.o $(ASAN_LIB_OBJ) -lcmocka $(LIBS_CORE)
 
+# kwitness oci-hook's pod identity.
+$(BUILD)/asan/tests/test_oci_identity: tests/unit/test_oci_identity.c \
+		$(BUILD)/asan/user/cli/oci_identity.o $(ASAN_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  TEST    $@")
+	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(BUILD)/asan/user/cli/oci_identity.o $(ASAN_LIB_OBJ) -lcmocka \
+		$(LIBS_CORE)
+
 # The TPM appraisal tests link the TPM library too.
 $(BUILD)/asan/tests/test_tpm: tests/unit/test_tpm.c $(ASAN_TPM_OBJ) $(ASAN_LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -357,6 +365,13 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_OBJ)
 	$(Q)$(CLANG) $(CSTD) $(WARN) $(INCLUDES) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) $(LIBS_CORE)
 
 # The TPM appraisal target also needs user/tpm and tpm2-tss.
+$(BUILD)/fuzz/fuzz_oci_identity: tests/fuzz/fuzz_oci_identity.c $(FUZZ_LIB_OBJ) \
+		$(BUILD)/fuzz/obj/user/cli/oci_identity.o
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  FUZZ    $@")
+	$(Q)$(CLANG) $(CSTD) $(WARN) $(INCLUDES) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< \
+		$(BUILD)/fuzz/obj/user/cli/oci_identity.o $(FUZZ_LIB_OBJ) $(LIBS_CORE)
+
 FUZZ_TPM_OBJ := $(TPM_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
 $(BUILD)/fuzz/fuzz_tpm: tests/fuzz/fuzz_tpm.c $(FUZZ_LIB_OBJ) $(FUZZ_TPM_OBJ)
 	@mkdir -p $(dir $@)

@@ -66,6 +66,11 @@ struct kwitness_open_params {
 	const char *model_provider;
 	const char *model_id;
 	const char *data_class;
+	/* optional: the workload, as its runtime names it (the log's open entry
+	 * carries each one given; kwitness oci-hook fills them from CRI or podman
+	 * annotations) */
+	const char *pod_namespace, *pod_name, *pod_uid, *pod_sandbox_id;
+	const char *container_name, *container_id, *container_image;
 };
 
 #define KWITNESS_SESSION_ID_MAX 128

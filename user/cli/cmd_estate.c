@@ -103,7 +103,8 @@ static void query_usage(FILE *f)
 		"Level 2, as `kwitness verify` reports it; see `estate ingest --help`), its\n"
 		"leaf index in the transparency log when it was proven logged, the record's\n"
 		"path, and why its level is not higher (LEVEL_WHY: the TPM appraisal's or the\n"
-		"transparency check's failing step, or what ingest was not given). Exit status: 0 rows found, 1 none, 2 usage or database error.\n\n"
+		"transparency check's failing step, or what ingest was not given), and the\n"
+		"pod's namespace, name and container when the sandbox is a pod's. Exit status: 0 rows found, 1 none, 2 usage or database error.\n\n"
 		"  --db URL            sqlite:PATH or postgresql://... (default %s)\n"
 		"  --tool T            e.g. net.connect, fs.open\n"
 		"  --decision D        permit or deny\n"
@@ -112,6 +113,8 @@ static void query_usage(FILE *f)
 		"  --sandbox ID        the agent: the record's subject\n"
 		"  --host H            hostname or machine id\n"
 		"  --session ID        one session\n"
+		"  --namespace NS, --pod NAME, --container NAME  the pod identity of the\n"
+		"                      record's open entry (kwitness oci-hook, docs/oci.md)\n"
 		"  --since T, --until T  seconds since the epoch or UTC YYYY-MM-DD[THH:MM:SS[Z]]\n"
 		"  --signer THUMBPRINT the signing key's RFC 7638 thumbprint\n"
 		"  --incomplete        only sessions whose decision log is incomplete\n"
@@ -325,6 +328,7 @@ static const char *const heads[EC_COUNT] = {
 	[EC_BUNDLE_HASH] = "BUNDLE", [EC_MODE] = "MODE", [EC_SIGNER] = "SIGNER",
 	[EC_LEVEL] = "LEVEL", [EC_LOG_INDEX] = "LOG_INDEX", [EC_RECORD_PATH] = "RECORD", [EC_COMPLETE] = "COMPLETE",
 	[EC_LEVEL_WHY] = "LEVEL_WHY",
+	[EC_NAMESPACE] = "NAMESPACE", [EC_POD] = "POD", [EC_CONTAINER] = "CONTAINER",
 };
 static const char *const json_names[EC_COUNT] = {
 	[EC_TS_US] = "time", [EC_HOSTNAME] = "host", [EC_MACHINE_ID] = "machine_id",
@@ -333,6 +337,7 @@ static const char *const json_names[EC_COUNT] = {
 	[EC_BUNDLE_HASH] = "bundle_hash", [EC_MODE] = "enforcement_mode", [EC_SIGNER] = "signer",
 	[EC_LEVEL] = "level_name", [EC_LOG_INDEX] = "log_index", [EC_RECORD_PATH] = "record", [EC_COMPLETE] = "complete",
 	[EC_LEVEL_WHY] = "level_why",
+	[EC_NAMESPACE] = "pod_namespace", [EC_POD] = "pod_name", [EC_CONTAINER] = "container_name",
 };
 
 static char *cell_text(int col, const char *v, bool grouped)
@@ -546,6 +551,9 @@ static int estate_query_cmd(int argc, char **argv)
 		{ "sandbox", 0, CLI_TEXT, &f.sandbox },
 		{ "host", 0, CLI_TEXT, &f.host },
 		{ "session", 0, CLI_TEXT, &f.session },
+		{ "namespace", 0, CLI_TEXT, &f.pod_namespace },
+		{ "pod", 0, CLI_TEXT, &f.pod },
+		{ "container", 0, CLI_TEXT, &f.container },
 		{ "since", 0, CLI_OWN, .id = O_SINCE },
 		{ "until", 0, CLI_OWN, .id = O_UNTIL },
 		{ "signer", 0, CLI_TEXT, &f.signer },

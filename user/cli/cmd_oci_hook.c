@@ -41,6 +41,8 @@
 #include "policy/policy.h"
 #include "lib/text_safe.h"
 #include "image/rootfs_digest.h"
+#include "oci_identity.h"
+#include "oci_rootless.h"
 
 #define OCI_DEFAULT_STATE_DIR "/run/kwitness/oci"
 #define OCI_DEFAULT_POLICY_DIR "/etc/kwitness/policies"
@@ -49,6 +51,7 @@
  * rootfs, every exchange with kwitnessd. */
 #define OCI_DEFAULT_TIMEOUT 30
 #define OCI_TIMEOUT_ENV "KWITNESS_OCI_TIMEOUT"
+#define OCI_POD_SANDBOX_ID_ENV "KWITNESS_OCI_POD_SANDBOX_ID"
 #define OCI_TIMEOUT_MAX 3600
 #define OCI_DEFAULT_SANDBOX_PREFIX "spiffe://kwitness.local/oci/"
 #define OCI_STATE_MAX (1024 * 1024)
@@ -76,6 +79,8 @@ enum stage { STAGE_NONE, STAGE_CREATE_RUNTIME, STAGE_POSTSTOP };
 struct hook {
 	enum stage stage;
 	const char *socket, *state_dir, *policy_dir;
+	const char *pod_sandbox_tmpl; /* the sandbox id of a pod's container */
+	struct oci_identity ident;
 	int64_t timeout;
 	json_t *state, *config;
 	const char *id, *bundle;
@@ -98,7 +103,12 @@ static void oci_hook_usage(FILE *f)
 		"  io.kwitness.policy          the name of a policy bundle file in the policy\n"
 		"                              folder (no path: no '/', no leading '.'); without\n"
 		"                              it the hook does nothing\n"
-		"  io.kwitness.sandbox-id      default " OCI_DEFAULT_SANDBOX_PREFIX "<container id>\n"
+		"  io.kwitness.sandbox-id      default, for a pod's container (CRI annotations):\n"
+		"                              the --pod-sandbox-id template; else\n"
+		"                              " OCI_DEFAULT_SANDBOX_PREFIX "<container id>\n"
+		"  io.kwitness.pod-namespace, io.kwitness.pod-name, io.kwitness.container-name\n"
+		"                              name what the runtime does not (podman); never\n"
+		"                              a name the runtime gave\n"
 		"  io.kwitness.image-digest    default the digest of the rootfs listing\n"
 		"  io.kwitness.model-provider, io.kwitness.model-id, io.kwitness.data-class\n"
 		"  io.kwitness.on-error        deny (default: any error stops the container)\n"
@@ -111,6 +121,10 @@ static void oci_hook_usage(FILE *f)
 		"  --policy-dir DIR  the folder of the policies annotations may name (else\n"
 		"                    $" OCI_POLICY_DIR_ENV ", else " OCI_DEFAULT_POLICY_DIR ");\n"
 		"                    owned by root (or the hook's user), writable by no one else\n"
+		"  --pod-sandbox-id TEMPLATE  the sandbox id of a pod's container (else\n"
+		"                    $" OCI_POD_SANDBOX_ID_ENV ", else\n"
+		"                    " OCI_DEFAULT_POD_SANDBOX_ID ");\n"
+		"                    also {pod_uid}, {container_id}\n"
 		"  --timeout SECONDS the stage's deadline, 1 to 3600 (else $" OCI_TIMEOUT_ENV ",\n"
 		"                    else 30): past it the hook fails (or, with on-error allow,\n"
 		"                    lets the container run unrecorded)\n"
@@ -333,6 +347,8 @@ static int read_inputs(struct hook *h)
 			continue;
 		for (size_t i = 0; i < sizeof(known_annotations) / sizeof(*known_annotations); i++)
 			known |= !strcmp(key, known_annotations[i]);
+		for (size_t i = 0; i < sizeof(oci_identity_annotations) / sizeof(char *); i++)
+			known |= !strcmp(key, oci_identity_annotations[i]);
 		if (!known)
 			return hfail(h, "unknown annotation %s", key);
 		if (!json_is_string(v) || !*json_string_value(v))
@@ -347,6 +363,8 @@ static int read_inputs(struct hook *h)
 			return hfail(h, "annotation %s: \"%s\" is neither allow nor deny", ANN_ON_ERROR,
 				     oe);
 	}
+	if (oci_identity_read(h->ann, h->id, &h->ident, h->err, sizeof(h->err)))
+		return -1;
 	return 0;
 }
 
@@ -458,12 +476,38 @@ static int image_digest(struct hook *h, char out[KW_DIGEST_STR_MAX])
 	return 0;
 }
 
+/* The subject and the pod identity of the open: the annotation's sandbox id,
+ * else the pod template for a pod's container, else the container's own. */
+static int open_identity(struct hook *h, struct kwitness_open_params *p, char *sandbox,
+			 size_t cap)
+{
+	if (annotation(h, ANN_SANDBOX_ID))
+		p->sandbox_id = annotation(h, ANN_SANDBOX_ID);
+	else if (oci_identity_is_pod(&h->ident)) {
+		if (oci_identity_sandbox_id(&h->ident, h->pod_sandbox_tmpl, sandbox, cap, h->err,
+					    sizeof(h->err)))
+			return -1;
+		p->sandbox_id = sandbox;
+	} else {
+		snprintf(sandbox, cap, OCI_DEFAULT_SANDBOX_PREFIX "%s", h->id);
+		p->sandbox_id = sandbox;
+	}
+	p->pod_namespace = h->ident.v[KW_WL_POD_NAMESPACE];
+	p->pod_name = h->ident.v[KW_WL_POD_NAME];
+	p->pod_uid = h->ident.v[KW_WL_POD_UID];
+	p->pod_sandbox_id = h->ident.v[KW_WL_POD_SANDBOX_ID];
+	p->container_name = h->ident.v[KW_WL_CONTAINER_NAME];
+	p->container_id = h->ident.v[KW_WL_CONTAINER_ID];
+	p->container_image = h->ident.v[KW_WL_CONTAINER_IMAGE];
+	return 0;
+}
+
 static int create_runtime(struct hook *h, struct kw_buf *policy)
 {
 	struct kwitness_open_params p = { 0 };
 	struct kwitness_error ke;
 	char mount[PATH_MAX], cg[PATH_MAX], dedicated[PATH_MAX + 300];
-	char sandbox[sizeof(OCI_DEFAULT_SANDBOX_PREFIX) + OCI_ID_MAX], digest[KW_DIGEST_STR_MAX];
+	char sandbox[1024], digest[KW_DIGEST_STR_MAX];
 	char session[KWITNESS_SESSION_ID_MAX], name[OCI_ID_MAX + 16], *text;
 	const char *target;
 	bool shared;
@@ -474,12 +518,8 @@ static int create_runtime(struct hook *h, struct kw_buf *policy)
 		return hfail(h, "the state has no container pid (createRuntime needs one)");
 	if (read_policy(h, policy))
 		return -1;
-	if (annotation(h, ANN_SANDBOX_ID))
-		p.sandbox_id = annotation(h, ANN_SANDBOX_ID);
-	else {
-		snprintf(sandbox, sizeof(sandbox), OCI_DEFAULT_SANDBOX_PREFIX "%s", h->id);
-		p.sandbox_id = sandbox;
-	}
+	if (open_identity(h, &p, sandbox, sizeof(sandbox)))
+		return -1;
 	if (image_digest(h, digest))
 		return -1;
 	dfd = open_state_dir(h, true);
@@ -621,13 +661,15 @@ out:
 int cmd_oci_hook(int argc, char **argv)
 {
 	struct hook h = { .state_dir = OCI_DEFAULT_STATE_DIR, .policy_dir = getenv(OCI_POLICY_DIR_ENV),
-			  .timeout = OCI_DEFAULT_TIMEOUT };
+			  .timeout = OCI_DEFAULT_TIMEOUT,
+			  .pod_sandbox_tmpl = getenv(OCI_POD_SANDBOX_ID_ENV) };
 	const char *env_timeout = getenv(OCI_TIMEOUT_ENV);
 	struct kw_buf policy = { 0 };
 	const struct cli_opt opts[] = {
 		{ "socket", 0, CLI_TEXT, &h.socket },
 		{ "state-dir", 0, CLI_TEXT, &h.state_dir },
 		{ "policy-dir", 0, CLI_TEXT, &h.policy_dir },
+		{ "pod-sandbox-id", 0, CLI_TEXT, &h.pod_sandbox_tmpl },
 		{ "timeout", 0, CLI_NUMBER, &h.timeout, .min = 1, .max = OCI_TIMEOUT_MAX,
 		  .bad = "needs whole seconds from 1 to 3600" },
 		{ "help", 'h', CLI_HELP },
@@ -652,6 +694,8 @@ int cmd_oci_hook(int argc, char **argv)
 		return p.status;
 	if (!h.policy_dir || !*h.policy_dir)
 		h.policy_dir = OCI_DEFAULT_POLICY_DIR;
+	if (!h.pod_sandbox_tmpl || !*h.pod_sandbox_tmpl)
+		h.pod_sandbox_tmpl = OCI_DEFAULT_POD_SANDBOX_ID;
 	if (argc - optind > 1) {
 		fprintf(stderr, "kwitness oci-hook: one stage at most\n");
 		return 2;
@@ -673,8 +717,13 @@ int cmd_oci_hook(int argc, char **argv)
 	rc = read_inputs(&h);
 	if (h.id && id_valid(h.id))
 		deadline_say(&h, h.id);
-	if (!rc && !annotation(&h, ANN_POLICY)) {
-		rc = 0; /* not a kwitness container */
+	if (!rc && (!annotation(&h, ANN_POLICY) || h.ident.runtime_sandbox)) {
+		/* not a kwitness container, or a CRI pod's pause container: the
+		 * runtime's own, which holds the pod's namespaces and runs nothing */
+		rc = 0;
+	} else if (!rc && oci_in_user_namespace()) {
+		rc = hfail(&h, "the hook runs in a user namespace (a rootless runtime, such as "
+			       "rootless podman): kwitness governs containers of rootful runtimes only");
 	} else if (!rc) {
 		rc = h.stage == STAGE_CREATE_RUNTIME ? create_runtime(&h, &policy) : poststop(&h);
 	}

@@ -275,6 +275,16 @@ static int set_opt(json_t *req, const char *key, const char *v)
 	return v ? json_object_set_new(req, key, json_string(v)) : 0;
 }
 
+static int set_workload(json_t *req, const struct kwitness_open_params *p)
+{
+	return set_opt(req, KW_F_POD_NAMESPACE, p->pod_namespace) ||
+	       set_opt(req, KW_F_POD_NAME, p->pod_name) || set_opt(req, KW_F_POD_UID, p->pod_uid) ||
+	       set_opt(req, KW_F_POD_SANDBOX_ID, p->pod_sandbox_id) ||
+	       set_opt(req, KW_F_CONTAINER_NAME, p->container_name) ||
+	       set_opt(req, KW_F_CONTAINER_ID, p->container_id) ||
+	       set_opt(req, KW_F_CONTAINER_IMAGE, p->container_image);
+}
+
 int kwitness_open(const char *socket, const struct kwitness_open_params *p,
 		  char session_id[KWITNESS_SESSION_ID_MAX], char *cgroup_out, size_t cgroup_cap,
 		  struct kwitness_error *err)
@@ -310,7 +320,8 @@ int kwitness_open(const char *socket, const struct kwitness_open_params *p,
 			KW_F_SANDBOX_ID, p->sandbox_id, KW_F_POLICY, pol, KW_F_IMAGE_DIGEST,
 			p->image_digest);
 	if (!req || set_opt(req, KW_F_MODEL_PROVIDER, p->model_provider) ||
-	    set_opt(req, KW_F_MODEL_ID, p->model_id) || set_opt(req, KW_F_DATA_CLASS, p->data_class)) {
+	    set_opt(req, KW_F_MODEL_ID, p->model_id) || set_opt(req, KW_F_DATA_CLASS, p->data_class) ||
+	    set_workload(req, p)) {
 		json_decref(req);
 		return kwc_fail(err, KWITNESS_EINVAL, 0, NULL,
 			    "a field is not UTF-8 text (sandbox id, digest, model or cgroup)");

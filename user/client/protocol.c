@@ -49,6 +49,21 @@ static int get_str(const json_t *req, const char *key, bool required, const char
 	return 0;
 }
 
+const char *const kw_workload_fields[KW_WL_N] = {
+	[KW_WL_POD_NAMESPACE] = KW_F_POD_NAMESPACE, [KW_WL_POD_NAME] = KW_F_POD_NAME,
+	[KW_WL_POD_UID] = KW_F_POD_UID, [KW_WL_POD_SANDBOX_ID] = KW_F_POD_SANDBOX_ID,
+	[KW_WL_CONTAINER_NAME] = KW_F_CONTAINER_NAME, [KW_WL_CONTAINER_ID] = KW_F_CONTAINER_ID,
+	[KW_WL_CONTAINER_IMAGE] = KW_F_CONTAINER_IMAGE,
+};
+
+static bool workload_field(const char *key)
+{
+	for (int i = 0; i < KW_WL_N; i++)
+		if (!strcmp(key, kw_workload_fields[i]))
+			return true;
+	return false;
+}
+
 static int parse_open(const json_t *doc, struct kw_request *r, struct kw_request_error *err)
 {
 	static const char *const known[] = { KW_F_OP, KW_F_CGROUP, KW_F_SANDBOX_ID,
@@ -71,6 +86,9 @@ static int parse_open(const json_t *doc, struct kw_request *r, struct kw_request
 	    (e = get_str(doc, KW_F_MODEL_ID, false, &r->model_id, err)) ||
 	    (e = get_str(doc, KW_F_DATA_CLASS, false, &r->data_class, err)))
 		return e;
+	for (int i = 0; i < KW_WL_N; i++)
+		if ((e = get_str(doc, kw_workload_fields[i], false, &r->workload[i], err)))
+			return e;
 	pv = json_object_get(doc, KW_F_POLICY);
 	if (!pv)
 		return fail(err, KW_ERR_MISSING_FIELD, "policy: required (the bundle text as a string)");
@@ -82,7 +100,7 @@ static int parse_open(const json_t *doc, struct kw_request *r, struct kw_request
 	r->policy = json_string_value(pv);
 	r->policy_len = json_string_length(pv);
 	json_object_foreach((json_t *)doc, key, v) {
-		bool ok = false;
+		bool ok = workload_field(key);
 
 		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 			ok = ok || !strcmp(key, known[i]);

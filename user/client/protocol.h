@@ -51,6 +51,21 @@
 #define KW_F_MODEL_PROVIDER "model_provider"
 #define KW_F_MODEL_ID "model_id"
 #define KW_F_DATA_CLASS "data_class"
+/* open request, optional: the workload the runtime says this is (a pod and
+ * its container, from CRI or podman annotations), copied into the log's
+ * kwitness.open entry under the same names */
+#define KW_F_POD_NAMESPACE "pod_namespace"
+#define KW_F_POD_NAME "pod_name"
+#define KW_F_POD_UID "pod_uid"
+#define KW_F_POD_SANDBOX_ID "pod_sandbox_id"
+#define KW_F_CONTAINER_NAME "container_name"
+#define KW_F_CONTAINER_ID "container_id"
+#define KW_F_CONTAINER_IMAGE "container_image"
+enum kw_workload_field { /* sorted by name: the open entry writes them in order */
+	KW_WL_CONTAINER_ID, KW_WL_CONTAINER_IMAGE, KW_WL_CONTAINER_NAME,
+	KW_WL_POD_NAME, KW_WL_POD_NAMESPACE, KW_WL_POD_SANDBOX_ID, KW_WL_POD_UID, KW_WL_N
+};
+extern const char *const kw_workload_fields[KW_WL_N];
 /* open and close replies, close request */
 #define KW_F_SESSION "session"
 #define KW_F_LOG_PATH "log_path"
@@ -171,6 +186,7 @@ struct kw_request {
 	const char *model_provider;
 	const char *model_id;
 	const char *data_class;
+	const char *workload[KW_WL_N]; /* kw_workload_fields, NULL when absent */
 	/* close; watch: optional */
 	const char *session;
 	bool kill; /* "kill": true: kill what is left in the cgroup first */

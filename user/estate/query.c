@@ -13,6 +13,8 @@
 #include "estate/query.h"
 
 #define MAX_PARAMS 16
+/* The record's kwitness.open entry, for the pod identity columns and filters. */
+#define OPEN_JOIN " LEFT JOIN entries o ON o.record_id = r.id AND o.line = 1"
 
 struct sql {
 	struct kw_buf text;
@@ -69,6 +71,32 @@ static int64_t utf8_chars(const char *s)
 	return n;
 }
 
+/* A member of the record's kwitness.open entry (its first line): the pod
+ * identity kwitness oci-hook gave (docs/decision-log.md). key is one of the
+ * constant names below, never input. */
+static void open_member(struct sql *q, const struct estate_db *db, const char *key)
+{
+	put(q, db->engine == ESTATE_SQLITE ? "json_extract(o.entry, '$." : "(o.entry::jsonb ->> '");
+	put(q, key);
+	put(q, "')");
+}
+
+static void where_open(struct sql *q, const struct estate_db *db, const char *key,
+		       const char *val)
+{
+	char cond[24];
+
+	if (q->n == MAX_PARAMS) {
+		q->bad = 1;
+		return;
+	}
+	put(q, " AND ");
+	open_member(q, db, key);
+	q->p[q->n++] = EV_S(val);
+	snprintf(cond, sizeof(cond), " = $%d", q->n);
+	put(q, cond);
+}
+
 static int add_filters(struct sql *q, const struct estate_db *db, const struct estate_filter *f,
 		       char *err, size_t errlen)
 {
@@ -79,9 +107,11 @@ static int add_filters(struct sql *q, const struct estate_db *db, const struct e
 
 	/* A record estate verify found changed shows as TAMPERED (check.h). */
 	put(q, steer ? " FROM entries e JOIN records r ON r.id = e.record_id"
-		       " LEFT JOIN record_checks c ON c.record_id = r.id WHERE +e.decision IS NOT NULL"
+		       " LEFT JOIN record_checks c ON c.record_id = r.id" OPEN_JOIN
+		       " WHERE +e.decision IS NOT NULL"
 		     : " FROM entries e JOIN records r ON r.id = e.record_id"
-		       " LEFT JOIN record_checks c ON c.record_id = r.id WHERE e.decision IS NOT NULL");
+		       " LEFT JOIN record_checks c ON c.record_id = r.id" OPEN_JOIN
+		       " WHERE e.decision IS NOT NULL");
 	if (f->tool)
 		where(q, steer ? "+e.tool = $" : "e.tool = $", 1, &EV_S(f->tool));
 	if (f->decision)
@@ -90,6 +120,12 @@ static int add_filters(struct sql *q, const struct estate_db *db, const struct e
 		where(q, "r.sandbox_id = $", 1, &EV_S(f->sandbox));
 	if (f->session)
 		where(q, "r.session = $", 1, &EV_S(f->session));
+	if (f->pod_namespace)
+		where_open(q, db, "pod_namespace", f->pod_namespace);
+	if (f->pod)
+		where_open(q, db, "pod_name", f->pod);
+	if (f->container)
+		where_open(q, db, "container_name", f->container);
 	if (f->signer)
 		where(q, "r.signer = $", 1, &EV_S(f->signer));
 	if (f->host) {
@@ -150,6 +186,15 @@ int estate_query_run(struct estate_db *db, const struct estate_filter *f, bool c
 			" r.record_path, r.complete, CASE WHEN c.ok = 0 THEN c.why ELSE"
 			" r.appraisal || CASE WHEN r.appraisal <> '' AND r.transparency <> ''"
 			" THEN '; ' ELSE '' END || r.transparency END");
+	if (!count && group == ESTATE_GROUP_NONE) {
+		/* the pod identity, from the open entry (EC_NAMESPACE..EC_CONTAINER) */
+		put(&q, ", ");
+		open_member(&q, db, "pod_namespace");
+		put(&q, ", ");
+		open_member(&q, db, "pod_name");
+		put(&q, ", ");
+		open_member(&q, db, "container_name");
+	}
 	if (add_filters(&q, db, f, err, errlen))
 		goto out;
 	if (!count && group != ESTATE_GROUP_NONE) {

@@ -14,6 +14,8 @@ enum estate_group { ESTATE_GROUP_NONE, ESTATE_GROUP_HOST, ESTATE_GROUP_SANDBOX, 
 
 struct estate_filter {
 	const char *tool, *decision, *sandbox, *host, *signer, *session;
+	/* the pod identity of the record's open entry (kwitness oci-hook) */
+	const char *pod_namespace, *pod, *container;
 	/* A host address or CIDR, a path prefix (starts with '/'), a port
 	 * (digits) or a host name. */
 	const char *object;
@@ -31,6 +33,7 @@ enum estate_col {
 	EC_LOG_INDEX, /* its leaf index in the transparency log; NULL: not logged */
 	EC_RECORD_PATH, EC_COMPLETE,
 	EC_LEVEL_WHY, /* why the level is not higher ('' when nothing held it back) */
+	EC_NAMESPACE, EC_POD, EC_CONTAINER, /* the pod identity; NULL: not a pod's */
 	EC_COUNT
 };
 

@@ -51,6 +51,8 @@ void kwd_session_free(struct kwd_session *s)
 	free(s->model_provider);
 	free(s->model_id);
 	free(s->data_class);
+	for (int i = 0; i < KW_WL_N; i++)
+		free(s->workload[i]);
 	free(s->log_path);
 	free(s->policy_path);
 	free(s->record_path);

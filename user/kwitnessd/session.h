@@ -56,6 +56,7 @@ struct kwd_session {
 	char *model_provider;
 	char *model_id;
 	char *data_class;
+	char *workload[KW_WL_N]; /* as the open request named it, NULL when absent */
 	char *log_path;
 	char *policy_path;
 	char *record_path;

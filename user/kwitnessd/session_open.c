@@ -248,6 +248,19 @@ static int lossy(struct jcs_obj *o, const char *key, const char *val)
 	return jcs_obj_strn_lossy(o, key, val, strlen(val), NULL);
 }
 
+/* The workload members from..to, in canonical (sorted) order: the members are
+ * written in order, and kw_workload_fields lists them sorted. */
+static int workload(struct jcs_obj *o, const struct kwd_session *s, enum kw_workload_field from,
+		    enum kw_workload_field to)
+{
+	int e = 0;
+
+	for (int i = from; i <= (int)to; i++)
+		if (s->workload[i])
+			e = e ?: jcs_obj_str(o, kw_workload_fields[i], s->workload[i]);
+	return e;
+}
+
 static int write_open_entry(struct kwd *d, struct kwd_session *s)
 {
 	struct kw_buf hooks = { 0 };
@@ -269,6 +282,7 @@ static int write_open_entry(struct kwd *d, struct kwd_session *s)
 	e = e ?: jcs_obj_str(&o, "cgroup_id", cgroup_id);
 	e = e ?: jcs_obj_str(&o, "cgroup_mode", d->host.cgroup_mode);
 	e = e ?: jcs_obj_str(&o, "collector", "kwitnessd");
+	e = e ?: workload(&o, s, KW_WL_CONTAINER_ID, KW_WL_CONTAINER_NAME);
 	e = e ?: jcs_obj_str(&o, "data_class", s->data_class);
 	if (rt.bound)
 		e = e ?: jcs_obj_str(&o, "evidence", rt.evidence);
@@ -282,6 +296,7 @@ static int write_open_entry(struct kwd *d, struct kwd_session *s)
 	e = e ?: jcs_obj_str(&o, "model_provider", s->model_provider);
 	e = e ?: jcs_obj_str(&o, "on_record_failure",
 			     s->pol->on_failure == KW_ONFAIL_DENY ? "deny" : "allow");
+	e = e ?: workload(&o, s, KW_WL_POD_NAME, KW_WL_POD_UID);
 	e = e ?: jcs_obj_str(&o, "programs", d->programs ? d->programs : "");
 	e = e ?: jcs_obj_str(&o, "record", s->pol->record == KW_RECORD_DENY ? "deny" : "all");
 	e = e ?: jcs_obj_int(&o, "ringbuf_size", (int64_t)d->cfg.ringbuf_size);
@@ -381,6 +396,9 @@ static json_t *session_prepare(struct kwd *d, struct kwd_session *s, const struc
 	if (!s->sandbox_id || !s->image_digest || !s->model_provider || !s->model_id ||
 	    !s->data_class)
 		return kwd_error(KW_ERR_INTERNAL, "out of memory");
+	for (int i = 0; i < KW_WL_N; i++)
+		if (req->workload[i] && !(s->workload[i] = strdup(req->workload[i])))
+			return kwd_error(KW_ERR_INTERNAL, "out of memory");
 	if (new_session_id(s->id))
 		return kwd_error(KW_ERR_INTERNAL, "no randomness for a session id");
 	e = kw_digest_buf(KW_SHA256, s->bundle, s->bundle_len, s->bundle_hash);
