@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "commands.h"
+#include "lib/messages.h"
 #include "kwitness/abi/classes.h"
 #include "bpf/hooks.h"
 #include "policy/policy.h"
@@ -184,8 +185,7 @@ int cmd_probe(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		} else {
-			fprintf(stderr, "kwitness probe: unknown option '%s'\n", argv[i]);
-			usage(stderr);
+			kw_usage_error("kwitness probe", "unknown option '%s'", argv[i]);
 			return 2;
 		}
 	}

@@ -15,6 +15,7 @@
 #include "cli_key.h"
 #include "cli_record.h"
 #include "commands.h"
+#include "lib/messages.h"
 #include "verify/batch.h"
 #include "verify/transparency.h"
 #include "verify/verdict.h"
@@ -359,15 +360,13 @@ int cmd_verify(int argc, char **argv)
 		return 2;
 	}
 	if (!a.keypath && !o.allow_embedded_key) {
-		fprintf(stderr, "kwitness verify: --key TRUSTED is required (or --allow-embedded-key)\n");
-		verify_usage(stderr);
+		kw_usage_error("kwitness verify", "--key TRUSTED is required (or --allow-embedded-key)");
 		return 2;
 	}
 	if (a.dir || argc - optind > 1)
 		return run_batch(&a, &o, argv + optind, argc - optind);
 	if (optind != argc - 1) {
-		fprintf(stderr, "kwitness verify: expected exactly one RECORD argument (or --dir)\n");
-		verify_usage(stderr);
+		kw_usage_error("kwitness verify", "expected exactly one RECORD argument (or --dir)");
 		return 2;
 	}
 	if (check_one(&a, &o))
