@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 #include <jansson.h>
 
+#include "cli_probe.h"
 #include "commands.h"
 #include "lib/messages.h"
 #include "kwitness/abi/classes.h"
@@ -166,6 +167,25 @@ oom:
 	json_decref(root);
 	fprintf(stderr, "kwitness probe: out of memory\n");
 	return 1;
+}
+
+int cli_probe_enforceable(uint32_t *classes, char why[KW_CLASS_COUNT][KW_PROBE_REASON_MAX])
+{
+	struct kw_probe_result r[KW_PROBE_NCLASSES];
+	struct loaded loaded;
+	int err = kw_probe_all(r);
+
+	if (err)
+		return err;
+	load_own_programs(&loaded);
+	*classes = loaded.classes;
+	memcpy(why, loaded.why, sizeof(loaded.why));
+	/* a class whose kind of program does not work here is not enforced
+	 * even when its programs load */
+#define PROBED_(id, bit, name, kernel, probe)                                              	if ((*classes & KW_CLASS_##id) && !r[KW_PROBE_##probe].available) {                 		*classes &= ~(uint32_t)KW_CLASS_##id;                                       		snprintf(why[bit], KW_PROBE_REASON_MAX, "%s", r[KW_PROBE_##probe].reason);   	}
+	KW_CLASS_TABLE(PROBED_)
+#undef PROBED_
+	return 0;
 }
 
 int cmd_probe(int argc, char **argv)

@@ -22,5 +22,7 @@ int cmd_witness(int argc, char **argv);  /* cmd_witness.c */
 int cmd_oci_hook(int argc, char **argv); /* cmd_oci_hook.c */
 int cmd_estate(int argc, char **argv);   /* cmd_estate.c */
 int cmd_report(int argc, char **argv);   /* cmd_report.c */
+int cmd_policy(int argc, char **argv);   /* cmd_policy.c */
+int cmd_prune(int argc, char **argv);    /* cmd_prune.c */
 
 #endif

@@ -23,6 +23,7 @@ static const struct cli_verb commands[] = {
 	{ "witness", cmd_witness, "cosign a log's checkpoints (C2SP tlog-witness)" },
 	{ "report", cmd_report, "write a session's verification report for an auditor (HTML or text)" },
 	{ "estate", cmd_estate, "verify records of many hosts into SQLite or PostgreSQL; query them" },
+	{ "policy", cmd_policy, "check a policy bundle offline: valid, what it governs, what this host enforces" },
 	{ 0 },
 };
 
