@@ -24,6 +24,7 @@ static const struct cli_verb commands[] = {
 	{ "report", cmd_report, "write a session's verification report for an auditor (HTML or text)" },
 	{ "estate", cmd_estate, "verify records of many hosts into SQLite or PostgreSQL; query them" },
 	{ "policy", cmd_policy, "check a policy bundle offline: valid, what it governs, what this host enforces" },
+	{ "prune", cmd_prune, "remove old closed sessions from a state folder, each whole" },
 	{ 0 },
 };
 
