@@ -15,8 +15,12 @@ fi
 T=$(mktemp -d /tmp/kwitness-mantest.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
-# render PAGE: the page as text, one paragraph a line (no hyphenation at this width)
-render() { MANWIDTH=1000 LC_ALL=C.UTF-8 man -l "$MAN/$1" 2>/dev/null; }
+# render PAGE: the page as text, one paragraph a line (no hyphenation at this
+# width); rendered once per page
+render() {
+	[ -f "$T/render.$1" ] || MANWIDTH=1000 LC_ALL=C.UTF-8 man -l "$MAN/$1" >"$T/render.$1" 2>/dev/null
+	cat "$T/render.$1"
+}
 
 for page in kwitness.1 kwitnessd.8 kwitness-policy.5 kwitness-oci-hook.1; do
 	if [ ! -f "$MAN/$page" ]; then
