@@ -119,7 +119,7 @@ FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps check check-kernels unit test-bins demo vmtest bench soak install clean fuzz fuzz-smoke
+.PHONY: all deps check check-kernels unit test-bins demo vmtest bench soak install uninstall clean fuzz fuzz-smoke
 all: $(BUILD)/kwitness $(BUILD)/kwitnessd $(HELP_BIN) $(CLIENT_SO) $(CLIENT_A) $(EXAMPLE_BIN)
 
 deps:
@@ -440,9 +440,25 @@ PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
+# kwitnessd reads /etc/kwitness whatever the prefix; systemd looks for units
+# of a /usr/local install in /usr/local/lib/systemd/system.
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+# Every file install writes, for uninstall (the config only when it is still
+# the example: an edited one is the operator's).
+INSTALLED = $(PREFIX)/bin/kwitness $(PREFIX)/sbin/kwitnessd \
+	$(LIBDIR)/libkwitness.so.$(CLIENT_SOVER) $(LIBDIR)/libkwitness.so $(LIBDIR)/libkwitness.a \
+	$(INCLUDEDIR)/kwitness/client.h $(LIBDIR)/pkgconfig/kwitness.pc \
+	$(UNITDIR)/kwitnessd.service $(UNITDIR)/kwitness-estate-push.service \
+	$(BASHCOMPDIR)/kwitness $(BASHCOMPDIR)/kwitnessd $(ZSHCOMPDIR)/_kwitness \
+	$(SYSCONFDIR)/kwitness/kwitnessd.conf.example \
+	$(patsubst man/%,$(MANDIR)/man%,$(foreach m,$(wildcard man/*.[1-8]),$(subst man/,man/$(subst .,,$(suffix $(m)))/,$(m))))
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(LIBDIR)/pkgconfig \
-		$(DESTDIR)$(INCLUDEDIR)/kwitness
+		$(DESTDIR)$(INCLUDEDIR)/kwitness $(DESTDIR)$(UNITDIR) $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(SYSCONFDIR)/kwitness
 	install -m 0755 $(BUILD)/kwitness $(DESTDIR)$(PREFIX)/bin/kwitness
 	install -m 0755 $(BUILD)/kwitnessd $(DESTDIR)$(PREFIX)/sbin/kwitnessd
 	install -m 0755 $(CLIENT_SO) $(DESTDIR)$(LIBDIR)/
@@ -457,6 +473,34 @@ install: all
 		s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
 		install -m 0644 "$$m" $(DESTDIR)$(MANDIR)/man$$s/; \
 	done
+	for u in kwitnessd kwitness-estate-push; do \
+		sed -e 's|/usr/local/sbin/|$(PREFIX)/sbin/|g' -e 's|/usr/local/bin/|$(PREFIX)/bin/|g' \
+			examples/systemd/$$u.service >$(DESTDIR)$(UNITDIR)/$$u.service; \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$$u.service; \
+	done
+	install -m 0644 scripts/completion/kwitness.bash $(DESTDIR)$(BASHCOMPDIR)/kwitness
+	ln -sf kwitness $(DESTDIR)$(BASHCOMPDIR)/kwitnessd
+	sed 's|@BASH_COMPLETION@|$(BASHCOMPDIR)/kwitness|' scripts/completion/_kwitness \
+		>$(DESTDIR)$(ZSHCOMPDIR)/_kwitness
+	chmod 0644 $(DESTDIR)$(ZSHCOMPDIR)/_kwitness
+	install -m 0644 examples/systemd/kwitnessd.conf $(DESTDIR)$(SYSCONFDIR)/kwitness/kwitnessd.conf.example
+	[ -e $(DESTDIR)$(SYSCONFDIR)/kwitness/kwitnessd.conf ] || \
+		install -m 0644 examples/systemd/kwitnessd.conf $(DESTDIR)$(SYSCONFDIR)/kwitness/kwitnessd.conf
+	# the loader learns the new library; a staged (DESTDIR) install is not the system's
+	if [ -z "$(DESTDIR)" ] && command -v ldconfig >/dev/null; then ldconfig; fi
+	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi
+
+# Removes what install wrote; the state (/var/lib/kwitness), the signing key
+# and an edited kwitnessd.conf stay (docs/install.md says how to remove them).
+uninstall:
+	for f in $(INSTALLED); do rm -f "$(DESTDIR)$$f"; done
+	if cmp -s examples/systemd/kwitnessd.conf $(DESTDIR)$(SYSCONFDIR)/kwitness/kwitnessd.conf; then \
+		rm -f $(DESTDIR)$(SYSCONFDIR)/kwitness/kwitnessd.conf; \
+	elif [ -e $(DESTDIR)$(SYSCONFDIR)/kwitness/kwitnessd.conf ]; then \
+		echo "kept $(DESTDIR)$(SYSCONFDIR)/kwitness/kwitnessd.conf (edited)"; \
+	fi
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/kwitness $(DESTDIR)$(SYSCONFDIR)/kwitness 2>/dev/null
+	if [ -z "$(DESTDIR)" ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 clean:
 	rm -rf $(BUILD)

@@ -89,7 +89,7 @@ echo "baseline  verify --dir --jobs 1 (no database): $WALL s wall, $CPU s CPU:" 
 	"$(rate "$ENTRIES" "$WALL") entries/s wall, $(rate "$ENTRIES" "$CPU") per CPU-second"
 
 # --- SQLite -----------------------------------------------------------------
-timed "$KW" estate ingest --db "sqlite:$T/estate.sqlite" --trust "$T/trust" "$T/hosts"
+timed "$KW" estate ingest --create --db "sqlite:$T/estate.sqlite" --trust "$T/trust" "$T/hosts"
 tail -1 "$T/timed.out"
 echo "sqlite    estate ingest: $WALL s wall, $CPU s CPU: $(rate "$ENTRIES" "$WALL") entries/s wall," \
 	"$(rate "$ENTRIES" "$CPU") per CPU-second ($(du -h "$T/estate.sqlite" | cut -f1) database)"
@@ -109,7 +109,7 @@ if [ -n "$PG_BIN" ] && [ -x "$PG_BIN/initdb" ]; then
 fi
 PGURL="postgresql:///estate?host=$T/pg&user=kwitness"
 if [ -n "$pg_ok" ]; then
-	timed "$KW" estate ingest --db "$PGURL" --trust "$T/trust" "$T/hosts"
+	timed "$KW" estate ingest --create --db "$PGURL" --trust "$T/trust" "$T/hosts"
 	tail -1 "$T/timed.out"
 	echo "postgres  estate ingest (COPY): $WALL s wall, $(rate "$ENTRIES" "$WALL") entries/s wall" \
 		"(client $CPU s CPU; the server's work is not counted)"

@@ -208,7 +208,7 @@ cp "$TMP/signer.jwk" "$TMP/trust/"
 # proves (without them it would store Level 0 and say why in LEVEL_WHY).
 EST_ARGS=(--transparency "$TMP/trust.policy")
 [ "$DEMO_TPM" = 1 ] && EST_ARGS+=(--tpm-ca "$TMP/ca/issuercert.pem" --enroll-key "$TMP/enroll.jwk")
-"$B/kwitness" estate ingest --db "sqlite:$TMP/estate.sqlite" --trust "$TMP/trust" "${EST_ARGS[@]}" "$TMP/state"
+"$B/kwitness" estate ingest --create --db "sqlite:$TMP/estate.sqlite" --trust "$TMP/trust" "${EST_ARGS[@]}" "$TMP/state"
 
 step "kwitness estate query --decision deny: who did this"
 "$B/kwitness" estate query --db "sqlite:$TMP/estate.sqlite" --decision deny

@@ -16,8 +16,8 @@ expect_eq "session bogus: usage (2)" 2 "$(rc "$KW" session bogus)"
 expect_eq "session open without options: usage (2)" 2 "$(rc "$KW" session open --socket "$NOSOCK")"
 expect_eq "session close without id: usage (2)" 2 "$(rc "$KW" session close --socket "$NOSOCK")"
 expect_eq "status with an argument: usage (2)" 2 "$(rc "$KW" status extra)"
-expect_eq "run without a command: usage (2)" 2 "$(rc "$KW" run --policy "$T/p.json")"
-expect_eq "run without a policy: usage (2)" 2 "$(rc "$KW" run -- true)"
+expect_eq "run without a command: usage, kwitness's own failure (125)" 125 "$(rc "$KW" run --policy "$T/p.json")"
+expect_eq "run without a policy: usage, kwitness's own failure (125)" 125 "$(rc "$KW" run -- true)"
 expect_eq "session --help: 0" 0 "$(rc "$KW" session --help)"
 expect_eq "run --help: 0" 0 "$(rc "$KW" run --help)"
 
@@ -37,7 +37,7 @@ if [ "$(id -u)" -eq 0 ] && awk '$0 ~ / - cgroup2 / { f = 1 } END { exit !f }' /p
 	"$KW" run --socket "$NOSOCK" --policy "$T/p.json" -- true >/dev/null 2>&1 &
 	run_pid=$!
 	wait "$run_pid"
-	expect_eq "run, no collector: 1" 1 "$?"
+	expect_eq "run, no collector: kwitness's own failure (125)" 125 "$?"
 	check "run, no collector: its cgroup (run-$run_pid) is removed" test ! -e "$mnt/kwitness/run-$run_pid"
 else
 	skip "run without a collector: needs root and cgroup2"

@@ -31,7 +31,7 @@ INC=$(session beta 100 4 --gap-every 10)
 DB="sqlite:$T/e.sqlite"
 ALL=$(cat "$T"/hosts/*/logs/*.jsonl | grep -vc '"tool":"kwitness\.')
 
-out=$("$KW" estate ingest --db "$DB" --trust "$T/trust" "$T/hosts"); rc=$?
+out=$("$KW" estate ingest --create --db "$DB" --trust "$T/trust" "$T/hosts"); rc=$?
 expect_eq "ingest: exit 0, four stored, one incomplete" \
 	"0 summary: 4 records: 4 stored (1 incomplete, 0 at level 1), 0 already stored, 0 rejected" "$rc ${out%%;*}"
 expect_eq "every decision of the logs is counted" "$ALL" "$("$KW" estate query --db "$DB" --count)"
@@ -59,10 +59,10 @@ expect_eq "--limit 7 --json: seven rows, in time order" "7 true" \
 
 # Memory: a log 50 times longer takes no more than the fixed bound.
 session gamma 2000 5 >/dev/null
-"$MAXRSS" "$T/rss-small" "$KW" estate ingest --db "sqlite:$T/small.sqlite" --trust "$T/trust" "$T/hosts/gamma" >/dev/null
+"$MAXRSS" "$T/rss-small" "$KW" estate ingest --create --db "sqlite:$T/small.sqlite" --trust "$T/trust" "$T/hosts/gamma" >/dev/null
 rm -rf "$T/hosts/gamma"
 session gamma 100000 6 >/dev/null
-"$MAXRSS" "$T/rss-big" "$KW" estate ingest --db "sqlite:$T/big.sqlite" --trust "$T/trust" "$T/hosts/gamma" >/dev/null
+"$MAXRSS" "$T/rss-big" "$KW" estate ingest --create --db "sqlite:$T/big.sqlite" --trust "$T/trust" "$T/hosts/gamma" >/dev/null
 small=$(cat "$T/rss-small") big=$(cat "$T/rss-big")
 echo "# peak RSS: 2,000 decisions $small KiB, 100,000 decisions $big KiB"
 # The bound: the log check's buffers (docs/record.md) and SQLite's page
@@ -80,7 +80,7 @@ if command -v sqlite3 >/dev/null; then
 		sed 's/@ID_PK@/INTEGER PRIMARY KEY/' "$KW_ROOT/user/estate/sql/0001_estate.sql"
 		echo "INSERT INTO schema_version VALUES (1, 0);"
 	} | sqlite3 "$T/v1.sqlite"
-	"$KW" estate ingest --db "sqlite:$T/v1.sqlite" --trust "$T/trust" "$T/hosts/alpha" >/dev/null
+	"$KW" estate ingest --create --db "sqlite:$T/v1.sqlite" --trust "$T/trust" "$T/hosts/alpha" >/dev/null
 	expect_eq "migration: a version 1 database is at the newest version, each applied once" \
 		"1|2|3|4" "$(sqlite3 "$T/v1.sqlite" 'SELECT version FROM schema_version ORDER BY version' | paste -sd'|')"
 	expect_eq "migration: the new column is there and the records went in" "2 2" \
@@ -107,9 +107,9 @@ bad() { # NAME WANT-IN-MESSAGE ARGS...
 }
 mkdir -p "$T/badtrust" && echo 'not a key' >"$T/badtrust/x.jwk"
 bad "unknown database URL" "unknown database URL" estate query --db mysql://x
-bad "no PATH" "give at least one PATH" estate ingest --db "$DB" --trust "$T/trust"
-bad "missing trust folder" "cannot open the trust folder" estate ingest --db "$DB" --trust "$T/none" "$T/hosts"
-bad "a trust file that is no key" "is not a public key" estate ingest --db "$DB" --trust "$T/badtrust" "$T/hosts"
+bad "no PATH" "give at least one PATH" estate ingest --create --db "$DB" --trust "$T/trust"
+bad "missing trust folder" "cannot open the trust folder" estate ingest --create --db "$DB" --trust "$T/none" "$T/hosts"
+bad "a trust file that is no key" "is not a public key" estate ingest --create --db "$DB" --trust "$T/badtrust" "$T/hosts"
 bad "--decision maybe" "permit or deny" estate query --db "$DB" --decision maybe
 bad "--object 10.0.0.0/99" "not an address range" estate query --db "$DB" --object 10.0.0.0/99
 bad "--since yesterday" "--since" estate query --db "$DB" --since yesterday

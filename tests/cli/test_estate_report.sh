@@ -100,7 +100,7 @@ text_of_html() { tr '\n' ' ' <<<"$1" | grep -o "id=\"$2\".*" | sed 's,</table>.*
 	--policy "$T/bundle" "$T/st/records/$ADV.json"
 expect_eq "report: the advisory session verifies" 0 $?
 advisory_suite "report" "$T/adv.html"
-"$KW" estate ingest --db "sqlite:$T/e.sqlite" --trust "$T/trust" "$T/st" >/dev/null
+"$KW" estate ingest --create --db "sqlite:$T/e.sqlite" --trust "$T/trust" "$T/st" >/dev/null
 "$KW" estate report --db "sqlite:$T/e.sqlite" --trust "$T/trust" --session "$ADV" --html "$T/adv-db.html"
 expect_eq "estate report: the stored advisory session verifies" 0 $?
 advisory_suite "estate report" "$T/adv-db.html"

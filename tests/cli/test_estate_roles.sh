@@ -57,7 +57,7 @@ tamper_suite() {
 
 # SQLite: the administrator is whoever can write the file.
 DB=$T/e.sqlite
-"$KW" estate ingest --db "sqlite:$DB" --trust "$T/trust" "$T/hosts" >/dev/null
+"$KW" estate ingest --create --db "sqlite:$DB" --trust "$T/trust" "$T/hosts" >/dev/null
 tamper_suite sqlite "sqlite:$DB" "sqlite3 $DB"
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -77,9 +77,9 @@ expect_eq "estate roles --apply: two push roles" "0 roles: 2 push roles set up" 
 check "estate roles prints the same SQL without --apply" \
 	bash -c '"$1" estate roles --trust "$2" | grep -q "CREATE POLICY \"push_alpha\" ON records FOR INSERT"' _ "$KW" "$T/trust"
 
-out=$("$KW" estate ingest --db "$PUSH_A" --trust "$T/trust" "$T/hosts/alpha"); rc=$?
+out=$("$KW" estate ingest --create --db "$PUSH_A" --trust "$T/trust" "$T/hosts/alpha"); rc=$?
 expect_eq "alpha's push role stores alpha's record" "0 1 stored" "$rc $(grep -o '[0-9]\+ stored' <<<"$out" | head -1)"
-out=$("$KW" estate ingest --db "$PUSH_A" --trust "$T/trust" "$T/hosts/beta" 2>&1); rc=$?
+out=$("$KW" estate ingest --create --db "$PUSH_A" --trust "$T/trust" "$T/hosts/beta" 2>&1); rc=$?
 expect_eq "alpha's push role cannot store beta's record: row-level security (exit 2)" "2 1" \
 	"$rc $(grep -c 'row-level security' <<<"$out")"
 for stmt in "UPDATE records SET level = 2" "DELETE FROM entries" "DELETE FROM records" \
@@ -97,6 +97,6 @@ expect_eq "push credentials: a record row of another signer is refused by row-le
 	"$((rc != 0)) $(grep -c 'row-level security' <<<"$out")"
 expect_eq "...and nothing changed: alpha's denials are all there" "$A_DENIES" \
 	"$("$KW" estate query --db "$ADMIN" --session "$A1" --decision deny --count)"
-"$KW" estate ingest --db "$ADMIN" --trust "$T/trust" "$T/hosts/beta" >/dev/null
+"$KW" estate ingest --create --db "$ADMIN" --trust "$T/trust" "$T/hosts/beta" >/dev/null
 tamper_suite postgresql "$ADMIN" pg_q
 finish

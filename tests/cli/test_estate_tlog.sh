@@ -83,7 +83,7 @@ proof_checkpoint() { sed '1,/^$/d' "$1"; }
 # runs a query and prints rows with '|' between columns.
 estate_checks() {
 	local name=$1 db=$2 q=$3 out rc row want
-	out=$("$KW" estate ingest --db "$db" --trust "$T/trust" --transparency "$T/policy" "$T/hosts"); rc=$?
+	out=$("$KW" estate ingest --create --db "$db" --trust "$T/trust" --transparency "$T/policy" "$T/hosts"); rc=$?
 	expect_eq "$name: ingest --transparency: exit 0, five stored, two logged" \
 		"0 summary: 5 records: 5 stored (0 incomplete, 0 at level 1), 0 already stored, 0 rejected; logged: 2 (0 at level 2, 2 at level 0, logged)" \
 		"$rc ${out%; * entries in*}"
@@ -94,7 +94,7 @@ estate_checks() {
 		expect_eq "$name: query --json: ${s%%:*} is ${s#*:}" "${s%%:*} ${s#*:}" \
 			"$(grep "^${s%%:*} " <<<"$levels")"
 	done
-	row=$("$KW" estate query --db "$db" --session "$S_OK2" --limit 1 | sed -n 2p)
+	row=$("$KW" estate query --db "$db" --session "$S_OK2" --limit 1 --wide | sed -n 2p)
 	check "$name: query's table shows the level and the leaf index" \
 		grep -qE " Level 0, logged +2 " <<<"$row"
 	# The stored checkpoint is the one the proof file carries.
@@ -124,16 +124,16 @@ sq() { sqlite3 "$T/e.sqlite" "$1"; }
 estate_checks SQLite "sqlite:$T/e.sqlite" sq
 expect_eq "SQLite: re-ingesting adds nothing" \
 	"summary: 5 records: 0 stored (0 incomplete, 0 at level 1), 5 already stored, 0 rejected" \
-	"$("$KW" estate ingest --db "sqlite:$T/e.sqlite" --trust "$T/trust" --transparency "$T/policy" "$T/hosts" | cut -d';' -f1)"
+	"$("$KW" estate ingest --create --db "sqlite:$T/e.sqlite" --trust "$T/trust" --transparency "$T/policy" "$T/hosts" | cut -d';' -f1)"
 
 # Without --transparency nothing is logged: the URL is noted, not believed.
-out=$("$KW" estate ingest --db "sqlite:$T/n.sqlite" --trust "$T/trust" "$T/hosts")
+out=$("$KW" estate ingest --create --db "sqlite:$T/n.sqlite" --trust "$T/trust" "$T/hosts")
 check "without --transparency: no logged count in the summary" sh -c '! grep -q logged' <<<"$out"
 expect_eq "without --transparency: every record Level 0, the logged ones say why" \
 	"Level 0|4|0" "$(sqlite3 "$T/n.sqlite" "SELECT group_concat(DISTINCT trace_level), sum(transparency LIKE 'transparency not checked%'), count(log_index) FROM records")"
 
 # A record file given by itself: its proof is the file beside it.
-out=$("$KW" estate ingest --db "sqlite:$T/one.sqlite" --trust "$T/trust" --transparency "$T/policy" "$(rec "$S_OK2" beta)")
+out=$("$KW" estate ingest --create --db "sqlite:$T/one.sqlite" --trust "$T/trust" --transparency "$T/policy" "$(rec "$S_OK2" beta)")
 expect_eq "a record file by itself: its proof beside it is used" "Level 0, logged|2" \
 	"$(sqlite3 "$T/one.sqlite" "SELECT trace_level, log_index FROM records")"
 
@@ -143,7 +143,7 @@ expect_eq "a record file by itself: its proof beside it is used" "Level 0, logge
 	sed 's/@ID_PK@/INTEGER PRIMARY KEY/' "$KW_ROOT/user/estate/sql/0001_estate.sql" "$KW_ROOT/user/estate/sql/0002_appraisal.sql"
 	echo "INSERT INTO schema_version VALUES (1, 0), (2, 0);"
 } | sqlite3 "$T/v2.sqlite"
-"$KW" estate ingest --db "sqlite:$T/v2.sqlite" --trust "$T/trust" "$T/hosts/beta" >/dev/null
+"$KW" estate ingest --create --db "sqlite:$T/v2.sqlite" --trust "$T/trust" "$T/hosts/beta" >/dev/null
 sqlite3 "$T/v2.sqlite" "UPDATE schema_version SET version = version" # still readable by the tool
 expect_eq "migration 3 on a version 2 database: applied once, the records named by level" \
 	"1|2|3|4 Level 0" \
@@ -151,10 +151,10 @@ expect_eq "migration 3 on a version 2 database: applied once, the records named 
 
 # Bad input: one line, exit 2.
 printf 'log not-a-vkey\n' >"$T/badpolicy"
-err=$("$KW" estate ingest --db "sqlite:$T/x.sqlite" --trust "$T/trust" --transparency "$T/badpolicy" "$T/hosts" 2>&1 >/dev/null); rc=$?
+err=$("$KW" estate ingest --create --db "sqlite:$T/x.sqlite" --trust "$T/trust" --transparency "$T/badpolicy" "$T/hosts" 2>&1 >/dev/null); rc=$?
 check "a bad --transparency policy: exit 2, one line naming it" \
 	test $rc -eq 2 -a "$(grep -c . <<<"$err")" -eq 1 -a -n "$(grep -F "$T/badpolicy" <<<"$err")"
-err=$("$KW" estate ingest --db "sqlite:$T/x.sqlite" --trust "$T/trust" --transparency "$T/none" "$T/hosts" 2>&1 >/dev/null); rc=$?
+err=$("$KW" estate ingest --create --db "sqlite:$T/x.sqlite" --trust "$T/trust" --transparency "$T/none" "$T/hosts" 2>&1 >/dev/null); rc=$?
 check "a missing --transparency policy: exit 2, one line" test $rc -eq 2 -a "$(grep -c . <<<"$err")" -eq 1
 
 # PostgreSQL: the same checks on a private server.

@@ -45,13 +45,13 @@ B1=$(session beta 50 2)
 printf '# key file   the hosts it signs for\nalpha.jwk hostname=alpha machine_id=mid-alpha\nbeta.jwk  hostname=beta\n' \
 	>"$T/trust/hosts"
 DB="sqlite:$T/e.sqlite"
-out=$("$KW" estate ingest --db "$DB" --trust "$T/trust" "$T/hosts"); rc=$?
+out=$("$KW" estate ingest --create --db "$DB" --trust "$T/trust" "$T/hosts"); rc=$?
 expect_eq "genuine records of both hosts are stored" "0 2 stored" "$rc $(grep -o '[0-9]\+ stored' <<<"$out" | head -1)"
 
 # Host alpha's key signs a record naming host beta (a new session id).
 FORGED=$(printf forged | sha256sum | cut -c1-32)
 forge alpha forged-host "$FORGED" beta 7
-out=$("$KW" estate ingest --db "$DB" --trust "$T/trust" "$T/forged-host"); rc=$?
+out=$("$KW" estate ingest --create --db "$DB" --trust "$T/trust" "$T/forged-host"); rc=$?
 expect_eq "alpha's key naming host beta: rejected, host_mismatch" "1 host_mismatch" \
 	"$rc $(sed -n 's/^rejected: [^:]*: \([a-z_]*\):.*/\1/p' <<<"$out")"
 expect_eq "...nothing of it is stored: beta's decisions are beta's own" \
@@ -70,12 +70,12 @@ read -r th c <"$T/hash"
 "$KW" record build --sandbox-id spiffe://t/alpha/8 --image-digest "$IMAGE" --policy "$T/bundle" \
 	--transcript-hash "$th" --call-count "$c" --enforcement-mode enforce --model-provider anthropic --model-id claude-x >"$T/unsigned"
 "$KW" sign --key "$T/alpha.pem" "$T/unsigned" >"$T/forged-mid/records/$OTHER.json"
-out=$("$KW" estate ingest --db "$DB" --trust "$T/trust" "$T/forged-mid")
+out=$("$KW" estate ingest --create --db "$DB" --trust "$T/trust" "$T/forged-mid")
 check "alpha's key with another machine id: host_mismatch" grep -q ': host_mismatch: ' <<<"$out"
 
 # Host alpha's key signs a record for beta's session id, naming itself.
 forge alpha conflict "$B1" alpha 9
-out=$("$KW" estate ingest --db "$DB" --trust "$T/trust" "$T/conflict"); rc=$?
+out=$("$KW" estate ingest --create --db "$DB" --trust "$T/trust" "$T/conflict"); rc=$?
 expect_eq "a second record for beta's session under alpha's key: session_conflict" "1 session_conflict" \
 	"$rc $(sed -n 's/^rejected: [^:]*: \([a-z_]*\):.*/\1/p' <<<"$out")"
 expect_eq "...the session is still beta's alone" "beta" \
@@ -103,7 +103,7 @@ mkdir -p "$T/renamed/records" "$T/renamed/logs" "$T/renamed/policies"
 cp "$T/bundle" "$T/renamed/policies/$BH"
 cp "$T/hosts/alpha/records/$A1.json" "$T/renamed/records/$NEWID.json"
 cp "$T/hosts/alpha/logs/$A1.jsonl" "$T/renamed/logs/$NEWID.jsonl"
-out=$("$KW" estate ingest --db "sqlite:$T/fresh.sqlite" --trust "$T/trust" "$T/renamed"); rc=$?
+out=$("$KW" estate ingest --create --db "sqlite:$T/fresh.sqlite" --trust "$T/trust" "$T/renamed"); rc=$?
 expect_eq "a record and log renamed to another session id: log_session_mismatch" "1 log_session_mismatch" \
 	"$rc $(sed -n 's/^rejected: [^:]*: \([a-z_]*\):.*/\1/p' <<<"$out")"
 expect_eq "...nothing stored under the new id" 0 \
@@ -113,7 +113,7 @@ expect_eq "...nothing stored under the new id" 0 \
 bad_trust() { # NAME WANT LINE
 	rm -rf "$T/t2" && cp -r "$T/trust" "$T/t2" && printf '%s\n' "$3" >"$T/t2/hosts"
 	local err rc
-	err=$("$KW" estate ingest --db "sqlite:$T/x.sqlite" --trust "$T/t2" "$T/hosts" 2>&1 >/dev/null); rc=$?
+	err=$("$KW" estate ingest --create --db "sqlite:$T/x.sqlite" --trust "$T/t2" "$T/hosts" 2>&1 >/dev/null); rc=$?
 	if [ $rc -eq 2 ] && grep -qF -- "$2" <<<"$err"; then ok "hosts file: $1"; else
 		not_ok "hosts file: $1 (exit $rc: $err)"; fi
 }

@@ -15,8 +15,12 @@ fi
 T=$(mktemp -d /tmp/kwitness-mantest.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
-# render PAGE: the page as text, one paragraph a line (no hyphenation at this width)
-render() { MANWIDTH=1000 LC_ALL=C.UTF-8 man -l "$MAN/$1" 2>/dev/null; }
+# render PAGE: the page as text, one paragraph a line (no hyphenation at this
+# width); rendered once per page
+render() {
+	[ -f "$T/render.$1" ] || MANWIDTH=1000 LC_ALL=C.UTF-8 man -l "$MAN/$1" >"$T/render.$1" 2>/dev/null
+	cat "$T/render.$1"
+}
 
 for page in kwitness.1 kwitnessd.8 kwitness-policy.5 kwitness-oci-hook.1; do
 	if [ ! -f "$MAN/$page" ]; then
@@ -66,6 +70,58 @@ for c in $cmds; do grep -qE "(^| )kwitness $c( |$)" <<<"$(render kwitness.1)" ||
 expect_eq "kwitness.1 has every command kwitness --help lists" "" "$missing"
 
 documents kwitnessd.8 "kwitnessd --help" "$("$KWD" --help 2>&1)"
+
+# The option tables themselves (KWITNESS_LIST_OPTIONS=1 makes a command print
+# its getopt table, lib/options.h), so a new option cannot go undocumented
+# even when its --help forgets it: every command's and every verb's options
+# are in its man page.
+table_of() { KWITNESS_LIST_OPTIONS=1 "$@" 2>/dev/null | grep -vxE -- '--help|-h'; }
+# by_table PAGE LABEL CMD...: ok when PAGE names every option of CMD's table
+by_table() {
+	local page=$1 label=$2 text opts missing= o
+	shift 2
+	text=$(render "$page")
+	opts=$(table_of "$@")
+	if [ -z "$opts" ] && KWITNESS_LIST_OPTIONS=1 "$@" 2>/dev/null | grep -qx -- --help; then
+		ok "$label: no option but --help"
+		return
+	fi
+	for o in $opts; do
+		grep -qE -- "(^|[^a-z-])$o([^a-z-]|$)" <<<"$text" || missing="$missing $o"
+	done
+	if [ -z "$opts" ]; then
+		not_ok "$label: its option table is empty (KWITNESS_LIST_OPTIONS)"
+	elif [ -z "$missing" ]; then
+		ok "$page documents every option of $label's table ($(wc -w <<<"$opts"))"
+	else
+		not_ok "$page lacks, from $label's option table:$missing"
+	fi
+}
+for c in $cmds; do
+	page=kwitness.1
+	[ "$c" = oci-hook ] && page=kwitness-oci-hook.1
+	case $c in jcs|probe) continue ;; esac # no option table: --help above covers them
+	verbs=$("$KW" "$c" --help 2>/dev/null | sed -n 's/^\(usage:\|      \) *kwitness '"$c"' \([a-z][a-z-]*\).*/\2/p' | sort -u)
+	if [ -z "$verbs" ]; then
+		by_table "$page" "kwitness $c" "$KW" "$c"
+	else
+		for v in $verbs; do by_table "$page" "kwitness $c $v" "$KW" "$c" "$v"; done
+	fi
+done
+by_table kwitnessd.8 kwitnessd "$KWD"
+
+# every key kwitnessd.conf takes (config.c's key comparisons) is in
+# kwitnessd(8) and in docs/kwitnessd.md's table
+keys=$(grep -o 'strcmp(key, "[a-z_]*")' "$KW_ROOT/user/kwitnessd/config.c" | sed 's/.*"\(.*\)")/\1/' | sort -u)
+[ "$(wc -w <<<"$keys")" -ge 15 ] || not_ok "config.c: fewer than 15 config keys found ($(wc -w <<<"$keys"))"
+missing= missing_doc=
+text=$(render kwitnessd.8)
+for k in $keys; do
+	grep -qE "(^|[^a-z_])$k([^a-z_]|$)" <<<"$text" || missing="$missing $k"
+	grep -qE "^\| \`([a-z_]*\`, \`)*$k\`" "$KW_ROOT/docs/kwitnessd.md" || missing_doc="$missing_doc $k"
+done
+expect_eq "kwitnessd.8 documents every config key ($(wc -w <<<"$keys"))" "" "$missing"
+expect_eq "docs/kwitnessd.md's table has every config key" "" "$missing_doc"
 documents kwitness-oci-hook.1 "kwitness oci-hook --help" "$("$KW" oci-hook --help 2>&1)"
 missing=
 for a in $("$KW" oci-hook --help | grep -oE 'io\.kwitness\.[a-z-]+' | sort -u); do

@@ -74,11 +74,11 @@ out=$("$KW" verify --key "$T/trust/host.jwk" --log "$T/lies/h/logs/$LSID.jsonl" 
 expect_eq "lying trailer: --json says invalid, log_inconsistent" "1 false log_inconsistent" \
 	"$? $(jq -r '"\(.valid) \(.reason)"' <<<"$out")"
 
-out=$("$KW" estate ingest --db "sqlite:$T/honest.sqlite" --trust "$T/trust" "$T/honest"); rc=$?
+out=$("$KW" estate ingest --create --db "sqlite:$T/honest.sqlite" --trust "$T/trust" "$T/honest"); rc=$?
 expect_eq "estate ingest, honest trailer: stored, counted incomplete" \
 	"0 summary: 1 records: 1 stored (1 incomplete, 0 at level 1), 0 already stored, 0 rejected" \
 	"$rc $(grep '^summary: ' <<<"$out" | sed 's/;.*//')"
-out=$("$KW" estate ingest --db "sqlite:$T/lies.sqlite" --trust "$T/trust" "$T/lies"); rc=$?
+out=$("$KW" estate ingest --create --db "sqlite:$T/lies.sqlite" --trust "$T/trust" "$T/lies"); rc=$?
 expect_eq "estate ingest, lying trailer: rejected (exit 1), for log_inconsistent" \
 	"1 summary: 1 records: 0 stored (0 incomplete, 0 at level 1), 0 already stored, 1 rejected, log_inconsistent 1" \
 	"$rc $(grep '^summary: ' <<<"$out" | sed 's/;.*//')"

@@ -138,7 +138,7 @@ jcol() { jq -r "$1" 2>/dev/null; }
 suite() {
 	local L=$1 URL=$2 DBQ=$3 out rc before after n
 
-	out=$("$KW" estate ingest --db "$URL" --trust "$KT_TMP/trust" "$KT_TMP/hosts" 2>&1); rc=$?
+	out=$("$KW" estate ingest --create --db "$URL" --trust "$KT_TMP/trust" "$KT_TMP/hosts" 2>&1); rc=$?
 	expect_eq "$L: ingest exits 1 (some records rejected)" 1 "$rc"
 	check "$L: summary: 7 records, 4 stored (1 incomplete), 3 rejected" \
 		grep -q '^summary: 7 records: 4 stored (1 incomplete, 0 at level 1), 0 already stored, 3 rejected' <<<"$out"
@@ -168,7 +168,7 @@ suite() {
 		$DBQ "SELECT (SELECT count(*) FROM records) || ' ' || (SELECT count(*) FROM entries) || ' ' || (SELECT count(*) FROM policies) || ' ' || (SELECT count(*) FROM rejected)"
 	}
 	before=$(count_rows)
-	out=$("$KW" estate ingest --db "$URL" --trust "$KT_TMP/trust" "$KT_TMP/hosts" 2>&1)
+	out=$("$KW" estate ingest --create --db "$URL" --trust "$KT_TMP/trust" "$KT_TMP/hosts" 2>&1)
 	after=$(count_rows)
 	expect_eq "$L: re-ingest changes no row count" "$before" "$after"
 	check "$L: re-ingest: 4 already stored" grep -q '4 already stored' <<<"$out"
@@ -194,10 +194,13 @@ suite() {
 	expect_eq "$L: --group-by host: decisions per host" \
 		"$HOST_A $(cat "$HA/logs/$S_DENY.jsonl" "$HA/logs/$S_A2.jsonl" | decisions /dev/stdin | grep -c .)|$HOST_B $(cat "$KT_TMP/hosts/$HOST_B/logs/"{$S_B1,$S_KILLED}.jsonl | decisions /dev/stdin | grep -c .)" \
 		"$(jcol '[.hostname, .decisions] | map(tostring) | join(" ")' <<<"$out" | sort | paste -sd'|')"
-	out=$("$KW" estate query --db "$URL" --tool net.connect --decision deny)
+	out=$("$KW" estate query --db "$URL" --tool net.connect --decision deny --wide)
 	check "$L: the table: a header, then the row" \
 		test "$(head -1 <<<"$out" | tr -s ' ')" = "TIME HOST MACHINE SANDBOX SESSION TOOL OBJECT DECISION ENFORCED BUNDLE MODE SIGNER LEVEL LOG_INDEX RECORD COMPLETE LEVEL_WHY" -a \
 		"$(sed -n 2p <<<"$out" | tr -s ' ' | cut -d' ' -f2-9)" = "$HOST_A $MID_A $SBX/agent-a $S_DENY net.connect 127.0.0.1:$LPORT_B/tcp deny yes"
+	expect_eq "$L: --object as the table prints it (127.0.0.1:PORT/tcp) finds those rows" \
+		"$("$KW" estate query --db "$URL" --tool net.connect --decision deny --count)" \
+		"$("$KW" estate query --db "$URL" --tool net.connect --decision deny --object "127.0.0.1:$LPORT_B/tcp" --count)"
 	"$KW" estate query --db "$URL" --tool no.such.tool >/dev/null
 	expect_eq "$L: a query without rows exits 1" 1 $?
 

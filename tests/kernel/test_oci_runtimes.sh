@@ -182,7 +182,10 @@ governed() {
 	# the default image digest, re-derived by an independent walk of the rootfs
 	expect_eq "$rt: the default image digest is the rootfs listing's digest" \
 		"$(rootfs_listing_digest "$b/rootfs")" "$(head -1 "$LOG" | jq -r .image_digest)"
-	expect_eq "$rt: poststop removed the hook's state" "" "$(ls "$HOOKSTATE" 2>/dev/null)"
+	expect_eq "$rt: poststop removed the hook's state (its records/ notes stay)" "" \
+		"$(ls "$HOOKSTATE" 2>/dev/null | grep -vx records)"
+	expect_eq "$rt: the record's path is written where the user finds it (records/<id>.json)" "$REC" \
+		"$(jq -r .record_path "$HOOKSTATE/records/kwt$$-$name-$rt.json" 2>/dev/null)"
 	expect_eq "$rt: no session is left open" "no open sessions" \
 		"$("$KW" session list --socket "$KT_SOCK")"
 }
@@ -202,6 +205,8 @@ missing_policy() {
 		sed 's/^/#   /' <<<"$OUT" | head -10
 	fi
 	expect_eq "$rt: ... and no record was made" "$n" "$(records_count)"
+	expect_eq "$rt: ... and the hook's first line is the real reason (no \"no open session\" before it)" \
+		1 "$(grep -m1 'kwitness oci-hook' <<<"$OUT" | grep -c 'missing.json')"
 }
 
 # A FIFO where the policy should be: refused at once (a read would wait for

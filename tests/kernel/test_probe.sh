@@ -140,6 +140,19 @@ else
 	not_ok "jq is installed (scripts/deps.sh)"
 fi
 
+# kwitness policy check: the classes a policy governs that this host cannot
+# enforce are the ones probe's loader leaves out (design-sketch governs fs and
+# exec, LSM classes; net.connect, a cgroup class)
+if command -v jq >/dev/null; then
+	SKETCH=$KW_ROOT/examples/policies/design-sketch.json
+	governed=$("$KW" policy check --no-probe "$SKETCH" | sed -n 's/^governs: //p' | tr ' ' '\n')
+	want=$("$KW" probe --json | jq -r '.loader[] | select(.available | not) | .class' | grep -xF -f <(echo "$governed") | sort)
+	got=$("$KW" policy check "$SKETCH" | sed -n 's/^  \([a-z.]*\)  .*/\1/p' | sort)
+	rc=$("$KW" policy check "$SKETCH" >/dev/null; echo $?)
+	expect_eq "policy check: what this host cannot enforce is what probe's loader leaves out (exit $rc)" \
+		"$want $([ -n "$want" ] && echo 1 || echo 0)" "$got $rc"
+fi
+
 # unknown option is a usage error
 "$KW" probe --bogus >/dev/null 2>&1
 expect_eq "unknown option exits 2" 2 "$?"

@@ -32,10 +32,28 @@ expect_eq "SUDO_UID/SUDO_GID when set" "4242 4343 1" "$(run_ids SUDO_UID=4242 SU
 expect_eq "--user UID:GID" "4444 4545 1" "$(run_ids -- --user 4444:4545)"
 expect_eq "--as-root keeps root" "0 0 0" "$(run_ids -- --as-root)"
 "$KW" run --socket "$KT_SOCK" --policy "$POLICY" --user root -- true 2>"$KT_TMP/err"
-expect_eq "--user root refused (2)" 2 "$?"
+expect_eq "--user root refused (125: kwitness's own failure)" 125 "$?"
 check "--user root: says to use --as-root" grep -q "root needs --as-root" "$KT_TMP/err"
 "$KW" run --socket "$KT_SOCK" --policy "$POLICY" --user no-such-user-$$ -- true 2>/dev/null
-expect_eq "--user unknown refused (2)" 2 "$?"
+expect_eq "--user unknown refused (125)" 125 "$?"
+
+# exit codes (issue 38): CMD's when it ran, 125/126/127 when it did not
+run_rc() { "$KW" run --socket "$KT_SOCK" --policy "$POLICY" "$@" 2>"$KT_TMP/rc.err"; echo $?; }
+expect_eq "exit code: CMD's 0" 0 "$(run_rc -- true)"
+expect_eq "exit code: CMD's 1 is 1" 1 "$(run_rc -- false)"
+expect_eq "exit code: CMD's 3 is 3" 3 "$(run_rc -- sh -c 'exit 3')"
+expect_eq "exit code: CMD killed by SIGKILL is 137" 137 "$(run_rc -- sh -c 'kill -9 $$')"
+printf 'not a program\n' >"$KT_TMP/noexec"
+chmod 0644 "$KT_TMP/noexec"
+expect_eq "exit code: CMD not executable is 126" 126 "$(run_rc -- "$KT_TMP/noexec")"
+expect_eq "exit code: CMD not found is 127" 127 "$(run_rc -- no-such-command-$$)"
+check "not found: says so" grep -q "no-such-command-$$: command not found" "$KT_TMP/rc.err"
+BAD=$(policy_file bad '{"kwitness_policy":1,"mode":"enforce","record":"all","on_record_failure":"deny","net":{"conect":[]}}')
+rc=$("$KW" run --socket "$KT_SOCK" --policy "$BAD" -- true 2>"$KT_TMP/rc.err"; echo $?)
+expect_eq "exit code: an invalid policy is 125, not CMD's" 125 "$rc"
+check "invalid policy: did you mean connect" grep -q 'did you mean "connect"' "$KT_TMP/rc.err"
+expect_eq "exit code: kwitnessd unreachable is 125" 125 \
+	"$("$KW" run --socket "$KT_TMP/none.sock" --policy "$POLICY" -- true 2>/dev/null; echo $?)"
 
 # the review's escape, under the default user
 out=$(env -u SUDO_UID -u SUDO_GID "$KW" run --socket "$KT_SOCK" --policy "$POLICY" -- \

@@ -137,15 +137,15 @@ mkdir -p "$T/trust" && cp "$KT_TMP/signer.jwk" "$T/trust/"
 estate_level() { # DB: "level appraisal" of the stored record
 	sqlite3 -batch -noheader -separator ' ' "$1" 'SELECT level, appraisal FROM records'
 }
-"$KW" estate ingest --db "sqlite:$T/e1.sqlite" --trust "$T/trust" --tpm-ca "$T/ca1/issuercert.pem" \
+"$KW" estate ingest --create --db "sqlite:$T/e1.sqlite" --trust "$T/trust" --tpm-ca "$T/ca1/issuercert.pem" \
 	--enroll-key "$T/enroll.jwk" "$T/state" >"$T/ingest.out"
 check "estate ingest --tpm-ca --enroll-key: the record is stored at level 1" \
 	grep -q '^summary: 1 records: 1 stored (0 incomplete, 1 at level 1)' "$T/ingest.out"
 expect_eq "estate query: level 1" 1 "$("$KW" estate query --db "sqlite:$T/e1.sqlite" --json | jq -r .level | sort -u)"
-"$KW" estate ingest --db "sqlite:$T/e0.sqlite" --trust "$T/trust" "$T/state" >/dev/null
+"$KW" estate ingest --create --db "sqlite:$T/e0.sqlite" --trust "$T/trust" "$T/state" >/dev/null
 expect_eq "estate ingest without them: level 0, and why" \
 	"0 TPM evidence not appraised (no --tpm-ca and --enroll-key)" "$(estate_level "$T/e0.sqlite")"
-"$KW" estate ingest --db "sqlite:$T/e2.sqlite" --trust "$T/trust" --tpm-ca "$T/ca2/issuercert.pem" \
+"$KW" estate ingest --create --db "sqlite:$T/e2.sqlite" --trust "$T/trust" --tpm-ca "$T/ca2/issuercert.pem" \
 	--enroll-key "$T/enroll.jwk" "$T/state" >/dev/null
 check "estate ingest under another EK CA: level 0 at step 1 (ek_untrusted)" \
 	grep -q '^0 TPM appraisal failed at step 1: ek_untrusted: ' <<<"$(estate_level "$T/e2.sqlite")"
@@ -186,7 +186,7 @@ out=$("$KW" verify --key "$KT_TMP/signer.jwk" --log "$LOG" "$REC" \
 rc=$?
 expect_eq "swap: verify --log refuses it, level 0 at step 0 (evidence_not_logged), exit 1" \
 	"1 0 0 evidence_not_logged" "$rc $(jq -r '"\(.level) \(.appraisal.step) \(.appraisal.reason)"' <<<"$out")"
-"$KW" estate ingest --db "sqlite:$T/e-swap.sqlite" --trust "$T/trust" --tpm-ca "$T/ca1/issuercert.pem" \
+"$KW" estate ingest --create --db "sqlite:$T/e-swap.sqlite" --trust "$T/trust" --tpm-ca "$T/ca1/issuercert.pem" \
 	--enroll-key "$T/enroll.jwk" "$T/state-swap" >/dev/null
 check "swap: estate ingest stores it at level 0, saying evidence_not_logged" \
 	grep -q '^0 TPM appraisal failed at step 0: evidence_not_logged: ' <<<"$(estate_level "$T/e-swap.sqlite")"

@@ -80,8 +80,8 @@ kwd_stop
 mkdir -p "$KT_TMP/trust"
 cp "$KT_TMP/signer.jwk" "$KT_TMP/trust/"
 DB=sqlite:$KT_TMP/estate.sqlite
-if "$KW" estate ingest --db "$DB" --trust "$KT_TMP/trust" "$KT_TMP/state" >"$KT_TMP/ingest.txt" 2>&1; then
-	"$KW" estate query --db "$DB" >"$KT_TMP/query.txt"
+if "$KW" estate ingest --create --db "$DB" --trust "$KT_TMP/trust" "$KT_TMP/state" >"$KT_TMP/ingest.txt" 2>&1; then
+	"$KW" estate query --db "$DB" --wide >"$KT_TMP/query.txt"
 	safe "estate query's table" "$KT_TMP/query.txt" "$SBX_SHOWN"
 	expect_eq "estate query --json: the exact sandbox id" "$SBX" \
 		"$("$KW" estate query --db "$DB" --json | jq -r .sandbox_id | sort -u)"

@@ -164,6 +164,25 @@ int kw_hooks_unpin_idle(struct kw_hooks *h)
 		if (de->d_name[0] != '.')
 			unlinkat(dirfd(d), de->d_name, 0);
 	closedir(d);
+	rmdir(path);
+	/* No session to resume: the maps' pins go too (the next start makes
+	 * them anew), then the folders they leave empty. */
+	if (h->skel) {
+		struct bpf_map *map;
+
+		bpf_object__for_each_map(map, h->skel->obj)
+			if (!bpf_map__is_internal(map) && bpf_map__pin_path(map))
+				bpf_map__unpin(map, NULL);
+	}
+	if (kw_pin_path(path, sizeof(path), h->pin_dir, 0, NULL) == 0) {
+		char *slash = strrchr(path, '/');
+
+		if (slash) {
+			*slash = '\0'; /* <pin_dir>/sessions */
+			rmdir(path);
+		}
+	}
+	rmdir(h->pin_dir);
 	return 1;
 }
 

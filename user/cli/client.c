@@ -8,6 +8,7 @@
 #include "client.h"
 #include "kwitness/client.h"
 #include "lib/buf.h"
+#include "lib/messages.h"
 #include "policy/policy.h"
 #include "lib/text_safe.h"
 
@@ -35,7 +36,10 @@ int kw_client_call(const char *socket_path, json_t *req, json_t **reply, char *e
 	e = kwitness_call(socket_path, text, &line, &ke);
 	free(text);
 	if (e) {
-		snprintf(err, errlen, "%s", ke.message);
+		if (ke.status == KWITNESS_ECONNECT && !strncmp(ke.message, "cannot reach", 12))
+			kw_msg_unreachable(err, errlen, socket_path, ke.sys_errno);
+		else
+			snprintf(err, errlen, "%s", ke.message);
 		return ke.sys_errno ? -ke.sys_errno : -EPROTO;
 	}
 	*reply = json_loads(line, 0, &jerr);

@@ -34,14 +34,17 @@
 static void estate_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: kwitness estate ingest [--db URL] [--trust DIR] PATH...\n"
+		"usage: kwitness estate init [--db URL]\n"
+		"       kwitness estate ingest [--db URL] [--create] [--trust DIR] PATH...\n"
 		"       kwitness estate query [--db URL] [filters] [--json | --count | --group-by KEY]\n"
 		"       kwitness estate report [--db URL] [--trust DIR] --session ID [--html OUT]\n"
 		"       kwitness estate push [--state DIR] [--db URL] [--key PUBLIC] [--follow]\n"
 		"       kwitness estate verify [--db URL] [--trust DIR]\n"
-		"       kwitness estate roles [--trust DIR] [--db URL --apply]\n\n"
+		"       kwitness estate roles [--trust DIR] [--db URL --apply]\n"
+		"       kwitness estate rejected [--db URL] [--reason CODE] [--json]\n\n"
 		"Keeps the verified records of many hosts in one database: SQLite (sqlite:PATH,\n"
-		"the default %s) or PostgreSQL (postgresql://...).\n"
+		"the default %s) or PostgreSQL (postgresql://...). The database must exist:\n"
+		"`estate init` (or `estate ingest --create`) makes it.\n"
 		"Run 'kwitness estate ingest --help' (or query, report, push, verify, roles) for\n"
 		"the options.\n",
 		ESTATE_DEFAULT_DB);
@@ -50,7 +53,7 @@ static void estate_usage(FILE *f)
 static void ingest_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: kwitness estate ingest [--db URL] [--trust DIR] [--skew SECONDS]\n"
+		"usage: kwitness estate ingest [--db URL] [--create] [--trust DIR] [--skew SECONDS]\n"
 		"           [--tpm-ca CA.pem --enroll-key KEY [--pcrs-ref FILE]]\n"
 		"           [--transparency POLICY] PATH...\n\n"
 		"Verifies every record found in PATH (a kwitnessd state folder, a folder of state\n"
@@ -67,6 +70,7 @@ static void ingest_usage(FILE *f)
 		"Exit status: 0 every record stored (or already there), 1 some were rejected,\n"
 		"2 usage or database error.\n\n"
 		"  --db URL          sqlite:PATH or postgresql://... (default %s)\n"
+		"  --create          make the database when it does not exist (else an error)\n"
 		"  --trust DIR       folder of trusted signer keys, public JWK or PEM files named\n"
 		"                    *.jwk, *.json or *.pem (default %s)\n"
 		"  --skew SECONDS    how far iat may be in the future (default %d)\n"
@@ -108,8 +112,9 @@ static void query_usage(FILE *f)
 		"  --db URL            sqlite:PATH or postgresql://... (default %s)\n"
 		"  --tool T            e.g. net.connect, fs.open\n"
 		"  --decision D        permit or deny\n"
-		"  --object O          an address or CIDR (10.0.0.0/8, ::1), a path prefix\n"
-		"                      (/etc/), a port (443) or a host name\n"
+		"  --object O          an address or CIDR (10.0.0.0/8, ::1), the OBJECT column as\n"
+		"                      printed (127.0.0.1:18081/tcp, [::1]:53/udp, host:443,\n"
+		"                      port 443), a path prefix (/etc/), a port (443) or a host name\n"
 		"  --sandbox ID        the agent: the record's subject\n"
 		"  --host H            hostname or machine id\n"
 		"  --session ID        one session\n"
@@ -121,6 +126,8 @@ static void query_usage(FILE *f)
 		"  --limit N           at most N rows (default %d; 0: all)\n"
 		"  --json              one JSON object per row (level: the level's number,\n"
 		"                      level_name: its name, log_index: null when not logged)\n"
+		"  --wide              every column (the default table fits 120 columns: time,\n"
+		"                      host, sandbox, tool, object, decision, level; long cells cut)\n"
 		"  --count             only the number of matching decisions\n"
 		"  --group-by KEY      decisions per host, sandbox or tool\n"
 		"  --help              this text\n",
@@ -207,6 +214,7 @@ static void print_ingest_summary(const struct estate_ingest *ing, bool tlog, dou
 static int estate_ingest(int argc, char **argv)
 {
 	const char *url = ESTATE_DEFAULT_DB, *trust_dir = ESTATE_DEFAULT_TRUST;
+	bool create = false;
 	struct ingest_view view = { .tty = isatty(STDERR_FILENO) };
 	struct estate_ingest ing = { .now = (int64_t)time(NULL), .skew = KW_DEFAULT_SKEW };
 	struct estate_trust *trust = NULL;
@@ -221,6 +229,7 @@ static int estate_ingest(int argc, char **argv)
 		{ "pcrs-ref", 0, CLI_TEXT, &pcrs_path },
 		{ "transparency", 0, CLI_TEXT, &tlog_path },
 		{ "trust", 0, CLI_TEXT, &trust_dir },
+		{ "create", 0, CLI_FLAG, &create },
 		{ "skew", 0, CLI_NUMBER, &ing.skew, .min = 0, .max = 1LL << 40,
 		  .bad = "needs a number of seconds >= 0" },
 		{ "quiet", 0, CLI_FLAG, &view.quiet },
@@ -230,7 +239,6 @@ static int estate_ingest(int argc, char **argv)
 	struct cli_options p = { .cmd = "kwitness estate ingest", .usage = ingest_usage, .opts = opts };
 	struct tlog_policy *tlog = NULL;
 	json_t *pcrs_ref = NULL;
-	char err[600];
 	int status = 2;
 	double secs;
 
@@ -264,20 +272,16 @@ static int estate_ingest(int argc, char **argv)
 			goto out;
 		ing.tlog = tlog;
 	}
-	trust = estate_trust_load(trust_dir, err, sizeof(err));
-	if (!trust) {
-		fprintf(stderr, "kwitness estate ingest: %s\n", err);
+	trust = cli_estate_trust("estate ingest", trust_dir);
+	if (!trust)
 		goto out;
-	}
 	if (!estate_trust_count(trust)) {
 		fprintf(stderr, "kwitness estate ingest: the trust folder %s holds no key\n", trust_dir);
 		goto out;
 	}
-	db = estate_open(url, err, sizeof(err));
-	if (!db) {
-		fprintf(stderr, "kwitness estate ingest: %s\n", err);
+	db = cli_estate_open("estate ingest", url, create);
+	if (!db)
 		goto out;
-	}
 	ing.db = db;
 	ing.trust = trust;
 	ing.progress = ingest_progress;
@@ -312,6 +316,7 @@ out:
 
 struct table {
 	bool json;
+	bool wide;  /* every column; else the ones that fit 120 columns (estate_narrow_*) */
 	uint64_t rows;
 	/* buffered rows for column widths (at most the limit) */
 	char **cells;
@@ -424,9 +429,18 @@ static int table_row(void *ctx, int ncols, const char *const *cols, const char *
 		t->cells = c;
 		t->cap = cap;
 	}
-	for (int i = 0; i < ncols; i++)
-		t->cells[t->n++] = cell_text(i, cols[i], t->grouped);
+	for (int i = 0; i < ncols; i++) {
+		char *c = cell_text(i, cols[i], t->grouped);
+
+		t->cells[t->n++] = t->wide || t->grouped ? c : estate_narrow_cell(i, c);
+	}
 	return 0;
+}
+
+/* Whether the table prints column i: all with --wide or grouped. */
+static bool shown(const struct table *t, int i)
+{
+	return t->wide || t->grouped || estate_narrow_shown(i);
 }
 
 static void table_print(struct table *t, const char *const *group_heads)
@@ -444,16 +458,23 @@ static void table_print(struct table *t, const char *const *group_heads)
 	for (size_t k = 0; k < t->n; k++)
 		if (t->cells[k] && kw_text_safe_len(t->cells[k]) > w[k % nc])
 			w[k % nc] = kw_text_safe_len(t->cells[k]);
+	int last = nc - 1;
+
+	while (last > 0 && !shown(t, last))
+		last--;
 	for (int i = 0; i < nc; i++)
-		printf("%-*s%s", i == nc - 1 ? 0 : (int)w[i], t->grouped ? group_heads[i] : heads[i],
-		       i == nc - 1 ? "\n" : "  ");
+		if (shown(t, i))
+			printf("%-*s%s", i == last ? 0 : (int)w[i], t->grouped ? group_heads[i] : heads[i],
+			       i == last ? "\n" : "  ");
 	for (size_t k = 0; k < t->n; k++) {
 		int i = (int)(k % nc);
 		const char *s = t->cells[k] ? t->cells[k] : "?";
 
+		if (!shown(t, i))
+			continue;
 		/* A sandbox chose some of these strings: no terminal controls. */
 		kw_text_fput(stdout, s);
-		if (i == nc - 1)
+		if (i == last)
 			putchar('\n');
 		else
 			printf("%*s  ", (int)(w[i] - kw_text_safe_len(s)), "");
@@ -561,6 +582,7 @@ static int estate_query_cmd(int argc, char **argv)
 		{ "limit", 0, CLI_NUMBER, &f.limit, .min = 0, .max = 1LL << 40,
 		  .bad = "needs a number >= 0" },
 		{ "json", 0, CLI_FLAG, &t.json },
+		{ "wide", 0, CLI_FLAG, &t.wide },
 		{ "count", 0, CLI_FLAG, &count },
 		{ "group-by", 0, CLI_OWN, .id = O_GROUP },
 		{ "help", 0, CLI_HELP },
@@ -585,11 +607,9 @@ static int estate_query_cmd(int argc, char **argv)
 		fprintf(stderr, "kwitness estate query: --count and --group-by exclude each other\n");
 		return 2;
 	}
-	db = estate_open(url, err, sizeof(err));
-	if (!db) {
-		fprintf(stderr, "kwitness estate query: %s\n", err);
+	db = cli_estate_open("estate query", url, false);
+	if (!db)
 		return 2;
-	}
 	t.grouped = group != ESTATE_GROUP_NONE;
 	if (estate_query_run(db, &f, count, group, count ? count_row : table_row,
 			     count ? (void *)&n : (void *)&t, err, sizeof(err))) {
@@ -623,13 +643,15 @@ int cmd_estate(int argc, char **argv)
 		{ "push", estate_push_cmd, NULL },
 		{ "verify", estate_verify_cmd, NULL },
 		{ "roles", estate_roles_cmd, NULL },
+		{ "init", estate_init_cmd, NULL },
+		{ "rejected", estate_rejected_cmd, NULL },
 		{ 0 },
 	};
 	static const struct cli_command estate = {
 		.name = "estate",
 		.verbs = verbs,
 		.usage = estate_usage,
-		.unknown = "unknown subcommand '%s' (ingest, query, report, push, verify, roles)",
+		.unknown = "unknown subcommand '%s' (ingest, query, report, push, verify, roles, init, rejected)",
 	};
 
 	return cli_dispatch(&estate, argc, argv);

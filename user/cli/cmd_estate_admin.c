@@ -87,11 +87,9 @@ int estate_verify_cmd(int argc, char **argv)
 		fprintf(stderr, "kwitness estate verify: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	trust = estate_trust_load(trust_dir, err, sizeof(err));
-	if (!trust || !(db = estate_open(url, err, sizeof(err)))) {
-		fprintf(stderr, "kwitness estate verify: %s\n", err);
+	trust = cli_estate_trust("estate verify", trust_dir);
+	if (!trust || !(db = cli_estate_open("estate verify", url, false)))
 		goto out;
-	}
 	if (estate_verify_all(db, trust, &run, err, sizeof(err))) {
 		fprintf(stderr, "kwitness estate verify: %s\n", err);
 		goto out;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "lib/messages.h"
 #include "lib/buf.h"
 #include "jcs/jcs.h"
 
@@ -38,13 +39,11 @@ int cmd_jcs(int argc, char **argv)
 			continue;
 		}
 		if (a[0] == '-' && a[1] != '\0') {
-			fprintf(stderr, "kwitness jcs: unknown option '%s'\n", a);
-			jcs_usage(stderr);
+			kw_usage_error("kwitness jcs", "unknown option '%s'", a);
 			return 2;
 		}
 		if (path) {
-			fprintf(stderr, "kwitness jcs: only one FILE may be given\n");
-			jcs_usage(stderr);
+			kw_usage_error("kwitness jcs", "only one FILE may be given");
 			return 2;
 		}
 		path = a;

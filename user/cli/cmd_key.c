@@ -13,6 +13,8 @@
 #include "cli_key.h"
 #include "lib/options.h"
 #include "commands.h"
+#include "lib/messages.h"
+#include "lib/messages.h"
 #include "verbs.h"
 
 void cli_key_error(const char *cmd, const char *what, int err)
@@ -53,18 +55,21 @@ void cli_key_error(const char *cmd, const char *what, int err)
 /* --key FILE, else TRACE_PRIVATE_KEY_PEM, else the default path. */
 int cli_load_signing_key(const char *cmd, const char *path, struct kw_key **key)
 {
-	const char *what;
+	const char *from_env = getenv("TRACE_PRIVATE_KEY_PEM");
+	char why[600];
 	int ret;
 
-	if (!path && getenv("TRACE_PRIVATE_KEY_PEM") && *getenv("TRACE_PRIVATE_KEY_PEM")) {
-		what = "from TRACE_PRIVATE_KEY_PEM";
+	if (!path && from_env && *from_env) {
 		ret = kw_key_load_private(NULL, key);
 	} else {
-		what = path ? path : KW_DEFAULT_KEY;
-		ret = kw_key_load_private(what, key);
+		path = path ? path : KW_DEFAULT_KEY;
+		ret = kw_key_load_private(path, key);
 	}
 	if (ret)
-		cli_key_error(cmd, what, ret);
+		fprintf(stderr, "kwitness %s: %s\n", cmd,
+			kw_msg_signing_key(why, sizeof(why), path, ret,
+					   !strncmp(cmd, "tlog", 4) ? "--signing-key" :
+					   !strcmp(cmd, "tpm enroll") ? "--enroll-key" : "--key"));
 	return ret;
 }
 
@@ -138,8 +143,7 @@ int cmd_keygen(int argc, char **argv)
 	if (cli_options_parse(&p, argc, argv))
 		return p.status;
 	if (optind != argc) {
-		fprintf(stderr, "kwitness keygen: unexpected argument '%s'\n", argv[optind]);
-		keygen_usage(stderr);
+		kw_usage_error("kwitness keygen", "unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
 	ret = make_parent_dirs(out);
@@ -193,9 +197,8 @@ static int key_show(int argc, char **argv)
 	if (cli_options_parse(&p, argc, argv))
 		return p.status;
 	if (optind != argc || (only_jwk && only_tp)) {
-		fprintf(stderr, "kwitness key show: %s\n",
+		kw_usage_error("kwitness key show", "%s",
 			optind != argc ? "unexpected argument" : "--jwk and --thumbprint exclude each other");
-		key_usage(stderr);
 		return 2;
 	}
 	if (cli_load_signing_key("key show", path, &key))

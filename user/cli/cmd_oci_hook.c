@@ -43,6 +43,7 @@
 #include "image/rootfs_digest.h"
 #include "oci_identity.h"
 #include "oci_rootless.h"
+#include "oci_hook_note.h"
 
 #define OCI_DEFAULT_STATE_DIR "/run/kwitness/oci"
 #define OCI_DEFAULT_POLICY_DIR "/etc/kwitness/policies"
@@ -590,6 +591,7 @@ static int create_runtime(struct hook *h, struct kw_buf *policy)
 		goto undo;
 	}
 	close(dfd);
+	oci_note_open(h->id, session, p.sandbox_id, h->state_dir);
 	return 0;
 undo:
 	if (shared)
@@ -609,6 +611,11 @@ static int poststop(struct hook *h)
 	json_error_t jerr;
 	int dfd, fd, e, rc = -1;
 
+	if (access(h->state_dir, F_OK) < 0 && errno == ENOENT) {
+		fprintf(stderr, "kwitness oci-hook: %s: poststop: no session was opened for this "
+			"container (nothing to close)\n", h->id);
+		return 0;
+	}
 	dfd = open_state_dir(h, false);
 	if (dfd < 0)
 		return -1;
@@ -617,11 +624,20 @@ static int poststop(struct hook *h)
 		return -1;
 	}
 	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		/* createRuntime failed (and said why) or never ran: runc runs
+		 * poststop after a failed create, and an error here would only
+		 * come before the real reason */
+		close(dfd);
+		fprintf(stderr, "kwitness oci-hook: %s: poststop: no session was opened for this "
+			"container (nothing to close)\n", h->id);
+		return 0;
+	}
 	if (fd < 0) {
 		e = errno;
 		close(dfd);
-		return hfail(h, "no open session for this container (%s/%s: %s)", h->state_dir,
-			     name, strerror(e));
+		return hfail(h, "the container's session file %s/%s: %s", h->state_dir, name,
+			     strerror(e));
 	}
 	e = kw_read_fd(fd, 64 * 1024, &text);
 	close(fd);
@@ -643,6 +659,7 @@ static int poststop(struct hook *h)
 	reply = json_loads(r.reply_json, 0, &jerr);
 	printf("container: %s\nsession:   %s\n", h->id, session);
 	kw_print_close_summary(stdout, reply);
+	oci_note_closed(dfd, h->state_dir, h->id, session, reply);
 	json_decref(reply);
 	kwitness_close_result_free(&r);
 	unlinkat(dfd, name, 0);

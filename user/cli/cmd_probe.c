@@ -8,7 +8,9 @@
 #include <bpf/libbpf.h>
 #include <jansson.h>
 
+#include "cli_probe.h"
 #include "commands.h"
+#include "lib/messages.h"
 #include "kwitness/abi/classes.h"
 #include "bpf/hooks.h"
 #include "policy/policy.h"
@@ -167,6 +169,25 @@ oom:
 	return 1;
 }
 
+int cli_probe_enforceable(uint32_t *classes, char why[KW_CLASS_COUNT][KW_PROBE_REASON_MAX])
+{
+	struct kw_probe_result r[KW_PROBE_NCLASSES];
+	struct loaded loaded;
+	int err = kw_probe_all(r);
+
+	if (err)
+		return err;
+	load_own_programs(&loaded);
+	*classes = loaded.classes;
+	memcpy(why, loaded.why, sizeof(loaded.why));
+	/* a class whose kind of program does not work here is not enforced
+	 * even when its programs load */
+#define PROBED_(id, bit, name, kernel, probe)                                              	if ((*classes & KW_CLASS_##id) && !r[KW_PROBE_##probe].available) {                 		*classes &= ~(uint32_t)KW_CLASS_##id;                                       		snprintf(why[bit], KW_PROBE_REASON_MAX, "%s", r[KW_PROBE_##probe].reason);   	}
+	KW_CLASS_TABLE(PROBED_)
+#undef PROBED_
+	return 0;
+}
+
 int cmd_probe(int argc, char **argv)
 {
 	struct kw_probe_result r[KW_PROBE_NCLASSES];
@@ -184,8 +205,7 @@ int cmd_probe(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		} else {
-			fprintf(stderr, "kwitness probe: unknown option '%s'\n", argv[i]);
-			usage(stderr);
+			kw_usage_error("kwitness probe", "unknown option '%s'", argv[i]);
 			return 2;
 		}
 	}

@@ -16,6 +16,7 @@
 #include "lib/options.h"
 #include "cli_record.h"
 #include "commands.h"
+#include "lib/messages.h"
 #include "verbs.h"
 #include "collector/transcript.h"
 
@@ -122,11 +123,10 @@ static int record_build(int argc, char **argv)
 	}
 	if (optind != argc || !in.sandbox_id || !in.image_digest || !policy ||
 	    !in.enforcement_mode || !in.model_provider || !in.model_id) {
-		fprintf(stderr, "kwitness record build: %s\n",
+		kw_usage_error("kwitness record build", "%s",
 			optind != argc ? "unexpected argument" :
 			"--sandbox-id, --image-digest, --policy, --decisions, --enforcement-mode, "
 			"--model-provider and --model-id are required");
-		build_usage(stderr);
 		return 2;
 	}
 	if (cli_read("record build", "policy bundle", policy, CLI_BUNDLE_MAX, &bundle))
@@ -222,8 +222,7 @@ int cmd_sign(int argc, char **argv)
 	if (cli_options_parse(&p, argc, argv))
 		return p.status;
 	if (optind != argc - 1) {
-		fprintf(stderr, "kwitness sign: expected exactly one RECORD argument\n");
-		sign_usage(stderr);
+		kw_usage_error("kwitness sign", "expected exactly one RECORD argument");
 		return 2;
 	}
 	if (cli_read("sign", "record", argv[optind], CLI_RECORD_MAX, &text))

@@ -178,16 +178,12 @@ int estate_report_cmd(int argc, char **argv)
 		fprintf(stderr, "kwitness estate report: --session ID is required (and no other argument)\n");
 		return 2;
 	}
-	trust = estate_trust_load(trust_dir, err, sizeof(err));
-	if (!trust) {
-		fprintf(stderr, "kwitness estate report: %s\n", err);
+	trust = cli_estate_trust("estate report", trust_dir);
+	if (!trust)
 		return 2;
-	}
-	db = estate_open(url, err, sizeof(err));
-	if (!db) {
-		fprintf(stderr, "kwitness estate report: %s\n", err);
+	db = cli_estate_open("estate report", url, false);
+	if (!db)
 		goto out;
-	}
 	r = estate_report_session(db, trust, session, err, sizeof(err));
 	if (!r) {
 		fprintf(stderr, "kwitness estate report: %s\n", err);

@@ -2,7 +2,9 @@
 /* kwitness run: a recorded sandbox session around one command. Makes a cgroup,
  * opens a session for it (so the cgroup is tagged before anything runs in
  * it), starts the command inside, closes the session when the command exits,
- * verifies the record, removes the cgroup. Exit status is the command's. */
+ * verifies the record, removes the cgroup. Exit status is the command's
+ * when it ran, else one of lib/messages.h's KW_EXIT_* (docker's and the
+ * shells' conventions), so a wrapper can tell the two apart. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -21,6 +23,8 @@
 #include "lib/cgroup.h"
 #include "client.h"
 #include "commands.h"
+#include "lib/messages.h"
+#include "lib/messages.h"
 #include "lib/buf.h"
 #include "lib/digest.h"
 #include "jcs/jcs.h"
@@ -49,7 +53,11 @@ static void run_usage(FILE *f)
 		"moment, kwitness run waits for it up to --close-wait seconds (default %d;\n"
 		"the kernel keeps enforcing meanwhile). Defaults: sandbox id\n"
 		"spiffe://kwitness.local/run/<pid>, image digest the sha256 of CMD's\n"
-		"executable. Exit status: CMD's.\n\n"
+		"executable.\n\n"
+		"Exit status: CMD's when it ran (128+N when signal N ended it); 125 when\n"
+		"kwitness itself failed (a usage error, the policy, kwitnessd, the cgroup, or a\n"
+		"record that did not close or verify after CMD succeeded); 126 when CMD could\n"
+		"not be executed; 127 when CMD was not found.\n\n"
 		"Run as root, CMD runs unprivileged (no_new_privs set): as --user USER[:GROUP]\n"
 		"(names or numbers) when given, else as SUDO_UID/SUDO_GID when set, else as\n"
 		"nobody. --as-root keeps root, which can undo the sandbox (docs/security.md).\n",
@@ -379,32 +387,31 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 		long v = strtol(optarg, &end, 10);
 
 		if (*end || end == optarg || v < 0 || v > 86400) {
-			fprintf(stderr, "kwitness run: --close-wait: seconds from 0 to 86400\n");
-			return 2;
+			kw_usage_error("kwitness run", "--close-wait: seconds from 0 to 86400");
+			return KW_EXIT_OWN_FAILURE;
 		}
 		a->close_wait = (int)v;
 	}
 	if (opt == CLI_OPTIONS_EXIT)
-		return p.status;
+		return p.status ? KW_EXIT_OWN_FAILURE : 0;
 	if (!o->policy || optind >= argc) {
-		fprintf(stderr, "kwitness run: --policy FILE and a command after -- are required\n");
-		run_usage(stderr);
-		return 2;
+		kw_usage_error("kwitness run", "--policy FILE and a command after -- are required");
+		return KW_EXIT_OWN_FAILURE;
 	}
 	if (user && as_root) {
-		fprintf(stderr, "kwitness run: --user and --as-root exclude each other\n");
-		return 2;
+		kw_usage_error("kwitness run", "--user and --as-root exclude each other");
+		return KW_EXIT_OWN_FAILURE;
 	}
 	if (user && geteuid() != 0) {
-		fprintf(stderr, "kwitness run: --user needs root\n");
-		return 2;
+		kw_usage_error("kwitness run", "--user needs root");
+		return KW_EXIT_OWN_FAILURE;
 	}
 	e = choose_identity(user, as_root, &a->ident, a->ident_name, sizeof(a->ident_name));
 	if (e) {
 		fprintf(stderr, "kwitness run: %s: %s\n", user ? user : "the user to run as",
 			e == -EPERM ? "root needs --as-root" : e == -ENOENT ? "no such user or group" :
 			strerror(-e));
-		return 2;
+		return KW_EXIT_OWN_FAILURE;
 	}
 	a->cmd = argv + optind;
 	if (!o->sandbox_id) {
@@ -416,10 +423,13 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 
 		e = exe ? file_digest(exe, a->digest_buf) : -ENOENT;
 		if (e) {
-			fprintf(stderr, "kwitness run: %s: %s (give --image-digest)\n", a->cmd[0],
-				strerror(-e));
+			if (e == -ENOENT)
+				fprintf(stderr, "kwitness run: %s: command not found\n", a->cmd[0]);
+			else
+				fprintf(stderr, "kwitness run: %s: %s (give --image-digest)\n",
+					a->cmd[0], strerror(-e));
 			free(exe);
-			return 127;
+			return e == -ENOENT ? KW_EXIT_NOT_FOUND : KW_EXIT_CANNOT_EXEC;
 		}
 		free(exe);
 		o->image_digest = a->digest_buf;
@@ -428,7 +438,8 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 }
 
 /* Starts CMD in the cgroup cg, waits for it and freezes what it left
- * behind. Returns CMD's exit status, or 1 when it could not be started. */
+ * behind. Returns CMD's exit status, 126 or 127 when it could not be
+ * executed, or 125 when it could not be started. */
 static int run_command(const char *cg, const struct run_args *a)
 {
 	struct sigaction sa = { 0 }, old_int, old_term, old_quit, old_hup;
@@ -438,7 +449,7 @@ static int run_command(const char *cg, const struct run_args *a)
 	/* The child reports a failed join or exec through a close-on-exec pipe. */
 	if (pipe2(pipefd, O_CLOEXEC) < 0) {
 		fprintf(stderr, "kwitness run: pipe: %s\n", strerror(errno));
-		return 1;
+		return KW_EXIT_OWN_FAILURE;
 	}
 	fflush(NULL);
 	pid = fork();
@@ -446,7 +457,7 @@ static int run_command(const char *cg, const struct run_args *a)
 		fprintf(stderr, "kwitness run: fork: %s\n", strerror(errno));
 		close(pipefd[0]);
 		close(pipefd[1]);
-		return 1;
+		return KW_EXIT_OWN_FAILURE;
 	}
 	if (pid == 0) {
 		int ce;
@@ -461,7 +472,7 @@ static int run_command(const char *cg, const struct run_args *a)
 		}
 		if (write(pipefd[1], &ce, sizeof(ce)) < 0)
 			(void)0;
-		_exit(127);
+		_exit(ce == -ENOENT || ce == -ENOTDIR ? KW_EXIT_NOT_FOUND : KW_EXIT_CANNOT_EXEC);
 	}
 	close(pipefd[1]);
 	child_pid = pid;
@@ -505,7 +516,8 @@ static int run_command(const char *cg, const struct run_args *a)
 }
 
 /* Closes the session, then verifies and prints its record. Returns rc (CMD's
- * status), or 1 for a CMD that succeeded when the close or the record failed. */
+ * status), or 125 for a CMD that succeeded when the close or the record
+ * failed. */
 static int run_close(const struct run_args *a, const char *session, int rc)
 {
 	json_t *reply = NULL;
@@ -517,10 +529,10 @@ static int run_close(const struct run_args *a, const char *session, int rc)
 	if (e) {
 		fprintf(stderr, "kwitness run: closing session %s: %s\n", session, err);
 		if (rc == 0)
-			rc = 1;
+			rc = KW_EXIT_OWN_FAILURE;
 	} else if (!kw_client_reply_ok("run", reply)) {
 		if (rc == 0)
-			rc = 1;
+			rc = KW_EXIT_OWN_FAILURE;
 	} else {
 		int v = verify_reply(reply, a->key_jwk, a->o.policy, a->o.image_digest, how, sizeof(how));
 
@@ -532,7 +544,7 @@ static int run_close(const struct run_args *a, const char *session, int rc)
 		if (a->o.json)
 			kw_print_json(reply);
 		if (v && rc == 0)
-			rc = 1;
+			rc = KW_EXIT_OWN_FAILURE;
 	}
 	json_decref(reply);
 	return rc;
@@ -553,16 +565,22 @@ int cmd_run(int argc, char **argv)
 	if (e) {
 		fprintf(stderr, "kwitness run: no cgroup2 mount in /proc/self/mountinfo: %s\n",
 			strerror(-e));
-		return 1;
+		return KW_EXIT_OWN_FAILURE;
 	}
 	if (snprintf(base, sizeof(base), "%s/kwitness", mount) >= (int)sizeof(base) ||
 	    snprintf(cg, sizeof(cg), "%s/run-%d", base, (int)getpid()) >= (int)sizeof(cg)) {
 		fprintf(stderr, "kwitness run: cgroup2 mount path too long\n");
-		return 1;
+		return KW_EXIT_OWN_FAILURE;
 	}
 	if ((e = kw_cgroup_make(base, 1)) || (e = kw_cgroup_make(cg, 0))) {
-		fprintf(stderr, "kwitness run: cgroup %s: %s\n", cg, strerror(-e));
-		return 1;
+		if (e == -EACCES || e == -EPERM || e == -EROFS)
+			fprintf(stderr, "kwitness run: cgroup %s: %s: kwitness run needs root or a "
+				"granted cgroup (run it as root; or, as a user with a `grant` in "
+				"kwitnessd.conf, use `kwitness session open --cgroup` on that cgroup)\n",
+				cg, strerror(-e));
+		else
+			fprintf(stderr, "kwitness run: cgroup %s: %s\n", cg, strerror(-e));
+		return KW_EXIT_OWN_FAILURE;
 	}
 
 	/* The session is open (the cgroup tagged) before the command exists. */
@@ -589,5 +607,5 @@ int cmd_run(int argc, char **argv)
 out_cgroup:
 	json_decref(reply);
 	kw_cgroup_remove(cg);
-	return 1;
+	return KW_EXIT_OWN_FAILURE;
 }

@@ -17,6 +17,7 @@
 #include "cli_record.h"
 #include "cli_tlog.h"
 #include "commands.h"
+#include "lib/messages.h"
 #include "verbs.h"
 #include "tlog/anchor.h"
 #include "tlog/audit.h"
@@ -414,8 +415,7 @@ static int operands(int argc, char **argv)
 /* What a verb with the wrong operands gets, as an unknown verb does. */
 static int wrong_arguments(const char *verb)
 {
-	fprintf(stderr, "kwitness tlog: unknown subcommand or wrong arguments: %s\n", verb);
-	tlog_usage(stderr);
+	kw_usage_error("kwitness tlog", "unknown subcommand or wrong arguments: %s", verb);
 	return 2;
 }
 
@@ -517,7 +517,7 @@ static int tlog_sign(int argc, char **argv)
 		return 2;
 	args = argv + optind;
 	if (nargs != 2 || !out) {
-		cli_tlog_sign_usage(stderr);
+		kw_usage_error("kwitness tlog sign", "needs DIR, UNSIGNED and --out RECORD");
 		return 2;
 	}
 	if (!strncmp(args[0], "http://", 7))

@@ -16,6 +16,7 @@
 #include "lib/buf.h"
 #include "jcs/jcs.h"
 #include "collector/publish.h"
+#include "lib/messages.h"
 #include "lib/options.h"
 #include "cli_record.h"
 #include "cli_tlog.h"
@@ -188,7 +189,8 @@ int cli_tlog_serve(int argc, char **argv)
 	if (c == CLI_OPTIONS_EXIT)
 		return p.status;
 	if (optind != argc - 1 || !listen_at || (token && !keypath)) {
-		log_serve_usage(stderr);
+		kw_usage_error("kwitness tlog serve", "%s", optind != argc - 1 ? "needs one DIR" :
+			       !listen_at ? "needs --listen ADDR:PORT" : "--append-token needs --key");
 		return 2;
 	}
 	s.dir = argv[optind];

@@ -14,7 +14,10 @@
 #include "tpm/tpm.h"
 #include "cli_key.h"
 #include "cli_record.h"
+#include "collector/transcript.h"
+#include "lib/buf.h"
 #include "commands.h"
+#include "lib/messages.h"
 #include "verify/batch.h"
 #include "verify/transparency.h"
 #include "verify/verdict.h"
@@ -25,7 +28,8 @@
 static void verify_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: kwitness verify --key TRUSTED RECORD [--log DECISIONS] [--policy BUNDLE]\n"
+		"usage: kwitness verify --key TRUSTED RECORD [--log LOG | --decisions FILE]\n"
+		"           [--policy BUNDLE]\n"
 		"           [--image-digest D] [--max-age SECONDS] [--skew SECONDS] [--nonce N]\n"
 		"           [--allow-embedded-key] [--allow-incomplete] [--json]\n"
 		"           [--evidence FILE --tpm-ca CA.pem --enroll-key KEY [--pcrs-ref FILE]]\n"
@@ -53,6 +57,9 @@ static void verify_usage(FILE *f)
 		"  --log DECISIONS       the session's decision log (JSON Lines; - for stdin):\n"
 		"                        recompute tool_transcript.hash and call_count, check\n"
 		"                        the log's structure and completeness\n"
+		"  --decisions FILE      instead of --log: the decisions array (or JSON Lines) a\n"
+		"                        record was built from (record build --decisions):\n"
+		"                        recompute tool_transcript.hash and call_count\n"
 		"  --policy BUNDLE       policy bundle: recompute policy.bundle_hash and, with the\n"
 		"                        image digest, runtime.measurement\n"
 		"  --image-digest D      image digest for runtime.measurement (default: the\n"
@@ -190,6 +197,8 @@ struct args {
 	const char *tlog_policy, *tlog_proof, *consistency;
 	bool as_json;
 	int64_t jobs;
+	const char *decisions;        /* a decisions array (record build --decisions) */
+	char decisions_hash[KW_DIGEST_STR_MAX];
 };
 
 /* --transparency POLICY --consistency OLD NEW */
@@ -312,6 +321,39 @@ static int check_one(const struct args *a, const struct kw_verify_opts *o)
 	return why ? 2 : 0;
 }
 
+/* --decisions FILE: the transcript hash and call count re-derived from the
+ * decisions (a JSON array or JSON Lines, as `record build --decisions` reads
+ * them, with the same code), for the verifier to compare with the record.
+ * Such a file has no open entry or trailer: completeness is not checked. */
+static int set_decisions(struct args *a, struct kw_verify_opts *o)
+{
+	struct kw_buf text = { 0 };
+	uint64_t count = 0;
+	char err[320];
+	int e;
+
+	if (a->logpath) {
+		kw_usage_error("kwitness verify", "--decisions and --log exclude each other (--log "
+			       "is kwitnessd's JSON Lines log, --decisions what record build read)");
+		return 2;
+	}
+	if (cli_read("verify", "decisions", a->decisions, CLI_LOG_MAX, &text))
+		return 1;
+	e = kw_transcript_from_text(text.data ? text.data : "", text.len, a->decisions_hash, &count,
+				    err, sizeof(err));
+	kw_buf_free(&text);
+	if (e) {
+		fprintf(stderr, "kwitness verify: %s: %s\n", a->decisions, err);
+		return 1;
+	}
+	o->transcript_hash = a->decisions_hash;
+	o->call_count = (int64_t)count;
+	if (!a->as_json)
+		fprintf(stderr, "decisions: %s hashes to %s (%llu entries); the record must say the same\n",
+			a->decisions, a->decisions_hash, (unsigned long long)count);
+	return 0;
+}
+
 int cmd_verify(int argc, char **argv)
 {
 	struct kw_verify_opts o = { .now = (int64_t)time(NULL), .max_age = DEFAULT_MAX_AGE,
@@ -320,6 +362,7 @@ int cmd_verify(int argc, char **argv)
 	const struct cli_opt opts[] = {
 		{ "key", 0, CLI_TEXT, &a.keypath },
 		{ "log", 0, CLI_TEXT, &a.logpath },
+		{ "decisions", 0, CLI_TEXT, &a.decisions },
 		{ "policy", 0, CLI_TEXT, &a.policypath },
 		{ "image-digest", 0, CLI_TEXT, &o.image_digest },
 		{ "max-age", 0, CLI_NUMBER, &o.max_age, .min = 0, .max = JCS_MAX_SAFE_INT,
@@ -359,18 +402,26 @@ int cmd_verify(int argc, char **argv)
 		return 2;
 	}
 	if (!a.keypath && !o.allow_embedded_key) {
-		fprintf(stderr, "kwitness verify: --key TRUSTED is required (or --allow-embedded-key)\n");
-		verify_usage(stderr);
+		kw_usage_error("kwitness verify", "--key TRUSTED is required (or --allow-embedded-key)");
+		return 2;
+	}
+	if (a.decisions && (a.dir || argc - optind > 1)) {
+		kw_usage_error("kwitness verify", "--decisions is for one RECORD");
 		return 2;
 	}
 	if (a.dir || argc - optind > 1)
 		return run_batch(&a, &o, argv + optind, argc - optind);
 	if (optind != argc - 1) {
-		fprintf(stderr, "kwitness verify: expected exactly one RECORD argument (or --dir)\n");
-		verify_usage(stderr);
+		kw_usage_error("kwitness verify", "expected exactly one RECORD argument (or --dir)");
 		return 2;
 	}
 	if (check_one(&a, &o))
 		return 2;
+	if (a.decisions) {
+		int e = set_decisions(&a, &o);
+
+		if (e)
+			return e;
+	}
 	return run_one(&a, &o, argv[optind]);
 }

@@ -26,5 +26,7 @@ int cmd_estate(int argc, char **argv);   /* cmd_estate.c */
 int cmd_report(int argc, char **argv);   /* cmd_report.c */
 int cmd_attest(int argc, char **argv);   /* cmd_attest.c */
 int cmd_verify_attestation(int argc, char **argv); /* cmd_verify_attest.c */
+int cmd_policy(int argc, char **argv);   /* cmd_policy.c */
+int cmd_prune(int argc, char **argv);    /* cmd_prune.c */
 
 #endif

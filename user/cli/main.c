@@ -26,6 +26,8 @@ static const struct cli_verb commands[] = {
 	{ "attest", cmd_attest, "state a verified session as a signed in-toto attestation" },
 	{ "verify-attestation", cmd_verify_attestation, "check an attestation from kwitness attest" },
 	{ "estate", cmd_estate, "verify records of many hosts into SQLite or PostgreSQL; query them" },
+	{ "policy", cmd_policy, "check a policy bundle offline: valid, what it governs, what this host enforces" },
+	{ "prune", cmd_prune, "remove old closed sessions from a state folder, each whole" },
 	{ 0 },
 };
 

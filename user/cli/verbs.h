@@ -22,13 +22,15 @@ struct cli_command {
 	void (*usage)(FILE *f);        /* the verb list, for a missing or unknown verb */
 	void (*help)(FILE *f);         /* for --help (NULL: usage) */
 	const char *unknown;           /* the line for an unknown verb, after the prefix; %s: the verb */
-	bool unknown_usage;            /* the usage after that line */
-	bool missing_says;             /* no verb: that line too, before the usage */
+	bool unknown_usage;            /* unused: an unknown verb gets one line, the nearest
+					* verb and `kwitness CMD --help`, never the usage */
+	bool missing_says;             /* no verb: that line instead of the usage */
 	bool help_verb;                /* `help` asks for the help too */
 };
 
 /* Runs argv[1]'s verb with argc - 1, argv + 1; --help and -h print the help
- * (exit 0); a missing or unknown verb gets the usage on stderr (exit 2). */
+ * (exit 0); a missing verb gets the usage on stderr, an unknown one a line
+ * (exit 2). */
 int cli_dispatch(const struct cli_command *c, int argc, char **argv);
 /* The table's verbs with a summary, as "  NAME  SUMMARY" lines. */
 void cli_verbs_list(FILE *f, const struct cli_verb *verbs);

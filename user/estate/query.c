@@ -22,6 +22,7 @@ struct sql {
 	int n;
 	/* Strings the parameters point into. */
 	char lo[ESTATE_ADDR_LEN], hi[ESTATE_ADDR_LEN];
+	char host[300], proto_end[40], proto_via[48];
 	int bad;
 };
 
@@ -62,6 +63,74 @@ static bool all_digits(const char *s)
 }
 
 /* Characters, not bytes: substr() counts characters in both engines. */
+/* The OBJECT column as estate query prints it for an address: HOST:PORT,
+ * [V6]:PORT, either with /PROTO, HOST/PROTO, or "port N". true when o is
+ * one of these, with its conditions added; *bad set when it looks like one
+ * but its port or protocol is not a valid one. */
+static bool object_as_printed(struct sql *q, const char *o, bool *bad)
+{
+	char text[300], *port = NULL, *proto, *host = text, *end;
+	long n = -1;
+
+	*bad = false;
+	if (!strncmp(o, "port ", 5) && all_digits(o + 5) && strlen(o + 5) <= 5 && atoi(o + 5) <= 65535) {
+		where(q, "e.port = $", 1, &EV_I(atoi(o + 5)));
+		return true;
+	}
+	if (snprintf(text, sizeof(text), "%s", o) >= (int)sizeof(text))
+		return false;
+	proto = strrchr(text, '/');
+	if (proto && (proto == text || !proto[1] || strspn(proto + 1, "abcdefghijklmnopqrstuvwxyz0123456789") !=
+			  strlen(proto + 1) || all_digits(proto + 1)))
+		proto = NULL; /* a path or a CIDR, not /tcp */
+	if (proto)
+		*proto++ = '\0';
+	if (text[0] == '[') {
+		char *close = strchr(text, ']');
+
+		if (!close || (close[1] && close[1] != ':'))
+			return false;
+		*close = '\0';
+		host = text + 1;
+		port = close[1] ? close + 2 : NULL;
+	} else if (strchr(text, ':') == strrchr(text, ':') && strchr(text, ':')) {
+		port = strchr(text, ':');
+		*port++ = '\0';
+	} else if (!proto) {
+		return false;
+	}
+	if (port) {
+		n = all_digits(port) && strlen(port) <= 5 ? strtol(port, &end, 10) : -1;
+		if (n < 0 || n > 65535) {
+			*bad = true;
+			return true;
+		}
+	}
+	if (!*host || strlen(proto ? proto : "") > 16) {
+		*bad = true;
+		return true;
+	}
+	if (estate_cidr_range(host, q->lo, q->hi)) {
+		struct estate_val v[2] = { EV_S(q->lo), EV_S(q->hi) };
+
+		where(q, "e.addr >= $ AND e.addr <= $", 2, v);
+	} else {
+		snprintf(q->host, sizeof(q->host), "%s", host);
+		where(q, "e.host = $", 1, &EV_S(q->host));
+	}
+	if (port)
+		where(q, "e.port = $", 1, &EV_I(n));
+	if (proto) {
+		/* as entry.c writes it: ".../PROTO", or ".../PROTO via NAME" */
+		snprintf(q->proto_end, sizeof(q->proto_end), "%%/%s", proto);
+		snprintf(q->proto_via, sizeof(q->proto_via), "%%/%s via %%", proto);
+		struct estate_val v[2] = { EV_S(q->proto_end), EV_S(q->proto_via) };
+
+		where(q, "(e.object LIKE $ OR e.object LIKE $)", 2, v);
+	}
+	return true;
+}
+
 static int64_t utf8_chars(const char *s)
 {
 	int64_t n = 0;
@@ -141,8 +210,15 @@ static int add_filters(struct sql *q, const struct estate_db *db, const struct e
 		put(q, " AND r.complete = 0");
 	if (f->object) {
 		const char *o = f->object;
+		bool bad;
 
-		if (all_digits(o) && atoi(o) <= 65535) {
+		if (o[0] != '/' && object_as_printed(q, o, &bad)) {
+			if (bad) {
+				snprintf(err, errlen, "--object %s: want HOST:PORT[/PROTO] with a port "
+					 "from 0 to 65535 and a protocol such as tcp or udp", o);
+				return -1;
+			}
+		} else if (all_digits(o) && atoi(o) <= 65535) {
 			where(q, "e.port = $", 1, &EV_I(atoi(o)));
 		} else if (estate_cidr_range(o, q->lo, q->hi)) {
 			struct estate_val v[2] = { EV_S(q->lo), EV_S(q->hi) };
@@ -153,7 +229,8 @@ static int add_filters(struct sql *q, const struct estate_db *db, const struct e
 
 			where(q, "substr(e.path, 1, $) = $", 2, v);
 		} else if (strchr(o, '/')) {
-			snprintf(err, errlen, "--object %s: not an address range (want a.b.c.d/N or x:y::/N)", o);
+			snprintf(err, errlen, "--object %s: not an address range (want a.b.c.d/N or x:y::/N), "
+				 "a HOST:PORT/PROTO as printed, a /path, a port or a host name", o);
 			return -1;
 		} else {
 			where(q, "e.host = $", 1, &EV_S(o));

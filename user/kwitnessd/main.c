@@ -25,6 +25,7 @@
 
 #include "bpf/hooks.h"
 #include "trace/key.h"
+#include "lib/messages.h"
 #include "lib/options.h"
 #include "tpm/tpm.h"
 #include "attest.h"
@@ -449,10 +450,10 @@ static int prepare(struct kwd *d, bool config_given, bool key_given)
 	/* Whichever key was used: the PEM text leaves the environment. */
 	kwd_wipe_env_key();
 	if (e) {
-		fprintf(stderr, "kwitnessd: signing key %s: %s%s\n",
-			d->cfg.key_path ? d->cfg.key_path : "from TRACE_PRIVATE_KEY_PEM",
-			strerror(-e),
-			e == -EPERM ? " (the key file must not be group- or world-accessible, and must be owned by root or this user)" : "");
+		char why[600];
+
+		fprintf(stderr, "kwitnessd: %s\n",
+			kw_msg_signing_key(why, sizeof(why), d->cfg.key_path, e, "--key"));
 		return 1;
 	}
 	kwd_log(d, LOG_INFO, "signing key loaded into locked memory (%zu bytes of the secure heap)",

@@ -3,6 +3,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include <string.h>
+
+#include "lib/messages.h"
 #include "lib/options.h"
 
 /* Options seen as getopt_long values from here, so no letter is mistaken
@@ -20,6 +23,7 @@ static void begin(struct cli_options *p)
 
 	if (p->in_order)
 		p->letters[n++] = '+';
+	p->letters[n++] = ':'; /* a missing argument is ':', an unknown option '?' */
 	for (i = 0; p->opts[i].name; i++) {
 		const struct cli_opt *o = &p->opts[i];
 
@@ -39,7 +43,7 @@ static void begin(struct cli_options *p)
 	p->longs[i] = (struct option){ 0 };
 	p->letters[n] = '\0';
 	optind = 0; /* glibc: all of getopt's state anew, its ordering mode too */
-	opterr = p->on_bad == CLI_BAD_USAGE;
+	opterr = 0; /* bad_option says it, on one line */
 	p->begun = true;
 }
 
@@ -55,6 +59,30 @@ static const struct cli_opt *seen(const struct cli_options *p, int c)
 	return NULL; /* '?': unknown, or its argument missing */
 }
 
+/* One line for an unknown option (with the nearest known one) or a missing
+ * argument, and where the help is: not the whole usage. */
+static void bad_option(const struct cli_options *p, int c, const char *arg)
+{
+	const char *names[CLI_OPTS_MAX + 1], *near;
+	char word[80];
+	size_t i;
+
+	if (c == ':') {
+		kw_usage_error(p->cmd, "option '%s' needs an argument", arg);
+		return;
+	}
+	for (i = 0; p->opts[i].name; i++)
+		names[i] = p->opts[i].name;
+	names[i] = NULL;
+	snprintf(word, sizeof(word), "%s", arg + strspn(arg, "-"));
+	word[strcspn(word, "=")] = '\0';
+	near = arg[0] == '-' && arg[1] == '-' ? kw_nearest(word, names) : NULL;
+	if (near)
+		kw_usage_error(p->cmd, "unknown option '%s' (did you mean --%s?)", arg, near);
+	else
+		kw_usage_error(p->cmd, "unknown option '%s'", arg);
+}
+
 static int finish(struct cli_options *p, int status)
 {
 	p->status = status;
@@ -62,22 +90,32 @@ static int finish(struct cli_options *p, int status)
 	return CLI_OPTIONS_EXIT;
 }
 
+/* The option table, for the man page check (KWITNESS_LIST_OPTIONS). */
+static int list_options(struct cli_options *p)
+{
+	for (size_t i = 0; p->opts[i].name; i++) {
+		printf("--%s\n", p->opts[i].name);
+		if (p->opts[i].letter)
+			printf("-%c\n", p->opts[i].letter);
+	}
+	return finish(p, 0);
+}
+
 int cli_next_option(struct cli_options *p, int argc, char **argv)
 {
 	const struct cli_opt *o;
+	const char *list = getenv("KWITNESS_LIST_OPTIONS");
 	long long v;
 	int c;
 
 	if (!p->begun)
 		begin(p);
+	if (list && !strcmp(list, "1"))
+		return list_options(p);
 	while ((c = getopt_long(argc, argv, p->letters, p->longs, NULL)) != -1) {
 		o = seen(p, c);
 		if (!o) {
-			if (p->on_bad != CLI_BAD_USAGE)
-				fprintf(stderr, "%s: unknown or incomplete option '%s'\n", p->cmd,
-					argv[optind - 1]);
-			if (p->on_bad != CLI_BAD_SAY)
-				p->usage(stderr);
+			bad_option(p, c, argv[optind - 1]);
 			return finish(p, 2);
 		}
 		switch (o->kind) {

@@ -29,12 +29,13 @@ struct cli_opt {
 	const char *bad;      /* CLI_NUMBER: "CMD: --NAME <bad>" when it is not one */
 };
 
-/* What a command says about an option it does not know (or one that lacks
- * its argument); the exit status is 2 either way. */
+/* Kept for the tables that set it: every command now says one line about
+ * an option it does not know (or one that lacks its argument) and where its
+ * help is, never the whole usage (issue 38); the exit status is 2. */
 enum cli_on_bad {
-	CLI_BAD_SAY_USAGE, /* "CMD: unknown or incomplete option 'X'", then the usage */
-	CLI_BAD_SAY,       /* that line alone */
-	CLI_BAD_USAGE,     /* getopt's own line, then the usage */
+	CLI_BAD_SAY_USAGE,
+	CLI_BAD_SAY,
+	CLI_BAD_USAGE,
 };
 
 #define CLI_OPTS_MAX 32
@@ -48,7 +49,7 @@ struct cli_options {
 	int status;                 /* after CLI_OPTIONS_EXIT: the command's exit status */
 	/* the parser's */
 	struct option longs[CLI_OPTS_MAX + 1];
-	char letters[2 * CLI_OPTS_MAX + 2];
+	char letters[2 * CLI_OPTS_MAX + 3];
 	bool begun;
 };
 
@@ -56,7 +57,10 @@ struct cli_options {
 #define CLI_OPTIONS_EXIT -1 /* --help or a bad option: exit with status */
 
 /* Reads argv (from argv[1]) up to the next CLI_OWN option and returns its
- * id, or CLI_OPTIONS_DONE or CLI_OPTIONS_EXIT. */
+ * id, or CLI_OPTIONS_DONE or CLI_OPTIONS_EXIT. A bad option gets one line
+ * naming it and `CMD --help` (exit 2). With KWITNESS_LIST_OPTIONS=1 in the
+ * environment it prints the table instead, one "--name" (and "-l") a line,
+ * and exits 0: tests/cli/test_man.sh checks the man pages against it. */
 int cli_next_option(struct cli_options *p, int argc, char **argv);
 /* All of them, for a command without CLI_OWN options: true when the command
  * is to exit with p->status. */

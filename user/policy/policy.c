@@ -13,6 +13,7 @@
 #include <linux/bpf.h>
 
 #include "lib/buf.h"
+#include "lib/messages.h"
 #include "jcs/jcs.h"
 #include "policy/net_compile.h"
 #include "kwitness/abi/net_match.h"
@@ -60,9 +61,13 @@ int policy_check_keys(struct pctx *c, json_t *obj, const char *where, const char
 			if (!strcmp(*a, key))
 				ok = 1;
 		if (!ok) {
+			char valid[400];
+
+			kw_valid_names(valid, sizeof(valid), key, allowed);
 			if (where)
-				return policy_fail(c, "%s.%s: unknown key", where, policy_quote(key, q));
-			return policy_fail(c, "%s: unknown key", policy_quote(key, q));
+				return policy_fail(c, "%s.%s: unknown key (%s)", where, policy_quote(key, q),
+						   valid);
+			return policy_fail(c, "%s: unknown key (%s)", policy_quote(key, q), valid);
 		}
 	}
 	return 0;
@@ -192,7 +197,12 @@ static int parse_enum(struct pctx *c, json_t *root, const char *key, const char 
 			*out = (uint8_t)i;
 			return 0;
 		}
-	return policy_fail(c, "%s: unknown value \"%s\"", key, policy_quote(s, q));
+	{
+		char valid[200];
+
+		kw_valid_names(valid, sizeof(valid), s, names);
+		return policy_fail(c, "%s: unknown value \"%s\" (%s)", key, policy_quote(s, q), valid);
+	}
 }
 
 static int parse_root(struct pctx *c, json_t *root)

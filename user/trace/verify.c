@@ -245,7 +245,8 @@ static int check_freshness(const json_t *rec, const struct kw_verify_opts *o,
 		return verdict(res, KW_VERIFY_RECORD_IN_FUTURE, "(iat %lld, now %" PRId64 ", skew %" PRId64 " s)",
 			       iat, o->now, o->skew);
 	if (o->max_age > 0 && o->now - iat > o->max_age)
-		return verdict(res, KW_VERIFY_RECORD_STALE, "(age %lld s, maximum %" PRId64 " s)",
+		return verdict(res, KW_VERIFY_RECORD_STALE, "(age %lld s, maximum %" PRId64 " s; "
+			       "to verify an old record, pass --max-age 0 or a larger --max-age)",
 			       (long long)(o->now - iat), o->max_age);
 	if (o->nonce) {
 		const char *nonce = member_str(rec, "runtime", "nonce");
