@@ -60,6 +60,10 @@ struct kwd_config {
 	 * and slots only root may take. */
 	unsigned user_sessions_max;
 	unsigned root_reserved_sessions;
+	/* metrics.c: --metrics / metrics = ADDR (NULL: off), and how many open
+	 * sessions get series of their own (metrics_session_labels, 0: none) */
+	char *metrics_addr;
+	unsigned metrics_session_labels;
 	/* set by config.c so main() knows what came from the command line */
 	bool ringbuf_from_cli;
 };
