@@ -20,6 +20,7 @@ PACKAGES=(
 	golang-go golang-golang-x-mod-dev
 	runc crun bubblewrap python3 man-db systemd auditd
 	libsqlite3-dev sqlite3 libpq-dev postgresql chromium
+	prometheus
 )
 # The canonicalize package (Apache-2.0), the test oracle for canonical JSON.
 NPM_DIR=build/npm
