@@ -359,7 +359,14 @@ $(BUILD)/fuzz/fuzz_tpm: tests/fuzz/fuzz_tpm.c $(FUZZ_LIB_OBJ) $(FUZZ_TPM_OBJ)
 	$(if $(Q),@echo "  FUZZ    $@")
 	$(Q)$(CLANG) $(CSTD) $(WARN) $(INCLUDES) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_TPM_OBJ) $(FUZZ_LIB_OBJ) $(LIBS_TPM) $(LIBS_CORE)
 
-.SECONDARY: $(FUZZ_LIB_OBJ) $(FUZZ_TPM_OBJ)
+# The metrics endpoint's parsers (kwitnessd's untrusted input over HTTP).
+FUZZ_METRICS_OBJ := $(BUILD)/fuzz/obj/user/kwitnessd/metrics_request.o
+$(BUILD)/fuzz/fuzz_metrics: tests/fuzz/fuzz_metrics.c $(FUZZ_LIB_OBJ) $(FUZZ_METRICS_OBJ)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  FUZZ    $@")
+	$(Q)$(CLANG) $(CSTD) $(WARN) $(INCLUDES) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_METRICS_OBJ) $(FUZZ_LIB_OBJ) $(LIBS_CORE)
+
+.SECONDARY: $(FUZZ_LIB_OBJ) $(FUZZ_TPM_OBJ) $(FUZZ_METRICS_OBJ)
 fuzz: $(FUZZ_BIN)
 
 # Each target for FUZZ_SECONDS (30) from its committed seed corpus; a crash fails.
