@@ -385,12 +385,14 @@ static int render_process(struct kw_buf *b)
 int kwd_metrics_render(struct kwd *d, struct kw_buf *b)
 {
 	static struct snapshot s; /* the metrics thread's own copy (too big for its stack) */
-	char digest[KW_DIGEST_STR_MAX] = "unknown";
+	/* hashed once: 1.5 MB of SHA-256 is not for every scrape */
+	static char digest[KW_DIGEST_STR_MAX];
 	int64_t ck = atomic_load_explicit(&m.checkpoint_s, memory_order_relaxed);
 	int e;
 
 	snapshot_copy(&s);
-	kw_bpf_object_digest(false, digest, sizeof(digest));
+	if (!digest[0] && kw_bpf_object_digest(false, digest, sizeof(digest)))
+		snprintf(digest, sizeof(digest), "unknown");
 	e = family(b, "kwitness_build_info", "gauge", "The collector's version and BPF object.");
 	e = e ?: put(b, "kwitness_build_info{version=\"%s\",bpf_object=\"%s\"} 1\n", kw_version(),
 		     digest);
@@ -420,7 +422,9 @@ int kwd_metrics_health(struct kwd *d, struct kw_buf *b)
 
 	(void)d;
 	snapshot_copy(&s);
-	if (!s.valid || !s.hooks_available)
+	if (!s.valid)
+		snprintf(why, sizeof(why), "starting: the loop has not run yet");
+	else if (!s.hooks_available)
 		snprintf(why, sizeof(why), "not attached: no hook class loaded");
 	else if (age > KWD_HEALTH_TICK_MAX_MS)
 		snprintf(why, sizeof(why), "not keeping up: the loop last ran %lld ms ago",
