@@ -21,7 +21,8 @@ M=http://127.0.0.1:$MPORT
 P=http://127.0.0.1:$PPORT
 PROM_PID=
 
-printf 'metrics = 127.0.0.1:%s\nmetrics_session_labels = 2\n' "$MPORT" >"$KT_TMP/kwd.conf"
+printf 'metrics = 127.0.0.1:%s\nmetrics_session_labels = 2\nsyslog_decisions = deny\n' "$MPORT" \
+	>"$KT_TMP/kwd.conf"
 kwd_start --config "$KT_TMP/kwd.conf"
 
 stop_prometheus() { [ -n "$PROM_PID" ] && kill "$PROM_PID" 2>/dev/null && wait "$PROM_PID" 2>/dev/null; }
@@ -180,6 +181,25 @@ expect_eq "Prometheus: one session opened, one closed" "1 1" \
 expect_eq "Prometheus: no session open now" 0 "$(prom_wait 'kwitness_sessions{state="open"}' 0)"
 check "Prometheus: the process's resident memory is reported" \
 	test "$(promql process_resident_memory_bytes | cut -d. -f1)" -gt 1000000
+# syslog_decisions = deny: each denial as a line on kwitnessd's log stream
+# (stderr under --foreground), the very entry the log holds
+decisions "$LOG" | grep '"decision":"deny"' | sort >"$KT_TMP/deny.log"
+for _ in $(seq 50); do
+	grep -F "kwitnessd: decision session=$sid " "$KT_TMP/kwitnessd.log" |
+		sed "s/^kwitnessd: decision session=$sid //" | sort >"$KT_TMP/deny.lines"
+	[ "$(wc -l <"$KT_TMP/deny.lines")" -ge "$(wc -l <"$KT_TMP/deny.log")" ] && break
+	sleep 0.1
+done
+if [ -s "$KT_TMP/deny.log" ] && cmp -s "$KT_TMP/deny.log" "$KT_TMP/deny.lines"; then
+	ok "syslog_decisions = deny: one line per denial, each the log's entry ($(wc -l <"$KT_TMP/deny.lines"))"
+else
+	not_ok "syslog_decisions = deny: $(wc -l <"$KT_TMP/deny.lines") lines for $(wc -l <"$KT_TMP/deny.log") denials"
+	diff "$KT_TMP/deny.log" "$KT_TMP/deny.lines" | head -4 | sed 's/^/#   /'
+fi
+check "syslog_decisions = deny: no permit is said" \
+	test "$(grep -F "kwitnessd: decision session=$sid " "$KT_TMP/kwitnessd.log" | grep -c '"decision":"permit"')" = 0
+expect_eq "Prometheus: decision lines sent == denials" "$(wc -l <"$KT_TMP/deny.log")" \
+	"$(prom_wait 'kwitness_decision_lines_total{result="sent"}' "$(wc -l <"$KT_TMP/deny.log")")"
 expect_eq "the open entry names the collector's version" \
 	"$("$KWD" --version | head -n1 | cut -d' ' -f2)" "$(jfield "$(head -n1 "$LOG")" collector_version)"
 

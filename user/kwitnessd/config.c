@@ -10,6 +10,7 @@
 #include <string.h>
 #include "kwitness/abi/event.h"
 #include "config.h"
+#include "decision_syslog.h"
 #include "metrics.h"
 
 
@@ -253,6 +254,15 @@ int kwd_config_load(struct kwd_config *c, const char *path, bool must_exist, cha
 				e = set_string(slot, val);
 		} else if (!strcmp(key, "metrics") || !strcmp(key, "metrics_session_labels")) {
 			e = kwd_config_metrics(c, key, val, err, errlen, path, lineno);
+		} else if (!strcmp(key, "syslog_decisions")) {
+			enum kwd_syslog_decisions v;
+
+			e = kwd_syslog_decisions_parse(val, &v);
+			if (e)
+				snprintf(err, errlen, "%s:%u: syslog_decisions must be deny, all or off",
+					 path, lineno);
+			else
+				c->syslog_decisions = v;
 		} else if (!strcmp(key, "log")) {
 			e = set_string(&c->log_dir, val);
 		} else if (!strcmp(key, "log_key")) {

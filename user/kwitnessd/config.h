@@ -64,6 +64,7 @@ struct kwd_config {
 	 * sessions get series of their own (metrics_session_labels, 0: none) */
 	char *metrics_addr;
 	unsigned metrics_session_labels;
+	unsigned syslog_decisions; /* enum kwd_syslog_decisions (decision_syslog.c) */
 	/* set by config.c so main() knows what came from the command line */
 	bool ringbuf_from_cli;
 };

@@ -35,6 +35,7 @@
 #include "harden.h"
 #include "hostinfo.h"
 #include "kwd.h"
+#include "decision_syslog.h"
 #include "metrics.h"
 #include "recover.h"
 #include "resume.h"
@@ -543,7 +544,7 @@ static int start(struct kwd *d)
 		}
 	}
 	if (kwd_worker_start(d, err, sizeof(err)) || kwd_publisher_start(d, err, sizeof(err)) ||
-	    kwd_metrics_start(d, err, sizeof(err))) {
+	    kwd_metrics_start(d, err, sizeof(err)) || kwd_decision_syslog_start(d, err, sizeof(err))) {
 		kwd_log(d, LOG_ERR, "%s", err);
 		kwd_control_shutdown(d);
 		kw_hooks_close(d->hooks);
@@ -604,6 +605,7 @@ int main(int argc, char **argv)
 		kwd_sessions_close_all(d, true);
 		kwd_sessions_flush_all(d);
 	}
+	kwd_decision_syslog_stop(d); /* every decision line said */
 	kwd_worker_stop(d); /* every log written */
 	kwd_publisher_stop(d); /* every record sealed */
 	reply_sealed(d);

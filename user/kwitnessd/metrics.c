@@ -25,6 +25,7 @@
 #include "client/protocol.h"
 #include "bpf/hooks.h"
 #include "bpf/object_digest.h"
+#include "decision_syslog.h"
 #include "dns_proxy.h"
 #include "kwd.h"
 #include "metrics.h"
@@ -404,6 +405,16 @@ int kwd_metrics_render(struct kwd *d, struct kw_buf *b)
 	if (d->cfg.metrics_session_labels)
 		e = e ?: render_per_session(b, &s);
 	e = e ?: render_queues(d, b, &s);
+	if (d->cfg.syslog_decisions) {
+		uint64_t sent, dropped;
+
+		kwd_decision_syslog_counts(&sent, &dropped);
+		e = e ?: family(b, "kwitness_decision_lines_total", "counter",
+				"Decision lines for syslog_decisions, sent or dropped (queue full).");
+		e = e ?: put(b, "kwitness_decision_lines_total{result=\"sent\"} %" PRIu64 "\n", sent);
+		e = e ?: put(b, "kwitness_decision_lines_total{result=\"dropped\"} %" PRIu64 "\n",
+			     dropped);
+	}
 	/* checkpoints (another part of the collector) report their time here */
 	if (ck > 0)
 		e = e ?: one(b, "kwitness_checkpoint_age_seconds", "gauge",
