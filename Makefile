@@ -29,6 +29,16 @@ LIBS_TPM  := -ltss2-esys -ltss2-mu -ltss2-tctildr -ltss2-rc
 LIBS_ESTATE := -lsqlite3 -lpq
 PQ_CFLAGS := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
 
+# The version both binaries print and every open entry records: `git
+# describe` in a checkout, else a release tarball's VERSION file. version.h
+# is rewritten only when the version changes (what includes it rebuilds).
+KW_VERSION := $(shell if [ -e .git ]; then git describe --tags --always --dirty 2>/dev/null; \
+	elif [ -f VERSION ]; then head -n1 VERSION; fi | tr -cd 'A-Za-z0-9._+~-')
+KW_VERSION := $(or $(KW_VERSION),unknown)
+VERSION_H := $(BUILD)/version.h
+$(shell mkdir -p $(BUILD) && echo '#define KW_VERSION "$(KW_VERSION)"' | \
+	cmp -s - $(VERSION_H) || echo '#define KW_VERSION "$(KW_VERSION)"' >$(VERSION_H))
+
 # The library: canonical JSON, digests, keys, records, policy (no libbpf).
 LIB_SRC   := $(sort $(wildcard user/lib/*.c user/jcs/*.c user/trace/*.c user/policy/*.c user/export/*.c) \
 	     user/client/protocol.c)
@@ -386,7 +396,14 @@ $(BUILD)/fuzz/fuzz_attest: tests/fuzz/fuzz_attest.c $(FUZZ_LIB_OBJ) $(FUZZ_ATTES
 	$(if $(Q),@echo "  FUZZ    $@")
 	$(Q)$(CLANG) $(CSTD) $(WARN) $(INCLUDES) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_ATTEST_OBJ) $(FUZZ_LIB_OBJ) $(LIBS_CORE)
 
-.SECONDARY: $(FUZZ_LIB_OBJ) $(FUZZ_TPM_OBJ) $(FUZZ_ATTEST_OBJ)
+# The metrics endpoint's parsers (kwitnessd's untrusted input over HTTP).
+FUZZ_METRICS_OBJ := $(BUILD)/fuzz/obj/user/kwitnessd/metrics_request.o
+$(BUILD)/fuzz/fuzz_metrics: tests/fuzz/fuzz_metrics.c $(FUZZ_LIB_OBJ) $(FUZZ_METRICS_OBJ)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  FUZZ    $@")
+	$(Q)$(CLANG) $(CSTD) $(WARN) $(INCLUDES) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_METRICS_OBJ) $(FUZZ_LIB_OBJ) $(LIBS_CORE)
+
+.SECONDARY: $(FUZZ_LIB_OBJ) $(FUZZ_TPM_OBJ) $(FUZZ_ATTEST_OBJ) $(FUZZ_METRICS_OBJ)
 fuzz: $(FUZZ_BIN)
 
 # Each target for FUZZ_SECONDS (30) from its committed seed corpus; a crash fails.

@@ -21,6 +21,7 @@ PACKAGES=(
 	runc crun bubblewrap python3 python3-venv python3-pip python3-cryptography man-db systemd auditd
 	libsqlite3-dev sqlite3 libpq-dev postgresql chromium
 	podman catatonit containerd python3-grpcio python3-grpc-tools python3-kubernetes python3-yaml
+	prometheus
 )
 # The canonicalize package (Apache-2.0), the test oracle for canonical JSON.
 NPM_DIR=build/npm

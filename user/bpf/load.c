@@ -561,3 +561,10 @@ json_t *kw_hooks_programs(const struct kw_hooks *h)
 	return arr;
 }
 
+
+/* The two objects' bytes as built in (object_digest.c hashes them here, so
+ * the 1.5 MB of each stays in the binary once). */
+const void *kw_bpf_object_bytes(bool nokfunc, size_t *size)
+{
+	return nokfunc ? kwitness_nokfunc_bpf__elf_bytes(size) : kwitness_bpf__elf_bytes(size);
+}

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* kwitness: the command-line front end. Dispatches to one file per command. */
 #include <stdio.h>
+#include <string.h>
+
+#include "bpf/object_digest.h"
 
 #include "commands.h"
 #include "verbs.h"
@@ -37,7 +40,8 @@ static void usage(FILE *f)
 		   "kwitness makes the kernel the witness of what a sandbox was allowed to do.\n\n"
 		   "Commands:\n");
 	cli_verbs_list(f, commands);
-	fprintf(f, "\nRun 'kwitness COMMAND --help' for a command's options.\n");
+	fprintf(f, "\nRun 'kwitness COMMAND --help' for a command's options;\n"
+		   "'kwitness --version' for the version and the BPF objects' SHA-256.\n");
 }
 
 int main(int argc, char **argv)
@@ -50,5 +54,7 @@ int main(int argc, char **argv)
 		.help_verb = true,
 	};
 
+	if (argc == 2 && !strcmp(argv[1], "--version"))
+		return kw_version_print(stdout, "kwitness");
 	return cli_dispatch(&kwitness, argc, argv);
 }

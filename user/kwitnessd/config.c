@@ -10,6 +10,8 @@
 #include <string.h>
 #include "kwitness/abi/event.h"
 #include "config.h"
+#include "decision_syslog.h"
+#include "metrics.h"
 
 
 static char *trim(char *s)
@@ -252,6 +254,17 @@ int kwd_config_load(struct kwd_config *c, const char *path, bool must_exist, cha
 			/* The command line wins over the file. */
 			if (!*slot)
 				e = set_string(slot, val);
+		} else if (!strcmp(key, "metrics") || !strcmp(key, "metrics_session_labels")) {
+			e = kwd_config_metrics(c, key, val, err, errlen, path, lineno);
+		} else if (!strcmp(key, "syslog_decisions")) {
+			enum kwd_syslog_decisions v;
+
+			e = kwd_syslog_decisions_parse(val, &v);
+			if (e)
+				snprintf(err, errlen, "%s:%u: syslog_decisions must be deny, all or off",
+					 path, lineno);
+			else
+				c->syslog_decisions = v;
 		} else if (!strcmp(key, "log")) {
 			e = set_string(&c->log_dir, val);
 		} else if (!strcmp(key, "log_key")) {
@@ -295,7 +308,8 @@ void kwd_config_free(struct kwd_config *c)
 	free(c->tpm_enrollment);
 	free(c->tpm_ak);
 	free(c->estate);
-	c->estate = NULL;
+	free(c->metrics_addr);
+	c->estate = c->metrics_addr = NULL;
 	c->tpm = c->tpm_pcrs = c->tpm_enrollment = c->tpm_ak = NULL;
 	for (unsigned i = 0; i < c->n_grants; i++)
 		free(c->grants[i].path);

@@ -63,6 +63,11 @@ struct kwd_config {
 	unsigned user_sessions_max;
 	unsigned root_reserved_sessions;
 	struct kwd_export_config exports; /* watch_queue, otlp_* */
+	/* metrics.c: --metrics / metrics = ADDR (NULL: off), and how many open
+	 * sessions get series of their own (metrics_session_labels, 0: none) */
+	char *metrics_addr;
+	unsigned metrics_session_labels;
+	unsigned syslog_decisions; /* enum kwd_syslog_decisions (decision_syslog.c) */
 	/* set by config.c so main() knows what came from the command line */
 	bool ringbuf_from_cli;
 };

@@ -16,6 +16,7 @@
 #include "dns_state.h"
 #include "kwd.h"
 #include "util.h"
+#include "metrics.h"
 
 /* The collector's own entries go through the session's reorder window as
  * records with a kernel-like header, so they are emitted in seq order. */
@@ -161,6 +162,7 @@ void dns_handle_query(struct kwd_dns *dns, const uint8_t *msg, size_t len, bool 
 	size_t n;
 
 	dns->queries++;
+	kwd_metrics_count(KWD_M_DNS_QUESTIONS);
 	memset(&tmp, 0, sizeof(tmp));
 	if (kw_dns_parse_query(msg, len, &tmp.q, &why)) {
 		/* not a question: nothing to decide, nothing sent back */
@@ -184,6 +186,7 @@ void dns_handle_query(struct kwd_dns *dns, const uint8_t *msg, size_t len, bool 
 		uint64_t seq = dns_take_seq(dns, false);
 
 		dns->refused++;
+		kwd_metrics_count(KWD_M_DNS_REFUSED);
 		n = kw_dns_reply_rcode(msg, &tmp.q, KW_DNS_REFUSED, out, sizeof(out));
 		dns_log_query(dns, &tmp, KW_DNS_REFUSED, NULL, NULL, NULL, seq, NULL);
 		if (n)

@@ -24,6 +24,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/hooks.h"
+#include "bpf/object_digest.h"
 #include "trace/key.h"
 #include "lib/messages.h"
 #include "lib/options.h"
@@ -36,6 +37,8 @@
 #include "hostinfo.h"
 #include "kwd.h"
 #include "otlp.h"
+#include "decision_syslog.h"
+#include "metrics.h"
 #include "recover.h"
 #include "resume.h"
 #include "session.h"
@@ -101,9 +104,12 @@ static void usage(FILE *f)
 		"  --tpm-pcrs SEL      PCRs to quote (default " KW_TPM_DEFAULT_PCRS ")\n"
 		"  --tpm-ak FILE       the attestation key (kwitness tpm enroll --ak-out; mode 0600)\n"
 		"  --tpm-enrollment F  enrollment record (kwitness tpm enroll) for the evidence\n"
+		"  --metrics ADDR      serve Prometheus /metrics and /healthz on a loopback\n"
+		"                      HOST:PORT or unix:PATH (off by default)\n"
 		"  -f, --foreground    stay in the foreground, log to stderr (systemd Type=simple)\n"
 		"  -v, --verbose       log sessions (twice: more)\n"
-		"  -h, --help          this text\n");
+		"  -h, --help          this text\n"
+		"      --version       the version and the BPF objects' SHA-256\n");
 }
 
 static int make_dir(const char *base, const char *sub, mode_t mode)
@@ -321,6 +327,7 @@ static int run_loop(struct kwd *d)
 		kwd_sessions_after_batch(d);
 		if (ticked) {
 			kwd_sessions_tick(d);
+			kwd_metrics_tick(d);
 			kwd_control_pause(d, false);
 		}
 		kwd_clients_backlog(d);
@@ -364,7 +371,9 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
  * --help). */
 static int parse_args(struct kwd *d, int argc, char **argv, bool *config_given, bool *key_given)
 {
-	enum { O_KEY = 1, O_CONFIG, O_RINGBUF, O_PIN_DIR, O_TPM, O_TPM_PCRS, O_TPM_ENROLLMENT, O_TPM_AK };
+	bool version = false;
+	enum { O_KEY = 1, O_CONFIG, O_RINGBUF, O_PIN_DIR, O_TPM, O_TPM_PCRS, O_TPM_ENROLLMENT, O_TPM_AK,
+	       O_METRICS };
 	const struct cli_opt opts[] = {
 		{ "state-dir", 0, CLI_TEXT, &d->cfg.state_dir },
 		{ "socket", 0, CLI_TEXT, &d->cfg.socket_path },
@@ -376,10 +385,12 @@ static int parse_args(struct kwd *d, int argc, char **argv, bool *config_given, 
 		{ "tpm-pcrs", 0, CLI_OWN, .id = O_TPM_PCRS },
 		{ "tpm-enrollment", 0, CLI_OWN, .id = O_TPM_ENROLLMENT },
 		{ "tpm-ak", 0, CLI_OWN, .id = O_TPM_AK },
+		{ "metrics", 0, CLI_OWN, .id = O_METRICS },
 		{ "close-sessions-on-exit", 0, CLI_FLAG, &d->cfg.close_on_exit },
 		{ "foreground", 'f', CLI_FLAG, &d->cfg.foreground },
 		{ "verbose", 'v', CLI_COUNT, &d->cfg.verbose },
 		{ "help", 'h', CLI_HELP },
+		{ "version", 0, CLI_FLAG, &version },
 		{ 0 },
 	};
 	struct cli_options p = { .cmd = "kwitnessd", .usage = usage, .opts = opts,
@@ -401,6 +412,10 @@ static int parse_args(struct kwd *d, int argc, char **argv, bool *config_given, 
 		case O_TPM: free(d->cfg.tpm); d->cfg.tpm = strdup(optarg); break;
 		case O_TPM_PCRS: free(d->cfg.tpm_pcrs); d->cfg.tpm_pcrs = strdup(optarg); break;
 		case O_TPM_AK: free(d->cfg.tpm_ak); d->cfg.tpm_ak = strdup(optarg); break;
+		case O_METRICS:
+			if (kwd_config_metrics(&d->cfg, "metrics", optarg, NULL, 0, NULL, 0))
+				return 2;
+			break;
 		case O_TPM_ENROLLMENT:
 			free(d->cfg.tpm_enrollment);
 			d->cfg.tpm_enrollment = strdup(optarg);
@@ -409,6 +424,8 @@ static int parse_args(struct kwd *d, int argc, char **argv, bool *config_given, 
 	}
 	if (opt == CLI_OPTIONS_EXIT)
 		return p.status;
+	if (version)
+		return kw_version_print(stdout, "kwitnessd");
 	if (optind != argc) {
 		fprintf(stderr, "kwitnessd: unexpected argument '%s'\n", argv[optind]);
 		return 2;
@@ -510,7 +527,7 @@ static int start(struct kwd *d)
 		return 1;
 	}
 	if (join_programs(d) || setup_loop(d, err, sizeof(err)) ||
-	    kwd_control_listen(d, err, sizeof(err))) {
+	    kwd_control_listen(d, err, sizeof(err)) || kwd_metrics_listen(d, err, sizeof(err))) {
 		fprintf(stderr, "kwitnessd: %s\n", err[0] ? err : "out of memory");
 		kw_hooks_close(d->hooks);
 		return 1;
@@ -530,7 +547,8 @@ static int start(struct kwd *d)
 		}
 	}
 	if (kwd_worker_start(d, err, sizeof(err)) || kwd_publisher_start(d, err, sizeof(err)) ||
-	    kwd_watch_start(d, err, sizeof(err)) || kwd_otlp_start(d, err, sizeof(err))) {
+	    kwd_watch_start(d, err, sizeof(err)) || kwd_otlp_start(d, err, sizeof(err)) ||
+	    kwd_metrics_start(d, err, sizeof(err)) || kwd_decision_syslog_start(d, err, sizeof(err))) {
 		kwd_log(d, LOG_ERR, "%s", err);
 		kwd_control_shutdown(d);
 		kw_hooks_close(d->hooks);
@@ -580,6 +598,7 @@ int main(int argc, char **argv)
 
 	e = run_loop(d);
 	d->stopping = true;
+	kwd_metrics_stop(d); /* before what it reads goes */
 	if (d->cfg.close_on_exit || !d->cfg.pin_dir) {
 		/* every open session ends with its trailer and record */
 		kwd_sessions_close_all(d, false);
@@ -590,6 +609,7 @@ int main(int argc, char **argv)
 		kwd_sessions_close_all(d, true);
 		kwd_sessions_flush_all(d);
 	}
+	kwd_decision_syslog_stop(d); /* every decision line said */
 	kwd_worker_stop(d); /* every log written */
 	kwd_publisher_stop(d); /* every record sealed */
 	reply_sealed(d);

@@ -30,6 +30,7 @@
 #include "ring.h"
 #include "session.h"
 #include "util.h"
+#include "metrics.h"
 
 #define KWD_JOURNAL_MAX 4096
 
@@ -277,6 +278,7 @@ static int resume_one(struct kwd *d, const char *id, uint32_t slot, uint32_t gen
 	kw_logwriter_flush(&s->log);
 	d->slots[slot] = s;
 	d->n_sessions++;
+	kwd_metrics_count(KWD_M_RESUMES);
 	kwd_log(d, LOG_NOTICE,
 		"session %s resumed in slot %u: %llu decisions logged, kernel next_seq %llu, "
 		"%llu dropped while down", id, slot, (unsigned long long)sc.decisions,

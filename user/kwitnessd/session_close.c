@@ -20,6 +20,7 @@
 #include "kwd.h"
 #include "session.h"
 #include "util.h"
+#include "metrics.h"
 
 /* ---- close -------------------------------------------------------------- */
 
@@ -242,6 +243,7 @@ static void session_release(struct kwd_session *s)
 	d->slots[s->slot] = NULL;
 	d->n_sessions--;
 	s->ring_fd = -1; /* closed with the slot; the mapping goes with s */
+	kwd_metrics_session_gone(d, s); /* its kernel counters, before they go */
 	kw_hooks_session_free(d->hooks, s->slot);
 	kwd_session_free(s);
 }

@@ -21,6 +21,7 @@
 #include "kwitness/abi/name_match.h"
 #include "lib/cgroup.h"
 #include "bpf/hooks.h"
+#include "bpf/object_digest.h"
 #include "authz.h"
 #include "config.h"
 #include "fanout.h"
@@ -28,6 +29,7 @@
 #include "kwd.h"
 #include "session.h"
 #include "util.h"
+#include "metrics.h"
 
 /* ---- open ----------------------------------------------------------------- */
 
@@ -283,6 +285,7 @@ static int write_open_entry(struct kwd *d, struct kwd_session *s)
 	e = e ?: jcs_obj_str(&o, "cgroup_mode", d->host.cgroup_mode);
 	e = e ?: jcs_obj_str(&o, "collector", "kwitnessd");
 	e = e ?: workload(&o, s, KW_WL_CONTAINER_ID, KW_WL_CONTAINER_NAME);
+	e = e ?: jcs_obj_str(&o, "collector_version", kw_version());
 	e = e ?: jcs_obj_str(&o, "data_class", s->data_class);
 	if (rt.bound)
 		e = e ?: jcs_obj_str(&o, "evidence", rt.evidence);
@@ -495,6 +498,7 @@ json_t *kwd_session_open(struct kwd *d, const struct kw_request *req,
 	}
 	d->slots[slot] = s;
 	d->n_sessions++;
+	kwd_metrics_count(KWD_M_SESSIONS_OPENED);
 	kwd_log(d, LOG_INFO, "session %s opened: %s, cgroup %s, slot %u, %s", s->id, s->sandbox_id,
 		s->cgroup_path, slot, kw_mode_name(s->pol->mode));
 	return json_pack("{s:b, s:s, s:s, s:s, s:s}", KW_F_OK, 1, KW_F_SESSION, s->id, KW_F_LOG_PATH,
