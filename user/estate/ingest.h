@@ -11,6 +11,7 @@
 #ifndef KWITNESS_ESTATE_INGEST_H
 #define KWITNESS_ESTATE_INGEST_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "trace/record.h"
@@ -49,6 +50,11 @@ struct estate_ingest {
 	uint64_t entries, log_bytes; /* stored by this run */
 	uint64_t by_reason[KW_VERIFY_REASON_COUNT];
 	char err[600];               /* why the run stopped (a database error) */
+	/* --- the batch of records not committed yet (ingest_tx.h) --- */
+	struct {
+		bool open;
+		uint64_t records, entries;
+	} tx;
 };
 
 /* Ingests a state folder, a folder of state folders (one per host), or a
