@@ -5,9 +5,9 @@
  * policy bundle and the measurement; completeness, the TPM appraisal and
  * the transparency log's proof give the record's TRACE level). A record
  * that fails goes into rejected with its reason code. Entries go to the
- * database as the log is read, inside the record's transaction, which is
- * rolled back when the record does not verify: memory does not grow with
- * the log. */
+ * database as the log is read, inside the record's savepoint (ingest_tx.h),
+ * which is rolled back when the record does not verify: memory does not grow
+ * with the log. */
 #ifndef KWITNESS_ESTATE_INGEST_H
 #define KWITNESS_ESTATE_INGEST_H
 
