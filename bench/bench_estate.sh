@@ -33,6 +33,10 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
+# ESTATE_KEEP=DIR: the generated estate is kept in DIR and reused by the
+# next run with the same DIR (generation takes longer than the ingest).
+D=${ESTATE_KEEP:-$T}
+mkdir -p "$D"
 # PostgreSQL refuses to run as root: the cluster belongs to nobody then.
 as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u nobody -- "$@"; else "$@"; fi; }
 now() { date +%s.%N; }
@@ -47,41 +51,48 @@ timed() {
 rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", n / s }'; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 
-printf '{"kwitness_policy":1,"mode":"enforce","net":{"connect":["10.0.0.0/8:443"]}}\n' >"$T/bundle"
-BH=$(sha256sum "$T/bundle" | cut -c1-64)
+t0=$(now)
+if [ -s "$D/generated" ]; then
+	read -r HOSTS SESSIONS DECISIONS <"$D/generated"
+	echo "bench_estate: reusing $D: $HOSTS hosts x $SESSIONS sessions x $DECISIONS decisions"
+else
+printf '{"kwitness_policy":1,"mode":"enforce","net":{"connect":["10.0.0.0/8:443"]}}\n' >"$D/bundle"
+BH=$(sha256sum "$D/bundle" | cut -c1-64)
 IMAGE=sha256:$(printf 'a%.0s' $(seq 64))
-mkdir -p "$T/trust" "$T/hosts"
+mkdir -p "$D/trust" "$D/hosts"
 
 echo "bench_estate: generating $HOSTS hosts x $SESSIONS sessions x $DECISIONS decisions"
 t0=$(now)
 for h in $(seq "$HOSTS"); do
-	H=$T/hosts/host-$h
+	H=$D/hosts/host-$h
 	mkdir -p "$H/records" "$H/logs" "$H/policies"
-	cp "$T/bundle" "$H/policies/$BH"
-	"$KW" keygen --out "$T/key-$h.pem" >/dev/null
-	"$KW" key show --key "$T/key-$h.pem" --jwk >"$T/trust/host-$h.jwk"
+	cp "$D/bundle" "$H/policies/$BH"
+	"$KW" keygen --out "$D/key-$h.pem" >/dev/null
+	"$KW" key show --key "$D/key-$h.pem" --jwk >"$D/trust/host-$h.jwk"
 	mid=$(printf 'machine-%s' "$h" | sha256sum | cut -c1-32)
 	for s in $(seq "$SESSIONS"); do
 		sid=$(printf 'session-%s-%s' "$h" "$s" | sha256sum | cut -c1-32)
 		sbx=spiffe://bench.kwitness.local/host-$h/agent-$s
 		"$LOGGEN" --decisions "$DECISIONS" --session "$sid" --sandbox-id "$sbx" \
 			--bundle-hash "sha256:$BH" --image-digest "$IMAGE" --seed "$((h * 1000 + s))" \
-			--hostname "host-$h" --machine-id "$mid" --hash-out "$T/hash" >"$H/logs/$sid.jsonl"
-		read -r th n <"$T/hash"
-		"$KW" record build --sandbox-id "$sbx" --image-digest "$IMAGE" --policy "$T/bundle" \
+			--hostname "host-$h" --machine-id "$mid" --hash-out "$D/hash" >"$H/logs/$sid.jsonl"
+		read -r th n <"$D/hash"
+		"$KW" record build --sandbox-id "$sbx" --image-digest "$IMAGE" --policy "$D/bundle" \
 			--transcript-hash "$th" --call-count "$n" --enforcement-mode enforce \
 			--model-provider anthropic --model-id claude-x |
-			"$KW" sign --key "$T/key-$h.pem" - >"$H/records/$sid.json"
+			"$KW" sign --key "$D/key-$h.pem" - >"$H/records/$sid.json"
 	done
 done
-ENTRIES=$(cat "$T"/hosts/*/logs/*.jsonl | wc -l)
+echo "$HOSTS $SESSIONS $DECISIONS" >"$D/generated"
+fi
+ENTRIES=$(cat "$D"/hosts/*/logs/*.jsonl | wc -l)
 DECS=$((HOSTS * SESSIONS * DECISIONS))
-echo "generated $ENTRIES log lines ($DECS decisions, $(du -sh "$T/hosts" | cut -f1)) in $(secs "$t0" "$(now)") s"
+echo "generated $ENTRIES log lines ($DECS decisions, $(du -sh "$D/hosts" | cut -f1)) in $(secs "$t0" "$(now)") s"
 
 # --- baseline: the verification alone -------------------------------------
 verify_all() {
 	for h in $(seq "$HOSTS"); do
-		"$KW" verify --key "$T/trust/host-$h.jwk" --max-age 0 --jobs 1 --dir "$T/hosts/host-$h" || return 1
+		"$KW" verify --key "$D/trust/host-$h.jwk" --max-age 0 --jobs 1 --dir "$D/hosts/host-$h" || return 1
 	done
 }
 timed verify_all
@@ -89,7 +100,7 @@ echo "baseline  verify --dir --jobs 1 (no database): $WALL s wall, $CPU s CPU:" 
 	"$(rate "$ENTRIES" "$WALL") entries/s wall, $(rate "$ENTRIES" "$CPU") per CPU-second"
 
 # --- SQLite -----------------------------------------------------------------
-timed "$KW" estate ingest --create --db "sqlite:$T/estate.sqlite" --trust "$T/trust" "$T/hosts"
+timed "$KW" estate ingest --create --db "sqlite:$T/estate.sqlite" --trust "$D/trust" "$D/hosts"
 tail -1 "$T/timed.out"
 echo "sqlite    estate ingest: $WALL s wall, $CPU s CPU: $(rate "$ENTRIES" "$WALL") entries/s wall," \
 	"$(rate "$ENTRIES" "$CPU") per CPU-second ($(du -h "$T/estate.sqlite" | cut -f1) database)"
@@ -109,7 +120,7 @@ if [ -n "$PG_BIN" ] && [ -x "$PG_BIN/initdb" ]; then
 fi
 PGURL="postgresql:///estate?host=$T/pg&user=kwitness"
 if [ -n "$pg_ok" ]; then
-	timed "$KW" estate ingest --create --db "$PGURL" --trust "$T/trust" "$T/hosts"
+	timed "$KW" estate ingest --create --db "$PGURL" --trust "$D/trust" "$D/hosts"
 	tail -1 "$T/timed.out"
 	echo "postgres  estate ingest (COPY): $WALL s wall, $(rate "$ENTRIES" "$WALL") entries/s wall" \
 		"(client $CPU s CPU; the server's work is not counted)"
@@ -118,7 +129,7 @@ else
 fi
 
 # --- who did this: one address's denied connects ----------------------------
-addr=$(grep -m1 '"decision":"deny"' "$T/hosts/host-1/logs/"*.jsonl | head -1 | sed 's/.*"host":"\([^"]*\)".*/\1/')
+addr=$(grep -m1 '"decision":"deny"' "$D/hosts/host-1/logs/"*.jsonl | head -1 | sed 's/.*"host":"\([^"]*\)".*/\1/')
 query() { "$KW" estate query --db "$1" --tool net.connect --decision deny --object "$addr" --json >/dev/null; }
 lat() {
 	local t0 n=5
@@ -128,7 +139,7 @@ lat() {
 	awk -v a="$t0" -v b="$(now)" -v n=$n 'BEGIN { printf "%.1f", (b - a) * 1000 / n }'
 }
 t0=$(now)
-rows=$(cat "$T"/hosts/*/logs/*.jsonl | grep -F "\"host\":\"$addr\"" | grep -c '"decision":"deny"' || true)
+rows=$(cat "$D"/hosts/*/logs/*.jsonl | grep -F "\"host\":\"$addr\"" | grep -c '"decision":"deny"' || true)
 tg=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.1f", (b - a) * 1000 }')
 echo "query     who denied-connected to $addr ($rows rows): sqlite $(lat "sqlite:$T/estate.sqlite") ms per query (process start included)"
 [ -n "$pg_ok" ] && echo "query     the same on postgres: $(lat "$PGURL") ms per query"

@@ -87,6 +87,12 @@ void cli_tlog_witnesses_close(struct cli_tlog_witnesses *w)
 int cli_serve(const char *cmd, const char *listen_at, size_t max_body, tlog_server_handler h,
 	      void *ctx)
 {
+	return cli_serve_threads(cmd, listen_at, max_body, h, ctx, 1);
+}
+
+int cli_serve_threads(const char *cmd, const char *listen_at, size_t max_body,
+		      tlog_server_handler h, void *ctx, unsigned nthreads)
+{
 	struct tlog_server s;
 	char err[400];
 	int ret = tlog_server_listen(&s, listen_at, err, sizeof(err));
@@ -99,7 +105,10 @@ int cli_serve(const char *cmd, const char *listen_at, size_t max_body, tlog_serv
 	printf("listening on http://%s%s%s:%s\n", strchr(s.host, ':') ? "[" : "", s.host,
 	       strchr(s.host, ':') ? "]" : "", s.port);
 	fflush(stdout);
-	tlog_server_run(&s, max_body, h, ctx, err, sizeof(err));
+	if (nthreads > 1)
+		tlog_server_run_threads(&s, max_body, h, ctx, nthreads, err, sizeof(err));
+	else
+		tlog_server_run(&s, max_body, h, ctx, err, sizeof(err));
 	fprintf(stderr, "kwitness %s: %s\n", cmd, err);
 	return 1;
 }

@@ -49,6 +49,9 @@ void cli_tlog_witnesses_close(struct cli_tlog_witnesses *w);
  * Returns only on an error (printed): the exit status, 2 for a bad --listen. */
 int cli_serve(const char *cmd, const char *listen_at, size_t max_body, tlog_server_handler h,
 	      void *ctx);
+/* The same with nthreads connections at once (tlog/server.h). */
+int cli_serve_threads(const char *cmd, const char *listen_at, size_t max_body,
+		      tlog_server_handler h, void *ctx, unsigned nthreads);
 
 /* kwitness tlog serve (cmd_tlog_serve.c). */
 int cli_tlog_serve(int argc, char **argv);

@@ -16,6 +16,7 @@
 #include "lib/buf.h"
 #include "jcs/jcs.h"
 #include "collector/publish.h"
+#include "collector/publish_batch.h"
 #include "lib/messages.h"
 #include "lib/options.h"
 #include "cli_record.h"
@@ -34,6 +35,8 @@ struct log_service {
 	int dirfd;
 	char token[TOKEN_MAX + 1]; /* empty: no appends */
 	struct kw_publish pub;
+	/* Appends that arrive together are committed together. */
+	struct kw_publish_batcher batcher;
 };
 
 static void log_serve_usage(FILE *f)
@@ -44,12 +47,14 @@ static void log_serve_usage(FILE *f)
 		"                            [--witness-policy POLICY]]\n\n"
 		"Serves the log in DIR read-only over HTTP, as any static web server would:\n"
 		"/checkpoint (no-cache), /tile/... and /kwitness/*.tlog-proof (immutable).\n"
-		"Dot files and anything else are 404. One request at a time; put nginx in\n"
-		"front for public traffic (docs/transparency.md).\n"
+		"Dot files and anything else are 404. Up to 64 connections at once; put\n"
+		"nginx in front for public traffic (docs/transparency.md).\n"
 		"With --append-token it is also the shared writer of several hosts: POST /add\n"
 		"with \"Authorization: Bearer <token>\" and a record signed with this log's\n"
 		"transparency URL for it appends the record, has the witnesses cosign and\n"
-		"answers with its tlog-proof (kwitness tlog sign http://ADDR:PORT ...).\n\n"
+		"answers with its tlog-proof (kwitness tlog sign http://ADDR:PORT ...).\n"
+		"Appends that arrive together are committed as one batch: one checkpoint,\n"
+		"one round of cosignatures, one flush to disk.\n\n"
 		"  --listen ADDR:PORT     where to listen (port 0: any free port)\n"
 		"  --append-token FILE    the bearer token appenders present (one line, 16 to 200\n"
 		"                         characters); --append FILE is the same\n"
@@ -130,7 +135,12 @@ static void serve_append(struct log_service *s, const struct http_request *req, 
 		json_decref(rec);
 		return;
 	}
-	e = kw_publish_logged(rec, &s->pub, url, &proof, why, sizeof(why));
+	{
+		struct kw_publish_job job = { .rec = rec, .url = url, .proof = &proof, .why = why,
+					      .whylen = sizeof(why) };
+
+		e = kw_publish_batcher_submit(&s->batcher, &job);
+	}
 	if (e) {
 		strncat(why, "\n", sizeof(why) - strlen(why) - 1);
 		http_respond(fd, e == -EPERM ? 503 : 500, "text/plain", NULL, why, strlen(why));
@@ -223,7 +233,15 @@ int cli_tlog_serve(int argc, char **argv)
 		s.pub = (struct kw_publish){ .log_dir = s.dir, .log_key = &lk, .witnesses = wit.pw,
 					     .nwitnesses = nw, .policy = wit.policy };
 	}
-	status = cli_serve("tlog serve", listen_at, token ? CLI_RECORD_MAX : 0, serve_log, &s);
+	if (token && kw_publish_batcher_start(&s.batcher, &s.pub)) {
+		fprintf(stderr, "kwitness tlog serve: cannot start the append thread\n");
+		goto out;
+	}
+	/* Connections at once: an append waits for its batch without holding
+	 * readers or the appends that make the next batch. */
+	status = cli_serve_threads("tlog serve", listen_at, token ? CLI_RECORD_MAX : 0, serve_log,
+				   &s, TLOG_SERVER_THREADS_MAX);
+	kw_publish_batcher_stop(&s.batcher);
 out:
 	cli_tlog_witnesses_close(&wit);
 	tlog_key_clear(&lk);

@@ -2,6 +2,8 @@
 /* The sign-once order, see publish.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 
 #include "trace/record.h"
 #include "collector/publish.h"
+#include "collector/publish_batch.h"
 #include "tlog/anchor.h"
 #include "tlog/http.h"
 #include "tlog/witness.h"
@@ -18,7 +21,7 @@
 #include "tlog/record_url.h"
 
 /* DIR/kwitness/<hash>.tlog-proof: where the record's URL points. */
-static int publish_proof(int dirfd, const char *url, const struct kw_buf *proof)
+int kw_publish_proof_file(int dirfd, const char *url, const struct kw_buf *proof, bool sync)
 {
 	const char *name = strrchr(url, '/');
 	char path[512], tmp[540];
@@ -28,12 +31,13 @@ static int publish_proof(int dirfd, const char *url, const struct kw_buf *proof)
 		return -ENAMETOOLONG;
 	if (mkdirat(dirfd, TLOG_PROOF_DIR, 0755) < 0 && errno != EEXIST)
 		return -errno;
-	snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid());
+	/* The thread too: a shared writer proves several records at once. */
+	snprintf(tmp, sizeof(tmp), "%s.tmp%ld.%lx", path, (long)getpid(), (unsigned long)pthread_self());
 	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
 	ret = kw_write_all(fd, proof->data, proof->len);
-	if (!ret && fsync(fd) < 0)
+	if (!ret && sync && fsync(fd) < 0)
 		ret = -errno;
 	close(fd);
 	if (!ret && renameat(dirfd, tmp, dirfd, path) < 0)
@@ -43,77 +47,16 @@ static int publish_proof(int dirfd, const char *url, const struct kw_buf *proof)
 	return ret;
 }
 
-/* Steps 4 to 6 for the signed record; the log stays locked throughout so the
- * checkpoint proven is the one cosigned. */
+/* Steps 4 to 6 for the signed record: a batch of one. */
 int kw_publish_logged(const json_t *rec, const struct kw_publish *pub, const char *url,
 		      struct kw_buf *proof, char *why, size_t whylen)
 {
-	struct kw_buf entry = { 0 };
-	struct tlog_log *l = NULL;
-	struct tlog_note n;
-	struct tlog_checkpoint cp;
-	struct tlog_proof *p = NULL;
-	const struct kw_buf *note;
-	const void *e;
-	uint64_t index;
-	size_t cosigned = 0, len;
-	int ret;
+	struct kw_publish_job job = { .rec = rec, .url = url, .proof = proof, .why = why,
+				      .whylen = whylen };
+	struct kw_publish_job *one = &job;
 
-	ret = anchor_claim_bytes(rec, &entry);
-	if (ret) {
-		snprintf(why, whylen, "log: the record has no anchor-v1 form");
-		goto out;
-	}
-	ret = tlog_log_open(pub->log_dir, pub->log_key, &l);
-	if (ret) {
-		snprintf(why, whylen, "log: open %s: %s", pub->log_dir, strerror(-ret));
-		goto out;
-	}
-	e = entry.data;
-	len = entry.len;
-	ret = tlog_log_append(l, &e, &len, 1, &index);
-	if (ret) {
-		snprintf(why, whylen, "log: append: %s", strerror(-ret));
-		goto out;
-	}
-	for (size_t i = 0; i < pub->nwitnesses; i++) {
-		char wwhy[256];
-
-		/* A witness that fails is one cosignature fewer; the policy decides. */
-		if (tlog_log_cosign(l, pub->witnesses[i].submit, pub->witnesses[i].ctx, wwhy,
-				    sizeof(wwhy)))
-			snprintf(why, whylen, "witness %zu: %s", i + 1, wwhy);
-	}
-	note = tlog_log_checkpoint(l);
-	if (tlog_note_parse(note->data, note->len, &n) ||
-	    tlog_checkpoint_parse(n.text, n.text_len, &cp)) {
-		ret = -EBADMSG;
-		snprintf(why, whylen, "log: the new checkpoint does not parse");
-		goto out;
-	}
-	if (pub->policy && tlog_policy_check(pub->policy, &n, &cp, &cosigned) != TLOG_POLICY_OK) {
-		char prev[256];
-
-		snprintf(prev, sizeof(prev), "%s", why);
-		snprintf(why, whylen, "witness policy not met (%zu cosigned)%s%s", cosigned,
-			 prev[0] ? "; " : "", prev);
-		ret = -EPERM;
-		goto out;
-	}
-	p = calloc(1, sizeof(*p));
-	ret = p ? tlog_prove(tlog_log_dirfd(l), index, cp.size, &cp.root, note->data, note->len, p) :
-		  -ENOMEM;
-	if (!ret)
-		ret = tlog_proof_format(p, proof);
-	if (!ret)
-		ret = publish_proof(tlog_log_dirfd(l), url, proof);
-	if (ret)
-		snprintf(why, whylen, "proof: %s", strerror(-ret));
-out:
-	free(p);
-	tlog_log_close(l);
-	kw_buf_free(&entry);
-	return ret;
+	kw_publish_logged_many(pub, &one, 1);
+	return job.ret;
 }
 
 /* A shared writer logs the record and answers with its proof; the proof must

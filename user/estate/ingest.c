@@ -28,6 +28,7 @@
 #include "trace/statedir.h"
 #include "estate/entry.h"
 #include "estate/ingest.h"
+#include "estate/ingest_tx.h"
 #include "lib/base64.h"
 #include "tlog/record_check.h"
 #include "tlog/record_url.h"
@@ -406,7 +407,7 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 	bool in_tx = false, in_copy = false;
 	int e, ret = -1;
 
-	if (estate_exec(ing->db, ing->db->begin_record)) {
+	if (estate_tx_record_begin(ing)) {
 		db_error(ing, "begin");
 		goto out;
 	}
@@ -440,7 +441,7 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 		/* Not evidence: nothing of it stays. */
 		in_tx = false;
 		ing->entries -= it->lines;
-		if (estate_exec(ing->db, "ROLLBACK")) {
+		if (estate_tx_record_drop(ing)) {
 			db_error(ing, "rollback");
 			goto out;
 		}
@@ -477,13 +478,13 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 		}
 	}
 	in_tx = false;
-	if (estate_exec(ing->db, "COMMIT")) {
-		db_error(ing, "commit");
-		goto out;
-	}
 	ing->stored++;
 	ing->incomplete += !lc.complete;
 	ing->by_level[level]++;
+	if (estate_tx_record_keep(ing, it->lines)) {
+		db_error(ing, "commit");
+		goto out;
+	}
 	ret = 0;
 out:
 	if (in_copy)
@@ -493,7 +494,7 @@ out:
 		char why[sizeof(ing->db->err)];
 
 		snprintf(why, sizeof(why), "%s", ing->db->err);
-		estate_exec(ing->db, "ROLLBACK");
+		estate_tx_record_drop(ing);
 		snprintf(ing->db->err, sizeof(ing->db->err), "%s", why);
 	}
 	kw_log_check_free(&lc);
@@ -642,7 +643,22 @@ static int ingest_state(struct estate_ingest *ing, const char *dirpath, struct k
 	return ret;
 }
 
+static int ingest_path(struct estate_ingest *ing, const char *path);
+
+/* What a path held is committed when its ingest ends, also when it stops
+ * at an error: the records stored before it stay. */
 int estate_ingest_path(struct estate_ingest *ing, const char *path)
+{
+	int ret = ingest_path(ing, path);
+
+	if (estate_tx_end(ing) && !ret) {
+		db_error(ing, "commit");
+		ret = -1;
+	}
+	return ret;
+}
+
+static int ingest_path(struct estate_ingest *ing, const char *path)
 {
 	struct kw_state_dir st;
 	struct stat sb;

@@ -5,12 +5,13 @@
  * policy bundle and the measurement; completeness, the TPM appraisal and
  * the transparency log's proof give the record's TRACE level). A record
  * that fails goes into rejected with its reason code. Entries go to the
- * database as the log is read, inside the record's transaction, which is
- * rolled back when the record does not verify: memory does not grow with
- * the log. */
+ * database as the log is read, inside the record's savepoint (ingest_tx.h),
+ * which is rolled back when the record does not verify: memory does not grow
+ * with the log. */
 #ifndef KWITNESS_ESTATE_INGEST_H
 #define KWITNESS_ESTATE_INGEST_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "trace/record.h"
@@ -49,6 +50,11 @@ struct estate_ingest {
 	uint64_t entries, log_bytes; /* stored by this run */
 	uint64_t by_reason[KW_VERIFY_REASON_COUNT];
 	char err[600];               /* why the run stopped (a database error) */
+	/* --- the batch of records not committed yet (ingest_tx.h) --- */
+	struct {
+		bool open;
+		uint64_t records, entries;
+	} tx;
 };
 
 /* Ingests a state folder, a folder of state folders (one per host), or a

@@ -3,6 +3,7 @@
  * made with mode 0600 in WAL mode; every statement of a query is prepared
  * from the shared SQL with $N read as ?N. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sqlite3.h>
@@ -14,10 +15,22 @@
 
 #include "estate/db.h"
 
+/* Statements kept prepared, by their text: an ingest runs the same few
+ * per record (lookups, the record's row), and preparing one costs more
+ * than running it. */
+#define STMT_CACHE 16
+struct cached_stmt {
+	char *sql;
+	sqlite3_stmt *st;
+	bool busy; /* being stepped: a query inside its own callback prepares anew */
+};
+
 struct sqlite_impl {
 	sqlite3 *h;
 	sqlite3_stmt *ins;   /* the entries insert, prepared once */
 	int64_t record_id;
+	struct cached_stmt cache[STMT_CACHE];
+	unsigned next_evict;
 };
 
 static int fail(struct estate_db *db, const char *what)
@@ -76,11 +89,58 @@ static int bind_all(sqlite3_stmt *st, const struct estate_val *p, int n)
 	return rc;
 }
 
+/* A prepared statement for text (owned by the cache when *slot is set). */
+static sqlite3_stmt *prepare(struct sqlite_impl *s, char *text, struct cached_stmt **slot)
+{
+	struct cached_stmt *c;
+	sqlite3_stmt *st = NULL;
+
+	*slot = NULL;
+	for (unsigned i = 0; i < STMT_CACHE; i++) {
+		c = &s->cache[i];
+		if (c->sql && !c->busy && !strcmp(c->sql, text)) {
+			c->busy = true;
+			*slot = c;
+			free(text);
+			return c->st;
+		}
+	}
+	if (sqlite3_prepare_v3(s->h, text, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK ||
+	    !st) {
+		sqlite3_finalize(st);
+		free(text);
+		return NULL;
+	}
+	c = &s->cache[s->next_evict];
+	if (c->busy) { /* every slot round the ring in use: not cached */
+		free(text);
+		return st;
+	}
+	s->next_evict = (s->next_evict + 1) % STMT_CACHE;
+	sqlite3_finalize(c->st);
+	free(c->sql);
+	*c = (struct cached_stmt){ .sql = text, .st = st, .busy = true };
+	*slot = c;
+	return st;
+}
+
+static void release(struct cached_stmt *slot, sqlite3_stmt *st)
+{
+	if (!slot) {
+		sqlite3_finalize(st);
+		return;
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	slot->busy = false;
+}
+
 static int s_query(struct estate_db *db, const char *sql, const struct estate_val *params,
 		   int nparams, estate_row_fn fn, void *ctx)
 {
 	struct sqlite_impl *s = db->impl;
 	char *text = to_sqlite(sql);
+	struct cached_stmt *slot = NULL;
 	sqlite3_stmt *st = NULL;
 	int rc, ret = -1;
 
@@ -88,9 +148,9 @@ static int s_query(struct estate_db *db, const char *sql, const struct estate_va
 		snprintf(db->err, sizeof(db->err), "out of memory");
 		return -1;
 	}
-	if (sqlite3_prepare_v2(s->h, text, -1, &st, NULL) != SQLITE_OK) {
+	if (!(st = prepare(s, text, &slot))) {
 		fail(db, "prepare");
-		goto out;
+		return -1;
 	}
 	if (bind_all(st, params, nparams) != SQLITE_OK) {
 		fail(db, "bind");
@@ -119,8 +179,7 @@ static int s_query(struct estate_db *db, const char *sql, const struct estate_va
 	}
 	ret = 0;
 out:
-	sqlite3_finalize(st);
-	free(text);
+	release(slot, st);
 	return ret;
 }
 
@@ -198,6 +257,10 @@ static void s_close(struct estate_db *db)
 	if (!s)
 		return;
 	sqlite3_finalize(s->ins);
+	for (unsigned i = 0; i < STMT_CACHE; i++) {
+		sqlite3_finalize(s->cache[i].st);
+		free(s->cache[i].sql);
+	}
 	sqlite3_close(s->h);
 	free(s);
 	db->impl = NULL;

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The log writer. An append writes, in order: the pending size (the journal
- * entry), every new or changed tile and entry bundle (temporary file, fsync,
- * rename), an fsync of each directory it touched, the new checkpoint (same
- * way: the commit point), and then drops the pending size. A reader never sees
+ * entry: temporary file, fsync, rename, fsync of its directory), every new or
+ * changed tile and entry bundle (temporary file, rename), one flush of the
+ * file system (syncfs: their data and names together, instead of an fsync
+ * per file and per directory), the new checkpoint (as the journal: the
+ * commit point), and then drops the pending size. A reader never sees
  * a checkpoint whose tiles are not on disk. Opening after a crash deletes the
  * files a torn append may have left past the checkpoint, so the next append
  * starts clean. */
@@ -118,7 +120,8 @@ static int sync_dirty(struct tlog_log *l)
 
 /* Temporary file beside path, fsync, rename over path (not yet durable: the
  * directory is synced by sync_dirty). */
-static int write_file(struct tlog_log *l, const char *path, const void *data, size_t len)
+static int write_file_sync(struct tlog_log *l, const char *path, const void *data, size_t len,
+			   bool sync)
 {
 	char tmp[TLOG_PATH_MAX + 16];
 	int fd, ret;
@@ -131,7 +134,7 @@ static int write_file(struct tlog_log *l, const char *path, const void *data, si
 	if (fd < 0)
 		return -errno;
 	ret = kw_write_all(fd, data, len);
-	if (!ret && fsync(fd) < 0)
+	if (!ret && sync && fsync(fd) < 0)
 		ret = -errno;
 	if (close(fd) < 0 && !ret)
 		ret = -errno;
@@ -142,6 +145,25 @@ static int write_file(struct tlog_log *l, const char *path, const void *data, si
 		return ret;
 	}
 	return note_dirty(l, path);
+}
+
+static int write_file(struct tlog_log *l, const char *path, const void *data, size_t len)
+{
+	return write_file_sync(l, path, data, len, true);
+}
+
+/* The tiles and bundles of an append: written without a flush each, then
+ * made durable together (files and names) by one flush of the file system,
+ * before the checkpoint that names them. */
+static int write_tile(struct tlog_log *l, const char *path, const void *data, size_t len)
+{
+	return write_file_sync(l, path, data, len, false);
+}
+
+static int sync_tiles(struct tlog_log *l)
+{
+	l->ndirty = 0;
+	return syncfs(l->dirfd) < 0 ? -errno : 0;
 }
 
 int tlog_read_checkpoint(int dirfd, struct kw_buf *buf, struct tlog_note *note,
@@ -425,7 +447,7 @@ static int push_hash(struct tlog_log *l, unsigned L, uint64_t size_after,
 	ret = tlog_tile_path(path, sizeof(path), (int)L,
 			     (size_after >> ((L + 1) * TLOG_TILE_HEIGHT)) - 1, 0);
 	if (!ret)
-		ret = write_file(l, path, l->edge[L].h, TLOG_TILE_BYTES);
+		ret = write_tile(l, path, l->edge[L].h, TLOG_TILE_BYTES);
 	if (ret)
 		return ret;
 	perfect_hash(l->edge[L].h, TLOG_TILE_WIDTH, &top);
@@ -466,7 +488,7 @@ int tlog_log_append(struct tlog_log *l, const void *const *entries, const size_t
 			ret = tlog_tile_path(path, sizeof(path), TLOG_ENTRIES_LEVEL,
 					     size_after / TLOG_TILE_WIDTH - 1, 0);
 			if (!ret)
-				ret = write_file(l, path, l->bundle.data, l->bundle.len);
+				ret = write_tile(l, path, l->bundle.data, l->bundle.len);
 			kw_buf_reset(&l->bundle);
 		}
 		if (!ret)
@@ -481,16 +503,16 @@ int tlog_log_append(struct tlog_log *l, const void *const *entries, const size_t
 			continue;
 		ret = tlog_tile_path(path, sizeof(path), (int)L, tn, w);
 		if (!ret)
-			ret = write_file(l, path, l->edge[L].h, (size_t)w * TLOG_HASH_LEN);
+			ret = write_tile(l, path, l->edge[L].h, (size_t)w * TLOG_HASH_LEN);
 	}
 	if (!ret && l->edge[0].w) {
 		ret = tlog_tile_path(path, sizeof(path), TLOG_ENTRIES_LEVEL,
 				     target / TLOG_TILE_WIDTH, l->edge[0].w);
 		if (!ret)
-			ret = write_file(l, path, l->bundle.data, l->bundle.len);
+			ret = write_tile(l, path, l->bundle.data, l->bundle.len);
 	}
 	if (!ret)
-		ret = sync_dirty(l);
+		ret = sync_tiles(l);
 	/* The commit point. */
 	if (!ret) {
 		edge_root(l, &l->root);
@@ -506,8 +528,9 @@ int tlog_log_append(struct tlog_log *l, const void *const *entries, const size_t
 		ret = kw_buf_append(&l->checkpoint, cp.data, cp.len);
 		if (first)
 			*first = old;
-		if (unlinkat(l->dirfd, PENDING_PATH, 0) == 0)
-			sync_dir(l->dirfd, STATE_DIR);
+		/* Not flushed: a journal that outlives a crash names the
+		 * checkpoint's own size, past which recover() finds nothing. */
+		unlinkat(l->dirfd, PENDING_PATH, 0);
 	}
 	kw_buf_free(&cp);
 	/* Reopening recovers; this handle may not append again. */

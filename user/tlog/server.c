@@ -50,6 +50,21 @@ int tlog_server_listen(struct tlog_server *s, const char *listen_at, char *err, 
 	return 0;
 }
 
+/* One request on c, as tlog_server_run answers it. */
+void tlog_server_serve_one(int c, size_t max_body, struct kw_buf *buf, tlog_server_handler h,
+			   void *ctx)
+{
+	struct http_request req;
+	int e = http_read_request(c, max_body, buf, &req);
+
+	if (!e)
+		h(ctx, &req, c);
+	else if (e == -EMSGSIZE)
+		http_respond(c, 413, "text/plain", NULL, "too large\n", 10);
+	else if (e == -EINVAL)
+		http_respond(c, 400, "text/plain", NULL, "bad request\n", 12);
+}
+
 int tlog_server_run(struct tlog_server *s, size_t max_body, tlog_server_handler h, void *ctx,
 		    char *err, size_t errlen)
 {
@@ -57,9 +72,7 @@ int tlog_server_run(struct tlog_server *s, size_t max_body, tlog_server_handler 
 	int ret;
 
 	for (;;) {
-		struct http_request req;
 		int c = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
-		int e;
 
 		if (c < 0) {
 			if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE)
@@ -68,13 +81,7 @@ int tlog_server_run(struct tlog_server *s, size_t max_body, tlog_server_handler 
 			snprintf(err, errlen, "accept: %s", strerror(errno));
 			break;
 		}
-		e = http_read_request(c, max_body, &buf, &req);
-		if (!e)
-			h(ctx, &req, c);
-		else if (e == -EMSGSIZE)
-			http_respond(c, 413, "text/plain", NULL, "too large\n", 10);
-		else if (e == -EINVAL)
-			http_respond(c, 400, "text/plain", NULL, "bad request\n", 12);
+		tlog_server_serve_one(c, max_body, &buf, h, ctx);
 		close(c);
 	}
 	kw_buf_free(&buf);
