@@ -18,6 +18,7 @@ int cmd_tpm(int argc, char **argv);      /* cmd_tpm.c */
 int cmd_tlog(int argc, char **argv);     /* cmd_tlog.c */
 /* `kwitness log`, tlog's old name: one line on stderr, then tlog. */
 int cmd_tlog_deprecated(int argc, char **argv); /* cmd_tlog.c */
+int cmd_log(int argc, char **argv);      /* log_tree.c: log tree, else the old tlog */
 int cmd_witness(int argc, char **argv);  /* cmd_witness.c */
 int cmd_oci_hook(int argc, char **argv); /* cmd_oci_hook.c */
 int cmd_estate(int argc, char **argv);   /* cmd_estate.c */

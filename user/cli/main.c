@@ -19,7 +19,7 @@ static const struct cli_verb commands[] = {
 	{ "probe", cmd_probe, "report which kernel hooks work on this host" },
 	{ "tpm", cmd_tpm, "enroll a TPM's attestation key; quote for a key" },
 	{ "tlog", cmd_tlog, "keep a transparency log (C2SP tlog-tiles): append, prove" },
-	{ "log", cmd_tlog_deprecated, NULL }, /* the old name of tlog, for one release */
+	{ "log", cmd_log, "print a decision log's process tree (log tree LOG)" }, /* else the old name of tlog */
 	{ "witness", cmd_witness, "cosign a log's checkpoints (C2SP tlog-witness)" },
 	{ "report", cmd_report, "write a session's verification report for an auditor (HTML or text)" },
 	{ "estate", cmd_estate, "verify records of many hosts into SQLite or PostgreSQL; query them" },

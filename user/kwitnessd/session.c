@@ -21,9 +21,11 @@
 #include <linux/magic.h>
 
 #include "collector/decision.h"
+#include "collector/proc_entry.h"
 #include "bpf/hooks.h"
 #include "dns_proxy.h"
 #include "kwd.h"
+#include "lineage.h"
 #include "session.h"
 #include "util.h"
 #include "wakeup.h"
@@ -38,6 +40,7 @@ void kwd_session_free(struct kwd_session *s)
 	kwd_dns_free(s->dns);
 	s->dns = NULL;
 	kw_reorder_free(&s->ro);
+	kwd_lineage_free(s->lineage);
 	kw_logwriter_abort(&s->log);
 	if (s->cgroup_fd >= 0)
 		close(s->cgroup_fd);
@@ -75,7 +78,9 @@ static int emit_event(void *ctx, const void *data, size_t len)
 		s->emitted_below = h->seq + 1;
 	if (h->kind == KWD_EV_COLLECTOR)
 		e = kw_logwriter_append(&s->log, (const char *)(h + 1), len - sizeof(*h));
-	else if ((h->flags & KW_EVF_VIA) && len >= sizeof(*net))
+	else if (kw_is_proc_kind(h->kind))
+		e = kwd_lineage_write(s, data, len);
+	else if (kwd_lineage_decision(s, data, len), (h->flags & KW_EVF_VIA) && len >= sizeof(*net))
 		e = kw_logwriter_event_via(&s->log, data, len, s->d->boot_to_realtime_ns,
 					   kwd_dns_via_name(s->dns, net->via_seq));
 	else
@@ -164,14 +169,15 @@ static void ring_sample(void *ctx, const void *data, size_t size)
 void kwd_session_read_ring(struct kwd_session *s)
 {
 	kwd_ring_read(&s->ring, ring_sample, s);
+	kwd_lineage_flush(s);
 }
 
 /* kwd_dns_env.emit: an entry the collector writes itself (dns.query) under
  * a sequence number it took from the session's kernel counter goes through
  * the reorder window like a kernel record. */
-static int push_collector(void *ctx, const struct kw_event_hdr *h, const char *line, size_t len)
+int kwd_session_push_collector(struct kwd_session *s, const struct kw_event_hdr *h,
+			       const char *line, size_t len)
 {
-	struct kwd_session *s = ctx;
 	char *rec = malloc(sizeof(*h) + len);
 	int e;
 
@@ -186,6 +192,11 @@ static int push_collector(void *ctx, const struct kw_event_hdr *h, const char *l
 	}
 	free(rec);
 	return e;
+}
+
+static int push_collector(void *ctx, const struct kw_event_hdr *h, const char *line, size_t len)
+{
+	return kwd_session_push_collector(ctx, h, line, len);
 }
 
 int kwd_session_dns_start(struct kwd_session *s, struct kw_dns_steer *steer, char *err,
@@ -230,6 +241,8 @@ static void session_flush(struct kwd_session *s)
 void kwd_session_ring_ready(struct kwd_session *s)
 {
 	int n = kwd_ring_read(&s->ring, ring_sample, s);
+
+	kwd_lineage_flush(s);
 
 	/* The kernel frees ring buffer space only once lines are written:
 	 * hand them over before a quarter of it is held. */

@@ -208,7 +208,15 @@ struct kw_event_hdr {
 	__u8 wake;        /* the program's note to itself, between reserve and
 			   * submit, of how to wake the consumer; 0 once submitted */
 	char comm[KW_COMM_LEN];
+	__u64 start_ns;   /* the process's (thread group leader's) start_boottime:
+			   * with pid, the boot-unique process reference ("proc") */
 };
+
+/* The decision log's process reference: "<pid>-<start_ns>" (decimal). */
+#define KW_PROC_REF_MAX 32
+/* Bytes of a process's argument vector an exec event carries (the rest is
+ * cut; docs/decision-log.md, "proc"). */
+#define KW_ARGV_MAX 1024
 
 /* connect, sendmsg, bind */
 struct kw_ev_net {
@@ -312,6 +320,22 @@ struct kw_ev_proc {
 	__u32 target_pid;
 	__u32 sig_or_mode;
 	__u64 target_cgroup;
+};
+
+/* A process of a session appeared (KW_EV_PROC_FORK: forked by a session
+ * task; KW_EV_PROC_EXEC: a session process ran execve). The header names the
+ * process (pid, start_ns, uid, comm); the collector writes a "proc" entry. */
+struct kw_ev_task {
+	struct kw_event_hdr h;
+	__u64 parent_start_ns; /* the parent process's start_boottime */
+	__u32 ppid;            /* the parent's tgid (fork: the forking process) */
+	__u32 gid;
+	__u32 argv_len;        /* exec: bytes of argv held in argv */
+	__u32 argv_full;       /* exec: bytes of the whole argv (arg_end - arg_start) */
+	__u32 path_len;        /* exec: bytes of path (the file name execve was given) */
+	__u32 pad;
+	char path[KW_PATH_MAX];
+	char argv[KW_ARGV_MAX]; /* the arguments, each ending in NUL */
 };
 
 #endif
