@@ -172,7 +172,7 @@ static void queue_seen(struct kwd_session *s, struct kwd_lineage *l, const struc
 	}
 	memset(&qh, 0, sizeof(qh));
 	qh.seq = f.seq;
-	qh.kind = KWD_EV_COLLECTOR;
+	qh.kind = KWD_EV_COLLECTOR_PROC;
 	qh.decision = KW_PERMIT;
 	memcpy(q->rec, &qh, sizeof(qh));
 	memcpy(q->rec + sizeof(qh), line.data, line.len);
@@ -191,7 +191,7 @@ void kwd_lineage_decision(struct kwd_session *s, const void *data, size_t len)
 	struct proc_slot *p;
 	bool fresh;
 
-	if (!l || len < sizeof(*h) || h->kind == KWD_EV_COLLECTOR)
+	if (!l || len < sizeof(*h) || h->kind >= KWD_EV_COLLECTOR)
 		return;
 	p = find(l, h->pid, h->start_ns, &fresh);
 	if (!p)

@@ -11,6 +11,9 @@
 #include <stdint.h>
 
 #define KWD_LINEAGE_MAX 65536
+/* The kind of a collector-made "proc" entry in the reorder window: like
+ * KWD_EV_COLLECTOR (dns_proxy.h) but not a decision (not counted). */
+#define KWD_EV_COLLECTOR_PROC 0x8001
 
 struct kwd_session;
 struct kwd_lineage;

@@ -76,7 +76,7 @@ static int emit_event(void *ctx, const void *data, size_t len)
 	 * ring buffer may let go of every record numbered below */
 	if (h->seq + 1 > s->emitted_below)
 		s->emitted_below = h->seq + 1;
-	if (h->kind == KWD_EV_COLLECTOR)
+	if (h->kind == KWD_EV_COLLECTOR || h->kind == KWD_EV_COLLECTOR_PROC)
 		e = kw_logwriter_append(&s->log, (const char *)(h + 1), len - sizeof(*h));
 	else if (kw_is_proc_kind(h->kind))
 		e = kwd_lineage_write(s, data, len);
@@ -91,6 +91,8 @@ static int emit_event(void *ctx, const void *data, size_t len)
 	}
 	if (e)
 		return e;
+	if (h->kind == KWD_EV_COLLECTOR_PROC || kw_is_proc_kind(h->kind))
+		return 0; /* numbered, not a decision */
 	s->decisions++;
 	if (h->decision == KW_DENY)
 		s->denials++;
@@ -136,8 +138,8 @@ static void ring_sample(void *ctx, const void *data, size_t size)
 			s->id, size);
 		return;
 	}
-	if (((const struct kw_event_hdr *)data)->kind == KWD_EV_COLLECTOR) {
-		/* no program writes that kind: a record that claims it is not believed */
+	if (((const struct kw_event_hdr *)data)->kind >= KWD_EV_COLLECTOR) {
+		/* no program writes those kinds: a record that claims it is not believed */
 		s->bad_events++;
 		return;
 	}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The process tree of a decision log (kwitness log tree). */
-#ifndef KWITNESS_CLI_LOG_TREE_H
-#define KWITNESS_CLI_LOG_TREE_H
+/* The process tree of a decision log (kwitness log tree; lineage.c). */
+#ifndef KWITNESS_TRACE_LINEAGE_H
+#define KWITNESS_TRACE_LINEAGE_H
 
 #include <stdio.h>
 
