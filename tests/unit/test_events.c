@@ -21,8 +21,8 @@
 
 #define B2R 1700000000000000000LL
 /* room for the largest record */
-#define REC_MAX (sizeof(struct kw_ev_task) > sizeof(struct kw_ev_exec) ? \
-		 sizeof(struct kw_ev_task) : sizeof(struct kw_ev_exec))
+#define REC_MAX (sizeof(struct kw_ev_task) + 64 > sizeof(struct kw_ev_exec) ? \
+		 sizeof(struct kw_ev_task) + 64 : sizeof(struct kw_ev_exec))
 
 static const char *const known[KW_EV_LIMIT] = {
 	/* not decisions: "proc" entries (no decision, rule, enforced) */
@@ -196,12 +196,12 @@ static size_t every_kind_record(uint16_t kind, unsigned char *rec, size_t cap, u
 		t->gid = 100;
 		if (kind == KW_EV_PROC_FORK)
 			return sizeof(*t);
-		memcpy(t->path, "/bin/sh", 7);
+		/* the path and argv follow the record */
+		memcpy(t + 1, "/bin/shsh\0-c\0x\0", 15);
 		t->path_len = 7;
-		memcpy(t->argv, "sh\0-c\0x\0", 8);
 		t->argv_len = 8;
 		t->argv_full = 2000; /* cut */
-		return sizeof(*t);
+		return sizeof(*t) + 15;
 	case KW_EV_BPF:
 		((struct kw_ev_bpf *)rec)->cmd = BPF_PROG_LOAD;
 		*rule = KW_RULE_DEFAULT;
@@ -245,7 +245,7 @@ static void check_kind(uint16_t kind, size_t record_size)
 	size_t n;
 
 	n = every_kind_record(kind, rec, sizeof(rec), &rule);
-	assert_int_equal(n, record_size);
+	assert_int_equal(n, record_size + (kind == KW_EV_PROC_EXEC ? 15 : 0)); /* + path, argv */
 	assert_non_null(known[kind]);
 	h->seq = 5;
 	h->ts_ns = 2000000500ULL;

@@ -95,15 +95,20 @@ int kw_proc_event_facts(const void *data, size_t size, int64_t boot_to_realtime_
 	f->comm = ev->h.comm;
 	f->comm_len = strnlen(ev->h.comm, sizeof(ev->h.comm));
 	if (ev->h.kind == KW_EV_PROC_EXEC) {
-		f->exe = ev->path;
-		f->exe_len = strnlen(ev->path, ev->path_len < KW_PATH_MAX ? ev->path_len :
-						KW_PATH_MAX);
-		f->exe_truncated = ev->path_len >= KW_PATH_MAX - 1 && f->exe_len == KW_PATH_MAX - 1;
-		f->argv = ev->argv;
-		f->argv_len = ev->argv_len < KW_ARGV_MAX ? ev->argv_len : KW_ARGV_MAX;
+		const char *tail = (const char *)(ev + 1);
+
+		/* the path, then argv, within the record */
+		if (ev->path_len >= KW_PATH_MAX || ev->argv_len > KW_ARGV_MAX ||
+		    size - sizeof(*ev) < (size_t)ev->path_len + ev->argv_len)
+			return -EINVAL;
+		f->exe = tail;
+		f->exe_len = strnlen(tail, ev->path_len);
+		f->exe_truncated = ev->path_len == KW_PATH_MAX - 1;
+		f->argv = tail + ev->path_len;
+		f->argv_len = ev->argv_len;
 		f->argv_full = ev->argv_full > f->argv_len ? ev->argv_full : f->argv_len;
 		/* a whole argv: its last argument's NUL says nothing */
-		if (f->argv_full == f->argv_len && f->argv_len && !ev->argv[f->argv_len - 1])
+		if (f->argv_full == f->argv_len && f->argv_len && !f->argv[f->argv_len - 1])
 			f->argv_full = --f->argv_len;
 	}
 	return 0;

@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 
+#include "lib/text_safe.h"
 #include "trace/lineage.h"
 
 struct tree_proc {
@@ -21,7 +22,7 @@ struct tree_proc {
 	int printed;
 };
 
-struct tree {
+struct kw_lineage {
 	struct tree_proc *p;
 	size_t n, cap;
 	char **dref; /* the "proc" of each decision */
@@ -71,7 +72,7 @@ static void take(char **slot, char *v)
 }
 
 /* A proc entry: a new process, or what a later entry (exec) adds to one. */
-static int add_proc(struct tree *t, json_t *o, const char *ref)
+static int add_proc(struct kw_lineage *t, json_t *o, const char *ref)
 {
 	struct tree_proc *p = NULL;
 	const char *event = json_string_value(json_object_get(o, "event"));
@@ -114,7 +115,7 @@ static int add_proc(struct tree *t, json_t *o, const char *ref)
 	return 0;
 }
 
-static int add_decision(struct tree *t, const char *ref)
+static int add_decision(struct kw_lineage *t, const char *ref)
 {
 	if (t->nd == t->capd) {
 		size_t cap = t->capd ? t->capd * 2 : 256;
@@ -129,7 +130,22 @@ static int add_decision(struct tree *t, const char *ref)
 	return t->dref[t->nd++] ? 0 : -ENOMEM;
 }
 
-static int read_log(struct tree *t, FILE *f, const char *path)
+int kw_lineage_add(struct kw_lineage *t, const json_t *o)
+{
+	const char *tool, *ref;
+
+	if (!json_is_object(o))
+		return -EINVAL;
+	tool = json_string_value(json_object_get(o, "tool"));
+	ref = json_string_value(json_object_get(o, "proc"));
+	if (tool && ref && !strcmp(tool, "proc"))
+		return add_proc(t, (json_t *)o, ref);
+	if (tool && ref && strncmp(tool, "kwitness.", 9))
+		return add_decision(t, ref);
+	return 0;
+}
+
+static int read_log(struct kw_lineage *t, FILE *f, const char *path)
 {
 	char *line = NULL;
 	size_t cap = 0;
@@ -140,7 +156,6 @@ static int read_log(struct tree *t, FILE *f, const char *path)
 	while (!e && (n = getline(&line, &cap, f)) > 0) {
 		json_error_t je;
 		json_t *o = json_loadb(line, (size_t)n, JSON_ALLOW_NUL, &je);
-		const char *tool, *ref;
 
 		lineno++;
 		if (!json_is_object(o)) {
@@ -150,26 +165,21 @@ static int read_log(struct tree *t, FILE *f, const char *path)
 			e = -EINVAL;
 			break;
 		}
-		tool = json_string_value(json_object_get(o, "tool"));
-		ref = json_string_value(json_object_get(o, "proc"));
-		if (tool && ref && !strcmp(tool, "proc"))
-			e = add_proc(t, o, ref);
-		else if (tool && ref && strncmp(tool, "kwitness.", 9))
-			e = add_decision(t, ref);
+		e = kw_lineage_add(t, o);
 		json_decref(o);
 	}
 	free(line);
 	return e;
 }
 
-static struct tree_proc *find(struct tree *t, const char *ref)
+static struct tree_proc *find(struct kw_lineage *t, const char *ref)
 {
 	struct tree_proc key = { .ref = (char *)ref };
 
 	return ref && t->n ? bsearch(&key, t->p, t->n, sizeof(*t->p), by_ref) : NULL;
 }
 
-static const struct tree *sort_tree;
+static const struct kw_lineage *sort_tree;
 static int by_parent(const void *a, const void *b)
 {
 	const struct tree_proc *x = &sort_tree->p[*(const size_t *)a];
@@ -180,7 +190,7 @@ static int by_parent(const void *a, const void *b)
 }
 
 /* A process that has not run execve runs its parent's program. */
-static void print_proc(struct tree *t, size_t i, unsigned depth, const char *inherited, FILE *out)
+static void print_proc(struct kw_lineage *t, size_t i, unsigned depth, const char *inherited, FILE *out)
 {
 	struct tree_proc *p = &t->p[i];
 	const char *exe = p->exe ? p->exe : inherited;
@@ -189,12 +199,20 @@ static void print_proc(struct tree *t, size_t i, unsigned depth, const char *inh
 	if (p->printed || depth > 4096)
 		return; /* a cycle only a forged log can hold */
 	p->printed = 1;
-	fprintf(out, "%*s%lld %s decisions=%llu proc=%s", (int)(2 * depth), "", p->pid,
-		exe ? exe : p->comm ? p->comm : "?", p->decisions, p->ref);
-	if (p->digest)
-		fprintf(out, " digest=%s", p->digest);
-	if (p->argv)
-		fprintf(out, " argv=\"%s\"", p->argv);
+	/* the log's strings are the processes' own: escaped, one line each */
+	fprintf(out, "%*s%lld ", (int)(2 * depth), "", p->pid);
+	kw_text_fput(out, exe ? exe : p->comm ? p->comm : "?");
+	fprintf(out, " decisions=%llu proc=", p->decisions);
+	kw_text_fput(out, p->ref);
+	if (p->digest) {
+		fputs(" digest=", out);
+		kw_text_fput(out, p->digest);
+	}
+	if (p->argv) {
+		fputs(" argv=\"", out);
+		kw_text_fput(out, p->argv);
+		fputc('"', out);
+	}
 	fputc('\n', out);
 	for (k = 0; k < p->n_children; k++)
 		print_proc(t, t->order[p->first_child + k], depth + 1, exe, out);
@@ -202,12 +220,19 @@ static void print_proc(struct tree *t, size_t i, unsigned depth, const char *inh
 
 /* Links children to parents and prints every root (a process whose parent
  * has no entry) with its descendants. */
-static void print_tree(struct tree *t, FILE *out)
+void kw_lineage_print(struct kw_lineage *t, FILE *out)
 {
 	size_t i, k;
 
 	if (!t->n)
 		return;
+	free(t->order); /* printed before: counted and linked again */
+	t->order = NULL;
+	for (i = 0; i < t->n; i++) {
+		t->p[i].decisions = 0;
+		t->p[i].n_children = 0;
+		t->p[i].printed = 0;
+	}
 	qsort(t->p, t->n, sizeof(*t->p), by_ref);
 	for (i = 0; i < t->nd; i++) {
 		struct tree_proc *p = find(t, t->dref[i]);
@@ -237,8 +262,10 @@ static void print_tree(struct tree *t, FILE *out)
 		print_proc(t, t->order[k], 0, NULL, out);
 }
 
-static void free_tree(struct tree *t)
+void kw_lineage_free(struct kw_lineage *t)
 {
+	if (!t)
+		return;
 	for (size_t i = 0; i < t->n; i++) {
 		free(t->p[i].ref);
 		free(t->p[i].parent);
@@ -252,15 +279,21 @@ static void free_tree(struct tree *t)
 	free(t->p);
 	free(t->dref);
 	free(t->order);
+	free(t);
+}
+
+struct kw_lineage *kw_lineage_new(void)
+{
+	return calloc(1, sizeof(struct kw_lineage));
 }
 
 int kw_log_tree(FILE *f, const char *name, FILE *out)
 {
-	struct tree t = { 0 };
-	int e = read_log(&t, f, name);
+	struct kw_lineage *t = kw_lineage_new();
+	int e = t ? read_log(t, f, name) : -ENOMEM;
 
 	if (!e)
-		print_tree(&t, out);
-	free_tree(&t);
+		kw_lineage_print(t, out);
+	kw_lineage_free(t);
 	return e;
 }

@@ -324,18 +324,19 @@ struct kw_ev_proc {
 
 /* A process of a session appeared (KW_EV_PROC_FORK: forked by a session
  * task; KW_EV_PROC_EXEC: a session process ran execve). The header names the
- * process (pid, start_ns, uid, comm); the collector writes a "proc" entry. */
+ * process (pid, start_ns, uid, comm); the collector writes a "proc" entry.
+ * Variable size: an exec record is followed by path_len bytes of the file
+ * name execve was given, then argv_len bytes of the argument vector (each
+ * argument ending in NUL); a fork record has neither. */
 struct kw_ev_task {
 	struct kw_event_hdr h;
 	__u64 parent_start_ns; /* the parent process's start_boottime */
 	__u32 ppid;            /* the parent's tgid (fork: the forking process) */
 	__u32 gid;
-	__u32 argv_len;        /* exec: bytes of argv held in argv */
+	__u32 argv_len;        /* exec: bytes of argv after the path (< KW_ARGV_MAX + 1) */
 	__u32 argv_full;       /* exec: bytes of the whole argv (arg_end - arg_start) */
-	__u32 path_len;        /* exec: bytes of path (the file name execve was given) */
+	__u32 path_len;        /* exec: bytes of the path (< KW_PATH_MAX; KW_PATH_MAX - 1: cut) */
 	__u32 pad;
-	char path[KW_PATH_MAX];
-	char argv[KW_ARGV_MAX]; /* the arguments, each ending in NUL */
 };
 
 #endif
