@@ -130,5 +130,15 @@ expect_eq "kwitness log tree lists every process with its decision count" \
 kid=$(awk -v r="$root" '$2 == r { print $1; exit }' "$TREE")
 check "kwitness log tree indents the root's child below it" \
 	grep -Eq "^  $kid " "$KT_TMP/tree.out"
+# the report (kwitness report; estate report writes the same page) shows
+# the same tree: in its text, and in its HTML page
+"$KW" report --key "$KT_TMP/signer.jwk" --log "$LOG" --policy "$POL" "$REC" >"$KT_TMP/report.txt"
+expect_eq "the report's process tree is kwitness log tree's" "$(cat "$KT_TMP/tree.out")" \
+	"$(sed -n '/^process tree (proc entries):$/,$p' "$KT_TMP/report.txt" | tail -n +2)"
+"$KW" report --key "$KT_TMP/signer.jwk" --log "$LOG" --policy "$POL" --html "$KT_TMP/report.html" \
+	"$REC" >/dev/null
+expect_eq "the HTML report's process tree lists the same processes and counts" "$tree_counts" \
+	"$(sed -n '/<pre id="proctree">/,/<\/pre>/p' "$KT_TMP/report.html" |
+		sed -n 's/.* decisions=\([0-9]*\) proc=\([0-9-]*\).*/\2 \1/p' | sort)"
 check "kwitnessd is still running" kwd_alive
 finish

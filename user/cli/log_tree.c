@@ -21,6 +21,10 @@ int cmd_log(int argc, char **argv)
 	FILE *f;
 	int fd, e;
 
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		log_usage(stdout);
+		return 0;
+	}
 	if (argc < 2 || strcmp(argv[1], "tree"))
 		return cmd_tlog_deprecated(argc, argv);
 	if (argc != 3 || argv[2][0] == '-') {
