@@ -94,20 +94,27 @@ static int grow(struct kwd_lineage *l)
 	return 0;
 }
 
-/* The process's slot; *fresh when it was not known. NULL: the table is
- * full (or out of memory): the process is not remembered. */
+/* The process's slot; *fresh when it was not known. NULL: not known and
+ * the table is full (or out of memory): the process is not remembered. */
 static struct proc_slot *find(struct kwd_lineage *l, uint32_t pid, uint64_t start_ns, bool *fresh)
 {
 	size_t j;
 
 	*fresh = false;
-	if (!start_ns)
-		return NULL;
-	if ((l->used + 1) * 2 > l->cap && (l->used >= KWD_LINEAGE_MAX || grow(l)))
+	if (!start_ns || (!l->cap && grow(l)))
 		return NULL;
 	for (j = hash_ref(pid, start_ns) & (l->cap - 1); l->tab[j].start_ns; j = (j + 1) & (l->cap - 1))
 		if (l->tab[j].pid == pid && l->tab[j].start_ns == start_ns)
 			return &l->tab[j];
+	if (l->used >= KWD_LINEAGE_MAX)
+		return NULL;
+	if ((l->used + 1) * 2 > l->cap) {
+		if (grow(l))
+			return NULL;
+		for (j = hash_ref(pid, start_ns) & (l->cap - 1); l->tab[j].start_ns;
+		     j = (j + 1) & (l->cap - 1))
+			;
+	}
 	*fresh = true;
 	l->used++;
 	l->tab[j].pid = pid;

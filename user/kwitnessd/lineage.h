@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KWD_LINEAGE_MAX 65536
+#define KWD_LINEAGE_MAX 8192 /* ~0.8 MB of table at most per session */
 /* The kind of a collector-made "proc" entry in the reorder window: like
  * KWD_EV_COLLECTOR (dns_proxy.h) but not a decision (not counted). */
 #define KWD_EV_COLLECTOR_PROC 0x8001
