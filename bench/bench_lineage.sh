@@ -8,7 +8,9 @@
 # /bin/true by this untagged shell, and the kernel's own run time per run of
 # each program, in: a session open elsewhere (the class gate is open: two
 # hash lookups miss), then that session's processes' own (tagged: an event).
-# The empty-program floor to compare with: bench_hooks' floor (a).
+# For scale, kw_task_free (tp_btf/sched_process_free: one hash delete that
+# misses for an untagged task) in the same runs; bench_hooks' floor (a) is
+# an empty program on a cgroup hook.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${KW_BUILD:-$PWD/build}
@@ -54,9 +56,9 @@ measure() { # LABEL CMD...: ns per run of each program while CMD runs
 	local label=$1 p before after
 	shift
 	declare -A b
-	for p in kw_task_fork kw_proc_exec; do b[$p]=$(prog_stats "$p"); done
+	for p in kw_task_fork kw_proc_exec kw_task_free; do b[$p]=$(prog_stats "$p"); done
 	"$@"
-	for p in kw_task_fork kw_proc_exec; do
+	for p in kw_task_fork kw_proc_exec kw_task_free; do
 		read -r c0 t0 <<<"${b[$p]}"
 		read -r c1 t1 <<<"$(prog_stats "$p")"
 		awk -v l="$label" -v p="$p" -v c=$((c1 - c0)) -v t=$((t1 - t0)) \
