@@ -11,6 +11,7 @@
 #include "base.bpf.h"
 #include "maps.bpf.h"
 #include "session.bpf.h"
+#include "proc_track.bpf.h"
 
 /* hierarchy_id of the cgroup2 root (cgrp_dfl_root); v1 hierarchies count from 1.
  * Checked on the hybrid test host by tests/kernel/test_hooks_direct.sh. */
@@ -51,6 +52,8 @@ static __always_inline void kw_log_untracked(struct kw_session *sess, __u32 slot
 	e->h.rule = why;
 	e->h.decision = KW_DENY;
 	bpf_get_current_comm(e->h.comm, sizeof(e->h.comm));
+	e->h.start_ns = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), group_leader,
+				      start_boottime);
 	e->child_cgroup = id;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
@@ -191,6 +194,7 @@ int BPF_PROG(kw_task_fork, struct task_struct *parent, struct task_struct *child
 	if (s < 0)
 		return 0;
 	kw_tag_task(child, (__u32)s);
+	kw_proc_fork((__u32)s, parent, child);
 	/* clone3(CLONE_INTO_CGROUP) puts the child elsewhere from the start */
 	ccg = kw_task_cgroup_id(child);
 	if (ccg == pcg)

@@ -15,6 +15,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "dev.bpf.h"
 #include "sysctl.bpf.h"
 #include "cgroup_track.bpf.h"
+#include "proc_track.bpf.h" /* process lineage (fork: from cgroup_track) */
 /* BPF-LSM programs: fs, exec, net.unix, proc, mount */
 #include "lsm_path.bpf.h"
 #include "lsm_fs.bpf.h"

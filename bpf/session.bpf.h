@@ -87,7 +87,8 @@ static __always_inline void kw_count_unrecorded(struct kw_ctx *c)
 	__sync_fetch_and_add(&c->s->unrecorded, 1);
 }
 
-/* pid (tgid), uid and comm of the current task, as bpf_get_current_pid_tgid,
+/* pid (tgid), uid, comm and process start time (the process reference,
+ * with pid) of the current task, as bpf_get_current_pid_tgid,
  * bpf_get_current_uid_gid and bpf_get_current_comm give them, read straight
  * from the task: one helper call instead of three. The uid is the kuid, the
  * uid in the initial user namespace, as the helper returns it; comm is copied
@@ -102,10 +103,14 @@ static __always_inline void kw_task_facts(struct kw_event_hdr *h, int sleepable)
 		h->pid = t->tgid;
 		h->uid = t->cred->uid.val;
 		__builtin_memcpy(h->comm, t->comm, sizeof(h->comm));
+		h->start_ns = t->group_leader->start_boottime;
 	} else {
+		struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+
 		h->pid = bpf_get_current_pid_tgid() >> 32;
 		h->uid = (__u32)bpf_get_current_uid_gid();
 		bpf_get_current_comm(h->comm, sizeof(h->comm));
+		h->start_ns = BPF_CORE_READ(t, group_leader, start_boottime);
 	}
 }
 

@@ -230,8 +230,8 @@ check_entry() {
 	fi
 }
 
-# Decision entries of a log (not the open/close entries).
-decisions() { grep -v '"tool":"kwitness\.' "$1"; }
+# Decision entries of a log (not the open/close entries, not proc entries).
+decisions() { grep -v -e '"tool":"kwitness\.' -e '"tool":"proc"' "$1"; }
 trailer() { grep '"tool":"kwitness.close"' "$1"; }
 
 # verify_record [ARGS]: kwitness verify against the signer's JWK, the log and the bundle.

@@ -84,8 +84,11 @@ np_in() { local cg=$1; shift; cg_run "$cg" "$NP" "$@"; }
 
 # seq_check LOG: "ok" when the decisions carry seq 0..n-1 exactly once.
 seq_check() {
-	decisions "$1" | sed -n 's/.*"seq":\([0-9]*\).*/\1/p' | sort -n |
-		awk '{ if ($1 != NR - 1) bad = 1 } END { print (bad ? "gap or duplicate" : "ok"), NR }'
+	# every numbered entry (decisions and proc entries) in the sequence;
+	# the count is of decisions
+	grep -v '"tool":"kwitness\.' "$1" | sed -n 's/.*"seq":\([0-9]*\).*/\1/p' | sort -n |
+		awk -v n="$(decisions "$1" | wc -l)" \
+			'{ if ($1 != NR - 1) bad = 1 } END { print (bad ? "gap or duplicate" : "ok"), n }'
 }
 
 # close_any SID: closes (retrying while the collector restarts) and sets

@@ -20,8 +20,22 @@
 #include "policy/policy.h"
 
 #define B2R 1700000000000000000LL
+/* room for the largest record */
+#define REC_MAX (sizeof(struct kw_ev_task) + 64 > sizeof(struct kw_ev_exec) ? \
+		 sizeof(struct kw_ev_task) + 64 : sizeof(struct kw_ev_exec))
 
 static const char *const known[KW_EV_LIMIT] = {
+	/* not decisions: "proc" entries (no decision, rule, enforced) */
+	[KW_EV_PROC_FORK] =
+		"{\"cgroup\":\"1234\",\"comm\":\"curl\",\"event\":\"fork\",\"gid\":100"
+		",\"parent\":\"7-5\",\"pid\":42,\"ppid\":7,\"proc\":\"42-0\",\"seq\":5"
+		",\"tool\":\"proc\",\"ts\":1700000002000000,\"uid\":1000}",
+	[KW_EV_PROC_EXEC] =
+		"{\"argv\":\"sh\\u0000-c\\u0000x\\u0000\",\"argv_len\":2000"
+		",\"argv_truncated\":true,\"cgroup\":\"1234\",\"comm\":\"curl\""
+		",\"event\":\"exec\",\"exe\":\"/bin/sh\",\"gid\":100,\"parent\":\"7-5\""
+		",\"pid\":42,\"ppid\":7,\"proc\":\"42-0\",\"seq\":5,\"tool\":\"proc\""
+		",\"ts\":1700000002000000,\"uid\":1000}",
 	[KW_EV_NET_CONNECT] =
 		"{\"cgroup\":\"1234\",\"comm\":\"curl\",\"decision\":\"deny\""
 		",\"enforced\":true,\"host\":\"93.184.216.34\",\"pid\":42,\"port\":443"
@@ -129,6 +143,7 @@ static size_t every_kind_record(uint16_t kind, unsigned char *rec, size_t cap, u
 	struct kw_ev_sysctl *c = (struct kw_ev_sysctl *)rec;
 	struct kw_ev_cgroup *u = (struct kw_ev_cgroup *)rec;
 	struct kw_ev_proc *r = (struct kw_ev_proc *)rec;
+	struct kw_ev_task *t = (struct kw_ev_task *)rec;
 	static const unsigned char v4[4] = { 93, 184, 216, 34 };
 	size_t i;
 
@@ -174,6 +189,19 @@ static size_t every_kind_record(uint16_t kind, unsigned char *rec, size_t cap, u
 		r->target_cgroup = 99;
 		r->sig_or_mode = kind == KW_EV_CGROUP_MOVE ? KW_MOVE_CLONE_INTO : 9;
 		return sizeof(*r);
+	case KW_EV_PROC_FORK:
+	case KW_EV_PROC_EXEC:
+		t->ppid = 7;
+		t->parent_start_ns = 5;
+		t->gid = 100;
+		if (kind == KW_EV_PROC_FORK)
+			return sizeof(*t);
+		/* the path and argv follow the record */
+		memcpy(t + 1, "/bin/shsh\0-c\0x\0", 15);
+		t->path_len = 7;
+		t->argv_len = 8;
+		t->argv_full = 2000; /* cut */
+		return sizeof(*t) + 15;
 	case KW_EV_BPF:
 		((struct kw_ev_bpf *)rec)->cmd = BPF_PROG_LOAD;
 		*rule = KW_RULE_DEFAULT;
@@ -210,14 +238,14 @@ static size_t every_kind_record(uint16_t kind, unsigned char *rec, size_t cap, u
 
 static void check_kind(uint16_t kind, size_t record_size)
 {
-	unsigned char rec[sizeof(struct kw_ev_exec)];
+	unsigned char rec[REC_MAX];
 	struct kw_event_hdr *h = (struct kw_event_hdr *)rec;
 	struct kw_buf b = { 0 };
 	uint16_t rule;
 	size_t n;
 
 	n = every_kind_record(kind, rec, sizeof(rec), &rule);
-	assert_int_equal(n, record_size);
+	assert_int_equal(n, record_size + (kind == KW_EV_PROC_EXEC ? 15 : 0)); /* + path, argv */
 	assert_non_null(known[kind]);
 	h->seq = 5;
 	h->ts_ns = 2000000500ULL;
@@ -255,7 +283,7 @@ static void test_every_kind(void **state)
 /* Kinds outside the table are refused; their rules are named "unknown". */
 static void test_unknown_kinds(void **state)
 {
-	unsigned char rec[sizeof(struct kw_ev_exec)] = { 0 };
+	unsigned char rec[REC_MAX] = { 0 };
 	struct kw_event_hdr *h = (struct kw_event_hdr *)rec;
 	struct kw_buf b = { 0 };
 	char name[48];

@@ -181,6 +181,29 @@ static void test_trailer_counts(void **state)
 	assert_non_null(strstr(c.inconsistent_why, "after the trailer"));
 }
 
+/* A proc entry (docs/decision-log.md, "proc") is numbered but not a
+ * decision: its seq fills the sequence, the trailer's counts leave it out;
+ * one without a seq is inconsistent like a decision without one. */
+#define PROC(seq) "{\"event\":\"fork\",\"pid\":7,\"proc\":\"7-9\",\"seq\":" #seq ",\"tool\":\"proc\"}\n"
+static void test_proc_entries(void **state)
+{
+	struct kw_log_check c;
+
+	(void)state;
+	check(&c, OPEN PROC(0) DEC(1, "deny") PROC(2) CLOSE("true", 1, 1, 0, 3, 0), 0);
+	assert_false(c.inconsistent);
+	assert_true(c.complete);
+	assert_int_equal(c.decisions, 1);
+	check(&c, OPEN PROC(0) DEC(1, "deny") CLOSE("true", 2, 1, 0, 2, 0), 0);
+	assert_true(c.inconsistent);
+	assert_non_null(strstr(c.inconsistent_why, "counts 2 decisions, the log holds 1"));
+	check(&c, OPEN DEC(0, "deny") CLOSE("true", 1, 1, 0, 2, 0), 0);
+	assert_true(c.inconsistent); /* the proc entry's number is missing: a gap */
+	check(&c, OPEN "{\"pid\":7,\"proc\":\"7-9\",\"tool\":\"proc\"}\n" DEC(0, "deny")
+		  CLOSE("true", 1, 1, 0, 1, 0), 0);
+	assert_true(c.inconsistent);
+}
+
 /* A trailer of a close with kill, JCS order (kill_failed before killed). */
 #define KCLOSE(complete, failed)                                                                   \
 	"{\"complete\":" complete ",\"decisions\":1,\"denials\":0,\"dropped\":0,\"kill_failed\":" \
@@ -306,6 +329,7 @@ int main(void)
 		cmocka_unit_test(test_duplicate_below_open_gap),
 		cmocka_unit_test(test_gap_counted_by_trailer),
 		cmocka_unit_test(test_trailer_counts),
+		cmocka_unit_test(test_proc_entries),
 		cmocka_unit_test(test_kill_failed),
 		cmocka_unit_test(test_no_trailer_sealed_notes),
 		cmocka_unit_test(test_syntax),

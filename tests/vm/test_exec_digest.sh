@@ -103,6 +103,24 @@ check_entry "script: the script's own digest" "$line" "decision=permit;digest=sh
 line=$(entry "$p4" "$(readlink -f /bin/sh)")
 check_entry "script: the interpreter's digest, marked as the interpreter" "$line" \
 	"decision=permit;digest=sha256:$BB;interpreter=true" "$cg"
+# the proc entries (docs/decision-log.md, "proc"): each exec's entry carries
+# the digest of the fs.exec decision that let it run
+proc_exec() { # PID EXE: the pid's last proc exec entry of EXE
+	grep '"tool":"proc"' "$LOG" | grep "\"pid\":$1," | grep '"event":"exec"' |
+		grep "\"exe\":\"$2\"" | tail -n 1
+}
+for c in "$p1 $D/a/busybox $A static binary" "$p2 $D/a/busybox $B swapped build" \
+	"$p4 $D/a/s.sh $S script (the script's digest, not its interpreter's)"; do
+	read -r pid exe want what <<<"$c"
+	line=$(proc_exec "$pid" "$exe")
+	got=$(jfield "$line" digest)
+	if [ "$got" = "sha256:$want" ] && [ -n "$(jfield "$line" proc)" ]; then
+		ok "proc entry of the $what: digest = sha256sum"
+	else
+		not_ok "proc entry of the $what: digest $got, want sha256:$want"
+		echo "#   $line"
+	fi
+done
 check "paths: record verifies" verify_record
 
 # ---- 2. a digest-only rule: that build anywhere, no other build ----

@@ -79,6 +79,9 @@ struct kw_dns_steer;
 struct kw_name_key;
 struct kw_name_allow;
 int kw_hooks_take_seq(struct kw_hooks *h, uint32_t slot, bool permit, uint64_t *seq);
+/* The number of an entry that is not a decision (a "proc" entry): written
+ * whatever the record mode, counted nowhere else. 0 or -EINVAL. */
+int kw_hooks_take_note_seq(struct kw_hooks *h, uint32_t slot, uint64_t *seq);
 int kw_hooks_dns_steer(struct kw_hooks *h, uint32_t slot, const struct kw_dns_steer *steer);
 int kw_hooks_name_put(struct kw_hooks *h, const struct kw_name_key *k,
 		      const struct kw_name_allow *v);

@@ -453,6 +453,10 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 				 "sched_process_fork/free, cgroup_attach_task failed: %s", strerror(-ret));
 			goto fail;
 		}
+		/* lineage only: without it, proc entries lack exec (kwitnessd logs why) */
+		if (bpf_program__fd(h->skel->progs.kw_proc_exec) >= 0)
+			h->tp_exec = kw_hooks_global_link(h->skel->progs.kw_proc_exec, h->pin_dir,
+							  reuse);
 	}
 
 	/* a class needs every one of its programs */
@@ -508,6 +512,7 @@ void kw_hooks_close(struct kw_hooks *h)
 	bpf_link__destroy(h->tp_fork);
 	bpf_link__destroy(h->tp_attach);
 	bpf_link__destroy(h->tp_free);
+	bpf_link__destroy(h->tp_exec);
 	if (h->sessions_mm)
 		munmap(h->sessions_mm, h->sessions_mm_len);
 	if (h->lost_mm)

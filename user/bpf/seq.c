@@ -26,6 +26,14 @@ int kw_hooks_take_seq(struct kw_hooks *h, uint32_t slot, bool permit, uint64_t *
 	return 0;
 }
 
+int kw_hooks_take_note_seq(struct kw_hooks *h, uint32_t slot, uint64_t *seq)
+{
+	if (slot >= KW_MAX_SESSIONS || !h->sessions_mm)
+		return -EINVAL;
+	*seq = __atomic_fetch_add(&h->sessions_mm[slot].next_seq, 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
 /* kw_lost's word and bit for seq. */
 static __u64 *lost_word(struct kw_hooks *h, uint32_t slot, uint64_t seq, __u64 *bit)
 {

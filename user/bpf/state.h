@@ -38,6 +38,7 @@ struct kw_hooks {
 	char why[KW_CLASS_COUNT][KW_PROBE_REASON_MAX];
 	struct bpf_link *tp_mkdir, *tp_rmdir;
 	struct bpf_link *tp_fork, *tp_attach, *tp_free; /* a session follows its tasks */
+	struct bpf_link *tp_exec; /* lineage: exec of session processes (NULL: none) */
 	struct bpf_link *root_links[KW_N_CG_PROGS]; /* cgroup programs at the cgroup2 root */
 	size_t ringbuf_size;
 	uint32_t wakeup_bytes;

@@ -20,7 +20,8 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: kwitness log export --format ocsf [--record FILE] LOG\n\n"
+	fprintf(f, "usage: kwitness log export --format ocsf [--record FILE] LOG\n"
+		   "       kwitness log tree LOG   (the session's process tree: kwitness log tree --help)\n\n"
 		   "Writes each decision of a stored decision log as one OCSF 1.x event per line\n"
 		   "(Network Activity, DNS Activity, File System Activity, Process Activity,\n"
 		   "Kernel Activity). Each event names its session, seq and the entry's hash\n"
@@ -177,6 +178,8 @@ int cmd_log(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "export"))
 		return log_export(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "tree"))
+		return cmd_log_tree(argc - 1, argv + 1);
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		usage(stdout);
 		return 0;

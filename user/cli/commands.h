@@ -19,7 +19,8 @@ int cmd_tlog(int argc, char **argv);     /* cmd_tlog.c */
 /* `kwitness log`, tlog's old name: one line on stderr, then tlog. */
 int cmd_tlog_deprecated(int argc, char **argv); /* cmd_tlog.c */
 int cmd_watch(int argc, char **argv);    /* cmd_watch.c */
-int cmd_log(int argc, char **argv);      /* cmd_log.c: log export; else tlog's old name */
+int cmd_log(int argc, char **argv);      /* cmd_log.c: log export, log tree; else tlog's old name */
+int cmd_log_tree(int argc, char **argv); /* log_tree.c: log tree LOG */
 int cmd_witness(int argc, char **argv);  /* cmd_witness.c */
 int cmd_oci_hook(int argc, char **argv); /* cmd_oci_hook.c */
 int cmd_estate(int argc, char **argv);   /* cmd_estate.c */

@@ -23,7 +23,7 @@ static const struct cli_verb commands[] = {
 	{ "probe", cmd_probe, "report which kernel hooks work on this host" },
 	{ "tpm", cmd_tpm, "enroll a TPM's attestation key; quote for a key" },
 	{ "tlog", cmd_tlog, "keep a transparency log (C2SP tlog-tiles): append, prove" },
-	{ "log", cmd_log, "export a stored decision log (OCSF)" }, /* and the old name of tlog */
+	{ "log", cmd_log, "a stored decision log: export (OCSF), tree (its processes)" }, /* else the old name of tlog */
 	{ "witness", cmd_witness, "cosign a log's checkpoints (C2SP tlog-witness)" },
 	{ "report", cmd_report, "write a session's verification report for an auditor (HTML or text)" },
 	{ "attest", cmd_attest, "state a verified session as a signed in-toto attestation" },

@@ -11,6 +11,7 @@
 #include "collector/decision.h"
 #include "collector/entry.h"
 #include "collector/event_format.h"
+#include "collector/proc_entry.h"
 #include "kwitness/abi/event.h"
 #include "jcs/jcs.h"
 #include "policy/policy.h"
@@ -39,13 +40,19 @@ int kw_event_to_entry_via(const void *data, size_t size, int64_t boot_to_realtim
 	struct entry ent, *e = &ent;
 	size_t start;
 	int64_t real_ns;
-	char rule[48];
+	char rule[48], ref[KW_PROC_REF_MAX];
 	int ret = 0;
 
 	if (!data || !out || size < sizeof(h))
 		return -EINVAL;
 	start = out->len;
 	memcpy(&h, data, sizeof(h));
+	if (kw_is_proc_kind(h.kind)) {
+		struct kw_proc_facts pf;
+
+		ret = kw_proc_event_facts(data, size, boot_to_realtime_ns, &pf);
+		return ret ? ret : kw_proc_facts_entry(&pf, out);
+	}
 	/* seq counts decisions and ts is microseconds: both stay far below
 	 * 2^53 (centuries of decisions, the year 2255); more means a corrupt
 	 * event, not a value to write. */
@@ -63,6 +70,8 @@ int kw_event_to_entry_via(const void *data, size_t size, int64_t boot_to_realtim
 	add_plain(e, M_DECISION, h.decision == KW_PERMIT ? "permit" : "deny");
 	add_bool(e, M_ENFORCED, h.decision != KW_PERMIT && h.enforced);
 	add_int(e, M_PID, h.pid);
+	if (h.start_ns)
+		add_plainn(e, M_PROC, ref, kw_proc_ref(ref, h.pid, h.start_ns));
 	add_plain(e, M_RULE, kw_rule_name(h.kind, h.rule, rule, sizeof(rule)));
 	add_int(e, M_SEQ, (int64_t)h.seq);
 	add_int(e, M_TS, real_ns / 1000);

@@ -420,6 +420,15 @@ static int kw_fmt_bpf(struct entry *e, const struct kw_event_hdr *h, const void 
 	return 0;
 }
 
+/* proc.fork, proc.exec: not decisions; decision.c hands them to
+ * kw_proc_event_facts (proc_entry.c), which writes a "proc" entry */
+static int kw_fmt_proc_task(struct entry *e, const struct kw_event_hdr *h, const void *rec,
+			    const struct kw_event_format *k, const char *via)
+{
+	(void)e, (void)h, (void)rec, (void)k, (void)via;
+	return -EINVAL;
+}
+
 #define KW_FORMAT_(id, value, record, format, tool, rules, section, single) \
 	[value] = { kw_fmt_##format, sizeof(struct record), tool, sizeof(tool) - 1 },
 const struct kw_event_format kw_event_formats[KW_EV_LIMIT] = { KW_EVENT_TABLE(KW_FORMAT_) };

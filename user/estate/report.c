@@ -25,6 +25,7 @@
 #define POLICY_SHOWN_MAX ((size_t)256 << 10)
 
 #include "estate/report_internal.h"
+#include "trace/lineage.h"
 /* s cut to fit dst, never inside a UTF-8 sequence. */
 static void copy(char *dst, size_t n, const char *s)
 {
@@ -82,6 +83,10 @@ static int on_entry(void *ctx, const char *line, size_t len)
 
 	if (estate_entry_parse(&e, r->lc.lines, line, len))
 		return 0; /* the check judges it; nothing to show */
+	if (r->lineage && kw_lineage_add(r->lineage, e.parsed) == -ENOMEM) {
+		kw_lineage_free(r->lineage); /* no tree rather than part of one */
+		r->lineage = NULL;
+	}
 	if (!strcmp(e.tool, "kwitness.open")) {
 		copy(r->session, sizeof(r->session), json_string_value(json_object_get(e.parsed, "session")));
 		copy(r->hostname, sizeof(r->hostname), json_string_value(json_object_get(e.parsed, "hostname")));
@@ -227,7 +232,8 @@ struct report *report_build(const struct report_source *src, char *err, size_t e
 	json_t *rec = NULL;
 
 	if (!r || !(r->marks = calloc(REPORT_MARKS_MAX, sizeof(*r->marks))) ||
-	    !(r->denials = calloc(REPORT_DENIALS_MAX, sizeof(*r->denials)))) {
+	    !(r->denials = calloc(REPORT_DENIALS_MAX, sizeof(*r->denials))) ||
+	    !(r->lineage = kw_lineage_new())) {
 		snprintf(err, errlen, "out of memory");
 		report_free(r);
 		return NULL;
@@ -305,6 +311,7 @@ void report_free(struct report *r)
 	if (!r)
 		return;
 	kw_log_check_free(&r->lc);
+	kw_lineage_free(r->lineage);
 	free(r->marks);
 	free(r->denials);
 	free(r->policy);
@@ -472,6 +479,10 @@ int report_write_text(const struct report *r, FILE *f)
 		fprintf(f, "process: pid %" PRId64 " ", r->procs[i].pid);
 		kw_text_fput(f, r->procs[i].comm);
 		fprintf(f, ": %" PRIu64 " decisions\n", r->procs[i].decisions);
+	}
+	if (r->lineage) {
+		fputs("process tree (proc entries):\n", f);
+		kw_lineage_print(r->lineage, f);
 	}
 	return ferror(f) ? -EIO : 0;
 }

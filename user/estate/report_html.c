@@ -3,10 +3,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "estate/html.h"
 #include "estate/report_internal.h"
+#include "trace/lineage.h"
 
 static const char style[] =
 	"body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#111;max-width:1100px}"
@@ -275,6 +277,8 @@ static void html_session(const struct report *r, FILE *f, const char *claimed)
 	fputs("</table>\n", f);
 }
 
+static void html_proc_tree(const struct report *r, FILE *f, const char *claimed);
+
 static void html_tools(const struct report *r, FILE *f, const char *claimed)
 {
 	fprintf(f, "<h2>%sDecisions per tool</h2>\n<table id=\"tools\"><tr><th>tool</th>"
@@ -300,6 +304,25 @@ static void html_tools(const struct report *r, FILE *f, const char *claimed)
 	fputs("</table>\n", f);
 	if (r->procs_more)
 		fprintf(f, "<p class=\"warn\">Only the first %d processes are listed.</p>\n", REPORT_PROCS_MAX);
+	html_proc_tree(r, f, claimed);
+}
+
+/* The process tree of the log's proc entries, as kwitness log tree prints it. */
+static void html_proc_tree(const struct report *r, FILE *f, const char *claimed)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	if (!r->lineage || !(m = open_memstream(&text, &len)))
+		return;
+	kw_lineage_print(r->lineage, m);
+	if (fclose(m) == 0 && len) {
+		fprintf(f, "<h2>%sProcess tree</h2>\n<pre id=\"proctree\">", claimed);
+		html_escape(f, text);
+		fputs("</pre>\n", f);
+	}
+	free(text);
 }
 
 int report_write_html(const struct report *r, FILE *f)

@@ -66,6 +66,7 @@ struct report {
 	struct proc procs[REPORT_PROCS_MAX];
 	size_t nprocs;
 	bool procs_more;
+	struct kw_lineage *lineage; /* the process tree of the log's proc entries */
 	char *policy; /* pretty-printed, or the bundle as text */
 	/* the stored level (estate report) */
 	bool has_level;

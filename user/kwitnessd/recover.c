@@ -190,7 +190,8 @@ int kwd_seal_one(struct kwd *d, const char *id, const char *reason, char *why, s
 	for (const char *p = log.data; p < log.data + keep;) {
 		const char *end = memchr(p, '\n', (size_t)(log.data + keep - p));
 
-		if (!memmem(p, (size_t)(end - p), "\"tool\":\"kwitness.", 17)) {
+		if (!memmem(p, (size_t)(end - p), "\"tool\":\"kwitness.", 17) &&
+		    !memmem(p, (size_t)(end - p), "\"tool\":\"proc\"", 13)) {
 			decisions++;
 			if (memmem(p, (size_t)(end - p), "\"decision\":\"deny\"", 17))
 				denials++;

@@ -40,6 +40,7 @@ struct scan {
 	bool closed;        /* a trailer is there */
 	bool have_seq;
 	uint64_t max_seq;
+	uint64_t numbered; /* entries with a seq: decisions and proc entries */
 	uint64_t decisions;
 	uint64_t denials;
 	int64_t last_ts;
@@ -82,9 +83,13 @@ static int scan_line(void *ctx, const char *line, size_t len)
 			sc->closed = true;
 		return 0;
 	}
-	sc->decisions++;
-	if (memmem(line, len, "\"decision\":\"deny\"", 17))
-		sc->denials++;
+	sc->numbered++;
+	/* proc entries are numbered, not decisions (docs/decision-log.md) */
+	if (!memmem(line, len, "\"tool\":\"proc\"", 13)) {
+		sc->decisions++;
+		if (memmem(line, len, "\"decision\":\"deny\"", 17))
+			sc->denials++;
+	}
 	if (int_member(line, len, "seq", &v) && v >= 0 &&
 	    (!sc->have_seq || (uint64_t)v > sc->max_seq)) {
 		sc->max_seq = (uint64_t)v;
@@ -260,8 +265,8 @@ static int resume_one(struct kwd *d, const char *id, uint32_t slot, uint32_t gen
 	/* continue after the last number the log holds; what the ring buffer
 	 * still has below it was written before the restart */
 	s->ro.next = sc.have_seq ? sc.max_seq + 1 : 0;
-	s->ro.arrived = sc.decisions;
-	s->skipped = s->ro.next - sc.decisions;
+	s->ro.arrived = sc.numbered;
+	s->skipped = s->ro.next - sc.numbered;
 	s->resume_floor = s->emitted_below = s->ro.next;
 	s->decisions = sc.decisions;
 	s->denials = sc.denials;

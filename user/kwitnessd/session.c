@@ -21,10 +21,12 @@
 #include <linux/magic.h>
 
 #include "collector/decision.h"
+#include "collector/proc_entry.h"
 #include "bpf/hooks.h"
 #include "dns_proxy.h"
 #include "fanout.h"
 #include "kwd.h"
+#include "lineage.h"
 #include "session.h"
 #include "util.h"
 #include "wakeup.h"
@@ -41,6 +43,7 @@ void kwd_session_free(struct kwd_session *s)
 	kwd_dns_free(s->dns);
 	s->dns = NULL;
 	kw_reorder_free(&s->ro);
+	kwd_lineage_free(s->lineage);
 	kw_logwriter_abort(&s->log);
 	if (s->cgroup_fd >= 0)
 		close(s->cgroup_fd);
@@ -78,9 +81,11 @@ static int emit_event(void *ctx, const void *data, size_t len)
 	 * ring buffer may let go of every record numbered below */
 	if (h->seq + 1 > s->emitted_below)
 		s->emitted_below = h->seq + 1;
-	if (h->kind == KWD_EV_COLLECTOR)
+	if (h->kind == KWD_EV_COLLECTOR || h->kind == KWD_EV_COLLECTOR_PROC)
 		e = kw_logwriter_append(&s->log, (const char *)(h + 1), len - sizeof(*h));
-	else if ((h->flags & KW_EVF_VIA) && len >= sizeof(*net))
+	else if (kw_is_proc_kind(h->kind))
+		e = kwd_lineage_write(s, data, len);
+	else if (kwd_lineage_decision(s, data, len), (h->flags & KW_EVF_VIA) && len >= sizeof(*net))
 		e = kw_logwriter_event_via(&s->log, data, len, s->d->boot_to_realtime_ns,
 					   kwd_dns_via_name(s->dns, net->via_seq));
 	else
@@ -91,6 +96,8 @@ static int emit_event(void *ctx, const void *data, size_t len)
 	}
 	if (e)
 		return e;
+	if (h->kind == KWD_EV_COLLECTOR_PROC || kw_is_proc_kind(h->kind))
+		return 0; /* numbered, not a decision */
 	s->decisions++;
 	if (h->decision == KW_DENY)
 		s->denials++;
@@ -138,8 +145,8 @@ static void ring_sample(void *ctx, const void *data, size_t size)
 			s->id, size);
 		return;
 	}
-	if (((const struct kw_event_hdr *)data)->kind == KWD_EV_COLLECTOR) {
-		/* no program writes that kind: a record that claims it is not believed */
+	if (((const struct kw_event_hdr *)data)->kind >= KWD_EV_COLLECTOR) {
+		/* no program writes those kinds: a record that claims it is not believed */
 		s->bad_events++;
 		return;
 	}
@@ -171,14 +178,15 @@ static void ring_sample(void *ctx, const void *data, size_t size)
 void kwd_session_read_ring(struct kwd_session *s)
 {
 	kwd_ring_read(&s->ring, ring_sample, s);
+	kwd_lineage_flush(s);
 }
 
 /* kwd_dns_env.emit: an entry the collector writes itself (dns.query) under
  * a sequence number it took from the session's kernel counter goes through
  * the reorder window like a kernel record. */
-static int push_collector(void *ctx, const struct kw_event_hdr *h, const char *line, size_t len)
+int kwd_session_push_collector(struct kwd_session *s, const struct kw_event_hdr *h,
+			       const char *line, size_t len)
 {
-	struct kwd_session *s = ctx;
 	char *rec = malloc(sizeof(*h) + len);
 	int e;
 
@@ -193,6 +201,11 @@ static int push_collector(void *ctx, const struct kw_event_hdr *h, const char *l
 	}
 	free(rec);
 	return e;
+}
+
+static int push_collector(void *ctx, const struct kw_event_hdr *h, const char *line, size_t len)
+{
+	return kwd_session_push_collector(ctx, h, line, len);
 }
 
 int kwd_session_dns_start(struct kwd_session *s, struct kw_dns_steer *steer, char *err,
@@ -237,6 +250,8 @@ static void session_flush(struct kwd_session *s)
 void kwd_session_ring_ready(struct kwd_session *s)
 {
 	int n = kwd_ring_read(&s->ring, ring_sample, s);
+
+	kwd_lineage_flush(s);
 
 	/* The kernel frees ring buffer space only once lines are written:
 	 * hand them over before a quarter of it is held. */

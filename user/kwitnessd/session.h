@@ -86,6 +86,7 @@ struct kwd_session {
 	struct kw_record_runtime record_runtime; /* points into runtime */
 	uint32_t generation;  /* kw_sessions[slot].generation at open */
 	struct kwd_dns *dns;  /* the session's resolver (egress by name), or NULL */
+	struct kwd_lineage *lineage; /* process lineage (lineage.c), made on first use */
 	bool close_kill;      /* close: kill what is left in the cgroup first */
 	int64_t killed;       /* close: processes killed (-1: not asked) */
 	int64_t still_running; /* close: processes left running untagged */
@@ -136,6 +137,10 @@ int kwd_session_dns_start(struct kwd_session *s, struct kw_dns_steer *steer, cha
 			  size_t errlen);
 
 /* session.c, for resume.c: the parts of a session open and resume share. */
+/* An entry the collector wrote itself (h->kind KWD_EV_COLLECTOR), numbered
+ * from the session's counter, into the reorder window: 0 or -errno. */
+int kwd_session_push_collector(struct kwd_session *s, const struct kw_event_hdr *h,
+			       const char *line, size_t len);
 struct kwd_session *kwd_session_new(struct kwd *d);
 void kwd_session_free(struct kwd_session *s);
 int kwd_session_attach_ring(struct kwd_session *s, int ringbuf_fd, size_t size, char *err,

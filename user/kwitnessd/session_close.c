@@ -18,6 +18,7 @@
 #include "dns_proxy.h"
 #include "journal.h"
 #include "kwd.h"
+#include "lineage.h"
 #include "session.h"
 #include "util.h"
 #include "metrics.h"
@@ -184,6 +185,9 @@ static void end_session(struct kwd_session *s)
 
 	kwd_session_read_ring(s);
 	s->skipped += kw_reorder_flush(&s->ro);
+	/* "seen" entries numbered by that flush's decisions */
+	while (kwd_lineage_flush(s))
+		s->skipped += kw_reorder_flush(&s->ro);
 	kw_hooks_session_counters(d->hooks, s->slot, &c);
 	/* gaps: numbers below next_seq that never arrived. dropped: decisions
 	 * that are not in the log, by the kernel's count or by the gaps,

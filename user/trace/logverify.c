@@ -401,9 +401,12 @@ static void follow_entry(struct kw_log_check *c, const char *p, size_t n)
 			c->resumes++;
 		return;
 	}
-	c->decisions++;
-	if (span_is(e.decision, "\"deny\""))
-		c->denials++;
+	/* a process entry is numbered like a decision but is not one */
+	if (!span_is(e.tool, "\"proc\"")) {
+		c->decisions++;
+		if (span_is(e.decision, "\"deny\""))
+			c->denials++;
+	}
 	if (!span_int(e.seq, &seq) || seq < 0) {
 		if (c->has_open)
 			set_inconsistent(c, "line %" PRIu64 ": a decision entry without a seq number",

@@ -208,7 +208,15 @@ struct kw_event_hdr {
 	__u8 wake;        /* the program's note to itself, between reserve and
 			   * submit, of how to wake the consumer; 0 once submitted */
 	char comm[KW_COMM_LEN];
+	__u64 start_ns;   /* the process's (thread group leader's) start_boottime:
+			   * with pid, the boot-unique process reference ("proc") */
 };
+
+/* The decision log's process reference: "<pid>-<start_ns>" (decimal). */
+#define KW_PROC_REF_MAX 32
+/* Bytes of a process's argument vector an exec event carries (the rest is
+ * cut; docs/decision-log.md, "proc"). */
+#define KW_ARGV_MAX 1024
 
 /* connect, sendmsg, bind */
 struct kw_ev_net {
@@ -312,6 +320,23 @@ struct kw_ev_proc {
 	__u32 target_pid;
 	__u32 sig_or_mode;
 	__u64 target_cgroup;
+};
+
+/* A process of a session appeared (KW_EV_PROC_FORK: forked by a session
+ * task; KW_EV_PROC_EXEC: a session process ran execve). The header names the
+ * process (pid, start_ns, uid, comm); the collector writes a "proc" entry.
+ * Variable size: an exec record is followed by path_len bytes of the file
+ * name execve was given, then argv_len bytes of the argument vector (each
+ * argument ending in NUL); a fork record has neither. */
+struct kw_ev_task {
+	struct kw_event_hdr h;
+	__u64 parent_start_ns; /* the parent process's start_boottime */
+	__u32 ppid;            /* the parent's tgid (fork: the forking process) */
+	__u32 gid;
+	__u32 argv_len;        /* exec: bytes of argv after the path (< KW_ARGV_MAX + 1) */
+	__u32 argv_full;       /* exec: bytes of the whole argv (arg_end - arg_start) */
+	__u32 path_len;        /* exec: bytes of the path (< KW_PATH_MAX; KW_PATH_MAX - 1: cut) */
+	__u32 pad;
 };
 
 #endif

@@ -51,7 +51,10 @@
 	X(NET_UNIX, 22, kw_ev_path, net_unix, "net.unix", PATH, "net.unix", "")                 \
 	X(PROC_SIGIO, 23, kw_ev_proc, proc_signal, "proc.sigio", PATH, "proc",                  \
 	  "proc.signal_outside")                                                                \
-	X(BPF, 24, kw_ev_bpf, bpf, "bpf", PATH, "bpf", "bpf.allow")
+	X(BPF, 24, kw_ev_bpf, bpf, "bpf", PATH, "bpf", "bpf.allow")                            \
+	/* not decisions: a session process appeared (a "proc" entry, lineage.c) */            \
+	X(PROC_FORK, 32, kw_ev_task, proc_task, "proc", FIXED, "proc", "")                      \
+	X(PROC_EXEC, 33, kw_ev_task, proc_task, "proc", FIXED, "proc", "")
 
 /* How kw_rule_name names a kind's rules (the rules column). */
 enum kw_event_rules {
@@ -69,6 +72,6 @@ enum kw_event_kind { KW_EVENT_TABLE(KW_EVENT_ENUM_) };
 
 /* One above the largest kind: the size of arrays indexed by kind (a row
  * beyond it fails to compile where such an array is initialised). */
-#define KW_EV_LIMIT 25
+#define KW_EV_LIMIT 34
 
 #endif
