@@ -60,6 +60,10 @@ struct kwd_config {
 	 * and slots only root may take. */
 	unsigned user_sessions_max;
 	unsigned root_reserved_sessions;
+	/* Interim checkpoints (checkpoint.c): every this many seconds and
+	 * decisions (0: not by that measure). */
+	uint64_t checkpoint_interval;
+	uint64_t checkpoint_entries;
 	/* set by config.c so main() knows what came from the command line */
 	bool ringbuf_from_cli;
 };

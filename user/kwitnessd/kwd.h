@@ -29,6 +29,7 @@ struct kwd_worker;
 struct kwd_transparency;
 struct kwd_publisher;
 struct kw_publish;
+struct kwd_signer;
 
 struct kwd {
 	struct kwd_config cfg;
@@ -41,6 +42,7 @@ struct kwd {
 	struct kwd_transparency *tlog; /* NULL without log = DIR */
 	const struct kw_publish *publish; /* into tlog */
 	struct kwd_publisher *publisher; /* the thread that publishes */
+	struct kwd_signer *ckpt_signer; /* checkpoint.c; NULL: checkpoints off */
 	int epfd;
 	struct kwd_watch listen_w, signal_w, timer_w;
 	int listen_fd;

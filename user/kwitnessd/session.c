@@ -22,6 +22,7 @@
 
 #include "collector/decision.h"
 #include "bpf/hooks.h"
+#include "checkpoint.h"
 #include "dns_proxy.h"
 #include "kwd.h"
 #include "session.h"
@@ -38,6 +39,7 @@ void kwd_session_free(struct kwd_session *s)
 	kwd_dns_free(s->dns);
 	s->dns = NULL;
 	kw_reorder_free(&s->ro);
+	kwd_ckpt_free(s->ckpt);
 	kw_logwriter_abort(&s->log);
 	if (s->cgroup_fd >= 0)
 		close(s->cgroup_fd);
@@ -244,6 +246,7 @@ void kwd_session_ring_ready(struct kwd_session *s)
 	}
 	if (s->ro.pending)
 		maybe_skip_gap(s, kwd_now_ms());
+	kwd_ckpt_maybe(s, 0); /* by count: due by time only on the tick */
 }
 
 struct kwd_session *kwd_session_new(struct kwd *d)
@@ -257,6 +260,7 @@ struct kwd_session *kwd_session_new(struct kwd *d)
 	s->ring_fd = -1;
 	s->log.fd = -1;
 	s->killed = -1;
+	s->checkpoint_interval = -1;
 	s->w.kind = KWD_W_RING;
 	s->w.ptr = s;
 	kw_reorder_init(&s->ro, emit_event, s);
@@ -285,6 +289,7 @@ int kwd_session_attach_ring(struct kwd_session *s, int ringbuf_fd, size_t size, 
 	s->ring_fd = ringbuf_fd;
 	s->log.submit = session_submit;
 	s->log.submit_ctx = s;
+	kwd_ckpt_attach(s);
 	return 0;
 }
 
@@ -343,6 +348,7 @@ void kwd_sessions_tick(struct kwd *d)
 		maybe_skip_gap(s, now);
 		kwd_dns_tick(s->dns, now);
 		session_flush(s);
+		kwd_ckpt_maybe(s, now);
 	}
 }
 
