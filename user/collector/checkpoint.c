@@ -88,7 +88,7 @@ static bool checkpoint_members(json_t *o, struct kw_checkpoint *c, char *sig, si
 {
 	uint64_t seq = 0, ts = 0;
 	char type[32];
-	size_t known = 13;
+	size_t known = 14; /* every member, "last_seq" and "prev" included */
 
 	memset(c, 0, sizeof(*c));
 	c->last_seq = -1;

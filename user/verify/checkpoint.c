@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The checkpoint chain against the log, see checkpoint.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "jcs/jcs.h"
+#include "trace/logverify.h"
 #include "verify/checkpoint.h"
 
 static void fail(struct verify_ckpt *v, enum kw_verify_reason r, const char *why)
@@ -96,7 +99,7 @@ int verify_ckpt_init(struct verify_ckpt *v, const struct kw_key *key, const char
 	v->close_chain = v->close_unvouched = -1;
 	v->f = fopen(path, "re");
 	if (!v->f)
-		return -errno;
+		return -errno; /* v still reads the close entry */
 	e = kw_transcript_init(&v->tr);
 	if (e) {
 		fclose(v->f);
@@ -177,7 +180,13 @@ enum kw_verify_reason verify_ckpt_bound(struct verify_ckpt *v)
 		return v->problem = KW_VERIFY_CHECKPOINT_BEYOND_LOG;
 	}
 	if (!v->has_close || v->close_chain < 0)
-		return KW_VERIFY_OK; /* nothing binds the chain: the record's own hash does */
+		return KW_VERIFY_OK;
+	if (!v->f) {
+		snprintf(why, sizeof(why), "the close entry names %" PRId64 " checkpoint(s); there is "
+			 "no checkpoint file", v->close_chain);
+		fail(v, KW_VERIFY_CHECKPOINTS_MISSING, why);
+		return v->problem;
+	} /* nothing binds the chain: the record's own hash does */
 	if ((uint64_t)v->close_chain > v->chain) {
 		snprintf(why, sizeof(why), "the close entry names checkpoint %" PRId64
 			 "; the file ends at %" PRIu64, v->close_chain, v->chain);
@@ -223,4 +232,63 @@ void verify_ckpt_free(struct verify_ckpt *v)
 	if (v->tr_live)
 		kw_digest_free(&v->tr.digest);
 	v->tr_live = false;
+}
+
+/* A decision log on its own (maybe cut at any byte) against its checkpoints. */
+int verify_log_checkpoints(const struct kw_key *key, const char *log_path, const char *ckpt_path,
+			   struct verify_cut *out, char *err, size_t errlen)
+{
+	struct kw_log_check lc = { 0 };
+	char path[4200];
+	int fd, e;
+
+	memset(out, 0, sizeof(*out));
+	if (!ckpt_path) {
+		snprintf(path, sizeof(path), "%s%s", log_path, KW_CHECKPOINT_SUFFIX);
+		ckpt_path = path;
+	}
+	fd = open(log_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot read decision log %s: %s", log_path, strerror(errno));
+		return -1;
+	}
+	e = verify_ckpt_init(&out->ck, key, ckpt_path);
+	if (e) {
+		snprintf(err, errlen, "cannot read checkpoints %s: %s", ckpt_path, strerror(-e));
+		verify_ckpt_free(&out->ck);
+		close(fd);
+		return -1;
+	}
+	lc.on_entry = verify_ckpt_entry;
+	lc.entry_ctx = &out->ck;
+	e = kw_log_check_init(&lc);
+	if (!e)
+		e = kw_log_check_fd(&lc, fd);
+	close(fd);
+	if (e) {
+		snprintf(err, errlen, "reading %s: %s", log_path, strerror(-e));
+		kw_log_check_free(&lc);
+		verify_ckpt_free(&out->ck);
+		return -1;
+	}
+	verify_ckpt_end(&out->ck);
+	out->log_problem = lc.problem;
+	snprintf(out->log_why, sizeof(out->log_why), "%s", lc.why);
+	kw_log_check_free(&lc);
+	verify_ckpt_free(&out->ck);
+	/* where the verification stops, and whether that is a failure */
+	if (out->ck.problem != KW_VERIFY_OK) {
+		out->stop = out->ck.problem;
+		out->valid = false;
+	} else if (lc.problem != KW_VERIFY_OK) {
+		out->stop = lc.problem;
+		out->valid = lc.problem == KW_VERIFY_LOG_TRUNCATED;
+	} else if (out->ck.beyond_log) {
+		out->stop = KW_VERIFY_CHECKPOINT_BEYOND_LOG;
+		out->valid = true;
+	} else {
+		out->stop = KW_VERIFY_OK; /* the log's end */
+		out->valid = true;
+	}
+	return 0;
 }

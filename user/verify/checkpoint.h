@@ -55,6 +55,21 @@ void verify_ckpt_free(struct verify_ckpt *v);
 /* The chain against the close entry the log ended with: the problem found
  * (chain or binding), or KW_VERIFY_OK; why set. */
 enum kw_verify_reason verify_ckpt_bound(struct verify_ckpt *v);
+/* kwitness verify --log LOG [--checkpoints FILE] without a record: every
+ * entry through the last checkpoint the log holds. stop: where the
+ * verification stopped (KW_VERIFY_OK: at the log's end; LOG_TRUNCATED: a
+ * cut inside a line; CHECKPOINT_BEYOND_LOG: a checkpoint past the cut; or
+ * the problem found); valid: no checkpoint or log problem but a cut. */
+struct verify_cut {
+	struct verify_ckpt ck;
+	enum kw_verify_reason log_problem;
+	char log_why[256];
+	enum kw_verify_reason stop;
+	bool valid;
+};
+/* 0, or -1 with err when a file cannot be read (ckpt_path NULL: LOG + suffix). */
+int verify_log_checkpoints(const struct kw_key *key, const char *log_path, const char *ckpt_path,
+			   struct verify_cut *out, char *err, size_t errlen);
 /* One sentence on what the checkpoints vouch for, into out. */
 void verify_ckpt_describe(const struct verify_ckpt *v, char *out, size_t outlen);
 
