@@ -267,7 +267,7 @@ void kwd_ckpt_maybe(struct kwd_session *s, int64_t now_ms)
 		free(job);
 		return;
 	}
-	k->due_ms = now_ms + k->interval_ms;
+	k->due_ms = (now_ms ? now_ms : kwd_now_ms()) + k->interval_ms;
 	k->lines_asked = s->log.entries;
 	k->decisions_asked = s->decisions;
 	r->k = k;

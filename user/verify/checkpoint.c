@@ -22,6 +22,26 @@ static void fail(struct verify_ckpt *v, enum kw_verify_reason r, const char *why
 	v->have_next = false;
 }
 
+/* Whether checkpoint n comes later in the file (its "n" member only; the
+ * reading position is kept). */
+static bool later_has(struct verify_ckpt *v, uint64_t n)
+{
+	char line[KW_CHECKPOINT_LINE_MAX + 2];
+	long at = ftell(v->f);
+	bool found = false;
+
+	while (!found && at >= 0 && fgets(line, sizeof(line), v->f)) {
+		json_t *o = jcs_parse(line, strcspn(line, "\n"), NULL);
+		json_t *j = json_object_get(o, "n");
+
+		found = json_is_integer(j) && (uint64_t)json_integer_value(j) == n;
+		json_decref(o);
+	}
+	if (at >= 0)
+		fseek(v->f, at, SEEK_SET);
+	return found;
+}
+
 /* Reads, checks and links the next checkpoint into v->next; none left (or
  * a torn last line): have_next false. */
 static void next_checkpoint(struct verify_ckpt *v)
@@ -70,6 +90,13 @@ static void next_checkpoint(struct verify_ckpt *v)
 		return;
 	}
 	if (c.n != v->chain + 1) {
+		/* missing, or further down: a reordered pair */
+		if (later_has(v, v->chain + 1)) {
+			snprintf(why, sizeof(why), "checkpoint %" PRIu64 " comes before checkpoint %"
+				 PRIu64, c.n, v->chain + 1);
+			fail(v, KW_VERIFY_CHECKPOINT_REORDERED, why);
+			return;
+		}
 		snprintf(why, sizeof(why), "checkpoint %" PRIu64 " follows checkpoint %" PRIu64
 			 ": %" PRIu64 " missing", c.n, v->chain, c.n - v->chain - 1);
 		fail(v, KW_VERIFY_CHECKPOINT_CHAIN_GAP, why);

@@ -244,7 +244,8 @@ static int checkpoints_end(struct entry_fanout *f, int ret, struct verify_verdic
 	v->checkpointed = f->ck.chain || f->ck.close_chain >= 0 || r != KW_VERIFY_OK;
 	if (v->checkpointed)
 		verify_ckpt_describe(&f->ck, v->checkpoints_text, sizeof(v->checkpoints_text));
-	if (r != KW_VERIFY_OK && (ret == 0 || v->res.reason == KW_VERIFY_LOG_INCOMPLETE)) {
+	if (r != KW_VERIFY_OK && (ret == 0 || v->res.reason == KW_VERIFY_LOG_INCOMPLETE ||
+				  v->res.reason == KW_VERIFY_LOG_INCONSISTENT)) {
 		kw_verify_result_set(&v->res, r, "%s", f->ck.why);
 		v->res.warning[0] = '\0';
 		return 1;
