@@ -48,6 +48,8 @@
 #define KW_F_MODEL_PROVIDER "model_provider"
 #define KW_F_MODEL_ID "model_id"
 #define KW_F_DATA_CLASS "data_class"
+/* open: seconds between interim checkpoints for this session (0: none by time) */
+#define KW_F_CHECKPOINT_INTERVAL "checkpoint_interval"
 /* open and close replies, close request */
 #define KW_F_SESSION "session"
 #define KW_F_LOG_PATH "log_path"
@@ -155,6 +157,7 @@ struct kw_request {
 	const char *model_provider;
 	const char *model_id;
 	const char *data_class;
+	int64_t checkpoint_interval; /* -1 when absent */
 	/* close */
 	const char *session;
 	bool kill; /* "kill": true: kill what is left in the cgroup first */
