@@ -107,6 +107,9 @@ power_off() { # NAME: a session with checkpoints, then more lines, then SIGKILL
 		kt_fail_all "no session opened"
 	cg_run "$cg" "$NP" flood sendto 127.0.0.1 "$PORT" 500 >/dev/null
 	sleep 2.5 # a checkpoint by time (interval 2 s)
+	sleep 2.5 # idle: nothing new, no checkpoint
+	[ "$1" = pl ] && expect_eq "one checkpoint by time, none while nothing new was logged" 1 \
+		"$(wc -l <"$KT_TMP/state/logs/$sid.jsonl.checkpoints")"
 	cg_run "$cg" "$NP" flood sendto 127.0.0.1 "$PORT" 300 >/dev/null
 	sleep 0.5 # on disk, not yet checkpointed
 	kill -KILL "$KT_DPID"
