@@ -178,12 +178,24 @@ static int chain_resume(struct kwd_ckpt *k, const char *path, const char *sessio
 {
 	struct kw_buf text = { 0 };
 	struct kw_checkpoint c;
+	struct stat st;
 	char why[256];
 	const char *end, *p;
-	int e = kw_read_regular_file(path, (size_t)64 << 20, &text);
+	int e = 0;
 
-	if (e || !text.len)
+	/* the file opened (O_NOFOLLOW), read through that descriptor */
+	if (fstat(k->fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_size > (64 << 20))
+		return -EINVAL;
+	if (!st.st_size)
+		return 0;
+	e = kw_buf_reserve(&text, (size_t)st.st_size);
+	if (!e && pread(k->fd, text.data, (size_t)st.st_size, 0) != st.st_size)
+		e = -EIO;
+	if (e)
 		goto out;
+	text.len = (size_t)st.st_size;
 	end = memrchr(text.data, '\n', text.len);
 	if (!end || (size_t)(end - text.data) + 1 < text.len) {
 		e = ftruncate(k->fd, end ? end - text.data + 1 : 0) < 0 ? -errno : 0;
