@@ -110,6 +110,10 @@ power_off() { # NAME: a session with checkpoints, then more lines, then SIGKILL
 	sleep 2.5 # idle: nothing new, no checkpoint
 	[ "$1" = pl ] && expect_eq "one checkpoint by time, none while nothing new was logged" 1 \
 		"$(wc -l <"$KT_TMP/state/logs/$sid.jsonl.checkpoints")"
+	# new lines after a quiet spell: checkpointed at once (the interval is
+	# over), then more within the next interval, which stay unvouched
+	cg_run "$cg" "$NP" flood sendto 127.0.0.1 "$PORT" 200 >/dev/null
+	sleep 0.3
 	cg_run "$cg" "$NP" flood sendto 127.0.0.1 "$PORT" 300 >/dev/null
 	sleep 0.5 # on disk, not yet checkpointed
 	kill -KILL "$KT_DPID"
@@ -147,4 +151,30 @@ for _ in $(seq 100); do [ -e "$REC" ] && break; sleep 0.1; done
 out=$("$KW" verify --key "$KEY" --log "$LOG" --allow-incomplete "$REC")
 check "a vouched line changed while down fails: checkpoint_prefix_mismatch" \
 	grep -q "^invalid: checkpoint_prefix_mismatch" <<<"$out" || { sed -n 3p "$LOG"; echo "$out"; } | sed 's/^/# /'
+
+# --- a collector killed with the pins kept: the resumed session's chain goes on
+kwd_stop
+KT_PIN=/sys/fs/bpf/kwt-ck-$$
+conf 1 0
+start_pinned() {
+	kwd_start --pin-dir "$KT_PIN" --config "$KT_TMP/kwd.conf"
+}
+rm -f "$KT_TMP/kwitnessd.sock"
+start_pinned
+policy_session rs enforce deny "\"net\":{\"send\":[\"127.0.0.1/32:$PORT\"]}" ||
+	kt_fail_all "no session opened"
+cg_run "$cg" "$NP" flood sendto 127.0.0.1 "$PORT" 300 >/dev/null
+sleep 1.5
+kill -KILL "$KT_DPID"
+kwd_gone "$KT_DPID" 100
+KT_DPID=
+rm -f "$KT_TMP/kwitnessd.sock"
+start_pinned
+cg_run "$cg" "$NP" flood sendto 127.0.0.1 "$PORT" 300 >/dev/null
+sleep 1.5
+session_close "$sid" >/dev/null || not_ok "the resumed session closes"
+check "a resumed session's checkpoints continue its chain (n 1..$(wc -l <"$LOG.checkpoints"))" \
+	test "$(jq -r .n "$LOG.checkpoints" | paste -sd,)" = "$(seq -s, "$(wc -l <"$LOG.checkpoints")")" -a \
+	"$(wc -l <"$LOG.checkpoints")" -ge 2
+check "and its record verifies with them" verify_record
 finish
