@@ -264,10 +264,11 @@ $(BUILD)/kwitness: $(CLI_OBJ) $(ATTEST_A) $(IMAGE_A) $(ESTATE_A) $(VERIFY_A) $(K
 	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(ATTEST_A) $(IMAGE_A) $(ESTATE_A) $(VERIFY_A) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A) $(LIBS_BPF) $(LIBS_TPM) $(LIBS_ESTATE) $(LIBS_CORE)
 
 # The privileged collector links no database client: it spools, and
-# `kwitness estate push` ships (docs/estate.md, "Push from hosts").
-$(BUILD)/kwitnessd: $(D_OBJ) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A)
+# `kwitness estate push` ships (docs/estate.md, "Push from hosts"). Of the
+# verifier it uses the checkpoint chain walk (sealing after a power loss).
+$(BUILD)/kwitnessd: $(D_OBJ) $(VERIFY_A) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A)
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) -o $@ $(D_OBJ) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A) $(LIBS_BPF) $(LIBS_TPM) $(LIBS_CORE) -lpthread
+	$(Q)$(CC) $(CFLAGS) -o $@ $(D_OBJ) $(VERIFY_A) $(KBPF_A) $(COLL_A) $(TLOG_A) $(TPM_A) $(LIB_A) $(LIBS_BPF) $(LIBS_TPM) $(LIBS_CORE) -lpthread
 
 $(BUILD)/asan/tests/%: tests/unit/%.c $(ASAN_LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -302,7 +303,8 @@ $(BUILD)/asan/tests/test_tpm: tests/unit/test_tpm.c $(ASAN_TPM_OBJ) $(ASAN_LIB_O
 	$(if $(Q),@echo "  TEST    $@")
 	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(ASAN_TPM_OBJ) $(ASAN_LIB_OBJ) -lcmocka $(LIBS_TPM) $(LIBS_CORE)
 
-$(BUILD)/asan/tests/test_verdict: tests/unit/test_verdict.c $(ASAN_VERIFY_OBJ) $(ASAN_TPM_OBJ) $(ASAN_LIB_OBJ)
+$(BUILD)/asan/tests/test_verdict $(BUILD)/asan/tests/test_checkpoint: \
+		$(BUILD)/asan/tests/%: tests/unit/%.c $(ASAN_VERIFY_OBJ) $(ASAN_TPM_OBJ) $(ASAN_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  TEST    $@")
 	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(ASAN_VERIFY_OBJ) $(ASAN_TPM_OBJ) $(ASAN_LIB_OBJ) -lcmocka \

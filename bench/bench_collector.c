@@ -19,6 +19,10 @@
  *     ring buffer: drops and kwitnessd's CPU per million decisions; once at
  *     kwitnessd's default priority, once at nice -10 (on 2 cores, 8 busy
  *     generators otherwise take the collector's CPU).
+ *  3d. checkpoints: one session at 200 k decisions/s made in the kernel for
+ *     10 s, without checkpoints and with one every second (kwitnessd.conf
+ *     checkpoint_interval 0 and 1), twice each, alternating: drops and
+ *     kwitnessd's CPU per million decisions with and without.
  *  3c. kmulti: the same 8 x 200 k/s offered in full, by decisions made in
  *     the kernel (bench/producer.bpf.c, kwitness's own recording code run by
  *     BPF_PROG_TEST_RUN in batches every millisecond) instead of processes,
@@ -27,7 +31,8 @@
  *     producer's, and how many gaps were
  *     given up on the kernel's drop marks (kw_lost) and how many after waiting.
  *
- * Usage: bench_collector [synthetic|format|flood|rate|multi|kmulti|sessions ...]  (default: all)
+ * Usage: bench_collector [synthetic|format|flood|rate|multi|kmulti|checkpoints|sessions ...]
+ * (default: all)
  * Parts 2-4 need root, cgroup2 and build/kwitnessd; they say why they skip. */
 #include <dirent.h>
 #include <errno.h>
@@ -828,6 +833,31 @@ out:
 	daemon_stop(&d);
 }
 
+/* 3d: kmulti's one session at 200 k/s, checkpoints off and every second. */
+static void bench_checkpoints(void)
+{
+	static const char *const conf[] = { "checkpoint_interval = 0\n",
+					    "checkpoint_interval = 1\n" };
+	char path[] = "/tmp/kw-bench-ckpt-XXXXXX";
+	int fd = mkstemp(path);
+
+	if (fd < 0)
+		return;
+	for (int round = 0; round < 4; round++) {
+		const char *c = conf[round % 2];
+
+		if (ftruncate(fd, 0) || pwrite(fd, c, strlen(c), 0) != (ssize_t)strlen(c))
+			break;
+		setenv("KW_BENCH_KWD_CONFIG", path, 1);
+		printf("checkpoints %s:\n", round % 2 ? "every second" : "off");
+		fflush(stdout);
+		bench_multi_kernel(1, 200000, 2000000, 0);
+	}
+	unsetenv("KW_BENCH_KWD_CONFIG");
+	close(fd);
+	unlink(path);
+}
+
 int main(int argc, char **argv)
 {
 	bool all = argc < 2;
@@ -863,6 +893,8 @@ int main(int argc, char **argv)
 			/* where it keeps up */
 			bench_multi_kernel(8, 100000, 200000, -10);
 		}
+		if (!part || !strcmp(part, "checkpoints"))
+			bench_checkpoints();
 		if (!part || !strcmp(part, "sessions"))
 			bench_sessions(1000);
 	}

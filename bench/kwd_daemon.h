@@ -94,7 +94,8 @@ static int daemon_start(struct daemon *d, const char *ringbuf, const char *why_s
 		dup2(null, 1);
 		dup2(null, 2);
 		execl(kwd, "kwitnessd", "--foreground", "--state-dir", state, "--socket", d->sock,
-		      "--key", key, "--pin-dir", "none", "--config", "/dev/null",
+		      "--key", key, "--pin-dir", "none", "--config",
+		      getenv("KW_BENCH_KWD_CONFIG") ? getenv("KW_BENCH_KWD_CONFIG") : "/dev/null",
 		      "--ringbuf-size", ringbuf, (char *)NULL);
 		_exit(127);
 	}

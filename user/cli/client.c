@@ -119,6 +119,18 @@ json_t *kw_session_open_request(const char *cgroup, const struct kw_open_options
 		json_object_set_new(req, KW_F_MODEL_ID, json_string(o->model_id));
 	if (req && o->data_class)
 		json_object_set_new(req, KW_F_DATA_CLASS, json_string(o->data_class));
+	if (req && o->checkpoint_interval) {
+		char *end;
+		unsigned long long n = strtoull(o->checkpoint_interval, &end, 10);
+
+		if (*end || end == o->checkpoint_interval || *o->checkpoint_interval == '-' ||
+		    n > 1000000000ull) {
+			fprintf(stderr, "kwitness: --checkpoint-interval: seconds, 0 to 1000000000\n");
+			json_decref(req);
+			return NULL;
+		}
+		json_object_set_new(req, KW_F_CHECKPOINT_INTERVAL, json_integer((json_int_t)n));
+	}
 	return req;
 }
 

@@ -38,6 +38,7 @@ void kw_print_json(const json_t *v);
 	{ "model-provider", 0, CLI_TEXT, &(o)->model_provider }, \
 	{ "model-id", 0, CLI_TEXT, &(o)->model_id },             \
 	{ "data-class", 0, CLI_TEXT, &(o)->data_class },         \
+	{ "checkpoint-interval", 0, CLI_TEXT, &(o)->checkpoint_interval }, \
 	{ "socket", 0, CLI_TEXT, &(o)->socket },                 \
 	{ "json", 0, CLI_FLAG, &(o)->json },                     \
 	{ "help", 'h', CLI_HELP }
@@ -47,6 +48,7 @@ void kw_print_json(const json_t *v);
 struct kw_open_options {
 	const char *sandbox_id, *policy, *image_digest;
 	const char *model_provider, *model_id, *data_class; /* optional */
+	const char *checkpoint_interval; /* optional: seconds */
 	const char *socket;
 	bool json;
 };

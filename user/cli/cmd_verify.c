@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "lib/messages.h"
 #include "verify/batch.h"
+#include "verify/checkpoint.h"
 #include "verify/transparency.h"
 #include "verify/verdict.h"
 #include "lib/text_safe.h"
@@ -33,6 +34,7 @@ static void verify_usage(FILE *f)
 		"           [--image-digest D] [--max-age SECONDS] [--skew SECONDS] [--nonce N]\n"
 		"           [--allow-embedded-key] [--allow-incomplete] [--json]\n"
 		"           [--evidence FILE --tpm-ca CA.pem --enroll-key KEY [--pcrs-ref FILE]]\n"
+		"       kwitness verify --key TRUSTED --log DECISIONS [--checkpoints FILE] [--json]\n"
 		"       kwitness verify --key TRUSTED --dir STATE_DIR [--jobs N] [options]\n"
 		"       kwitness verify --key TRUSTED [--jobs N] [options] RECORD RECORD...\n"
 		"       kwitness verify --key TRUSTED --transparency POLICY [--proof FILE] RECORD [...]\n"
@@ -60,6 +62,10 @@ static void verify_usage(FILE *f)
 		"  --decisions FILE      instead of --log: the decisions array (or JSON Lines) a\n"
 		"                        record was built from (record build --decisions):\n"
 		"                        recompute tool_transcript.hash and call_count\n"
+		"  --checkpoints FILE    the log's signed checkpoints (default DECISIONS.checkpoints,\n"
+		"                        checked when present). Without RECORD: verify a log that\n"
+		"                        may be cut (power loss) through its last checkpoint and\n"
+		"                        say where the verification stops (docs/decision-log.md)\n"
 		"  --policy BUNDLE       policy bundle: recompute policy.bundle_hash and, with the\n"
 		"                        image digest, runtime.measurement\n"
 		"  --image-digest D      image digest for runtime.measurement (default: the\n"
@@ -120,6 +126,8 @@ static void print_json(const struct verify_verdict *v)
 	}
 	if (o && res->warning[0])
 		json_object_set_new(o, "warning", json_string(res->warning));
+	if (o && v->checkpointed)
+		json_object_set_new(o, "checkpoints", json_string(v->checkpoints_text));
 	if (o && v->tlog_checked && ok) {
 		json_object_set_new(o, "logged", json_boolean(v->logged));
 		json_object_set_new(o, "transparency",
@@ -176,6 +184,8 @@ static void print_text(const struct verify_verdict *v)
 	if (res->reason == KW_VERIFY_OK) {
 		printf("valid: record verified (%s)\n", kw_text_safe(v->detail, a, sizeof(a)));
 		printf("completeness: %s\n", b);
+		if (v->checkpointed)
+			printf("checkpoints: %s\n", kw_text_safe(v->checkpoints_text, a, sizeof(a)));
 		if (v->logged)
 			printf("transparency: logged: %s\n",
 			       kw_text_safe(v->tlog.message, a, sizeof(a)));
@@ -186,6 +196,8 @@ static void print_text(const struct verify_verdict *v)
 		if ((v->completeness == VERIFY_COMPLETE || v->completeness == VERIFY_INCOMPLETE) &&
 		    res->reason != KW_VERIFY_LOG_INCOMPLETE)
 			printf("completeness: %s\n", b);
+		if (v->checkpointed)
+			printf("checkpoints: %s\n", kw_text_safe(v->checkpoints_text, a, sizeof(a)));
 	}
 }
 
@@ -195,6 +207,7 @@ struct args {
 	const char *evpath, *enrkeypath, *refpath;
 	struct kw_appraise_opts ao;   /* --tpm-ca; the key and PCRs once loaded */
 	const char *tlog_policy, *tlog_proof, *consistency;
+	const char *ckpath;
 	bool as_json;
 	int64_t jobs;
 	const char *decisions;        /* a decisions array (record build --decisions) */
@@ -237,7 +250,8 @@ static int run_batch(const struct args *a, const struct kw_verify_opts *o, char 
 				  .records = records, .n_records = n, .jobs = (int)a->jobs,
 				  .json = a->as_json };
 
-	if (a->logpath || a->policypath || o->image_digest || a->evpath || a->tlog_policy) {
+	if (a->logpath || a->policypath || o->image_digest || a->evpath || a->tlog_policy ||
+	    a->ckpath) {
 		fprintf(stderr, "kwitness verify: --log, --policy, --image-digest, --evidence and --transparency name one "
 				"record's evidence; with --dir or several records each record's "
 				"own are used\n");
@@ -285,6 +299,7 @@ static int run_one(struct args *a, struct kw_verify_opts *o, const char *recpath
 		.opts = *o, .record_path = recpath, .log_path = a->logpath,
 		.bundle_path = a->policypath, .evidence = evidence, .appraise = &a->ao,
 		.tlog_policy = a->tlog_policy, .tlog_proof = a->tlog_proof, .progress = !a->as_json,
+		.checkpoints_path = a->ckpath,
 	};
 	if (verify_record(&rq, &v, err, sizeof(err))) {
 		fprintf(stderr, "kwitness verify: %s\n", err);
@@ -301,6 +316,57 @@ out:
 	kw_key_free(enroll_key);
 	kw_key_free(trusted);
 	return status;
+}
+
+/* --log DECISIONS without RECORD: the log through its last checkpoint. */
+static int run_cut_log(const struct args *a)
+{
+	struct kw_key *key = NULL;
+	struct verify_cut c;
+	const struct verify_ckpt *k = &c.ck;
+	char err[4400], what[400], m[ESC_CAP];
+	const char *stop;
+	int ret;
+
+	if (!a->keypath) {
+		fprintf(stderr, "kwitness verify: --log without RECORD needs --key TRUSTED\n");
+		return 2;
+	}
+	ret = kw_key_load_public(a->keypath, &key);
+	if (ret) {
+		cli_key_error("verify", a->keypath, ret);
+		return 2;
+	}
+	ret = verify_log_checkpoints(key, a->logpath, a->ckpath, &c, err, sizeof(err));
+	kw_key_free(key);
+	if (ret) {
+		fprintf(stderr, "kwitness verify: %s\n", err);
+		return 2;
+	}
+	stop = c.stop == KW_VERIFY_OK ? "log_end" : kw_verify_reason_code(c.stop);
+	verify_ckpt_describe(k, what, sizeof(what));
+	snprintf(err, sizeof(err), "%s", k->problem != KW_VERIFY_OK ? k->why :
+		 c.log_problem != KW_VERIFY_OK ? c.log_why :
+		 k->beyond_log ? "a checkpoint covers lines past the log's end: the log was cut" :
+		 "the log ends");
+	if (a->as_json) {
+		json_t *j = json_pack("{s:b, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:s}", "valid",
+				      c.valid, "reason",
+				      kw_verify_reason_code(c.valid ? KW_VERIFY_OK : c.stop), "stop",
+				      stop, "message", err, "vouched_lines",
+				      (json_int_t)k->vouched_lines, "checkpoint",
+				      (json_int_t)k->vouched_n, "checkpoints", (json_int_t)k->chain,
+				      "log_lines", (json_int_t)k->log_lines, "unvouched_lines",
+				      (json_int_t)(k->log_lines - k->vouched_lines), "vouched", what);
+
+		if (j)
+			cli_print_json(j, false);
+		json_decref(j);
+	} else {
+		printf("%s: %s\n", c.valid ? "valid" : "invalid", kw_text_safe(what, m, sizeof(m)));
+		printf("stops: %s: %s\n", stop, kw_text_safe(err, m, sizeof(m)));
+	}
+	return c.valid ? 0 : 1;
 }
 
 /* The checks of one RECORD's options, before anything is read. */
@@ -383,6 +449,7 @@ int cmd_verify(int argc, char **argv)
 		{ "transparency", 0, CLI_TEXT, &a.tlog_policy },
 		{ "proof", 0, CLI_TEXT, &a.tlog_proof },
 		{ "consistency", 0, CLI_TEXT, &a.consistency },
+		{ "checkpoints", 0, CLI_TEXT, &a.ckpath },
 		{ "help", 0, CLI_HELP },
 		{ 0 },
 	};
@@ -409,6 +476,8 @@ int cmd_verify(int argc, char **argv)
 		kw_usage_error("kwitness verify", "--decisions is for one RECORD");
 		return 2;
 	}
+	if (a.logpath && optind == argc && !a.dir)
+		return run_cut_log(&a);
 	if (a.dir || argc - optind > 1)
 		return run_batch(&a, &o, argv + optind, argc - optind);
 	if (optind != argc - 1) {

@@ -68,7 +68,7 @@ static int parse_open(const json_t *doc, struct kw_request *r, struct kw_request
 {
 	static const char *const known[] = { KW_F_OP, KW_F_CGROUP, KW_F_SANDBOX_ID,
 					     KW_F_IMAGE_DIGEST, KW_F_POLICY, KW_F_MODEL_PROVIDER,
-					     KW_F_MODEL_ID, KW_F_DATA_CLASS };
+					     KW_F_MODEL_ID, KW_F_DATA_CLASS, KW_F_CHECKPOINT_INTERVAL };
 	const char *key;
 	json_t *v, *pv;
 	int e;
@@ -89,6 +89,13 @@ static int parse_open(const json_t *doc, struct kw_request *r, struct kw_request
 	for (int i = 0; i < KW_WL_N; i++)
 		if ((e = get_str(doc, kw_workload_fields[i], false, &r->workload[i], err)))
 			return e;
+	pv = json_object_get(doc, KW_F_CHECKPOINT_INTERVAL);
+	r->checkpoint_interval = -1;
+	if (pv && (!json_is_integer(pv) || json_integer_value(pv) < 0 ||
+		   json_integer_value(pv) > 1000000000))
+		return fail(err, KW_ERR_INVALID_FIELD, "checkpoint_interval: seconds, 0 to 1000000000");
+	if (pv)
+		r->checkpoint_interval = json_integer_value(pv);
 	pv = json_object_get(doc, KW_F_POLICY);
 	if (!pv)
 		return fail(err, KW_ERR_MISSING_FIELD, "policy: required (the bundle text as a string)");

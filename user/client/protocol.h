@@ -66,6 +66,8 @@ enum kw_workload_field { /* sorted by name: the open entry writes them in order 
 	KW_WL_POD_NAME, KW_WL_POD_NAMESPACE, KW_WL_POD_SANDBOX_ID, KW_WL_POD_UID, KW_WL_N
 };
 extern const char *const kw_workload_fields[KW_WL_N];
+/* open: seconds between interim checkpoints for this session (0: none by time) */
+#define KW_F_CHECKPOINT_INTERVAL "checkpoint_interval"
 /* open and close replies, close request */
 #define KW_F_SESSION "session"
 #define KW_F_LOG_PATH "log_path"
@@ -187,6 +189,7 @@ struct kw_request {
 	const char *model_id;
 	const char *data_class;
 	const char *workload[KW_WL_N]; /* kw_workload_fields, NULL when absent */
+	int64_t checkpoint_interval; /* -1 when absent */
 	/* close; watch: optional */
 	const char *session;
 	bool kill; /* "kill": true: kill what is left in the cgroup first */

@@ -110,6 +110,26 @@ int kw_transcript_final(struct kw_transcript *t, char hash[KW_DIGEST_STR_MAX], u
 	return kw_digest_final(&t->digest, hash);
 }
 
+int kw_transcript_prefix(const struct kw_transcript *t, char hash[KW_DIGEST_STR_MAX],
+			 uint64_t *count)
+{
+	struct kw_digest copy;
+	int ret = kw_digest_copy(&copy, &t->digest);
+
+	if (ret)
+		return ret;
+	ret = kw_digest_update(&copy, t->stage, t->staged);
+	if (!ret)
+		ret = kw_digest_update(&copy, "]", 1);
+	if (ret) {
+		kw_digest_free(&copy);
+		return ret;
+	}
+	if (count)
+		*count = t->count;
+	return kw_digest_final(&copy, hash);
+}
+
 /* Canonicalises one entry (a JSON object) and appends it. */
 static int transcript_add_value(struct kw_transcript *t, const json_t *entry, struct kw_buf *scratch,
 				const char *where, size_t index, char *err, size_t errlen)

@@ -28,6 +28,11 @@ int kw_transcript_append(struct kw_transcript *t, const char *entry, size_t len)
  * -EINVAL when the last byte is not '\n'. */
 int kw_transcript_append_lines(struct kw_transcript *t, char *lines, size_t len);
 int kw_transcript_final(struct kw_transcript *t, char hash[KW_DIGEST_STR_MAX], uint64_t *count);
+/* The hash kw_transcript_final would give if the transcript ended here, from
+ * a copy of the running digest: t goes on. With *count, the entries so far.
+ * 0 or -errno. */
+int kw_transcript_prefix(const struct kw_transcript *t, char hash[KW_DIGEST_STR_MAX],
+			 uint64_t *count);
 /* Reads decisions from text: a JSON array, or JSON Lines (one value per
  * non-empty line), canonicalises each entry and hashes the transcript.
  * Returns 0, or -EINVAL with a message in err. */

@@ -86,6 +86,27 @@ static int set_quota(struct kwd_config *c, const char *key, const char *v, char 
 	return 0;
 }
 
+/* checkpoint_interval (seconds) and checkpoint_entries (decisions); 0: off. */
+static int set_checkpoint(struct kwd_config *c, const char *key, const char *v, char *err,
+			  size_t errlen, const char *file, unsigned lineno)
+{
+	char *end;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || *end || end == v || *v == '-' || n > 1000000000ull) {
+		snprintf(err, errlen, "%s:%u: %s must be a number from 0 to 1000000000", file, lineno,
+			 key);
+		return -EINVAL;
+	}
+	if (!strcmp(key, "checkpoint_interval"))
+		c->checkpoint_interval = n;
+	else
+		c->checkpoint_entries = n;
+	return 0;
+}
+
 static int set_group(struct kwd_config *c, const char *v)
 {
 	struct group *g = getgrnam(v);
@@ -225,6 +246,9 @@ int kwd_config_load(struct kwd_config *c, const char *path, bool must_exist, cha
 			e = set_quota(c, key, val, err, errlen, path, lineno);
 		} else if (kwd_export_config_key(&c->exports, key, val, &e, err, errlen, path, lineno)) {
 			/* watch_queue, otlp_*: export_config.c */
+		} else if (!strcmp(key, "checkpoint_interval") ||
+			   !strcmp(key, "checkpoint_entries")) {
+			e = set_checkpoint(c, key, val, err, errlen, path, lineno);
 		} else if (!strcmp(key, "grant")) {
 			e = add_grant(c, val, err, errlen, path, lineno);
 		} else if (!strcmp(key, "verifier")) {

@@ -68,6 +68,10 @@ struct kwd_config {
 	char *metrics_addr;
 	unsigned metrics_session_labels;
 	unsigned syslog_decisions; /* enum kwd_syslog_decisions (decision_syslog.c) */
+	/* Interim checkpoints (checkpoint.c): every this many seconds and
+	 * decisions (0: not by that measure). */
+	uint64_t checkpoint_interval;
+	uint64_t checkpoint_entries;
 	/* set by config.c so main() knows what came from the command line */
 	bool ringbuf_from_cli;
 };

@@ -32,6 +32,7 @@ struct kw_publish;
 struct kwd_fanout;
 struct kwd_watchers;
 struct kwd_otlp;
+struct kwd_signer;
 
 struct kwd {
 	struct kwd_config cfg;
@@ -44,6 +45,7 @@ struct kwd {
 	struct kwd_transparency *tlog; /* NULL without log = DIR */
 	const struct kw_publish *publish; /* into tlog */
 	struct kwd_publisher *publisher; /* the thread that publishes */
+	struct kwd_signer *ckpt_signer; /* checkpoint.c; NULL: checkpoints off */
 	int epfd;
 	struct kwd_watch listen_w, signal_w, timer_w;
 	int listen_fd;

@@ -35,6 +35,7 @@
 #include "dns_proxy.h"
 #include "harden.h"
 #include "hostinfo.h"
+#include "checkpoint.h"
 #include "kwd.h"
 #include "otlp.h"
 #include "decision_syslog.h"
@@ -548,7 +549,8 @@ static int start(struct kwd *d)
 	}
 	if (kwd_worker_start(d, err, sizeof(err)) || kwd_publisher_start(d, err, sizeof(err)) ||
 	    kwd_watch_start(d, err, sizeof(err)) || kwd_otlp_start(d, err, sizeof(err)) ||
-	    kwd_metrics_start(d, err, sizeof(err)) || kwd_decision_syslog_start(d, err, sizeof(err))) {
+	    kwd_metrics_start(d, err, sizeof(err)) || kwd_decision_syslog_start(d, err, sizeof(err)) ||
+	    kwd_ckpt_start(d, err, sizeof(err))) {
 		kwd_log(d, LOG_ERR, "%s", err);
 		kwd_control_shutdown(d);
 		kw_hooks_close(d->hooks);
@@ -572,6 +574,7 @@ int main(int argc, char **argv)
 	d->cfg.ringbuf_size = KWD_DEFAULT_RINGBUF;
 	d->cfg.user_sessions_max = KWD_DEFAULT_USER_SESSIONS;
 	d->cfg.root_reserved_sessions = KWD_DEFAULT_ROOT_RESERVED;
+	d->cfg.checkpoint_interval = KWD_DEFAULT_CHECKPOINT_INTERVAL;
 	d->listen_fd = d->signal_fd = d->timer_fd = d->epfd = -1;
 
 	e = parse_args(d, argc, argv, &config_given, &key_given);
@@ -615,6 +618,7 @@ int main(int argc, char **argv)
 	reply_sealed(d);
 	kwd_worker_free(d);
 	kwd_sessions_release(d);
+	kwd_ckpt_stop(d); /* every checkpoint written */
 	if (kw_hooks_unpin_idle(d->hooks))
 		kwd_log(d, LOG_INFO, "no session left: global programs unpinned");
 	kwd_control_shutdown(d);

@@ -25,6 +25,7 @@
 #include "trace/record.h"
 #include "collector/seal.h"
 #include "collector/transcript.h"
+#include "verify/checkpoint.h"
 #include "kwd.h"
 #include "recover.h"
 #include "session.h"
@@ -48,15 +49,49 @@ static const char *member(json_t *o, const char *key)
 	return json_string_value(json_object_get(o, key));
 }
 
-/* Appends the trailer of a session that was never closed. */
+/* The last checkpoint signed before the stop that the log on disk still
+ * matches (verify/checkpoint.c, under our own key): the seal vouches from
+ * there. Nothing when there is none or the chain does not hold. */
+static void vouched_from(struct kwd *d, const char *log_path, const char *log, size_t keep,
+			 struct verify_ckpt *ck)
+{
+	char path[4300];
+
+	snprintf(path, sizeof(path), "%s%s", log_path, KW_CHECKPOINT_SUFFIX);
+	if (verify_ckpt_init(ck, d->key, path)) {
+		verify_ckpt_free(ck);
+		return;
+	}
+	for (const char *p = log; p < log + keep;) {
+		const char *end = memchr(p, '\n', (size_t)(log + keep - p));
+
+		verify_ckpt_entry(ck, p, (size_t)(end - p));
+		p = end + 1;
+	}
+	verify_ckpt_end(ck);
+	verify_ckpt_free(ck);
+	if (ck->problem != KW_VERIFY_OK || ck->beyond_log) {
+		kwd_log(d, LOG_ERR, "%s: its checkpoints vouch for nothing: %s: %s", log_path,
+			kw_verify_reason_code(ck->problem != KW_VERIFY_OK ? ck->problem :
+					      KW_VERIFY_CHECKPOINT_BEYOND_LOG), ck->why);
+		ck->vouched_n = 0;
+	}
+}
+
+/* Appends the trailer of a session that was never closed; with ck, the
+ * checkpoint it vouches from and how many lines follow it unsigned. */
 static int append_seal(int fd, const char *id, uint64_t decisions, uint64_t denials,
-		       const char *reason)
+		       const char *reason, const struct verify_ckpt *ck)
 {
 	struct kw_buf line = { 0 };
 	struct jcs_obj o;
 	int e;
 
 	e = jcs_obj_begin(&o, &line);
+	if (ck->vouched_n) {
+		e = e ?: jcs_obj_str(&o, "checkpoint", ck->vouched_hash);
+		e = e ?: jcs_obj_int(&o, "checkpoints", (int64_t)ck->vouched_n);
+	}
 	e = e ?: jcs_obj_bool(&o, "complete", false);
 	e = e ?: jcs_obj_int(&o, "decisions", (int64_t)decisions);
 	e = e ?: jcs_obj_int(&o, "denials", (int64_t)denials);
@@ -64,6 +99,9 @@ static int append_seal(int fd, const char *id, uint64_t decisions, uint64_t deni
 	e = e ?: jcs_obj_str(&o, "session", id);
 	e = e ?: jcs_obj_str(&o, "tool", "kwitness.close");
 	e = e ?: jcs_obj_int(&o, "ts", kwd_now_us());
+	if (ck->vouched_n)
+		e = e ?: jcs_obj_int(&o, "unvouched_lines",
+				     (int64_t)(ck->log_lines - ck->vouched_lines));
 	e = e ?: jcs_obj_end(&o);
 	e = e ?: kw_buf_putc(&line, '\n');
 	if (!e && write(fd, line.data, line.len) != (ssize_t)line.len)
@@ -132,6 +170,10 @@ static int open_log_for_seal(const char *path, size_t keep, size_t len, char *wh
 
 #define KWD_SEAL_REASON "the collector stopped before this session was closed: decisions after " \
 	"the last entry and the kernel's counters are unknown"
+
+#define KWD_SEAL_REASON_VOUCHED "the collector stopped before this session was closed: the lines " \
+	"after its last checkpoint were not signed before the stop, and decisions after the last " \
+	"entry and the kernel's counters are unknown"
 
 /* Seals one log. Returns 0, or -errno with why. */
 int kwd_seal_one(struct kwd *d, const char *id, const char *reason, char *why, size_t whylen)
@@ -207,7 +249,12 @@ int kwd_seal_one(struct kwd *d, const char *id, const char *reason, char *why, s
 		goto out;
 	}
 	if (!closed) {
-		e = append_seal(fd, id, decisions, denials, reason ? reason : KWD_SEAL_REASON);
+		struct verify_ckpt ck;
+
+		vouched_from(d, log_path, log.data, keep, &ck);
+		e = append_seal(fd, id, decisions, denials,
+				reason ? reason : ck.vouched_n ? KWD_SEAL_REASON_VOUCHED :
+								 KWD_SEAL_REASON, &ck);
 		if (e) {
 			snprintf(why, whylen, "%.200s: writing the seal: %s", log_path, strerror(-e));
 			goto out;

@@ -23,6 +23,7 @@
 #include "collector/decision.h"
 #include "collector/proc_entry.h"
 #include "bpf/hooks.h"
+#include "checkpoint.h"
 #include "dns_proxy.h"
 #include "fanout.h"
 #include "kwd.h"
@@ -44,6 +45,7 @@ void kwd_session_free(struct kwd_session *s)
 	s->dns = NULL;
 	kw_reorder_free(&s->ro);
 	kwd_lineage_free(s->lineage);
+	kwd_ckpt_free(s->ckpt);
 	kw_logwriter_abort(&s->log);
 	if (s->cgroup_fd >= 0)
 		close(s->cgroup_fd);
@@ -266,6 +268,7 @@ void kwd_session_ring_ready(struct kwd_session *s)
 	}
 	if (s->ro.pending)
 		maybe_skip_gap(s, kwd_now_ms());
+	kwd_ckpt_maybe(s, 0); /* by count: due by time only on the tick */
 }
 
 struct kwd_session *kwd_session_new(struct kwd *d)
@@ -279,6 +282,7 @@ struct kwd_session *kwd_session_new(struct kwd *d)
 	s->ring_fd = -1;
 	s->log.fd = -1;
 	s->killed = -1;
+	s->checkpoint_interval = -1;
 	s->w.kind = KWD_W_RING;
 	s->w.ptr = s;
 	kw_reorder_init(&s->ro, emit_event, s);
@@ -308,6 +312,7 @@ int kwd_session_attach_ring(struct kwd_session *s, int ringbuf_fd, size_t size, 
 	s->log.submit = session_submit;
 	s->log.submit_ctx = s;
 	kwd_fanout_tap(s);
+	kwd_ckpt_attach(s);
 	return 0;
 }
 
@@ -366,6 +371,7 @@ void kwd_sessions_tick(struct kwd *d)
 		maybe_skip_gap(s, now);
 		kwd_dns_tick(s->dns, now);
 		session_flush(s);
+		kwd_ckpt_maybe(s, now);
 	}
 }
 

@@ -91,6 +91,8 @@ struct kwd_session {
 	int64_t killed;       /* close: processes killed (-1: not asked) */
 	int64_t still_running; /* close: processes left running untagged */
 	int64_t kill_failed;  /* close with kill: processes the kill did not end */
+	int64_t checkpoint_interval; /* seconds, the open's option; -1: the config's */
+	struct kwd_ckpt *ckpt; /* checkpoint.c; NULL: none */
 };
 
 /* session.c */

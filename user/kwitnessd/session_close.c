@@ -235,6 +235,7 @@ static void end_session(struct kwd_session *s)
 	job->key = d->key;
 	job->record_path = s->record_path;
 	job->publish = d->publish;
+	job->ckpt = s->ckpt;
 	kwd_worker_submit(d, job);
 }
 

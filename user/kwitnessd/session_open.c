@@ -396,6 +396,7 @@ static json_t *session_prepare(struct kwd *d, struct kwd_session *s, const struc
 	s->model_provider = dup_or_default(req->model_provider, d->cfg.model_provider);
 	s->model_id = dup_or_default(req->model_id, d->cfg.model_id);
 	s->data_class = dup_or_default(req->data_class, d->cfg.data_class);
+	s->checkpoint_interval = req->checkpoint_interval;
 	if (!s->sandbox_id || !s->image_digest || !s->model_provider || !s->model_id ||
 	    !s->data_class)
 		return kwd_error(KW_ERR_INTERNAL, "out of memory");

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "collector/transcript.h"
+#include "checkpoint.h"
 #include "kwd.h"
 #include "publisher.h"
 #include "ring.h"
@@ -189,6 +190,12 @@ static bool run_job(struct kwd_worker *w, struct kwd_job *job)
 		job->path = job->data = NULL;
 		return true;
 	}
+	if (job->kind == KWD_JOB_CHECKPOINT) {
+		kwd_ckpt_take(job->owner, job->tr, peek_error(w, job->fd));
+		return true;
+	}
+	if (job->kind == KWD_JOB_SEAL && !job->err && job->ckpt)
+		job->err = kwd_ckpt_bind_close(job->ckpt, &job->data, &job->len);
 	/* The ring buffer lets go of the events only once their lines are
 	 * in the file, and never past a chunk that could not be written. The
 	 * transcript takes the lines here, once written (and the ring buffer

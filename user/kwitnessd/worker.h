@@ -24,11 +24,14 @@
 struct kwd;
 struct kw_transcript;
 struct kw_publish;
+struct kwd_ckpt;
 
 /* Work for the I/O thread, in order: a session's bundle file (at open), log
  * chunks, then the session's seal. */
 #define KWD_SEAL_NOT_RUN (-1) /* the log could not be finished: no record */
-enum kwd_job_kind { KWD_JOB_WRITE, KWD_JOB_FILE, KWD_JOB_SEAL };
+/* CHECKPOINT: owner is a checkpoint request (checkpoint.c), made from tr
+ * once the chunks before it are hashed. */
+enum kwd_job_kind { KWD_JOB_WRITE, KWD_JOB_FILE, KWD_JOB_SEAL, KWD_JOB_CHECKPOINT };
 struct kwd_job {
 	enum kwd_job_kind kind;
 	int fd;                  /* closed (after fsync) by a SEAL job */
@@ -53,6 +56,7 @@ struct kwd_job {
 	const struct kw_key *key;
 	const char *record_path;
 	const struct kw_publish *publish; /* NULL: no transparency log */
+	struct kwd_ckpt *ckpt;   /* the session's checkpoints, named in the close entry */
 	int err;                 /* an error seen before the worker ran (or by it) */
 	/* SEAL, set by the worker */
 	char hash[KW_DIGEST_STR_MAX]; /* the transcript, finished after the last lines */

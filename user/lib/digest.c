@@ -85,6 +85,25 @@ void kw_digest_free(struct kw_digest *d)
 	d->md_ctx = NULL;
 }
 
+int kw_digest_copy(struct kw_digest *dst, const struct kw_digest *src)
+{
+	EVP_MD_CTX *ctx;
+
+	dst->md_ctx = NULL;
+	dst->alg = src->alg;
+	if (!src->md_ctx)
+		return -EINVAL;
+	ctx = EVP_MD_CTX_new();
+	if (!ctx)
+		return -ENOMEM;
+	if (EVP_MD_CTX_copy_ex(ctx, src->md_ctx) != 1) {
+		EVP_MD_CTX_free(ctx);
+		return -EIO;
+	}
+	dst->md_ctx = ctx;
+	return 0;
+}
+
 int kw_digest_buf(enum kw_digest_alg alg, const void *p, size_t n, char out[KW_DIGEST_STR_MAX])
 {
 	struct kw_digest d;

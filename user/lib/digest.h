@@ -23,6 +23,9 @@ int kw_digest_update(struct kw_digest *d, const void *p, size_t n);
 /* Writes the lowercase "alg:hex" string (NUL-terminated). */
 int kw_digest_final(struct kw_digest *d, char out[KW_DIGEST_STR_MAX]);
 void kw_digest_free(struct kw_digest *d);
+/* A second context in the state of src (src goes on untouched): a hash of
+ * what was fed so far without ending the stream. 0 or -ENOMEM/-EIO. */
+int kw_digest_copy(struct kw_digest *dst, const struct kw_digest *src);
 int kw_digest_buf(enum kw_digest_alg alg, const void *p, size_t n, char out[KW_DIGEST_STR_MAX]);
 
 /* True when s is exactly ^sha(256:[0-9a-f]{64}|384:[0-9a-f]{96})$. */

@@ -53,6 +53,16 @@ static const struct {
 	[KW_VERIFY_POLICY_UNREADABLE] = { "policy_unreadable", "The policy bundle cannot be read." },
 	[KW_VERIFY_HOST_MISMATCH] = { "host_mismatch", "The record names a host its signing key is not trusted to sign for." },
 	[KW_VERIFY_SESSION_CONFLICT] = { "session_conflict", "The estate already holds this session id under another signer." },
+	[KW_VERIFY_CHECKPOINT_MALFORMED] = { "checkpoint_malformed", "A checkpoint line is not a canonical kwitness.checkpoint." },
+	[KW_VERIFY_CHECKPOINT_KEY_MISMATCH] = { "checkpoint_key_mismatch", "A checkpoint names a signing key other than the trusted key." },
+	[KW_VERIFY_CHECKPOINT_SIGNATURE_INVALID] = { "checkpoint_signature_invalid", "A checkpoint's Ed25519 signature does not hold under the trusted key." },
+	[KW_VERIFY_CHECKPOINT_CHAIN_GAP] = { "checkpoint_chain_gap", "A checkpoint is missing from the chain: a number is skipped, or the last one the close entry names is not there." },
+	[KW_VERIFY_CHECKPOINT_REORDERED] = { "checkpoint_reordered", "The checkpoints are out of order: a number or a line count goes back." },
+	[KW_VERIFY_CHECKPOINT_CHAIN_BROKEN] = { "checkpoint_chain_broken", "A checkpoint's previous hash, or the close entry's last checkpoint hash, does not match." },
+	[KW_VERIFY_CHECKPOINT_PREFIX_MISMATCH] = { "checkpoint_prefix_mismatch", "The log's first lines do not hash to what a signed checkpoint says: a vouched line was changed." },
+	[KW_VERIFY_CHECKPOINT_BEYOND_LOG] = { "checkpoint_beyond_log", "A checkpoint covers more lines than the log holds: the log was cut." },
+	[KW_VERIFY_CHECKPOINTS_MISSING] = { "checkpoints_missing", "The close entry names checkpoints but the checkpoint file cannot be read." },
+	[KW_VERIFY_CHECKPOINT_UNVOUCHED_MISMATCH] = { "checkpoint_unvouched_mismatch", "The seal's count of lines after its last checkpoint does not match the log." },
 };
 _Static_assert(sizeof(reasons) / sizeof(reasons[0]) == KW_VERIFY_REASON_COUNT,
 	       "every reason has a code and a sentence");

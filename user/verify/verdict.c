@@ -11,6 +11,7 @@
 #include "lib/buf.h"
 #include "jcs/jcs.h"
 #include "trace/logverify.h"
+#include "verify/checkpoint.h"
 #include "verify/progress.h"
 #include "verify/read.h"
 #include "verify/transparency.h"
@@ -193,6 +194,65 @@ static void conclude(const struct verify_request *rq, int ret, struct verify_ver
 		   (!v->tlog_checked || v->tlog.step == 0);
 }
 
+/* The log's lines to the checkpoint chain and to the caller's on_entry. */
+struct entry_fanout {
+	struct verify_ckpt ck;
+	const struct verify_request *rq;
+};
+
+static int fanout_entry(void *ctx, const char *line, size_t len)
+{
+	struct entry_fanout *f = ctx;
+
+	verify_ckpt_entry(&f->ck, line, len);
+	return f->rq->on_entry ? f->rq->on_entry(f->rq->entry_ctx, line, len) : 0;
+}
+
+/* Opens the log's checkpoints for the key the record is checked under (the
+ * trusted one, else its own cnf.jwk). false: none to check. */
+static bool checkpoints_begin(const struct verify_request *rq, const struct kw_verify_opts *o,
+			      const json_t *rec, struct entry_fanout *f, struct kw_key **own)
+{
+	char path[4200];
+	const char *p = rq->checkpoints_path;
+	int e;
+
+	if (!p && (!rq->log_path || !strcmp(rq->log_path, "-")))
+		return false;
+	if (!p) {
+		snprintf(path, sizeof(path), "%s%s", rq->log_path, KW_CHECKPOINT_SUFFIX);
+		p = path;
+	}
+	if (!o->trusted &&
+	    kw_key_from_jwk(json_object_get(json_object_get(rec, "cnf"), "jwk"), own))
+		return false;
+	f->rq = rq;
+	e = verify_ckpt_init(&f->ck, o->trusted ? o->trusted : *own, p);
+	/* no file: the close entry must name no checkpoint */
+	return e == 0 || e == -ENOENT;
+}
+
+/* The chain against the log and the close entry: a problem makes the
+ * record invalid (it outranks an incomplete log: it says what was changed). */
+static int checkpoints_end(struct entry_fanout *f, int ret, struct verify_verdict *v)
+{
+	enum kw_verify_reason r;
+
+	verify_ckpt_end(&f->ck);
+	r = verify_ckpt_bound(&f->ck);
+	verify_ckpt_free(&f->ck);
+	v->checkpointed = f->ck.chain || f->ck.close_chain >= 0 || r != KW_VERIFY_OK;
+	if (v->checkpointed)
+		verify_ckpt_describe(&f->ck, v->checkpoints_text, sizeof(v->checkpoints_text));
+	if (r != KW_VERIFY_OK && (ret == 0 || v->res.reason == KW_VERIFY_LOG_INCOMPLETE ||
+				  v->res.reason == KW_VERIFY_LOG_INCONSISTENT)) {
+		kw_verify_result_set(&v->res, r, "%s", f->ck.why);
+		v->res.warning[0] = '\0';
+		return 1;
+	}
+	return ret;
+}
+
 /* The record, then its log, bundle and measurement: kw_record_verify's
  * steps with the log streamed. ret as kw_record_verify's. */
 static int verify_evidence(const struct verify_request *rq, const struct kw_buf *text,
@@ -200,6 +260,10 @@ static int verify_evidence(const struct verify_request *rq, const struct kw_buf 
 			   struct kw_log_check *lc, bool *lc_live, struct verify_verdict *v)
 {
 	struct kw_verify_opts o = rq->opts;
+	struct verify_request fan_rq = *rq;
+	struct entry_fanout fan = { 0 };
+	struct kw_key *own = NULL;
+	bool ck = false;
 	char image[KW_DIGEST_STR_MAX];
 	json_t *rec = NULL;
 	int ret;
@@ -213,7 +277,12 @@ static int verify_evidence(const struct verify_request *rq, const struct kw_buf 
 	}
 	ret = kw_record_verify_signed(text->data ? text->data : "", text->len, &o, &v->res, &rec);
 	if (ret == 0 && (log_fd >= 0 || rq->read_log)) {
-		ret = check_log(rq, lc, lc_live, log_fd, log_size);
+		ck = checkpoints_begin(rq, &o, rec, &fan, &own);
+		if (ck) {
+			fan_rq.on_entry = fanout_entry;
+			fan_rq.entry_ctx = &fan;
+		}
+		ret = check_log(&fan_rq, lc, lc_live, log_fd, log_size);
 		if (ret == 0)
 			o.log = lc;
 	}
@@ -221,6 +290,11 @@ static int verify_evidence(const struct verify_request *rq, const struct kw_buf 
 		o.image_digest = verify_image_digest(rec, image);
 	if (ret == 0)
 		ret = kw_record_verify_evidence(rec, &o, &v->res);
+	if (ck && ret >= 0 && lc->problem == KW_VERIFY_OK)
+		ret = checkpoints_end(&fan, ret, v);
+	else if (ck)
+		verify_ckpt_free(&fan.ck);
+	kw_key_free(own);
 	if (ret == 0)
 		describe(rec, &o, v->detail, sizeof(v->detail));
 	completeness_of(o.log, v);

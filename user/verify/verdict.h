@@ -50,6 +50,9 @@ struct verify_request {
 	/* NULL: the verifier's own log check; else the caller's, left for it to
 	 * read (its counts, hash, denials) and free (kw_log_check_free). */
 	struct kw_log_check *log_check;
+	/* The log's checkpoint file; NULL: log_path + ".checkpoints" when there
+	 * is one (verify/checkpoint.h). */
+	const char *checkpoints_path;
 };
 
 enum verify_completeness {
@@ -71,6 +74,9 @@ struct verify_verdict {
 	char incomplete_why[256];     /* with VERIFY_INCOMPLETE */
 	char transcript_hash[KW_DIGEST_STR_MAX];
 	uint64_t log_entries;
+	/* The log's checkpoints, when it has any: what they vouch for. */
+	bool checkpointed;
+	char checkpoints_text[400];
 	/* The TPM appraisal, when the record verified and evidence was given. */
 	bool appraised;
 	struct kw_appraise_result appraisal;
