@@ -115,9 +115,11 @@ class LogCheck:
             if tool == "kwitness.resume":
                 self.resumes += 1
             return
-        self.decisions += 1
-        if e.get("decision") == "deny":
-            self.denials += 1
+        # a process entry is numbered like a decision but is not one
+        if tool != "proc":
+            self.decisions += 1
+            if e.get("decision") == "deny":
+                self.denials += 1
         seq = e.get("seq")
         if not _count(seq):
             if self.open is not None:
