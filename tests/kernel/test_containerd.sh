@@ -159,7 +159,7 @@ if [ -n "$LOG" ]; then
 	mkdir -p "$KT_TMP/trust"
 	cp "$KT_TMP/signer.jwk" "$KT_TMP/trust/"
 	DB=sqlite:$KT_TMP/estate.db
-	"$KW" estate ingest --db "$DB" --trust "$KT_TMP/trust" "$STATE" >"$KT_TMP/ingest.out" 2>&1 ||
+	"$KW" estate ingest --create --db "$DB" --trust "$KT_TMP/trust" "$STATE" >"$KT_TMP/ingest.out" 2>&1 ||
 		sed 's/^/#   /' "$KT_TMP/ingest.out" | tail -3
 	expect_eq "estate query --namespace --pod --container: the pod's deny, with its identity" \
 		"team-a web agent 1" \
