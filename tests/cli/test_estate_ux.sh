@@ -94,6 +94,6 @@ out=$("$KW" estate query --db "$DB" --limit 0)
 widest=$(awk '{ if (length($0) > m) m = length($0) } END { print m }' <<<"$out")
 check "the default table fits 120 columns (widest line $widest)" test "$widest" -le 120
 expect_eq "the default table's columns" "TIME HOST SANDBOX TOOL OBJECT DECISION LEVEL" "$(head -1 <<<"$out" | tr -s ' ')"
-expect_eq "--wide: every column" 17 "$("$KW" estate query --db "$DB" --limit 1 --wide | head -1 | wc -w)"
+expect_eq "--wide: every column (pod identity too)" 20 "$("$KW" estate query --db "$DB" --limit 1 --wide | head -1 | wc -w)"
 expect_eq "the default table has every row" "$("$KW" estate query --db "$DB" --count)" "$(($(wc -l <<<"$out") - 1))"
 finish

@@ -47,9 +47,9 @@ check "a staged install runs no ldconfig" test ! -e "$T/ran"
 got=$(PATH="$D/usr/local/bin:$PATH" bash -c '. "$1"; COMP_WORDS=(kwitness estate query --obj); COMP_CWORD=3; _kwitness; echo "${COMPREPLY[*]}"' _ \
 	"$D/usr/local/share/bash-completion/completions/kwitness")
 expect_eq "bash completion: kwitness estate query --obj<TAB>" "--object" "$got"
-got=$(PATH="$D/usr/local/bin:$PATH" bash -c '. "$1"; COMP_WORDS=(kwitness ver); COMP_CWORD=1; _kwitness; echo "${COMPREPLY[*]}"' _ \
+got=$(PATH="$D/usr/local/bin:$PATH" bash -c '. "$1"; COMP_WORDS=(kwitness prun); COMP_CWORD=1; _kwitness; echo "${COMPREPLY[*]}"' _ \
 	"$D/usr/local/share/bash-completion/completions/kwitness")
-expect_eq "bash completion: kwitness ver<TAB>" "verify" "$got"
+expect_eq "bash completion: kwitness prun<TAB>" "prune" "$got"
 
 # a second install keeps an edited config
 echo "group = edited" >>"$D/etc/kwitness/kwitnessd.conf"

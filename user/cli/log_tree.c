@@ -2,12 +2,12 @@
 /* kwitness log tree LOG (the tree itself: user/trace/lineage.c). */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "commands.h"
+#include "lib/options.h"
 #include "trace/lineage.h"
 
 static void log_usage(FILE *f)
@@ -20,24 +20,28 @@ static void log_usage(FILE *f)
 /* argv[0] is "tree". */
 int cmd_log_tree(int argc, char **argv)
 {
+	static const struct cli_opt opts[] = { { "help", 'h', CLI_HELP, NULL }, { 0 } };
+	struct cli_options p = { .cmd = "kwitness log tree", .usage = log_usage, .opts = opts };
+	const char *path;
 	FILE *f;
 	int fd, e;
 
-	if (argc != 2 || argv[1][0] == '-') {
-		bool help = argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"));
-
-		log_usage(help ? stdout : stderr);
-		return help ? 0 : 2;
+	if (cli_options_parse(&p, argc, argv))
+		return p.status;
+	if (optind != argc - 1) {
+		fprintf(stderr, "kwitness log tree: give one decision log (see `kwitness log tree --help`)\n");
+		return 2;
 	}
-	fd = open(argv[1], O_RDONLY | O_CLOEXEC);
+	path = argv[optind];
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	if (!f) {
-		fprintf(stderr, "kwitness log tree: %s: %s\n", argv[1], strerror(errno));
+		fprintf(stderr, "kwitness log tree: %s: %s\n", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return 1;
 	}
-	e = kw_log_tree(f, argv[1], stdout);
+	e = kw_log_tree(f, path, stdout);
 	fclose(f);
 	if (e == -ENOMEM)
 		fprintf(stderr, "kwitness log tree: out of memory\n");
