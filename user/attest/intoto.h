@@ -30,9 +30,6 @@ struct attest_record {
 	char signer[64];                    /* RFC 7638 thumbprint of the signing key */
 };
 
-/* "sha256:<hex>" of a file's content, read as a stream. 0 or -errno. */
-int attest_file_sha256(const char *path, char out[KW_DIGEST_STR_MAX]);
-
 /* The kwitness session predicate from a record the verifier accepted (v),
  * the summary of its log and the record's facts. NULL when out of memory. */
 json_t *attest_predicate(const struct attest_summary *s, const struct verify_verdict *v,

@@ -125,7 +125,7 @@ static int subjects_of(const struct attest_args *a, const struct attest_record *
 
 	for (i = 0; i < a->n_subjects; i++) {
 		subj[i].name = a->subjects[i];
-		if ((e = attest_file_sha256(a->subjects[i], subj[i].digest))) {
+		if ((e = kw_digest_file(KW_SHA256, a->subjects[i], subj[i].digest))) {
 			fprintf(stderr, "kwitness attest: --subject %s: %s\n", a->subjects[i],
 				strerror(-e));
 			return 2;

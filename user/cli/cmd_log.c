@@ -74,7 +74,6 @@ static int export_line(struct export_state *st, const char *line, size_t len, si
 	struct jcs_error jerr;
 	json_t *entry = jcs_parse(line, len, &jerr);
 	const char *tool = json_string_value(json_object_get(entry, "tool"));
-	json_t *ev;
 
 	if (!json_is_object(entry)) {
 		fprintf(stderr, "kwitness log export: %s line %zu: not a JSON object\n", st->log_path,
@@ -95,16 +94,8 @@ static int export_line(struct export_state *st, const char *line, size_t len, si
 		if (!st->record_given && !record_beside(st->log_path, st->session, st->rhash))
 			st->ctx.record_hash = st->rhash;
 	}
-	ev = kw_ocsf_event(entry, &st->ctx);
-	if (ev) {
-		char *s = json_dumps(ev, JSON_COMPACT | JSON_SORT_KEYS);
-
-		if (s)
-			puts(s);
-		free(s);
-		json_decref(ev);
+	if (kw_ocsf_put(kw_ocsf_event(entry, &st->ctx)))
 		st->events++;
-	}
 	json_decref(entry);
 	return 0;
 }

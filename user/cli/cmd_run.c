@@ -187,39 +187,6 @@ static char *find_executable(const char *cmd)
 	return found;
 }
 
-static int file_digest(const char *path, char out[KW_DIGEST_STR_MAX])
-{
-	struct kw_digest d;
-	char buf[65536];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), e;
-
-	if (fd < 0)
-		return -errno;
-	e = kw_digest_init(&d, KW_SHA256);
-	if (e) {
-		close(fd);
-		return e;
-	}
-	while ((n = read(fd, buf, sizeof(buf))) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			e = -errno;
-			break;
-		}
-		e = kw_digest_update(&d, buf, (size_t)n);
-		if (e)
-			break;
-	}
-	close(fd);
-	if (e) {
-		kw_digest_free(&d);
-		return e;
-	}
-	return kw_digest_final(&d, out);
-}
-
 /* Whether this process can read path (the collector's log may be root's). */
 static bool readable(const char *path)
 {
@@ -421,7 +388,7 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 	if (!o->image_digest) {
 		char *exe = find_executable(a->cmd[0]);
 
-		e = exe ? file_digest(exe, a->digest_buf) : -ENOENT;
+		e = exe ? kw_digest_file(KW_SHA256, exe, a->digest_buf) : -ENOENT;
 		if (e) {
 			if (e == -ENOENT)
 				fprintf(stderr, "kwitness run: %s: command not found\n", a->cmd[0]);

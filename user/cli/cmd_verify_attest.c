@@ -66,7 +66,7 @@ static int check_subjects(struct va *a)
 	int e;
 
 	for (size_t i = 0; i < a->n_subjects; i++) {
-		if ((e = attest_file_sha256(a->subjects[i], d))) {
+		if ((e = kw_digest_file(KW_SHA256, a->subjects[i], d))) {
 			fprintf(stderr, "kwitness verify-attestation: --subject %s: %s\n",
 				a->subjects[i], strerror(-e));
 			return 2;

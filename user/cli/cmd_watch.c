@@ -130,16 +130,8 @@ static int watch_line(struct watch *w, const char *text, size_t len)
 			.hostname = w->hostname[0] ? w->hostname : NULL,
 			.machine_id = w->machine_id[0] ? w->machine_id : NULL,
 		};
-		json_t *ev = kw_ocsf_event(entry, &ctx);
 
-		if (ev) {
-			char *s = json_dumps(ev, JSON_COMPACT | JSON_SORT_KEYS);
-
-			if (s)
-				puts(s);
-			free(s);
-			json_decref(ev);
-		}
+		kw_ocsf_put(kw_ocsf_event(entry, &ctx));
 	} else {
 		print_text(line);
 	}

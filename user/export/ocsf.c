@@ -314,3 +314,14 @@ json_t *kw_ocsf_event(const json_t *entry, const struct kw_ocsf_context *ctx)
 	add_object(ev, m, entry, ctx);
 	return ev;
 }
+
+bool kw_ocsf_put(json_t *ev)
+{
+	char *s = ev ? json_dumps(ev, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+
+	if (s)
+		puts(s);
+	free(s);
+	json_decref(ev);
+	return s != NULL;
+}

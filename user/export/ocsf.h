@@ -7,6 +7,7 @@
 #define KWITNESS_EXPORT_OCSF_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 /* The OCSF schema version the events follow (tests/vectors/ocsf/). */
 #define KW_OCSF_VERSION "1.9.0-dev"
@@ -23,6 +24,9 @@ struct kw_ocsf_context {
  * NULL for an entry that is not a decision (open, close, resume) or when out
  * of memory. */
 json_t *kw_ocsf_event(const json_t *entry, const struct kw_ocsf_context *ctx);
+/* Writes ev (may be NULL: nothing) to stdout as one JSON line and releases
+ * it; true when a line was written. */
+bool kw_ocsf_put(json_t *ev);
 /* The class kw_ocsf_event gives a tool's decisions (4001, 4003, 1001, 1007,
  * 1003), or 0 for a tool it does not know. */
 int kw_ocsf_class(const char *tool);

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* "sha256:<hex>" / "sha384:<hex>" digests through OpenSSL EVP. */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 
@@ -139,4 +142,38 @@ bool kw_digest_valid(const char *s)
 	if (!strncmp(s, "sha384:", 7))
 		return strnlen(s + 7, 97) == 96 && lower_hex_run(s + 7, 96);
 	return false;
+}
+
+int kw_digest_file(enum kw_digest_alg alg, const char *path, char out[KW_DIGEST_STR_MAX])
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), e = 0;
+	struct kw_digest d;
+	struct stat st;
+	char buf[65536];
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	if ((e = kw_digest_init(&d, alg))) {
+		close(fd);
+		return e;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (e = kw_digest_update(&d, buf, (size_t)n))) {
+			e = e ?: -errno;
+			break;
+		}
+	}
+	close(fd);
+	if (e) {
+		kw_digest_free(&d);
+		return e;
+	}
+	return kw_digest_final(&d, out);
 }

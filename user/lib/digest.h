@@ -27,6 +27,10 @@ void kw_digest_free(struct kw_digest *d);
  * what was fed so far without ending the stream. 0 or -ENOMEM/-EIO. */
 int kw_digest_copy(struct kw_digest *dst, const struct kw_digest *src);
 int kw_digest_buf(enum kw_digest_alg alg, const void *p, size_t n, char out[KW_DIGEST_STR_MAX]);
+/* A regular file's content, read as a stream (opened without blocking, so a
+ * FIFO named by mistake cannot hang it). 0, -EINVAL (not a regular file) or
+ * -errno. */
+int kw_digest_file(enum kw_digest_alg alg, const char *path, char out[KW_DIGEST_STR_MAX]);
 
 /* True when s is exactly ^sha(256:[0-9a-f]{64}|384:[0-9a-f]{96})$. */
 bool kw_digest_valid(const char *s);
