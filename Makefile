@@ -68,7 +68,7 @@ CLIENT_SRC := $(filter-out user/client/protocol.c,$(sort $(wildcard user/client/
 CLIENT_OBJ := $(CLIENT_SRC:%.c=$(BUILD)/%.o)
 CLIENT_PIC_SRC := $(CLIENT_SRC) user/lib/buf.c user/lib/cgroup.c
 CLIENT_PIC_OBJ := $(CLIENT_PIC_SRC:%.c=$(BUILD)/pic/%.o)
-CLIENT_SOVER := 1
+CLIENT_SOVER := 2
 CLIENT_SO := $(BUILD)/lib/libkwitness.so.$(CLIENT_SOVER)
 CLIENT_A  := $(BUILD)/lib/libkwitness.a
 EXAMPLE_BIN := $(BUILD)/examples/kwitness-client-example

@@ -25,7 +25,7 @@ mk() { PATH="$T/shim:$PATH" make -s --no-print-directory -C "$KW_ROOT" BUILD="$K
 D=$T/dest
 mk install DESTDIR="$D"
 expect_eq "make install DESTDIR=...: exit 0" 0 "$?"
-for f in usr/local/bin/kwitness usr/local/sbin/kwitnessd usr/local/lib/libkwitness.so.1 \
+for f in usr/local/bin/kwitness usr/local/sbin/kwitnessd usr/local/lib/libkwitness.so.2 \
 	usr/local/lib/libkwitness.so usr/local/include/kwitness/client.h usr/local/lib/pkgconfig/kwitness.pc \
 	usr/local/lib/systemd/system/kwitnessd.service usr/local/lib/systemd/system/kwitness-estate-push.service \
 	etc/kwitness/kwitnessd.conf etc/kwitness/kwitnessd.conf.example \

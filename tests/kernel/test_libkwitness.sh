@@ -19,7 +19,7 @@ else
 	sed 's/^/#   /' "$KT_TMP/install.log" | tail -5
 fi
 missing=
-for f in bin/kwitness sbin/kwitnessd lib/libkwitness.so.1 lib/libkwitness.so lib/libkwitness.a \
+for f in bin/kwitness sbin/kwitnessd lib/libkwitness.so.2 lib/libkwitness.so lib/libkwitness.a \
 	include/kwitness/client.h lib/pkgconfig/kwitness.pc share/man/man1/kwitness.1 \
 	share/man/man1/kwitness-oci-hook.1 share/man/man5/kwitness-policy.5 share/man/man8/kwitnessd.8; do
 	[ -e "$D/opt/kw/$f" ] || missing="$missing $f"
@@ -28,7 +28,7 @@ expect_eq "installed: binaries, libraries, header, .pc, man pages (under DESTDIR
 expect_eq "kwitness.pc names the PREFIX, not the DESTDIR" "-I/opt/kw/include" \
 	"$(PKG_CONFIG_PATH=$D/opt/kw/lib/pkgconfig pkg-config --cflags kwitness | xargs)"
 expect_eq "the shared library exports only kwitness_*" "" \
-	"$(nm -D --defined-only "$D/opt/kw/lib/libkwitness.so.1" | awk '$2 == "T" && $3 !~ /^kwitness_/')"
+	"$(nm -D --defined-only "$D/opt/kw/lib/libkwitness.so.2" | awk '$2 == "T" && $3 !~ /^kwitness_/')"
 
 export PKG_CONFIG_PATH=$D/opt/kw/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$D
 # shellcheck disable=SC2046
@@ -42,8 +42,8 @@ else
 	not_ok "the example does not build through pkg-config"
 	sed 's/^/#   /' "$KT_TMP/cc.log" | tail -5
 fi
-check "the shared build loads libkwitness.so.1 from the install" \
-	bash -c "LD_LIBRARY_PATH='$D/opt/kw/lib' ldd '$KT_TMP/ex-shared' | grep -q '$D/opt/kw/lib/libkwitness.so.1'"
+check "the shared build loads libkwitness.so.2 from the install" \
+	bash -c "LD_LIBRARY_PATH='$D/opt/kw/lib' ldd '$KT_TMP/ex-shared' | grep -q '$D/opt/kw/lib/libkwitness.so.2'"
 check "the static build needs no libkwitness.so" \
 	bash -c "! ldd '$KT_TMP/ex-static' | grep -q libkwitness"
 unset PKG_CONFIG_SYSROOT_DIR
