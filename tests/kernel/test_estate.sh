@@ -196,7 +196,7 @@ suite() {
 		"$(jcol '[.hostname, .decisions] | map(tostring) | join(" ")' <<<"$out" | sort | paste -sd'|')"
 	out=$("$KW" estate query --db "$URL" --tool net.connect --decision deny --wide)
 	check "$L: the table: a header, then the row" \
-		test "$(head -1 <<<"$out" | tr -s ' ')" = "TIME HOST MACHINE SANDBOX SESSION TOOL OBJECT DECISION ENFORCED BUNDLE MODE SIGNER LEVEL LOG_INDEX RECORD COMPLETE LEVEL_WHY" -a \
+		test "$(head -1 <<<"$out" | tr -s ' ')" = "TIME HOST MACHINE SANDBOX SESSION TOOL OBJECT DECISION ENFORCED BUNDLE MODE SIGNER LEVEL LOG_INDEX RECORD COMPLETE LEVEL_WHY NAMESPACE POD CONTAINER" -a \
 		"$(sed -n 2p <<<"$out" | tr -s ' ' | cut -d' ' -f2-9)" = "$HOST_A $MID_A $SBX/agent-a $S_DENY net.connect 127.0.0.1:$LPORT_B/tcp deny yes"
 	expect_eq "$L: --object as the table prints it (127.0.0.1:PORT/tcp) finds those rows" \
 		"$("$KW" estate query --db "$URL" --tool net.connect --decision deny --count)" \

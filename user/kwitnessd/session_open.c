@@ -284,8 +284,8 @@ static int write_open_entry(struct kwd *d, struct kwd_session *s)
 	e = e ?: jcs_obj_str(&o, "cgroup_id", cgroup_id);
 	e = e ?: jcs_obj_str(&o, "cgroup_mode", d->host.cgroup_mode);
 	e = e ?: jcs_obj_str(&o, "collector", "kwitnessd");
-	e = e ?: workload(&o, s, KW_WL_CONTAINER_ID, KW_WL_CONTAINER_NAME);
 	e = e ?: jcs_obj_str(&o, "collector_version", kw_version());
+	e = e ?: workload(&o, s, KW_WL_CONTAINER_ID, KW_WL_CONTAINER_NAME);
 	e = e ?: jcs_obj_str(&o, "data_class", s->data_class);
 	if (rt.bound)
 		e = e ?: jcs_obj_str(&o, "evidence", rt.evidence);
