@@ -232,6 +232,8 @@ check_entry() {
 
 # Decision entries of a log (not the open/close entries, not proc entries).
 decisions() { grep -v -e '"tool":"kwitness\.' -e '"tool":"proc"' "$1"; }
+# numbered LOG: the entries that take sequence numbers (decisions and proc entries)
+numbered() { grep -v '"tool":"kwitness\.' "$1"; }
 trailer() { grep '"tool":"kwitness.close"' "$1"; }
 
 # verify_record [ARGS]: kwitness verify against the signer's JWK, the log and the bundle.

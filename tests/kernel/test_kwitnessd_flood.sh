@@ -22,7 +22,7 @@ N=20000
 # missing_seqs LOG NEXT_SEQ: numbers below NEXT_SEQ that no entry carries
 # (decisions and the proc entries, which are numbered alike).
 missing_seqs() {
-	grep -v '"tool":"kwitness\.' "$1" | sed -n 's/.*"seq":\([0-9]*\).*/\1/p' | sort -n | uniq >"$KT_TMP/seen"
+	numbered "$1" | sed -n 's/.*"seq":\([0-9]*\).*/\1/p' | sort -n | uniq >"$KT_TMP/seen"
 	awk -v next_seq="$2" '$1 < next_seq { n++ } END { print next_seq - n }' "$KT_TMP/seen"
 }
 
