@@ -98,7 +98,7 @@ static void print_text(const json_t *line)
 static int watch_line(struct watch *w, const char *text, size_t len)
 {
 	json_error_t jerr;
-	json_t *line = json_loadb(text, len, 0, &jerr);
+	json_t *line = json_loadb(text, len, JSON_ALLOW_NUL, &jerr);
 	const json_t *missed;
 	int rc = 0;
 
