@@ -165,8 +165,8 @@ if [ -n "$LOG" ]; then
 		"team-a web agent 1" \
 		"$("$KW" estate query --db "$DB" --namespace team-a --pod web --container agent \
 			--decision deny --json | jq -rs '"\(.[0].pod_namespace) \(.[0].pod_name) \(.[0].container_name) \(length)"')"
-	check "estate query: the table shows NAMESPACE, POD and CONTAINER" \
-		grep -qE 'NAMESPACE +POD +CONTAINER$' <<<"$("$KW" estate query --db "$DB" --pod web | head -1)"
+	check "estate query --wide: the table shows NAMESPACE, POD and CONTAINER" \
+		grep -qE 'NAMESPACE +POD +CONTAINER$' <<<"$("$KW" estate query --db "$DB" --pod web --wide | head -1)"
 	"$KW" estate query --db "$DB" --namespace team-b --count >"$KT_TMP/q.out"
 	expect_eq "estate query --namespace of another namespace: nothing (exit 1)" "1 0" \
 		"$? $(cat "$KT_TMP/q.out")"
