@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Runs every libFuzzer target (build/fuzz/fuzz_*) for FUZZ_SECONDS (default 30)
+# Runs every libFuzzer target (build/fuzz/fuzz_*) for FUZZ_SECONDS (default 20)
 # from its committed seed corpus (tests/fuzz/corpus/NAME/), one at a time.
 # New inputs go to build/fuzz/work/NAME (the committed corpus is read only),
 # crash inputs to build/fuzz/crashes/. TAP: one line per target with its
@@ -9,7 +9,7 @@
 # Usage: tests/fuzz/run.sh [NAME...]   (default: every target)
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
-secs=${FUZZ_SECONDS:-30}
+secs=${FUZZ_SECONDS:-20}
 nice_n=${FUZZ_NICE:-0}
 dir=$KW_BUILD/fuzz
 names=("$@")
