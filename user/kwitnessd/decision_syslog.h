@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* syslog_decisions = deny|all: each denial (or each decision) also as one
  * line on kwitnessd's own log stream (syslog, or stderr under --foreground,
- * which systemd puts in the journal), written by a thread of its own from a
- * bounded queue, so a slow syslog or journal never holds up the decision log. */
+ * which systemd puts in the journal): a subscriber of the decision fan-out
+ * (fanout.c), with its bounded queue and a thread of its own, so a slow
+ * syslog or journal never holds up the decision log. */
 #ifndef KWITNESSD_DECISION_SYSLOG_H
 #define KWITNESSD_DECISION_SYSLOG_H
 
@@ -10,7 +11,6 @@
 #include <stdint.h>
 
 struct kwd;
-struct kwd_session;
 struct kwd_config;
 
 enum kwd_syslog_decisions { KWD_SYSLOG_OFF, KWD_SYSLOG_DENY, KWD_SYSLOG_ALL };
@@ -24,10 +24,6 @@ enum kwd_syslog_decisions { KWD_SYSLOG_OFF, KWD_SYSLOG_DENY, KWD_SYSLOG_ALL };
 int kwd_syslog_decisions_parse(const char *v, enum kwd_syslog_decisions *out);
 int kwd_decision_syslog_start(struct kwd *d, char *err, size_t errlen);
 void kwd_decision_syslog_stop(struct kwd *d);
-/* Loop thread, after a decision entry is in the log buffer: the same entry
- * (data, len: the ring buffer record or the collector's own entry) queued
- * for its line, if the setting asks for it. */
-void kwd_decision_syslog(struct kwd_session *s, const void *data, size_t len);
 /* Lines sent and dropped so far (metrics). */
 void kwd_decision_syslog_counts(uint64_t *sent, uint64_t *dropped);
 

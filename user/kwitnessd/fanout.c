@@ -243,6 +243,7 @@ void kwd_fanout_publish(struct kwd_fanout *f, const char *session, uid_t owner, 
 		return;
 	proto.seq = member_seq(line, len);
 	proto.deny = member_is(line, len, "decision", "\"deny\"");
+	proto.decision = proto.seq != KWD_FAN_NO_SEQ && !member_is(line, len, "tool", "\"proc\"");
 	proto.last = member_is(line, len, "tool", "\"kwitness.close\"");
 	snprintf(proto.session, sizeof(proto.session), "%s", session);
 	pthread_mutex_lock(&f->lock);

@@ -31,6 +31,7 @@ struct kwd_fan_entry {
 	uint64_t seq;          /* KWD_FAN_NO_SEQ: the collector's own entry (open, close, resume) */
 	uint64_t missed_before; /* entries this subscriber missed just before this one */
 	bool deny;
+	bool decision;         /* a kernel decision (numbered, not a proc entry) */
 	bool last;             /* the session's close entry */
 	char session[33];
 	size_t len;

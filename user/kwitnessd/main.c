@@ -612,7 +612,6 @@ int main(int argc, char **argv)
 		kwd_sessions_close_all(d, true);
 		kwd_sessions_flush_all(d);
 	}
-	kwd_decision_syslog_stop(d); /* every decision line said */
 	kwd_worker_stop(d); /* every log written */
 	kwd_publisher_stop(d); /* every record sealed */
 	reply_sealed(d);
@@ -623,6 +622,7 @@ int main(int argc, char **argv)
 		kwd_log(d, LOG_INFO, "no session left: global programs unpinned");
 	kwd_control_shutdown(d);
 	kwd_otlp_stop(d); /* after the last entry */
+	kwd_decision_syslog_stop(d); /* every decision line said */
 	kwd_watch_stop(d);
 	kw_hooks_close(d->hooks);
 	kwd_attest_stop(d);

@@ -31,7 +31,6 @@
 #include "session.h"
 #include "util.h"
 #include "wakeup.h"
-#include "decision_syslog.h"
 #include "metrics.h"
 
 void kwd_session_free(struct kwd_session *s)
@@ -104,7 +103,6 @@ static int emit_event(void *ctx, const void *data, size_t len)
 	if (h->decision == KW_DENY)
 		s->denials++;
 	kwd_metrics_decision(h->kind, h->decision == KW_DENY);
-	kwd_decision_syslog(s, data, len);
 	return 0;
 }
 
