@@ -232,6 +232,18 @@ check_entry() {
 
 # Decision entries of a log (not the open/close entries, not proc entries).
 decisions() { grep -v -e '"tool":"kwitness\.' -e '"tool":"proc"' "$1"; }
+# oci_setup: the OCI runtime suites' common ground, after listeners_start:
+# STATE (kwitnessd's state folder), POLICY (connects to LPORT_A only), POLDIR
+# (the hook's policy folder, holding it as oci.json) and PROBE (what a
+# container runs: both connections, each followed by its exit status).
+oci_setup() {
+	STATE=$KT_TMP/state
+	POLICY=$(policy_file oci "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"all\",\"on_record_failure\":\"deny\",\"net\":{\"connect\":[\"127.0.0.1/32:$LPORT_A\"]}}")
+	POLDIR=$KT_TMP/policies
+	mkdir -p -m 755 "$POLDIR"
+	cp "$POLICY" "$POLDIR/oci.json"
+	PROBE="nc 127.0.0.1 $LPORT_A </dev/null; echo allowed=\$?; nc 127.0.0.1 $LPORT_B </dev/null; echo denied=\$?"
+}
 # numbered LOG: the entries that take sequence numbers (decisions and proc entries)
 numbered() { grep -v '"tool":"kwitness\.' "$1"; }
 trailer() { grep '"tool":"kwitness.close"' "$1"; }

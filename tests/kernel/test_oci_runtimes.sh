@@ -41,15 +41,8 @@ trap oci_cleanup EXIT
 
 kwd_start
 listeners_start
-STATE=$KT_TMP/state
 HOOKSTATE=$KT_TMP/oci-state
-POLICY=$(policy_file oci "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"all\",\"on_record_failure\":\"deny\",\"net\":{\"connect\":[\"127.0.0.1/32:$LPORT_A\"]}}")
-# the hook's policy folder: annotations name files in it
-POLDIR=$KT_TMP/policies
-mkdir -p -m 755 "$POLDIR"
-cp "$POLICY" "$POLDIR/oci.json"
-# What the container runs: both connections, each followed by its exit status.
-PROBE="nc 127.0.0.1 $LPORT_A </dev/null; echo allowed=\$?; nc 127.0.0.1 $LPORT_B </dev/null; echo denied=\$?"
+oci_setup
 
 # make_bundle RUNTIME NAME [JQ-FILTER]: a bundle with a busybox rootfs and a
 # config.json from `runc spec`, the host network (to reach the listeners), the

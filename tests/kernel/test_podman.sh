@@ -32,12 +32,7 @@ trap podman_cleanup EXIT
 
 kwd_start
 listeners_start
-STATE=$KT_TMP/state
-POLDIR=$KT_TMP/policies
-mkdir -p -m 755 "$POLDIR"
-cp "$(policy_file oci "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"all\",\"on_record_failure\":\"deny\",\"net\":{\"connect\":[\"127.0.0.1/32:$LPORT_A\"]}}")" \
-	"$POLDIR/oci.json"
-PROBE="nc 127.0.0.1 $LPORT_A </dev/null; echo allowed=\$?; nc 127.0.0.1 $LPORT_B </dev/null; echo denied=\$?"
+oci_setup
 
 # The hook installed as documented: examples/oci/kwitness.json with its path
 # and options set (a hooks directory of the test's own, given with
