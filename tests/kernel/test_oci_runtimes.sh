@@ -266,6 +266,34 @@ bad_annotation() {
 	fi
 }
 
+# create fails after createRuntime opened the session (a later hook fails):
+# the runtime tears the container down (runc runs poststop then, crun does
+# not), and the session must not stay open: kwitnessd closes a session whose
+# cgroup was removed, within a second or so.
+failed_create() {
+	local rt=$1 b sid="spiffe://test.kwitness.local/oci/failcreate-$1" list
+	b=$(make_bundle "$rt" "failcreate-$rt" '.hooks.createContainer = [{path: "/bin/false"}]') ||
+		{ not_ok "$rt: bundle"; return; }
+	run_container "$rt" "failcreate-$rt" "$b"
+	if [ $RC -ne 0 ] && ! grep -q 'allowed=' <<<"$OUT"; then
+		ok "$rt: a failing createContainer hook stops the container"
+	else
+		not_ok "$rt: a failing createContainer hook (rc $RC)"
+		sed 's/^/#   /' <<<"$OUT" | head -10
+	fi
+	for _ in $(seq 50); do
+		list=$("$KW" session list --socket "$KT_SOCK")
+		[ "$list" = "no open sessions" ] && break
+		sleep 0.1
+	done
+	expect_eq "$rt: ... and no session is left open" "no open sessions" "$list"
+	if find_record "$sid" && verify_record; then
+		ok "$rt: ... and its record is signed and verifies"
+	else
+		not_ok "$rt: ... no verified record for the failed container"
+	fi
+}
+
 # The container in a cgroup another process is in: the hook tags a child of
 # its own, never the shared cgroup; the other process stays ungoverned. The
 # hooks here take their stage from the state, as in examples/oci/kwitness.json.
@@ -323,5 +351,6 @@ for rt in runc crun; do
 	not_kwitness "$rt"
 	bad_annotation "$rt"
 	shared_cgroup "$rt"
+	failed_create "$rt"
 done
 finish

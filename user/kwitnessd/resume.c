@@ -305,7 +305,7 @@ static int resume_one(struct kwd *d, const char *id, uint32_t slot, uint32_t gen
 	kwd_session_ring_ready(s);
 	if (closing) {
 		kwd_log(d, LOG_NOTICE, "session %s: finishing the close a crash cut short", id);
-		kwd_session_close_resumed(s, closing > 1);
+		kwd_session_close_by_collector(s, closing > 1);
 	}
 	return 0;
 fail:

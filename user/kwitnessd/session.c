@@ -370,6 +370,7 @@ void kwd_sessions_tick(struct kwd *d)
 		kwd_dns_tick(s->dns, now);
 		session_flush(s);
 		kwd_ckpt_maybe(s, now);
+		kwd_session_close_if_cgroup_gone(s, now);
 	}
 }
 

@@ -24,6 +24,8 @@
 #define KWD_DRAIN_TIMEOUT_MS 2000
 /* A sequence gap this old, while the kernel counts drops, is a drop. */
 #define KWD_GAP_SKIP_MS 10
+/* How often an open session's cgroup is looked at: removed, it closes. */
+#define KWD_CGROUP_CHECK_MS 1000
 /* Close with kill: how long the cgroup may take to empty. */
 #define KWD_KILL_TIMEOUT_MS 2000
 
@@ -79,6 +81,7 @@ struct kwd_session {
 	uint64_t skipped_marked; /* of those, on the kernel's kw_lost mark */
 	int64_t gap_since_ms; /* when the current gap was first seen (0: none) */
 	int64_t hot_until_ms; /* had events lately: consumed every KWD_POLL_MS */
+	int64_t cgroup_check_ms; /* when to look next whether its cgroup was removed */
 	int64_t close_deadline_ms;
 	uint64_t close_client;
 	int64_t opened_us;
@@ -148,7 +151,8 @@ void kwd_session_free(struct kwd_session *s);
 int kwd_session_attach_ring(struct kwd_session *s, int ringbuf_fd, size_t size, char *err,
 			    size_t errlen);
 /* A resumed session whose close a crash cut short: close it again now. */
-void kwd_session_close_resumed(struct kwd_session *s, bool kill_left);
+void kwd_session_close_by_collector(struct kwd_session *s, bool kill_left);
+void kwd_session_close_if_cgroup_gone(struct kwd_session *s, int64_t now_ms);
 /* Main thread: a session's SEAL job came back from the worker. Frees the
  * session and returns the close reply, with *client the id of the client that
  * asked for the close (0: nobody waits for it). */

@@ -102,11 +102,29 @@ static void begin_close(struct kwd_session *s, uint64_t client_id)
 	s->close_deadline_ms = kwd_now_ms() + KWD_DRAIN_TIMEOUT_MS;
 }
 
-void kwd_session_close_resumed(struct kwd_session *s, bool kill_left)
+void kwd_session_close_by_collector(struct kwd_session *s, bool kill_left)
 {
 	s->close_kill = kill_left;
 	begin_close(s, 0);
 	quiesce(s->d);
+}
+
+/* A removed cgroup holds no process and gets none: nothing more can happen
+ * in the session, and whoever would have closed it never will (a runtime
+ * whose create failed after its createRuntime hook tears the container down
+ * without running poststop; crun does). It closes as if asked, by nobody. A
+ * session resumed after its cgroup went has no cgroup_fd. */
+void kwd_session_close_if_cgroup_gone(struct kwd_session *s, int64_t now_ms)
+{
+	if (now_ms < s->cgroup_check_ms)
+		return;
+	s->cgroup_check_ms = now_ms + KWD_CGROUP_CHECK_MS;
+	if (s->cgroup_fd >= 0 && (faccessat(s->cgroup_fd, "cgroup.procs", F_OK, 0) == 0 ||
+				  errno != ENOENT))
+		return;
+	kwd_log(s->d, LOG_NOTICE, "session %s: its cgroup %s was removed: closing it", s->id,
+		s->cgroup_path);
+	kwd_session_close_by_collector(s, false);
 }
 
 json_t *kwd_session_close_req(struct kwd *d, const struct kw_request *req,
