@@ -4,8 +4,9 @@
 # phases, one per boot of the VM, with kwitnessd's state folder on a disk
 # image that outlives each boot (tests/vm/power_loss_host.sh drives it).
 #  phase 1: kwitnessd (pinned sessions) runs a session until it has signed
-#           some checkpoints and logged lines after the last one, which the
-#           kernel writes out (sync) as it would any file's; then the VM is
+#           some checkpoints and logged lines after the last one; with the
+#           kernel's periodic writeback off, only what kwitnessd fsynced and
+#           the log's tail (synced by the test) are on disk when the VM is
 #           reset by sysrq 'b' (tests/vm/init), kwitnessd still running.
 #  phase 2: the same image, booted again, and a copy in which the host
 #           changed one byte of a vouched line while the VM was off. On
@@ -58,6 +59,12 @@ phase1() {
 	printf 'checkpoint_interval = 0\ncheckpoint_entries = 200\n' >"$DISK/kwd.conf"
 	"$KW" keygen --out "$DISK/key.pem" >/dev/null
 	"$KW" key show --key "$DISK/key.pem" --jwk >"$DISK/signer.jwk"
+	sync
+	# From here on only what is fsynced outlives the reset: no periodic
+	# writeback (the kernel's would write dirty pages out after 30 s), as
+	# when the power goes before it. Lost checkpoints show.
+	echo 0 >/proc/sys/vm/dirty_writeback_centisecs
+	echo 360000 >/proc/sys/vm/dirty_expire_centisecs
 	kwd_on "$DISK"
 	kwd_has_hook net.send || kt_skip_feature net.send "net.send hooks unavailable on this kernel"
 	listeners_start
@@ -84,9 +91,10 @@ phase1() {
 	printf 'sid=%s\nn_ck=%s\nck_lines=%s\nlog_lines=%s\nck_hash=%s\n' "$sid" "$n_ck" \
 		"$ck_lines" "$log_lines" "$(tail -n1 "$log.checkpoints" | tr -d '\n' | sha256sum | cut -d' ' -f1)" \
 		>"$FACTS"
-	# the kernel writes the tail out as it would any file's lines; kwitnessd
-	# signs nothing for it
-	sync
+	# the log's tail written out, as the kernel's writeback would have
+	# (kwitnessd signed nothing for it); the checkpoints file is on disk
+	# by kwitnessd's own fsyncs alone
+	sync -d "$log" "$FACTS"
 	check "kwitnessd is still running when the power goes" kwd_alive
 	# the power loss: tests/vm/init resets the VM by sysrq 'b' after this
 	# suite; kwitnessd, its pins and the session are left as they are
