@@ -6,6 +6,8 @@
 # project's binaries and test scripts. Inside, tests/vm/init runs the BPF-LSM
 # tests (tests/vm/test_*.sh), the cgroup kernel tests (tests/kernel/test_*.sh)
 # and the LSM benchmark, and prints their TAP lines on the serial console.
+# Suites that span boots (MULTI_BOOT: the power-loss test) then boot it again,
+# driven from the host, with a disk image kept from one boot to the next.
 # This script prints those lines and exits non-zero when a test failed or the
 # VM never reported. Without qemu or the kernel package it prints one skip line.
 # Env: KW_VM_KERNEL (6.1, 6.12 or newest: the kernel matrix below),
@@ -13,7 +15,8 @@
 # (single, the default, or multi: see the boot section), KW_VM_TESTS (space-separated test
 # script paths to run instead of all), KW_VM_BENCH=0|1 (the LSM benchmark; by
 # default after a full run only), KW_VM_KLOG=N (console log level, default 1;
-# 4 shows kernel warnings and stack traces), KW_VM_KEEP=1 keeps the staging folder,
+# 4 shows kernel warnings and stack traces), KW_VM_KEEP=1 keeps the staging folder
+# (and the multi-boot suites' disk images),
 # KT_VM_FULL=1 (suites that run a smaller form in the VM run every part).
 set -uo pipefail
 cd "$(dirname "$0")/.."
