@@ -6,6 +6,8 @@
 # project's binaries and test scripts. Inside, tests/vm/init runs the BPF-LSM
 # tests (tests/vm/test_*.sh), the cgroup kernel tests (tests/kernel/test_*.sh)
 # and the LSM benchmark, and prints their TAP lines on the serial console.
+# Suites that span boots (MULTI_BOOT: the power-loss test) then boot it again,
+# driven from the host, with a disk image kept from one boot to the next.
 # This script prints those lines and exits non-zero when a test failed or the
 # VM never reported. Without qemu or the kernel package it prints one skip line.
 # Env: KW_VM_KERNEL (6.1, 6.12 or newest: the kernel matrix below),
@@ -13,7 +15,8 @@
 # (single, the default, or multi: see the boot section), KW_VM_TESTS (space-separated test
 # script paths to run instead of all), KW_VM_BENCH=0|1 (the LSM benchmark; by
 # default after a full run only), KW_VM_KLOG=N (console log level, default 1;
-# 4 shows kernel warnings and stack traces), KW_VM_KEEP=1 keeps the staging folder,
+# 4 shows kernel warnings and stack traces), KW_VM_KEEP=1 keeps the staging folder
+# (and the multi-boot suites' disk images),
 # KT_VM_FULL=1 (suites that run a smaller form in the VM run every part).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -190,6 +193,19 @@ if [ "${KW_VM_RELO_ONLY:-0}" = 1 ]; then
 	exit $rc
 fi
 
+# ---- the test lists ----
+# Suites that span boots (tests/vm/init skips them in a full run): each runs
+# after the main boot, driven from the host by tests/vm/<name>_host.sh, which
+# boots the VM again and again with a disk image that outlives each boot and a
+# phase on the kernel command line. MAIN_TESTS: what KW_VM_TESTS names for
+# the main boot (empty: all but these).
+MULTI_BOOT="tests/vm/test_power_loss.sh"
+MAIN_TESTS= BOOT_TESTS=
+for t in ${KW_VM_TESTS:-}; do
+	case " $MULTI_BOOT " in *" $t "*) BOOT_TESTS="$BOOT_TESTS $t" ;; *) MAIN_TESTS="$MAIN_TESTS $t" ;; esac
+done
+[ -n "${KW_VM_TESTS:-}" ] || BOOT_TESTS=$MULTI_BOOT
+
 # ---- the initramfs ----
 STAGE=$RUNDIR/initramfs
 rm -rf "$STAGE"
@@ -249,7 +265,7 @@ tr -d '-' </proc/sys/kernel/random/uuid >"$STAGE/etc/machine-id"
 printf '127.0.0.1 localhost\n::1 localhost\n' >"$STAGE/etc/hosts"
 echo "hosts: files dns" >"$STAGE/etc/nsswitch.conf"
 echo "nameserver 192.0.2.53" >"$STAGE/etc/resolv.conf"
-echo "${KW_VM_TESTS:-}" >"$STAGE/kw/vm-tests"
+echo "$MAIN_TESTS" >"$STAGE/kw/vm-tests"
 # the benchmark runs after a full run, or when KW_VM_BENCH=1
 bench=${KW_VM_BENCH:-}
 [ -n "$bench" ] || { [ -z "${KW_VM_TESTS:-}" ] && bench=1 || bench=0; }
@@ -275,37 +291,58 @@ LOCKUP_ARGS="watchdog_thresh=60 softlockup_panic=1 softlockup_all_cpu_backtrace=
 # int3 runs, the handler sees the new bytes and backs it up, again and again).
 # Single-threaded TCG executes one vCPU at a time; it is slower.
 TCG_THREAD=${KW_VM_TCG_THREAD:-single}
-echo "# vm: booting $(basename "$VMLINUZ") under qemu (tcg), timeout ${TIMEOUT}s"
-LOG=$RUNDIR/console.log
-start=$(date +%s)
-timeout --foreground -k 10 "$TIMEOUT" qemu-system-x86_64 -accel tcg,thread="$TCG_THREAD" -m 1024 -smp 2 \
-	-nographic -no-reboot -monitor none -serial stdio -display none \
-	-kernel "$VMLINUZ" -initrd "$INITRD" \
-	-append "console=ttyS0 quiet panic=-1 lsm=lockdown,capability,bpf $LOCKUP_ARGS" \
-	</dev/null 2>&1 | tr -d '\r' >"$LOG"
-qrc=${PIPESTATUS[0]}
-echo "# vm: qemu exited $qrc after $(($(date +%s) - start))s; console log: $LOG"
+# vm_boot LOG APPEND [QEMU ARGS...]: one boot, its console in LOG; APPEND
+# goes on the kernel command line (kw.* arguments are tests/vm/init's).
+# -no-reboot: a reset (sysrq 'b', a triple fault) ends qemu like a power-off.
+vm_boot() {
+	local log=$1 append=$2 start
+	shift 2
+	echo "# vm: booting $(basename "$VMLINUZ") under qemu (tcg) ${append:+($append) }timeout ${TIMEOUT}s"
+	start=$(date +%s)
+	timeout --foreground -k 10 "$TIMEOUT" qemu-system-x86_64 -accel tcg,thread="$TCG_THREAD" -m 1024 -smp 2 \
+		-nographic -no-reboot -monitor none -serial stdio -display none \
+		-kernel "$VMLINUZ" -initrd "$INITRD" "$@" \
+		-append "console=ttyS0 quiet panic=-1 lsm=lockdown,capability,bpf $LOCKUP_ARGS $append" \
+		</dev/null 2>&1 | tr -d '\r' >"$log"
+	qrc=${PIPESTATUS[0]}
+	echo "# vm: qemu exited $qrc after $(($(date +%s) - start))s; console log: $log"
+}
 
-# Print the VM's test lines (TAP and comments; each suite's plan is a comment
-# by now); a kernel message in between is dropped. The plan, last, counts
-# the results printed.
-grep -aE '^(ok |not ok |#)' "$LOG"
-n=$(grep -acE '^(ok |not ok )' "$LOG")
-if ! grep -aq "^$MARKER" "$LOG"; then
-	echo "not ok - vm: the VM never reported (qemu exit $qrc); last console lines:"
-	tail -n 80 "$LOG" | sed 's/^/#   /'
-	echo "1..$((n + 1))"
-	exit 1
+# vm_report LOG: prints the boot's test lines (TAP and comments; each suite's
+# plan is a comment by now; a kernel message in between is dropped), adds
+# them to N, and sets FAILED when one failed, the VM never reported or a
+# suite inside it failed.
+N=0 FAILED=0
+vm_report() {
+	local log=$1 vrc
+	grep -aE '^(ok |not ok |#)' "$log"
+	N=$((N + $(grep -acE '^(ok |not ok )' "$log")))
+	grep -aq '^not ok ' "$log" && FAILED=1
+	if ! grep -aq "^$MARKER" "$log"; then
+		echo "not ok - vm: the VM never reported (qemu exit $qrc); last console lines:"
+		tail -n 80 "$log" | sed 's/^/#   /'
+		N=$((N + 1)) FAILED=1
+		return
+	fi
+	vrc=$(grep -a "^$MARKER" "$log" | sed -n "s/^$MARKER rc=\([0-9]*\).*/\1/p" | head -n 1)
+	if [ "${vrc:-1}" -ne 0 ] && ! grep -aq '^not ok ' "$log"; then
+		echo "not ok - vm: a suite inside the VM failed (rc=$vrc)"
+		N=$((N + 1)) FAILED=1
+	fi
+}
+# host-side results of a multi-boot driver
+vm_ok() { N=$((N + 1)); echo "ok - $*"; }
+vm_not_ok() { N=$((N + 1)) FAILED=1; echo "not ok - $*"; }
+
+if [ -z "${KW_VM_TESTS:-}" ] || [ -n "$MAIN_TESTS" ]; then
+	vm_boot "$RUNDIR/console.log" ""
+	vm_report "$RUNDIR/console.log"
 fi
-if grep -aq '^not ok ' "$LOG"; then
-	echo "1..$n"
-	exit 1
-fi
-vrc=$(grep -a "^$MARKER" "$LOG" | sed -n "s/^$MARKER rc=\([0-9]*\).*/\1/p" | head -n 1)
-if [ "${vrc:-1}" -ne 0 ]; then
-	echo "not ok - vm: a suite inside the VM failed (rc=$vrc)"
-	echo "1..$((n + 1))"
-	exit 1
-fi
-echo "1..$n"
-exit 0
+# the multi-boot suites, each from its host-side driver
+for t in $BOOT_TESTS; do
+	d=${t%/test_*}/$(basename "${t#*/test_}" .sh)_host.sh
+	[ -f "$d" ] || { vm_not_ok "vm: $t has no driver $d"; continue; }
+	. "$d"
+done
+echo "1..$N"
+exit $FAILED

@@ -6,7 +6,8 @@
 # verifies exactly through the last checkpoint it holds whole; a forged, a
 # removed and a reordered checkpoint each fail with their own reason code,
 # and so does a vouched line changed. Then a collector killed with the pins
-# gone (a power loss, as far as the host can show one): the next one seals
+# gone (a power loss, as far as the host can show one; tests/vm/test_power_loss.sh
+# has a real one): the next one seals
 # from the last checkpoint and verify tells vouched lines, the unvouched
 # tail and completeness apart; a vouched line changed while it was down fails.
 . "$(dirname "$0")/../lib.sh"
