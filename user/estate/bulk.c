@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The bulk ingest's index handling, see bulk.h. The index definitions are
  * read from the migrations (one definition of each). */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,8 +76,7 @@ static size_t entries_indexes(struct index_def *d)
 	return n;
 }
 
-/* Builds each missing index, in one transaction. */
-static int build(struct estate_db *db, const struct index_def *d, size_t n)
+static int create_all(struct estate_db *db, const struct index_def *d, size_t n)
 {
 	if (estate_exec(db, "BEGIN"))
 		return -1;
@@ -91,6 +91,30 @@ static int build(struct estate_db *db, const struct index_def *d, size_t n)
 		}
 	}
 	return estate_exec(db, "COMMIT");
+}
+
+/* Builds each missing index, in one transaction. SQLite sorts in memory
+ * up to its page cache's size before it spills to temporary files: the
+ * cache is emptied and halved meanwhile, so the sort and the cache
+ * together stay within the ingest's memory bound (the page cache). */
+static int build(struct estate_db *db, const struct index_def *d, size_t n)
+{
+	int64_t cache = 0;
+	char sql[80];
+	int rc;
+
+	if (db->engine != ESTATE_SQLITE)
+		return create_all(db, d, n);
+	if (estate_query_int(db, "PRAGMA cache_size", NULL, 0, &cache))
+		return -1;
+	snprintf(sql, sizeof(sql), "PRAGMA shrink_memory; PRAGMA cache_size=%" PRId64, cache / 2);
+	if (estate_exec(db, sql))
+		return -1;
+	rc = create_all(db, d, n);
+	snprintf(sql, sizeof(sql), "PRAGMA cache_size=%" PRId64, cache);
+	if (estate_exec(db, sql))
+		rc = -1;
+	return rc;
 }
 
 int estate_bulk_begin(struct estate_db *db, struct estate_bulk *b)
