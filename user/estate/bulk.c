@@ -63,13 +63,13 @@ static size_t entries_indexes(struct index_def *d)
 			}
 			q = word(word(q, on, sizeof(on)), table, sizeof(table));
 			end = strchr(q, ';');
+			/* One it cannot hold stays as it is. */
 			if (!create || strcmp(on, "ON") || strcmp(table, "entries") || !end ||
-			    n == MAX_INDEXES)
+			    end - q >= 300 || n == MAX_INDEXES)
 				continue;
 			snprintf(d[n].name, sizeof(d[n].name), "%s", name);
 			snprintf(d[n].create, sizeof(d[n].create),
-				 "CREATE INDEX IF NOT EXISTS %s ON entries%.*s", name,
-				 (int)(end - q < 300 ? end - q : 300), q);
+				 "CREATE INDEX IF NOT EXISTS %s ON entries%.*s", name, (int)(end - q), q);
 			n++;
 		}
 	}
