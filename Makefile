@@ -167,7 +167,7 @@ $(ATTEST_A): $(ATTEST_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(ESTATE_OBJ): CFLAGS += $(PQ_CFLAGS)
-$(BUILD)/user/estate/migrate.o: $(ESTATE_MIGRATIONS)
+$(BUILD)/user/estate/migrate.o $(BUILD)/user/estate/bulk.o: $(ESTATE_MIGRATIONS)
 
 # Each migration file as one C string, in file-name order.
 $(ESTATE_MIGRATIONS): $(ESTATE_SQL)

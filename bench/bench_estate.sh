@@ -88,6 +88,8 @@ fi
 ENTRIES=$(cat "$D"/hosts/*/logs/*.jsonl | wc -l)
 DECS=$((HOSTS * SESSIONS * DECISIONS))
 echo "generated $ENTRIES log lines ($DECS decisions, $(du -sh "$D/hosts" | cut -f1)) in $(secs "$t0" "$(now)") s"
+# ESTATE_GENERATE_ONLY=1 (with ESTATE_KEEP): make the estate, measure nothing.
+[ -n "${ESTATE_GENERATE_ONLY:-}" ] && exit 0
 
 # --- baseline: the verification alone -------------------------------------
 verify_all() {

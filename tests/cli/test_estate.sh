@@ -66,11 +66,13 @@ session gamma 100000 6 >/dev/null
 small=$(cat "$T/rss-small") big=$(cat "$T/rss-big")
 echo "# peak RSS: 2,000 decisions $small KiB, 100,000 decisions $big KiB"
 # The bound: the log check's buffers (docs/record.md) and SQLite's page
-# cache (32 MiB, sqlite.c), whatever the log's length.
+# cache (32 MiB, sqlite.c), whatever the log's length; into an empty
+# database the indexes are built after the load (bulk.h), by a sort that
+# spills to temporary files past half the cache: 4 MiB more slack.
 check "memory: ingesting 100,000 decisions stays under 64 MiB ($small -> $big KiB)" \
 	test "$big" -lt 65536
 check "memory: ...and grows by less than the page cache over 2,000 decisions" \
-	test "$big" -lt $((small + 32768 + 4096))
+	test "$big" -lt $((small + 32768 + 8192))
 
 # Migrations: a database made at schema version 1 (by the sqlite3 tool,
 # from the migration file) is brought to the newest on open, once.

@@ -17,6 +17,7 @@
 #include "trace/level.h"
 #include "trace/record.h"
 #include "estate/db.h"
+#include "estate/bulk.h"
 #include "estate/ingest.h"
 #include "estate/query.h"
 #include "estate/trust.h"
@@ -237,6 +238,7 @@ static int estate_ingest(int argc, char **argv)
 		{ 0 },
 	};
 	struct cli_options p = { .cmd = "kwitness estate ingest", .usage = ingest_usage, .opts = opts };
+	struct estate_bulk bulk = { 0 };
 	struct tlog_policy *tlog = NULL;
 	json_t *pcrs_ref = NULL;
 	int status = 2;
@@ -288,6 +290,10 @@ static int estate_ingest(int argc, char **argv)
 	ing.rejected_fn = ingest_rejected;
 	ing.ctx = &view;
 	clock_gettime(CLOCK_MONOTONIC, &view.start);
+	if (estate_bulk_begin(db, &bulk)) {
+		fprintf(stderr, "kwitness estate ingest: database: %s\n", db->err);
+		goto out;
+	}
 	for (int i = optind; i < argc; i++) {
 		if (estate_ingest_path(&ing, argv[i])) {
 			clear_progress(&view);
@@ -296,6 +302,11 @@ static int estate_ingest(int argc, char **argv)
 		}
 	}
 	clear_progress(&view);
+	if (estate_bulk_end(db, &bulk)) {
+		fprintf(stderr, "kwitness estate ingest: database: cannot build the indexes: %s\n",
+			db->err);
+		goto out;
+	}
 	/* The planner's statistics, for the queries that follow. */
 	if (ing.stored && estate_exec(db, db->analyze))
 		fprintf(stderr, "kwitness estate ingest: warning: statistics not refreshed: %s\n", db->err);
@@ -304,6 +315,10 @@ static int estate_ingest(int argc, char **argv)
 	print_ingest_summary(&ing, tlog != NULL, secs);
 	status = ing.rejected ? 1 : 0;
 out:
+	/* What was stored before an error keeps its indexes. */
+	if (db && estate_bulk_end(db, &bulk))
+		fprintf(stderr, "kwitness estate ingest: database: cannot build the indexes: %s\n",
+			db->err);
 	estate_close(db);
 	estate_trust_free(trust);
 	kw_key_free(enroll_key);
