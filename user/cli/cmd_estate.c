@@ -241,6 +241,7 @@ static int estate_ingest(int argc, char **argv)
 	json_t *pcrs_ref = NULL;
 	int status = 2;
 	double secs;
+	uint64_t gaps = 0;
 
 	if (cli_options_parse(&p, argc, argv))
 		return p.status;
@@ -303,6 +304,8 @@ static int estate_ingest(int argc, char **argv)
 	secs = since(&view.start, &view.last);
 	print_ingest_summary(&ing, tlog != NULL, secs);
 	status = ing.rejected ? 1 : 0;
+	if (cli_estate_print_gaps(db, "estate ingest", false, &gaps))
+		status = 2;
 out:
 	estate_close(db);
 	estate_trust_free(trust);
