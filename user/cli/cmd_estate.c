@@ -304,8 +304,9 @@ static int estate_ingest(int argc, char **argv)
 	secs = since(&view.start, &view.last);
 	print_ingest_summary(&ing, tlog != NULL, secs);
 	status = ing.rejected ? 1 : 0;
-	if (cli_estate_print_gaps(db, "estate ingest", false, &gaps))
-		status = 2;
+	/* Best effort: a pushing host's role may insert, not read (the
+	 * estate's estate verify reports the gaps then). */
+	cli_estate_print_gaps(db, "estate ingest: warning", &gaps);
 out:
 	estate_close(db);
 	estate_trust_free(trust);

@@ -99,7 +99,7 @@ int estate_verify_cmd(int argc, char **argv)
 	       run.checked, run.checked - run.tampered, run.tampered);
 	status = run.tampered ? 1 : 0;
 	/* A session suppressed on its host leaves a hole in its counter. */
-	if (cli_estate_print_gaps(db, "estate verify", true, &gaps))
+	if (cli_estate_print_gaps(db, "estate verify", &gaps))
 		status = 2;
 	else if (gaps && !status)
 		status = 1;

@@ -236,7 +236,7 @@ void kwd_commit_close(struct kwd *d, struct kwd_session *s, const char *transcri
 
 void kwd_commit_release(struct kwd *d, struct kwd_session *s)
 {
-	if (d->commit && s->commit.committed && d->commit->holders) {
+	if (d && d->commit && s->commit.committed && d->commit->holders) {
 		d->commit->holders--;
 		s->commit.committed = false;
 	}
