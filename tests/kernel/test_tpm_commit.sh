@@ -103,6 +103,16 @@ check "human output: a commit line" grep -q '^commit: ok: the TPM saw this sessi
 	<<<"$("$KW" verify --key "$KT_TMP/signer.jwk" --log "$(cat "$T/b.log")" "$(cat "$T/b.rec")" \
 		--evidence "$EV" --tpm-ca "$T/ca/issuercert.pem" --enroll-key "$T/enroll.jwk")"
 
+# --- another process with TPM access (a tss-group member, here any client) -------
+refused() { ! "$@" >/dev/null 2>&1; }
+printf 'forged' >"$T/x"
+check "another process cannot extend the index with owner authorisation" \
+	refused tpm2_nvextend -T "$TCTI" -C o -i "$T/x" 0x1004b57
+check "... nor with an empty index auth value" refused tpm2_nvextend -T "$TCTI" -C 0x1004b57 -i "$T/x" 0x1004b57
+check "... nor increment the counter with owner authorisation" refused tpm2_nvincrement -T "$TCTI" -C o 0x1004b58
+expect_eq "after those attempts, the next session still commits and replays" "true ok" \
+	"$(run_one e true; verify_commit e | jq -r '"\(.valid) \(.commit.reason)"')"
+
 # --- forgeries ------------------------------------------------------------------
 # Another bundle hash, in the record and the log's open entry, the transcript
 # hash recomputed and the record re-signed with the same key: it verifies
