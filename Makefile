@@ -390,6 +390,11 @@ $(BUILD)/fuzz/fuzz_tpm: tests/fuzz/fuzz_tpm.c $(FUZZ_LIB_OBJ) $(FUZZ_TPM_OBJ)
 	$(if $(Q),@echo "  FUZZ    $@")
 	$(Q)$(CLANG) $(CSTD) $(WARN) $(INCLUDES) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_TPM_OBJ) $(FUZZ_LIB_OBJ) $(LIBS_TPM) $(LIBS_CORE)
 
+$(BUILD)/fuzz/fuzz_tpm_commit: tests/fuzz/fuzz_tpm_commit.c $(FUZZ_LIB_OBJ) $(FUZZ_TPM_OBJ)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  FUZZ    $@")
+	$(Q)$(CLANG) $(CSTD) $(WARN) $(INCLUDES) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_TPM_OBJ) $(FUZZ_LIB_OBJ) $(LIBS_TPM) $(LIBS_CORE)
+
 # The attestation target needs user/attest (no verifier functions).
 FUZZ_ATTEST_OBJ := $(BUILD)/fuzz/obj/user/attest/dsse.o $(BUILD)/fuzz/obj/user/attest/intoto.o \
 	$(BUILD)/fuzz/obj/user/attest/summary.o

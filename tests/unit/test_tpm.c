@@ -19,6 +19,8 @@
 #include "jcs/jcs.h"
 #include "trace/key.h"
 #include "tpm/tpm.h"
+#include "tpm/commit.h"
+#include "tpm/tpm_internal.h"
 
 static char dir[4096];
 static json_t *evidence, *record;
@@ -423,6 +425,44 @@ static void test_level_of_appraisal(void **state)
 	assert_string_equal(why, "TPM appra");
 }
 
+/* Committed sessions: the event digests and the extend chain against values
+ * computed with Python's hashlib (sha256 of the texts of docs/attestation.md),
+ * and the file checks that need no TPM. */
+static void test_commit_events(void **state)
+{
+	uint8_t e[32], c[32], v[32] = { 0 };
+	char hex[65];
+	struct kw_commit_result res;
+	struct kw_commit_claim claim = { "S", "7", "sha256:aa", "sha256:bb", "sha256:tt" };
+	json_t *bad;
+
+	(void)state;
+	assert_int_equal(kw_commit_open_event("S", "7", "sha256:aa", "sha256:bb", e), 0);
+	kw_hex(e, 32, hex);
+	assert_string_equal(hex, "83bcc1d4b48dc61e2d7bfb88998a014ba0b8152f802dc0a5b72dc495fd6a5f34");
+	assert_int_equal(kw_commit_close_event("S", "sha256:tt", c), 0);
+	kw_hex(c, 32, hex);
+	assert_string_equal(hex, "0dff94f6cf897098f1d287dcf4d202df219134044d8ad04e106952caac9d8d99");
+	assert_int_equal(kw_commit_extend(v, e), 0);
+	assert_int_equal(kw_commit_extend(v, c), 0);
+	kw_hex(v, 32, hex);
+	assert_string_equal(hex, "d65dac1d59127479dee54b2868a6aa095af19c03da56f89da37d5bbb8d2910f6");
+	/* A field that could spell another event is refused. */
+	assert_int_not_equal(kw_commit_open_event("S\n7", "7", "sha256:aa", "sha256:bb", e), 0);
+	assert_int_not_equal(kw_commit_open_event("S", "", "sha256:aa", "sha256:bb", e), 0);
+	assert_int_not_equal(kw_commit_close_event("S", NULL, c), 0);
+
+	assert_int_equal(kw_commit_check(NULL, &claim, NULL, &res), 1);
+	assert_int_equal(res.reason, KW_COMMIT_MISSING);
+	bad = json_pack("{s:s}", "format", KW_TPM_COMMIT_FORMAT);
+	assert_int_equal(kw_commit_check(bad, &claim, NULL, &res), 1);
+	assert_string_equal(kw_commit_code(res.reason), "tpm_commit_malformed");
+	claim.counter = NULL;
+	assert_int_equal(kw_commit_check(bad, &claim, NULL, &res), 1);
+	assert_int_equal(res.reason, KW_COMMIT_MISSING);
+	json_decref(bad);
+}
+
 int main(void)
 {
 	const char *root = getenv("KW_ROOT");
@@ -434,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_logged_evidence_and_host),
 		cmocka_unit_test(test_enrolled_for_key),
 		cmocka_unit_test(test_level_of_appraisal),
+		cmocka_unit_test(test_commit_events),
 	};
 
 	snprintf(dir, sizeof(dir), "%s/tests/vectors/tpm", root ? root : ".");

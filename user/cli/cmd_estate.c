@@ -243,6 +243,7 @@ static int estate_ingest(int argc, char **argv)
 	json_t *pcrs_ref = NULL;
 	int status = 2;
 	double secs;
+	uint64_t gaps = 0;
 
 	if (cli_options_parse(&p, argc, argv))
 		return p.status;
@@ -314,6 +315,9 @@ static int estate_ingest(int argc, char **argv)
 	secs = since(&view.start, &view.last);
 	print_ingest_summary(&ing, tlog != NULL, secs);
 	status = ing.rejected ? 1 : 0;
+	/* Best effort: a pushing host's role may insert, not read (the
+	 * estate's estate verify reports the gaps then). */
+	cli_estate_print_gaps(db, "estate ingest: warning", &gaps);
 out:
 	/* What was stored before an error keeps its indexes. */
 	if (db && estate_bulk_end(db, &bulk))

@@ -14,6 +14,7 @@
 #include "tpm/tpm.h"
 #include "cli_key.h"
 #include "cli_record.h"
+#include "cmd_verify_commit.h"
 #include "collector/transcript.h"
 #include "lib/buf.h"
 #include "commands.h"
@@ -78,6 +79,9 @@ static void verify_usage(FILE *f)
 		"  --dir STATE_DIR       verify every record of a kwitnessd state folder\n"
 		"  --jobs N              records verified at once (default: the number of CPUs)\n"
 		"  --evidence FILE       TPM evidence (state/evidence/<digest>.json) to appraise\n"
+		"  --commit FILE         with --evidence and --log: the session's TPM commitment\n"
+		"                        (default: state/commit/<session>.json beside the log's\n"
+		"                        folder, checked whenever the open entry names tpm_counter)\n"
 		"  --tpm-ca CA.pem       EK CA certificate(s) trusted for step 1\n"
 		"  --enroll-key KEY      enrollment key (public JWK or PEM) trusted for step 2\n"
 		"  --pcrs-ref FILE       reference PCR values {\"N\": \"hex\", ...} for step 6\n"
@@ -101,7 +105,7 @@ static void verify_usage(FILE *f)
 		DEFAULT_MAX_AGE, KW_DEFAULT_SKEW);
 }
 
-static void print_json(const struct verify_verdict *v)
+static void print_json(const struct verify_verdict *v, const struct kw_commit_result *cr)
 {
 	const struct kw_verify_result *res = &v->res;
 	bool ok = res->reason == KW_VERIFY_OK;
@@ -134,6 +138,14 @@ static void print_json(const struct verify_verdict *v)
 				    json_pack("{s:i, s:s, s:s}", "step", v->tlog.step, "reason",
 					      v->tlog.code, "message", v->tlog.message));
 		if (!v->logged)
+			json_object_set_new(o, "valid", json_false());
+	}
+	if (o && cr) {
+		json_object_set_new(o, "commit", json_pack("{s:s, s:s, s:I}", "reason",
+							   kw_commit_code(cr->reason), "message",
+							   cr->message, "events",
+							   (json_int_t)cr->events));
+		if (cr->reason != KW_COMMIT_OK)
 			json_object_set_new(o, "valid", json_false());
 	}
 	if (o)
@@ -204,7 +216,7 @@ static void print_text(const struct verify_verdict *v)
 /* The options of one verification (a few are refused with --dir). */
 struct args {
 	const char *keypath, *logpath, *policypath, *dir;
-	const char *evpath, *enrkeypath, *refpath;
+	const char *evpath, *enrkeypath, *refpath, *commitpath;
 	struct kw_appraise_opts ao;   /* --tpm-ca; the key and PCRs once loaded */
 	const char *tlog_policy, *tlog_proof, *consistency;
 	const char *ckpath;
@@ -250,8 +262,8 @@ static int run_batch(const struct args *a, const struct kw_verify_opts *o, char 
 				  .records = records, .n_records = n, .jobs = (int)a->jobs,
 				  .json = a->as_json };
 
-	if (a->logpath || a->policypath || o->image_digest || a->evpath || a->tlog_policy ||
-	    a->ckpath) {
+	if (a->logpath || a->policypath || o->image_digest || a->evpath || a->commitpath ||
+	    a->tlog_policy || a->ckpath) {
 		fprintf(stderr, "kwitness verify: --log, --policy, --image-digest, --evidence and --transparency name one "
 				"record's evidence; with --dir or several records each record's "
 				"own are used\n");
@@ -272,6 +284,7 @@ static int run_one(struct args *a, struct kw_verify_opts *o, const char *recpath
 	json_t *evidence = NULL, *pcrs_ref = NULL;
 	struct verify_request rq;
 	struct verify_verdict v;
+	struct kw_commit_result cr, *crp = NULL;
 	char err[4400];
 	int ret, status = 2;
 
@@ -305,11 +318,30 @@ static int run_one(struct args *a, struct kw_verify_opts *o, const char *recpath
 		fprintf(stderr, "kwitness verify: %s\n", err);
 		goto out;
 	}
-	if (a->as_json)
-		print_json(&v);
-	else
+	/* A committed session's extends must replay (cmd_verify_commit.c). */
+	if (v.valid && v.appraised && v.level >= KW_LEVEL_1 && a->logpath) {
+		ret = verify_commit(recpath, a->logpath, evidence, a->commitpath, &cr);
+		if (ret < 0) {
+			fprintf(stderr, "kwitness verify: the TPM commitment cannot be checked: %s\n",
+				strerror(-ret));
+			goto out;
+		}
+		crp = ret == 0 ? &cr : NULL;
+	} else if (a->commitpath) {
+		fprintf(stderr, "kwitness verify: --commit is checked once --evidence appraises to Level 1 with --log\n");
+		goto out;
+	}
+	if (a->as_json) {
+		print_json(&v, crp);
+	} else {
+		char m[ESC_CAP];
+
 		print_text(&v);
-	status = v.valid ? 0 : 1;
+		if (crp)
+			printf("commit: %s: %s\n", kw_commit_code(crp->reason),
+			       kw_text_safe(crp->message, m, sizeof(m)));
+	}
+	status = v.valid && (!crp || crp->reason == KW_COMMIT_OK) ? 0 : 1;
 out:
 	json_decref(evidence);
 	json_decref(pcrs_ref);
@@ -443,6 +475,7 @@ int cmd_verify(int argc, char **argv)
 		  .bad = "needs a number from 1 to 1024" },
 		{ "json", 0, CLI_FLAG, &a.as_json },
 		{ "evidence", 0, CLI_TEXT, &a.evpath },
+		{ "commit", 0, CLI_TEXT, &a.commitpath },
 		{ "tpm-ca", 0, CLI_TEXT, &a.ao.ca_file },
 		{ "enroll-key", 0, CLI_TEXT, &a.enrkeypath },
 		{ "pcrs-ref", 0, CLI_TEXT, &a.refpath },

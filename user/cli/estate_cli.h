@@ -28,6 +28,11 @@ struct estate_trust *cli_estate_trust(const char *cmd, const char *dir);
  * and its cell text cut to the column's width (in place; returns text). */
 bool estate_narrow_shown(int col);
 char *estate_narrow_cell(int col, char *text);
+/* cmd_estate_gaps.c: prints a "missing:" line per gap in a host's TPM
+ * counter sequence and their count (nothing when there is none).
+ * 0 (*n gaps) or -1 after an error line. */
+#include <stdint.h>
+int cli_estate_print_gaps(struct estate_db *db, const char *cmd, uint64_t *n);
 /* kwitness estate init and estate rejected. */
 int estate_init_cmd(int argc, char **argv);
 int estate_rejected_cmd(int argc, char **argv);

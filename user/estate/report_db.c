@@ -11,6 +11,7 @@
 
 #include "jcs/jcs.h"
 #include "estate/check.h"
+#include "estate/gaps.h"
 #include "estate/report_db.h"
 #include "estate/report_internal.h"
 
@@ -134,6 +135,23 @@ static int ambiguous(struct estate_db *db, const char *session, char *err, size_
 	return -1;
 }
 
+/* A hole in the host's TPM counter right before this session. */
+static int counter_gap(struct estate_db *db, const char *session, struct report *r, char *err,
+		       size_t errlen)
+{
+	struct estate_counted before;
+	uint64_t missing;
+
+	if (estate_gap_before(db, session, &missing, &before, err, errlen))
+		return -1;
+	if (missing)
+		snprintf(r->counter_gap, sizeof(r->counter_gap),
+			 "%llu session%s missing before this one: the host's previous stored session %s took TPM counter value %llu",
+			 (unsigned long long)missing, missing == 1 ? "" : "s", before.session,
+			 (unsigned long long)before.counter);
+	return 0;
+}
+
 struct report *estate_report_session(struct estate_db *db, const struct estate_trust *trust,
 				     const char *session, char *err, size_t errlen)
 {
@@ -210,6 +228,10 @@ struct report *estate_report_session(struct estate_db *db, const struct estate_t
 		} else if (!c.ok) {
 			snprintf(r->tampered, sizeof(r->tampered), "%s", c.why);
 		}
+	}
+	if (r && counter_gap(db, session, r, err, errlen)) {
+		report_free(r);
+		r = NULL;
 	}
 out:
 	free(s.record);

@@ -271,6 +271,8 @@ static void html_session(const struct report *r, FILE *f, const char *claimed)
 	html_kv(f, "model id", r->model_id[0] ? r->model_id : "(none)", false);
 	html_kv(f, "data class", r->data_class[0] ? r->data_class : "(none)", false);
 	html_kv(f, "runtime platform", r->platform, false);
+	if (r->counter_gap[0])
+		html_kv(f, "TPM counter gap", r->counter_gap, false);
 	html_kv(f, "record", r->record_name, true);
 	html_kv(f, "decision log", r->log_name, true);
 	html_kv(f, "policy bundle", r->policy_name, true);

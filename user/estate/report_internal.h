@@ -76,6 +76,9 @@ struct report {
 	/* Why the estate's re-derivation of the stored session failed ('' when
 	 * it held or was not made): the page then shows it as tampered. */
 	char tampered[600];
+	/* Sessions missing right before this one in its host's TPM counter
+	 * sequence (estate/gaps.h); "" when none. */
+	char counter_gap[300];
 };
 
 /* Whether a denial stopped what it names: the entry's enforced member, or

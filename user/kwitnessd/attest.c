@@ -12,6 +12,7 @@
 #include "jcs/jcs.h"
 #include "tpm/binding.h"
 #include "attest.h"
+#include "commit.h"
 #include "hostinfo.h"
 #include "kwd.h"
 #include "util.h"
@@ -102,6 +103,7 @@ int kwd_attest_start(struct kwd *d, char *err, size_t errlen)
 	}
 	e = kw_binding_init(&a->b, tpm, &sel, dir, enr, ak, err, errlen);
 	e = e ?: kw_binding_refresh(&a->b, tpm, d->key, &changed, err, errlen);
+	e = e ?: kwd_commit_start(d, tpm, err, errlen);
 	kw_tpm_close(tpm);
 	if (e)
 		return e;
@@ -116,6 +118,7 @@ int kwd_attest_start(struct kwd *d, char *err, size_t errlen)
 
 void kwd_attest_stop(struct kwd *d)
 {
+	kwd_commit_stop(d);
 	if (!d->attest)
 		return;
 	kw_binding_free(&d->attest->b);
@@ -153,4 +156,19 @@ int kwd_attest_current(struct kwd *d, struct kwd_runtime *rt)
 	snprintf(rt->nonce, sizeof(rt->nonce), "%s", b->nonce_b64);
 	snprintf(rt->firmware_version, sizeof(rt->firmware_version), "%s", b->firmware_version);
 	return 0;
+}
+
+int kwd_attest_tpm(struct kwd *d, struct kw_tpm **out, char *err, size_t errlen)
+{
+	int e;
+
+	*out = NULL;
+	if (!d->attest) {
+		snprintf(err, errlen, "no TPM (--tpm)");
+		return -ENODEV;
+	}
+	e = kw_tpm_open(d->cfg.tpm, out, err, errlen);
+	if (!e)
+		kw_tpm_use_ak(*out, d->attest->b.ak);
+	return e;
 }

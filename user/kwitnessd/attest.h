@@ -22,4 +22,8 @@ void kwd_attest_stop(struct kwd *d);
  * unbound (software-only) without --tpm or when no binding can be verified. */
 int kwd_attest_current(struct kwd *d, struct kwd_runtime *rt);
 
+struct kw_tpm;
+/* The TPM, opened for one use with the binding's AK (kw_tpm_close after). */
+int kwd_attest_tpm(struct kwd *d, struct kw_tpm **out, char *err, size_t errlen);
+
 #endif

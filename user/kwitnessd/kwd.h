@@ -23,6 +23,7 @@ struct kwd_watch {
 struct kwd_client;
 struct kwd_session;
 struct kwd_attest;
+struct kwd_commit;
 struct kw_hooks;
 struct kw_key;
 struct kwd_worker;
@@ -42,6 +43,7 @@ struct kwd {
 	struct kw_hooks *hooks;
 	struct kw_key *key;
 	struct kwd_attest *attest; /* NULL without --tpm */
+	struct kwd_commit *commit; /* commit.c; NULL: sessions are not TPM-committed */
 	struct kwd_transparency *tlog; /* NULL without log = DIR */
 	const struct kw_publish *publish; /* into tlog */
 	struct kwd_publisher *publisher; /* the thread that publishes */

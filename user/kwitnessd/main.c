@@ -131,7 +131,7 @@ static int make_dir(const char *base, const char *sub, mode_t mode)
 static int setup_state_dir(const char *dir, char *err, size_t errlen)
 {
 	static const char *const subs[] = { NULL, "records", "logs", "policies", "evidence",
-					    "sessions" };
+					    "sessions", "commit" };
 
 	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
 		char path[4096];

@@ -37,6 +37,7 @@ void kwd_session_free(struct kwd_session *s)
 {
 	if (!s)
 		return;
+	kwd_commit_release(s->d, s);
 	if (s->ring_fd >= 0)
 		epoll_ctl(s->d->epfd, EPOLL_CTL_DEL, s->ring_fd, NULL);
 	kwd_ring_unmap(&s->ring);

@@ -16,6 +16,7 @@
 #include "collector/reorder.h"
 #include "attest.h"
 #include "authz.h"
+#include "commit.h"
 #include "kwd.h"
 #include "ring.h"
 #include "worker.h"
@@ -86,6 +87,7 @@ struct kwd_session {
 	uint64_t close_client;
 	int64_t opened_us;
 	struct kwd_runtime runtime; /* the binding at close */
+	struct kwd_session_commit commit; /* the TPM counter and extends (commit.c) */
 	struct kw_record_runtime record_runtime; /* points into runtime */
 	uint32_t generation;  /* kw_sessions[slot].generation at open */
 	struct kwd_dns *dns;  /* the session's resolver (egress by name), or NULL */

@@ -304,6 +304,7 @@ json_t *kwd_session_sealed(struct kwd *d, struct kwd_job *job, uint64_t *client)
 		json_object_set_new(reply, KW_F_STILL_RUNNING, json_integer(s->still_running));
 		json_object_set_new(reply, KW_F_KILL_FAILED, json_integer(s->kill_failed));
 		kwd_journal_remove(d, s->id);
+		kwd_commit_close(d, s, job->hash);
 	}
 	if (job->err || s->policy_err)
 		kwd_log(d, LOG_ERR, "session %s: %s", s->id,

@@ -274,6 +274,7 @@ static int write_open_entry(struct kwd *d, struct kwd_session *s)
 	/* With --tpm: the binding in force now, named so the transcript
 	 * commits to its evidence file. */
 	kwd_attest_current(d, &rt);
+	kwd_commit_open(d, s);
 	/* A 64-bit id: a decimal string, as in every decision entry. */
 	snprintf(cgroup_id, sizeof(cgroup_id), "%llu", (unsigned long long)s->cgroup_id);
 	kwd_class_names(s->pol->classes, &hooks);
@@ -306,6 +307,8 @@ static int write_open_entry(struct kwd *d, struct kwd_session *s)
 	e = e ?: jcs_obj_str(&o, "sandbox_id", s->sandbox_id);
 	e = e ?: jcs_obj_str(&o, "session", s->id);
 	e = e ?: jcs_obj_str(&o, "tool", "kwitness.open");
+	if (s->commit.counter[0]) /* a 64-bit count: a decimal string */
+		e = e ?: jcs_obj_str(&o, "tpm_counter", s->commit.counter);
 	e = e ?: jcs_obj_int(&o, "ts", s->opened_us);
 	e = kw_logwriter_entry_end(&s->log, &o, e);
 	e = e ?: kw_logwriter_flush(&s->log);

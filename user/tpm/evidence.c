@@ -68,7 +68,7 @@ int kw_evidence_digest(const struct kw_tpm_quote *q, char out[KW_DIGEST_STR_MAX]
 	return kw_digest_buf(KW_SHA256, q->attest.data, q->attest.len, out);
 }
 
-static int unb64(const json_t *j, struct kw_buf *out)
+int kw_tpm_unb64(const json_t *j, struct kw_buf *out)
 {
 	const char *s = json_string_value(j);
 	size_t n, len;
@@ -101,9 +101,9 @@ int kw_evidence_parse(const json_t *ev, struct kw_evidence *out, char *why, size
 		snprintf(why, whylen, "not a %s evidence object", KW_TPM_EVIDENCE_FORMAT);
 		return -EINVAL;
 	}
-	if (unb64(json_object_get(quote, "attest"), &out->q.attest) ||
-	    unb64(json_object_get(quote, "signature"), &out->q.signature) ||
-	    unb64(json_object_get(ev, "ak_public"), &out->q.ak_public)) {
+	if (kw_tpm_unb64(json_object_get(quote, "attest"), &out->q.attest) ||
+	    kw_tpm_unb64(json_object_get(quote, "signature"), &out->q.signature) ||
+	    kw_tpm_unb64(json_object_get(ev, "ak_public"), &out->q.ak_public)) {
 		snprintf(why, whylen, "quote.attest, quote.signature and ak_public must be base64url");
 		goto fail;
 	}
@@ -139,7 +139,7 @@ int kw_evidence_parse(const json_t *ev, struct kw_evidence *out, char *why, size
 		goto fail;
 	}
 	for (size_t i = 0; i < json_array_size(certs); i++) {
-		if (unb64(json_array_get(certs, i), &out->ek_certs[i])) {
+		if (kw_tpm_unb64(json_array_get(certs, i), &out->ek_certs[i])) {
 			snprintf(why, whylen, "ek_certificates[%zu] is not base64url", i);
 			goto fail;
 		}

@@ -107,8 +107,7 @@ out:
 	return pkey;
 }
 
-/* 1 when the ECDSA signature (r, s) over msg verifies with the AK. */
-static int ecdsa_verify(const TPMT_PUBLIC *ak, const TPMS_SIGNATURE_ECC *sig, const void *msg,
+int kw_tpm_ecdsa_verify(const TPMT_PUBLIC *ak, const TPMS_SIGNATURE_ECC *sig, const void *msg,
 			size_t len)
 {
 	EVP_PKEY *pkey = ak_pkey(ak);
@@ -190,7 +189,7 @@ int kw_quote_check(const struct kw_tpm_quote *q, struct kw_quote_facts *f, int *
 	if (sig.sigAlg != TPM2_ALG_ECDSA || sig.signature.ecdsa.hash != TPM2_ALG_SHA256 ||
 	    sig.signature.ecdsa.signatureR.size > 32 || sig.signature.ecdsa.signatureS.size > 32)
 		return fail(why, whylen, part, 3, "the quote signature is not ECDSA with SHA-256");
-	if (!ecdsa_verify(&ak, &sig.signature.ecdsa, q->attest.data, q->attest.len))
+	if (!kw_tpm_ecdsa_verify(&ak, &sig.signature.ecdsa, q->attest.data, q->attest.len))
 		return fail(why, whylen, part, 3, "the quote signature does not verify with the AK");
 
 	ps = &at.attested.quote.pcrSelect;

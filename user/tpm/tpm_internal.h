@@ -16,6 +16,9 @@
 int kw_tpm_name_of(const uint8_t *pub, size_t len, uint8_t name[34]);
 /* The AK must be a restricted ECDSA P-256 signing key bound to its TPM. */
 int kw_tpm_ak_check(const TPMT_PUBLIC *p, char *why, size_t whylen);
+/* 1 when the ECDSA signature (r, s) over msg verifies with the AK. */
+int kw_tpm_ecdsa_verify(const TPMT_PUBLIC *ak, const TPMS_SIGNATURE_ECC *sig, const void *msg,
+			size_t len);
 /* SHA-256 over the selected PCR values in index order. */
 int kw_tpm_pcr_values_digest(const struct kw_tpm_quote *q, uint8_t out[32]);
 /* The TSS logs parse errors to stderr unless told otherwise; kwitness
@@ -25,6 +28,8 @@ void kw_tss_quiet(void);
 void kw_hex(const uint8_t *p, size_t n, char *out);
 /* p as a base64url JSON string (the scratch text is wiped), NULL when out of memory. */
 json_t *kw_tpm_b64_json(const void *p, size_t n);
+/* A non-empty base64url JSON string into out; 0 or -errno. */
+int kw_tpm_unb64(const json_t *j, struct kw_buf *out);
 int kw_unhex(const char *s, uint8_t *out, size_t n);
 
 #endif
