@@ -251,8 +251,8 @@ static int run_batch(const struct args *a, const struct kw_verify_opts *o, char 
 				  .json = a->as_json };
 
 	if (a->logpath || a->policypath || o->image_digest || a->evpath || a->tlog_policy ||
-	    a->ckpath) {
-		fprintf(stderr, "kwitness verify: --log, --policy, --image-digest, --evidence and --transparency name one "
+	    a->ckpath || a->ao.ca_file) {
+		fprintf(stderr, "kwitness verify: --log, --policy, --image-digest, --evidence, --tpm-ca and --transparency name one "
 				"record's evidence; with --dir or several records each record's "
 				"own are used\n");
 		return 2;
@@ -275,8 +275,9 @@ static int run_one(struct args *a, struct kw_verify_opts *o, const char *recpath
 	char err[4400];
 	int ret, status = 2;
 
-	if (a->evpath) {
-		if (!(evidence = cli_read_json("verify", "evidence", a->evpath)) ||
+	/* Without --evidence, --tpm-ca appraises the record's inline evidence. */
+	if (a->evpath || a->ao.ca_file) {
+		if ((a->evpath && !(evidence = cli_read_json("verify", "evidence", a->evpath))) ||
 		    (a->refpath && !(pcrs_ref = cli_read_json("verify", "PCR reference", a->refpath))))
 			goto out;
 		ret = kw_key_load_public(a->enrkeypath, &enroll_key);
@@ -298,6 +299,7 @@ static int run_one(struct args *a, struct kw_verify_opts *o, const char *recpath
 	rq = (struct verify_request){
 		.opts = *o, .record_path = recpath, .log_path = a->logpath,
 		.bundle_path = a->policypath, .evidence = evidence, .appraise = &a->ao,
+		.appraise_inline = !evidence && a->ao.ca_file,
 		.tlog_policy = a->tlog_policy, .tlog_proof = a->tlog_proof, .progress = !a->as_json,
 		.checkpoints_path = a->ckpath,
 	};
@@ -378,10 +380,11 @@ static int check_one(const struct args *a, const struct kw_verify_opts *o)
 		why = "--image-digest needs --policy (the measurement binds both)";
 	else if (o->image_digest && !kw_digest_valid(o->image_digest))
 		why = "--image-digest must be sha256:<hex> or sha384:<hex>";
-	else if (!a->evpath && (a->ao.ca_file || a->enrkeypath || a->refpath))
-		why = "--tpm-ca, --enroll-key and --pcrs-ref need --evidence";
 	else if (a->evpath && (!a->ao.ca_file || !a->enrkeypath))
 		why = "--evidence needs --tpm-ca (EK CA) and --enroll-key (enrollment key)";
+	else if ((a->ao.ca_file || a->enrkeypath || a->refpath) && (!a->ao.ca_file || !a->enrkeypath))
+		why = "--tpm-ca, --enroll-key and --pcrs-ref appraise TPM evidence (--evidence FILE, or "
+		      "the record's inline runtime.evidence): give both --tpm-ca and --enroll-key";
 	if (why)
 		fprintf(stderr, "kwitness verify: %s\n", why);
 	return why ? 2 : 0;

@@ -84,6 +84,7 @@ struct kwd_session {
 	int64_t opened_us;
 	struct kwd_runtime runtime; /* the binding at close */
 	struct kw_record_runtime record_runtime; /* points into runtime */
+	json_t *record_evidence; /* record_profile trace-v0.3-draft: carried inline */
 	uint32_t generation;  /* kw_sessions[slot].generation at open */
 	struct kwd_dns *dns;  /* the session's resolver (egress by name), or NULL */
 	struct kwd_lineage *lineage; /* process lineage (lineage.c), made on first use */
