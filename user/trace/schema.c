@@ -58,7 +58,10 @@ static int fail(struct schema_ctx *c, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static const char *const profiles[] = { KW_TRACE_PROFILE, KW_TRACE_PROFILE_V03, NULL };
+/* One const per profile (the schemas' own): a record that names neither is
+ * held to v0.2's. */
+static const char *const profile_v02[] = { KW_TRACE_PROFILE, NULL };
+static const char *const profile_v03[] = { KW_TRACE_PROFILE_V03, NULL };
 static const char *const evidence_formats[] = { "tdx-quote-v4", "sev-snp-report-v2", "tpm2-quote",
 						"nvidia-gpu-attestation-report", NULL };
 static const char *const collaterals[] = { "embedded", "required", NULL };
@@ -359,7 +362,8 @@ static int check_cnf(struct schema_ctx *c, const json_t *o, const char *path)
 int kw_schema_check(const json_t *record, unsigned flags, char *why, size_t whylen)
 {
 	struct field f[] = {
-		STR_ENUM("eat_profile", true, profiles),
+		STR_ENUM("eat_profile", true,
+			 kw_record_profile_of(record) == KW_PROFILE_V03_DRAFT ? profile_v03 : profile_v02),
 		INT_MIN_("iat", true, 1700000000),
 		STR_RULE("subject", true, R_SUBJECT),
 		OBJ("model", true, check_model),
