@@ -35,8 +35,8 @@ int kw_record_profile_of(const json_t *record);
 json_t *kw_inline_evidence_encode(const json_t *evidence);
 /* The evidence object a record's runtime.evidence carries inline, or NULL
  * with why: none, another format, the by-reference form, or quote bytes
- * that are not base64url of a canonical JSON object of at most
- * KW_TPM_EVIDENCE_MAX bytes. *present says whether runtime.evidence exists. */
+ * that are not base64url of a JSON object in RFC 8785 form. *present says
+ * whether runtime.evidence exists. */
 json_t *kw_inline_evidence_decode(const json_t *record, int *present, char *why, size_t whylen);
 
 #endif
