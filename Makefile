@@ -303,7 +303,7 @@ $(BUILD)/asan/tests/test_tpm: tests/unit/test_tpm.c $(ASAN_TPM_OBJ) $(ASAN_LIB_O
 	$(if $(Q),@echo "  TEST    $@")
 	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(ASAN_TPM_OBJ) $(ASAN_LIB_OBJ) -lcmocka $(LIBS_TPM) $(LIBS_CORE)
 
-$(BUILD)/asan/tests/test_verdict $(BUILD)/asan/tests/test_checkpoint: \
+$(BUILD)/asan/tests/test_verdict $(BUILD)/asan/tests/test_checkpoint $(BUILD)/asan/tests/test_profile_v03: \
 		$(BUILD)/asan/tests/%: tests/unit/%.c $(ASAN_VERIFY_OBJ) $(ASAN_TPM_OBJ) $(ASAN_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  TEST    $@")

@@ -22,6 +22,7 @@ PACKAGES=(
 	libsqlite3-dev sqlite3 libpq-dev postgresql chromium
 	podman catatonit containerd python3-grpcio python3-grpc-tools python3-kubernetes python3-yaml
 	prometheus
+	python3-jsonschema
 )
 # The canonicalize package (Apache-2.0), the test oracle for canonical JSON.
 NPM_DIR=build/npm

@@ -44,7 +44,7 @@ usage() { # NAME WANT_TEXT ARGS...: exit 2 and one line saying WANT_TEXT
 }
 usage "--evidence needs --tpm-ca and --enroll-key" "--evidence needs --tpm-ca" \
 	verify --key "$V/signer.jwk" "$V/record.json" --evidence "$V/evidence.json"
-usage "--tpm-ca without --evidence" "need --evidence" \
+usage "--tpm-ca without --enroll-key" "give both --tpm-ca and --enroll-key" \
 	verify --key "$V/signer.jwk" "$V/record.json" --tpm-ca "$V/ek-ca.pem"
 usage "tpm: a subcommand is required" "expected 'enroll' or 'quote'" tpm
 usage "tpm quote: a bad PCR selection" "PCR selection 'sha1:0'" \

@@ -4,7 +4,9 @@
  * under the committed vectors' EK CA and enrollment key (tests/vectors/tpm,
  * see PROVENANCE), with the log's evidence digest and machine id set, so
  * the enrollment's signing_keys and machine_id and the logged-quote check
- * run on every input that gets that far. Level 1 needs every step. */
+ * run on every input that gets that far. Level 1 needs every step. A
+ * RECORD alone is a TRACE v0.3 draft record whose inline evidence is
+ * decoded and appraised. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 
 #include "jcs/jcs.h"
 #include "tpm/tpm.h"
+#include "trace/profile_v03.h"
 
 /* tests/vectors/tpm/ek-ca.pem */
 static const char ca_pem[] =
@@ -66,6 +69,29 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/* A RECORD alone (no 0x1e): its inline runtime.evidence (TRACE v0.3 draft)
+ * decoded and appraised, as `kwitness verify --tpm-ca` without --evidence. */
+static int inline_one(const uint8_t *data, size_t size, struct kw_appraise_opts *o)
+{
+	json_t *rec = jcs_parse((const char *)data, size, NULL), *ev;
+	struct kw_appraise_result res;
+	char why[300];
+	int present, ret;
+
+	ev = kw_inline_evidence_decode(rec, &present, why, sizeof(why));
+	if (ev && !json_is_object(ev))
+		abort();
+	if (ev) {
+		o->logged_evidence = NULL;
+		ret = kw_appraise(ev, rec, o, &res);
+		if (ret < 0 && ret != -ENOMEM && ret != -EIO)
+			abort();
+	}
+	json_decref(ev);
+	json_decref(rec);
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *sep = memchr(data, 0x1e, size);
@@ -80,7 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int ret;
 
 	if (!sep)
-		return 0;
+		return inline_one(data, size, &o);
 	rec = jcs_parse((const char *)data, (size_t)(sep - data), NULL);
 	ev = jcs_parse((const char *)sep + 1, size - (size_t)(sep - data) - 1, NULL);
 	if (rec && ev) {

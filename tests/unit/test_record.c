@@ -576,8 +576,11 @@ static void flip_walk(json_t *root, json_t *obj, const char *path, const struct 
 						    : json_integer(json_integer_value(v) + 1);
 			json_object_set_new(obj, name, changed);
 			/* Members an earlier step reads fail there, and still fail. */
+			/* v0.2 changed into v0.3 is a known profile: the signature
+			 * refuses it. */
 			if (!strcmp(sub, "$.eat_profile"))
-				want = KW_VERIFY_PROFILE_UNSUPPORTED;
+				want = kw_record_profile_of(root) >= 0 ? KW_VERIFY_SIGNATURE_INVALID
+								       : KW_VERIFY_PROFILE_UNSUPPORTED;
 			else if (!strcmp(sub, "$.runtime.platform") || !strcmp(sub, "$.policy.enforcement_mode") ||
 				 !strcmp(sub, "$.appraisal.status") ||
 				 (!strcmp(sub, "$.build_provenance.slsa_level") && json_integer_value(saved) >= 3))

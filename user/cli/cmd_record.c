@@ -58,7 +58,7 @@ static void build_usage(FILE *f)
 		"usage: kwitness record build --sandbox-id ID --image-digest D --policy FILE\n"
 		"           (--decisions FILE | --transcript-hash H --call-count N)\n"
 		"           --enforcement-mode MODE --model-provider P --model-id M\n"
-		"           [--data-class C] [--iat N] [--verifier URI] [--pretty]\n\n"
+		"           [--data-class C] [--iat N] [--verifier URI] [--record-profile P] [--pretty]\n\n"
 		"Prints an unsigned TRACE v0.2 record (RFC 8785 JSON and a newline), built with the\n"
 		"agentrust sandbox adapter mapping. It has no cnf and no signature yet: it is the\n"
 		"input of 'kwitness sign', which sets cnf.jwk to the signing key.\n\n"
@@ -73,6 +73,8 @@ static void build_usage(FILE *f)
 		"  --data-class C           default \"internal\"\n"
 		"  --iat N                  issued-at, Unix seconds (default: now)\n"
 		"  --verifier URI           appraisal.verifier (default " KW_DEFAULT_VERIFIER ")\n"
+		"  --record-profile P       trace-v0.2 (default) or trace-v0.3-draft (the draft's\n"
+		"                           eat_profile; software-only here: no TPM evidence)\n"
 		"  --pretty                 indented output instead of canonical JSON\n"
 		"  --help                   this text\n");
 }
@@ -80,7 +82,7 @@ static void build_usage(FILE *f)
 static int record_build(int argc, char **argv)
 {
 	struct kw_record_input in = { .data_class = "internal", .iat = (int64_t)time(NULL) };
-	const char *policy = NULL, *decisions = NULL, *thash = NULL;
+	const char *policy = NULL, *decisions = NULL, *thash = NULL, *profile = NULL;
 	int64_t call_count = -1;
 	bool pretty = false;
 	const struct cli_opt opts[] = {
@@ -95,6 +97,7 @@ static int record_build(int argc, char **argv)
 		{ "iat", 0, CLI_NUMBER, &in.iat, .min = 1700000000, .max = JCS_MAX_SAFE_INT,
 		  .bad = "must be Unix seconds >= 1700000000" },
 		{ "verifier", 0, CLI_TEXT, &in.verifier },
+		{ "record-profile", 0, CLI_TEXT, &profile },
 		{ "pretty", 0, CLI_FLAG, &pretty },
 		{ "transcript-hash", 0, CLI_TEXT, &thash },
 		{ "call-count", 0, CLI_NUMBER, &call_count, .min = 0, .max = JCS_MAX_SAFE_INT,
@@ -110,6 +113,10 @@ static int record_build(int argc, char **argv)
 
 	if (cli_options_parse(&p, argc, argv))
 		return p.status;
+	if (profile && kw_record_profile_parse(profile, &in.profile)) {
+		fprintf(stderr, "kwitness record build: --record-profile: trace-v0.2 or trace-v0.3-draft\n");
+		return 2;
+	}
 	if (decisions && (thash || call_count >= 0)) {
 		fprintf(stderr, "kwitness record build: --decisions or --transcript-hash with "
 				"--call-count, not both\n");

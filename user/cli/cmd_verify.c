@@ -40,8 +40,8 @@ static void verify_usage(FILE *f)
 		"       kwitness verify --key TRUSTED [--jobs N] [options] RECORD RECORD...\n"
 		"       kwitness verify --key TRUSTED --transparency POLICY [--proof FILE] RECORD [...]\n"
 		"       kwitness verify --transparency POLICY --consistency OLD NEW\n\n"
-		"Verifies a TRACE v0.2 record offline, in agentrust verify_record order: profile,\n"
-		"signature form, schema, trusted key, cnf.jwk thumbprint, freshness, nonce,\n"
+		"Verifies a TRACE v0.2 (or v0.3 draft) record offline, in agentrust verify_record order:\n"
+		"profile, signature form, schema, trusted key, cnf.jwk thumbprint, freshness, nonce,\n"
 		"Ed25519 signature; then the evidence given must reproduce the record's hashes.\n"
 		"With --evidence it then appraises the TPM 2.0 evidence in order: with --log, the\n"
 		"quote the log's close entry names; EK certificate chain, AK enrollment (for this\n"
@@ -78,8 +78,10 @@ static void verify_usage(FILE *f)
 		"  --allow-incomplete    an incomplete log (log_incomplete) is a warning, not a failure\n"
 		"  --dir STATE_DIR       verify every record of a kwitnessd state folder\n"
 		"  --jobs N              records verified at once (default: the number of CPUs)\n"
-		"  --evidence FILE       TPM evidence (state/evidence/<digest>.json) to appraise\n"
-		"  --commit FILE         with --evidence and --log: the session's TPM commitment\n"
+		"  --evidence FILE       TPM evidence (state/evidence/<digest>.json) to appraise;\n"
+		"                        without it, --tpm-ca and --enroll-key appraise the\n"
+		"                        evidence a trace-v0.3-draft record carries inline\n"
+		"  --commit FILE         with --log and TPM evidence: the session's TPM commitment\n"
 		"                        (default: state/commit/<session>.json beside the log's\n"
 		"                        folder, checked whenever the open entry names tpm_counter)\n"
 		"  --tpm-ca CA.pem       EK CA certificate(s) trusted for step 1\n"
@@ -263,8 +265,8 @@ static int run_batch(const struct args *a, const struct kw_verify_opts *o, char 
 				  .json = a->as_json };
 
 	if (a->logpath || a->policypath || o->image_digest || a->evpath || a->commitpath ||
-	    a->tlog_policy || a->ckpath) {
-		fprintf(stderr, "kwitness verify: --log, --policy, --image-digest, --evidence and --transparency name one "
+	    a->tlog_policy || a->ckpath || a->ao.ca_file) {
+		fprintf(stderr, "kwitness verify: --log, --policy, --image-digest, --evidence, --commit, --tpm-ca and --transparency name one "
 				"record's evidence; with --dir or several records each record's "
 				"own are used\n");
 		return 2;
@@ -288,8 +290,9 @@ static int run_one(struct args *a, struct kw_verify_opts *o, const char *recpath
 	char err[4400];
 	int ret, status = 2;
 
-	if (a->evpath) {
-		if (!(evidence = cli_read_json("verify", "evidence", a->evpath)) ||
+	/* Without --evidence, --tpm-ca appraises the record's inline evidence. */
+	if (a->evpath || a->ao.ca_file) {
+		if ((a->evpath && !(evidence = cli_read_json("verify", "evidence", a->evpath))) ||
 		    (a->refpath && !(pcrs_ref = cli_read_json("verify", "PCR reference", a->refpath))))
 			goto out;
 		ret = kw_key_load_public(a->enrkeypath, &enroll_key);
@@ -311,6 +314,7 @@ static int run_one(struct args *a, struct kw_verify_opts *o, const char *recpath
 	rq = (struct verify_request){
 		.opts = *o, .record_path = recpath, .log_path = a->logpath,
 		.bundle_path = a->policypath, .evidence = evidence, .appraise = &a->ao,
+		.appraise_inline = !evidence && a->ao.ca_file,
 		.tlog_policy = a->tlog_policy, .tlog_proof = a->tlog_proof, .progress = !a->as_json,
 		.checkpoints_path = a->ckpath,
 	};
@@ -410,10 +414,11 @@ static int check_one(const struct args *a, const struct kw_verify_opts *o)
 		why = "--image-digest needs --policy (the measurement binds both)";
 	else if (o->image_digest && !kw_digest_valid(o->image_digest))
 		why = "--image-digest must be sha256:<hex> or sha384:<hex>";
-	else if (!a->evpath && (a->ao.ca_file || a->enrkeypath || a->refpath))
-		why = "--tpm-ca, --enroll-key and --pcrs-ref need --evidence";
 	else if (a->evpath && (!a->ao.ca_file || !a->enrkeypath))
 		why = "--evidence needs --tpm-ca (EK CA) and --enroll-key (enrollment key)";
+	else if ((a->ao.ca_file || a->enrkeypath || a->refpath) && (!a->ao.ca_file || !a->enrkeypath))
+		why = "--tpm-ca, --enroll-key and --pcrs-ref appraise TPM evidence (--evidence FILE, or "
+		      "the record's inline runtime.evidence): give both --tpm-ca and --enroll-key";
 	if (why)
 		fprintf(stderr, "kwitness verify: %s\n", why);
 	return why ? 2 : 0;

@@ -126,6 +126,16 @@ void kwd_attest_stop(struct kwd *d)
 	d->attest = NULL;
 }
 
+json_t *kwd_attest_evidence(struct kwd *d, const struct kwd_runtime *rt)
+{
+	const struct kw_tpm_binding *b = d->attest ? &d->attest->b : NULL;
+
+	/* A copy: the worker thread reads it while the binding may move on. */
+	if (!b || !b->bound || !rt->bound || strcmp(b->evidence, rt->evidence))
+		return NULL;
+	return json_deep_copy(b->evidence_object);
+}
+
 int kwd_attest_current(struct kwd *d, struct kwd_runtime *rt)
 {
 	struct kw_tpm_binding *b;

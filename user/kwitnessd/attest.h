@@ -21,6 +21,9 @@ void kwd_attest_stop(struct kwd *d);
 /* The binding now, quoting again when the key or the PCRs changed; rt is
  * unbound (software-only) without --tpm or when no binding can be verified. */
 int kwd_attest_current(struct kwd *d, struct kwd_runtime *rt);
+/* A copy of the bound evidence object when it is rt's (the record profile
+ * trace-v0.3-draft carries it inline); NULL otherwise. */
+json_t *kwd_attest_evidence(struct kwd *d, const struct kwd_runtime *rt);
 
 struct kw_tpm;
 /* The TPM, opened for one use with the binding's AK (kw_tpm_close after). */

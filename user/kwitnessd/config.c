@@ -278,6 +278,15 @@ int kwd_config_load(struct kwd_config *c, const char *path, bool must_exist, cha
 			/* The command line wins over the file. */
 			if (!*slot)
 				e = set_string(slot, val);
+		} else if (!strcmp(key, "record_profile")) {
+			enum kw_record_profile prof;
+
+			e = kw_record_profile_parse(val, &prof);
+			if (e)
+				snprintf(err, errlen, "%s:%u: record_profile must be trace-v0.2 or trace-v0.3-draft",
+					 path, lineno);
+			else if (!c->record_profile_from_cli)
+				c->record_profile = prof;
 		} else if (!strcmp(key, "metrics") || !strcmp(key, "metrics_session_labels")) {
 			e = kwd_config_metrics(c, key, val, err, errlen, path, lineno);
 		} else if (!strcmp(key, "syslog_decisions")) {

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "export_config.h"
+#include "trace/profile_v03.h"
 
 #define KWD_DEFAULT_CONFIG "/etc/kwitness/kwitnessd.conf"
 #define KWD_DEFAULT_PIN_DIR "/sys/fs/bpf/kwitness"
@@ -49,6 +50,10 @@ struct kwd_config {
 	char *tpm_pcrs;       /* NULL: KW_TPM_DEFAULT_PCRS */
 	char *tpm_enrollment; /* enrollment record carried in the evidence */
 	char *tpm_ak;         /* the AK file (kwitness tpm enroll --ak-out), root-only */
+	/* record_profile / --record-profile: trace-v0.2 (default) or
+	 * trace-v0.3-draft (TPM evidence inline); the command line wins. */
+	enum kw_record_profile record_profile;
+	bool record_profile_from_cli;
 	/* Level 2 (transparency.c): the log every record goes to, its key, the
 	 * witnesses that cosign, the tlog-policy the checkpoint must meet. */
 	char *log_dir;

@@ -105,6 +105,8 @@ static void usage(FILE *f)
 		"  --tpm-pcrs SEL      PCRs to quote (default " KW_TPM_DEFAULT_PCRS ")\n"
 		"  --tpm-ak FILE       the attestation key (kwitness tpm enroll --ak-out; mode 0600)\n"
 		"  --tpm-enrollment F  enrollment record (kwitness tpm enroll) for the evidence\n"
+		"  --record-profile P  trace-v0.2 (default) or trace-v0.3-draft: the draft's\n"
+		"                      eat_profile, with the TPM evidence inline (runtime.evidence)\n"
 		"  --metrics ADDR      serve Prometheus /metrics and /healthz on a loopback\n"
 		"                      HOST:PORT or unix:PATH (off by default)\n"
 		"  -f, --foreground    stay in the foreground, log to stderr (systemd Type=simple)\n"
@@ -374,7 +376,7 @@ static int parse_args(struct kwd *d, int argc, char **argv, bool *config_given, 
 {
 	bool version = false;
 	enum { O_KEY = 1, O_CONFIG, O_RINGBUF, O_PIN_DIR, O_TPM, O_TPM_PCRS, O_TPM_ENROLLMENT, O_TPM_AK,
-	       O_METRICS };
+	       O_METRICS, O_RECORD_PROFILE };
 	const struct cli_opt opts[] = {
 		{ "state-dir", 0, CLI_TEXT, &d->cfg.state_dir },
 		{ "socket", 0, CLI_TEXT, &d->cfg.socket_path },
@@ -387,6 +389,7 @@ static int parse_args(struct kwd *d, int argc, char **argv, bool *config_given, 
 		{ "tpm-enrollment", 0, CLI_OWN, .id = O_TPM_ENROLLMENT },
 		{ "tpm-ak", 0, CLI_OWN, .id = O_TPM_AK },
 		{ "metrics", 0, CLI_OWN, .id = O_METRICS },
+		{ "record-profile", 0, CLI_OWN, .id = O_RECORD_PROFILE },
 		{ "close-sessions-on-exit", 0, CLI_FLAG, &d->cfg.close_on_exit },
 		{ "foreground", 'f', CLI_FLAG, &d->cfg.foreground },
 		{ "verbose", 'v', CLI_COUNT, &d->cfg.verbose },
@@ -416,6 +419,13 @@ static int parse_args(struct kwd *d, int argc, char **argv, bool *config_given, 
 		case O_METRICS:
 			if (kwd_config_metrics(&d->cfg, "metrics", optarg, NULL, 0, NULL, 0))
 				return 2;
+			break;
+		case O_RECORD_PROFILE:
+			if (kw_record_profile_parse(optarg, &d->cfg.record_profile)) {
+				fprintf(stderr, "kwitnessd: --record-profile: trace-v0.2 or trace-v0.3-draft\n");
+				return 2;
+			}
+			d->cfg.record_profile_from_cli = true;
 			break;
 		case O_TPM_ENROLLMENT:
 			free(d->cfg.tpm_enrollment);

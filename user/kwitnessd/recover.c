@@ -132,6 +132,7 @@ static int sign_and_write(struct kwd *d, json_t *open, const char *bundle, size_
 	in.model_id = member(open, "model_id") ?: d->cfg.model_id;
 	in.data_class = member(open, "data_class") ?: d->cfg.data_class;
 	in.verifier = d->cfg.verifier;
+	in.profile = d->cfg.record_profile;
 	in.iat = kwd_now_us() / 1000000;
 	e = kw_seal_record_logged(&in, d->key, d->publish, record_path, NULL, &stage, why, whylen,
 				  log_why, sizeof(log_why));

@@ -58,6 +58,7 @@ void kwd_session_free(struct kwd_session *s)
 	free(s->model_provider);
 	free(s->model_id);
 	free(s->data_class);
+	json_decref(s->record_evidence);
 	for (int i = 0; i < KW_WL_N; i++)
 		free(s->workload[i]);
 	free(s->log_path);

@@ -89,6 +89,7 @@ struct kwd_session {
 	struct kwd_runtime runtime; /* the binding at close */
 	struct kwd_session_commit commit; /* the TPM counter and extends (commit.c) */
 	struct kw_record_runtime record_runtime; /* points into runtime */
+	json_t *record_evidence; /* record_profile trace-v0.3-draft: carried inline */
 	uint32_t generation;  /* kw_sessions[slot].generation at open */
 	struct kwd_dns *dns;  /* the session's resolver (egress by name), or NULL */
 	struct kwd_lineage *lineage; /* process lineage (lineage.c), made on first use */

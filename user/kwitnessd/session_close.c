@@ -248,8 +248,14 @@ static void end_session(struct kwd_session *s)
 		s->record_runtime.measurement = s->runtime.measurement;
 		s->record_runtime.nonce = s->runtime.nonce;
 		s->record_runtime.firmware_version = s->runtime.firmware_version;
+		if (d->cfg.record_profile == KW_PROFILE_V03_DRAFT) {
+			json_decref(s->record_evidence);
+			s->record_runtime.evidence = s->record_evidence =
+				kwd_attest_evidence(d, &s->runtime);
+		}
 		job->in.runtime = &s->record_runtime;
 	}
+	job->in.profile = d->cfg.record_profile;
 	job->key = d->key;
 	job->record_path = s->record_path;
 	job->publish = d->publish;

@@ -73,6 +73,7 @@ void kw_binding_free(struct kw_tpm_binding *b)
 	kw_buf_free(&b->ek_cert);
 	json_decref(b->enrollment);
 	json_decref(b->ak);
+	json_decref(b->evidence_object);
 	free(b->evidence_dir);
 	memset(b, 0, sizeof(*b));
 }
@@ -92,7 +93,9 @@ static int write_evidence(struct kw_tpm_binding *b, const struct kw_tpm_quote *q
 		snprintf(err, errlen, "cannot build the evidence");
 		return -ENOMEM;
 	}
-	json_decref(ev);
+	/* Kept for records that carry it inline (TRACE v0.3 draft). */
+	json_decref(b->evidence_object);
+	b->evidence_object = ev;
 	if (!b->evidence_dir) {
 		kw_buf_free(&b->last_evidence);
 		b->last_evidence = text;

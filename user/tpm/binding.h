@@ -14,6 +14,7 @@ struct kw_tpm_binding {
 	json_t *ak;                    /* owned: the AK file (kw_tpm_ak_read) */
 	char *evidence_dir;            /* NULL: keep the evidence in last_evidence */
 	struct kw_buf last_evidence;
+	json_t *evidence_object;       /* the bound evidence (kw_evidence_build), owned */
 	/* The current binding, valid when bound. */
 	bool bound;
 	uint64_t generation;           /* counts new bindings */

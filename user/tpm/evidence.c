@@ -91,7 +91,7 @@ int kw_tpm_unb64(const json_t *j, struct kw_buf *out)
 int kw_evidence_parse(const json_t *ev, struct kw_evidence *out, char *why, size_t whylen)
 {
 	const json_t *quote = json_object_get(ev, "quote"), *values, *certs, *binding, *v;
-	const char *key;
+	const char *key, *method;
 	char err[160];
 	uint32_t seen = 0;
 
@@ -146,6 +146,14 @@ int kw_evidence_parse(const json_t *ev, struct kw_evidence *out, char *why, size
 		out->n_ek_certs++;
 	}
 	binding = json_object_get(ev, "ak_binding");
+	/* The method is informational (the enrollment's own, signed, decides),
+	 * but only the two values kwitness writes are accepted: no member of
+	 * evidence may say what no check backs. */
+	method = json_string_value(json_object_get(binding, "method"));
+	if (!method || (strcmp(method, "credential-activation") && strcmp(method, "none"))) {
+		snprintf(why, whylen, "ak_binding.method must be \"credential-activation\" or \"none\"");
+		goto fail;
+	}
 	out->enrollment = json_object_get(binding, "enrollment");
 	if (!json_is_object(out->enrollment))
 		out->enrollment = NULL;

@@ -45,7 +45,7 @@ json_t *kw_record_build(const struct kw_record_input *in, char *err, size_t errl
 
 	rec = json_pack("{s:s, s:I, s:s, s:{s:s, s:s}, s:{s:s, s:s}, s:{s:s, s:s}, s:s,"
 			" s:{s:s, s:I}, s:{s:i, s:s}, s:{s:s, s:s, s:I}}",
-			"eat_profile", KW_TRACE_PROFILE,
+			"eat_profile", kw_record_profile_tag(in->profile),
 			"iat", (json_int_t)in->iat,
 			"subject", in->sandbox_id,
 			"model", "provider", in->model_provider, "model_id", in->model_id,
@@ -67,6 +67,11 @@ json_t *kw_record_build(const struct kw_record_input *in, char *err, size_t errl
 						  "measurement", r->measurement, "nonce", r->nonce,
 						  "firmware_version", r->firmware_version)))
 			return build_fail(rec, err, errlen, "out of memory");
+		/* v0.3 draft: the quote travels in the record it binds. */
+		if (in->profile == KW_PROFILE_V03_DRAFT && r->evidence &&
+		    json_object_set_new(json_object_get(rec, "runtime"), "evidence",
+					kw_inline_evidence_encode(r->evidence)))
+			return build_fail(rec, err, errlen, "cannot encode the inline evidence");
 	}
 	if (!rec)
 		return build_fail(NULL, err, errlen, "cannot build the record (out of memory or invalid UTF-8)");

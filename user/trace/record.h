@@ -12,6 +12,7 @@
 #include "lib/buf.h"
 #include "lib/digest.h"
 #include "trace/key.h"
+#include "trace/profile_v03.h"
 
 struct kw_log_check;
 
@@ -28,6 +29,9 @@ struct kw_record_runtime {
 	const char *measurement;      /* "sha256:" + hex(pcrDigest) */
 	const char *nonce;            /* the signing key's thumbprint */
 	const char *firmware_version;
+	/* The evidence object (kwitness-tpm2-evidence-v1) the quote is in, or
+	 * NULL; carried inline as runtime.evidence under the v0.3 draft. */
+	const json_t *evidence;
 };
 struct kw_record_input {
 	const char *sandbox_id;       /* subject: spiffe:// or did: */
@@ -44,13 +48,15 @@ struct kw_record_input {
 	int64_t iat;                  /* seconds */
 	/* NULL: software-only, measurement = sha256(image + "\n" + bundle hash) */
 	const struct kw_record_runtime *runtime;
+	enum kw_record_profile profile; /* 0: TRACE v0.2 */
 };
 /* Unsigned record, without cnf and signature: kw_record_sign sets cnf.jwk to
  * the signing key. Every other member is checked against the schema here.
  * NULL with err filled on bad input. */
 json_t *kw_record_build(const struct kw_record_input *in, char *err, size_t errlen);
 
-/* --- Schema (TRACE v0.2 trace-claim.json, in C) --- */
+/* --- Schema (TRACE v0.2 trace-claim.json, in C; a record whose eat_profile
+ * is the v0.3 draft's may also carry runtime.evidence, profile_v03.h) --- */
 /* 0 when valid; else -EINVAL with the failing JSON path and rule in why. */
 int kw_schema_validate(const json_t *record, char *why, size_t whylen);
 

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* TRACE v0.2 Trust Record schema (trace-claim.json, draft 2020-12) written out
+ * (and, for a record whose eat_profile is the v0.3 draft's, that draft's
+ * runtime.evidence, tests/vectors/trace-spec/trace-claim-v0.3-draft.json)
  * in C: one table per object of the schema, every object closed where the
  * schema says additionalProperties:false. An error names the JSON path and
  * the rule that failed, e.g. "$.runtime.platform: enum (not a known platform)". */
@@ -27,6 +29,7 @@ struct schema_ctx {
 	char *why;
 	size_t whylen;
 	unsigned flags;
+	bool v03; /* eat_profile is the v0.3 draft's: runtime.evidence is allowed */
 };
 
 struct field;
@@ -55,7 +58,15 @@ static int fail(struct schema_ctx *c, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static const char *const profile_const[] = { KW_TRACE_PROFILE, NULL };
+/* One const per profile (the schemas' own): a record that names neither is
+ * held to v0.2's. */
+static const char *const profile_v02[] = { KW_TRACE_PROFILE, NULL };
+static const char *const profile_v03[] = { KW_TRACE_PROFILE_V03, NULL };
+static const char *const evidence_formats[] = { "tdx-quote-v4", "sev-snp-report-v2", "tpm2-quote",
+						"nvidia-gpu-attestation-report", NULL };
+static const char *const collaterals[] = { "embedded", "required", NULL };
+static const char *const binds[] = { "cnf-key", "weights-digest", "manifest-digest", "nonce",
+				      "unspecified", NULL };
 static const char *const platforms[] = { "intel-tdx", "amd-sev-snp", "azure-cvm-sev-snp",
 					 "nvidia-h100", "nvidia-blackwell", "aws-nitro",
 					 "arm-cca", "google-confidential-space", "tpm2",
@@ -226,13 +237,34 @@ static int check_model(struct schema_ctx *c, const json_t *o, const char *path)
 	return check_fields(c, o, path, f, N(f), true);
 }
 
+/* v0.3 draft: the evidence inline (quote) or by reference (quote_digest),
+ * exactly one of the two (the draft's oneOf). */
+static int check_runtime_evidence(struct schema_ctx *c, const json_t *o, const char *path)
+{
+	static const struct field f[] = {
+		STR_ENUM("format", true, evidence_formats), STR_RULE("quote", false, R_SIGNATURE),
+		STR_RULE("quote_digest", false, R_DIGEST), STR_RULE("quote_uri", false, R_URI),
+		STR_ENUM("collateral", false, collaterals), STR_RULE("collateral_uri", false, R_URI),
+		STR_ENUM("binds", false, binds),
+	};
+	int ret = check_fields(c, o, path, f, N(f), true);
+
+	if (ret)
+		return ret;
+	if (!json_object_get(o, "quote") == !json_object_get(o, "quote_digest"))
+		return fail(c, "%s: oneOf (exactly one of \"quote\" and \"quote_digest\")", path);
+	return 0;
+}
+
 static int check_runtime(struct schema_ctx *c, const json_t *o, const char *path)
 {
 	static const struct field f[] = {
 		STR_ENUM("platform", true, platforms), STR_RULE("measurement", true, R_DIGEST),
 		STR_RULE("rim_uri", false, R_URI), STR("nonce", false), STR("firmware_version", false),
+		OBJ("evidence", false, check_runtime_evidence),
 	};
-	return check_fields(c, o, path, f, N(f), true);
+	/* v0.2 has no evidence member: its table stops before it. */
+	return check_fields(c, o, path, f, N(f) - !c->v03, true);
 }
 
 static int check_policy(struct schema_ctx *c, const json_t *o, const char *path)
@@ -330,7 +362,8 @@ static int check_cnf(struct schema_ctx *c, const json_t *o, const char *path)
 int kw_schema_check(const json_t *record, unsigned flags, char *why, size_t whylen)
 {
 	struct field f[] = {
-		STR_ENUM("eat_profile", true, profile_const),
+		STR_ENUM("eat_profile", true,
+			 kw_record_profile_of(record) == KW_PROFILE_V03_DRAFT ? profile_v03 : profile_v02),
 		INT_MIN_("iat", true, 1700000000),
 		STR_RULE("subject", true, R_SUBJECT),
 		OBJ("model", true, check_model),
@@ -346,7 +379,8 @@ int kw_schema_check(const json_t *record, unsigned flags, char *why, size_t whyl
 		OBJ("cnf", !(flags & KW_SCHEMA_ALLOW_NO_CNF), check_cnf),
 		STR_RULE("signature", false, R_SIGNATURE),
 	};
-	struct schema_ctx c = { .why = why, .whylen = whylen, .flags = flags };
+	struct schema_ctx c = { .why = why, .whylen = whylen, .flags = flags,
+				.v03 = kw_record_profile_of(record) == KW_PROFILE_V03_DRAFT };
 	const json_t *origin, *kind, *platform;
 	int ret;
 

@@ -25,10 +25,10 @@ static const struct {
 } reasons[] = {
 	[KW_VERIFY_OK] = { "ok", "The record is valid." },
 	[KW_VERIFY_PROFILE_MISSING] = { "profile_missing", "The record has no eat_profile, so it is not a TRACE record." },
-	[KW_VERIFY_PROFILE_UNSUPPORTED] = { "profile_unsupported", "The record's eat_profile is not TRACE v0.2." },
+	[KW_VERIFY_PROFILE_UNSUPPORTED] = { "profile_unsupported", "The record's eat_profile is neither TRACE v0.2 nor the TRACE v0.3 draft." },
 	[KW_VERIFY_SIGNATURE_MISSING] = { "signature_missing", "The record carries no signature." },
 	[KW_VERIFY_SIGNATURE_MALFORMED] = { "signature_malformed", "The signature is not canonical unpadded base64url of a 64-byte Ed25519 signature." },
-	[KW_VERIFY_SCHEMA_INVALID] = { "schema_invalid", "The record does not validate against the TRACE v0.2 schema." },
+	[KW_VERIFY_SCHEMA_INVALID] = { "schema_invalid", "The record does not validate against the TRACE v0.2 schema (or the v0.3 draft's, for a v0.3 record)." },
 	[KW_VERIFY_TRUSTED_KEY_MISSING] = { "trusted_key_missing", "No trusted key was given, and the key embedded in the record is not trusted without an explicit request." },
 	[KW_VERIFY_CNF_KEY_MISMATCH] = { "cnf_key_mismatch", "The key in the record's cnf.jwk is not the trusted key (RFC 7638 thumbprints differ)." },
 	[KW_VERIFY_RECORD_IN_FUTURE] = { "record_in_future", "The record's iat is further in the future than the allowed clock skew." },
@@ -298,8 +298,7 @@ int kw_record_verify_signed(const char *text, size_t len, const struct kw_verify
 		ret = verdict(res, KW_VERIFY_PROFILE_MISSING, NULL);
 		goto out;
 	}
-	if (!json_is_string(profile) || !same_str(json_string_value(profile), KW_TRACE_PROFILE) ||
-	    json_string_length(profile) != strlen(KW_TRACE_PROFILE)) {
+	if (kw_record_profile_of(rec) < 0) {
 		ret = verdict(res, KW_VERIFY_PROFILE_UNSUPPORTED, NULL);
 		goto out;
 	}

@@ -155,7 +155,8 @@ static int appraise(const struct verify_request *rq, const struct kw_buf *text,
 		ao.logged_evidence = evidence;
 		ao.logged_machine_id = machine_id;
 	}
-	a = verify_appraise(rq->evidence, text->data, text->len, &ao, &v->appraisal);
+	a = rq->evidence ? verify_appraise(rq->evidence, text->data, text->len, &ao, &v->appraisal)
+			 : verify_appraise_inline(text->data, text->len, &ao, &v->appraisal);
 
 	if (a < 0) {
 		snprintf(err, errlen, "appraisal: %s", strerror(-a));
@@ -190,7 +191,8 @@ static void conclude(const struct verify_request *rq, int ret, struct verify_ver
 
 	v->logged = ok && v->tlog_checked && v->tlog.step == 0;
 	v->level = kw_level_of(tpm_ok, v->logged);
-	v->valid = ret == 0 && (!rq->evidence || v->appraisal.step == KW_APPRAISE_OK) &&
+	v->valid = ret == 0 &&
+		   (!(rq->evidence || rq->appraise_inline) || v->appraisal.step == KW_APPRAISE_OK) &&
 		   (!v->tlog_checked || v->tlog.step == 0);
 }
 
@@ -328,7 +330,7 @@ int verify_record(const struct verify_request *rq, struct verify_verdict *v, cha
 		snprintf(err, errlen, "%s", ret == -ENOMEM ? "out of memory" : v->res.message);
 		goto out;
 	}
-	if (ret == 0 && rq->evidence &&
+	if (ret == 0 && (rq->evidence || rq->appraise_inline) &&
 	    appraise(rq, &text, lc_live && rq->log_path ? lcp : NULL, v, err, errlen))
 		goto out;
 	if (ret == 0 && rq->tlog_policy && transparency(rq, &text, v, err, errlen))

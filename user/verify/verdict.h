@@ -30,6 +30,9 @@ struct verify_request {
 	/* TPM evidence to appraise once the record verified, or NULL. */
 	const json_t *evidence;
 	const struct kw_appraise_opts *appraise;
+	/* No evidence given: appraise the record's own runtime.evidence (the
+	 * TRACE v0.3 draft's inline evidence) with appraise. */
+	bool appraise_inline;
 	const char *tlog_policy;      /* check the record's inclusion in a log */
 	const char *tlog_proof;       /* NULL: record_path + ".tlog-proof" */
 	bool progress;                /* a progress line on a terminal while the log is read */
@@ -96,6 +99,11 @@ const char *verify_image_digest(const json_t *rec, char out[KW_DIGEST_STR_MAX]);
  * len: the record's bytes with its signature). kw_appraise's return. */
 int verify_appraise(const json_t *evidence, const char *text, size_t len,
 		    const struct kw_appraise_opts *ao, struct kw_appraise_result *res);
+
+/* The same for the evidence the record carries inline (verify/inline.c):
+ * a record without usable inline evidence fails step 0, evidence_malformed. */
+int verify_appraise_inline(const char *text, size_t len, const struct kw_appraise_opts *ao,
+			   struct kw_appraise_result *res);
 
 /* Verifies one record. Returns 0 with the verdict in v; or -1 when the
  * verification could not be made (a file given cannot be read, out of

@@ -14,6 +14,8 @@ from typing import Any
 __all__ = ["PROFILE", "SchemaError", "validate", "is_integer", "DIGEST_RE"]
 
 PROFILE = "tag:agentrust-io.com,2026:trace-v0.2"
+# kwitness --record-profile trace-v0.3-draft; kwitness.verify refuses it.
+PROFILE_V03_DRAFT = "tag:agentrust-io.com,2026:trace-v0.3"
 DIGEST_RE = re.compile(r"sha(256:[0-9a-f]{64}|384:[0-9a-f]{96})")
 
 _PLATFORMS = ("intel-tdx", "amd-sev-snp", "azure-cvm-sev-snp", "nvidia-h100", "nvidia-blackwell",

@@ -188,6 +188,12 @@ def _check_signed(rec: Any, key: Any, allow_embedded_key: bool, now: int, max_ag
         raise _Fail("record_malformed", "(it is valid JSON of another type)")
     if "eat_profile" not in rec:
         raise _Fail("profile_missing")
+    if rec["eat_profile"] == schema.PROFILE_V03_DRAFT:
+        # The draft's inline TPM evidence needs kwitness verify's appraisal;
+        # this verifier says so rather than check half of such a record.
+        raise _Fail("profile_unsupported",
+                    "(it is the TRACE v0.3 draft, kwitness --record-profile trace-v0.3-draft: "
+                    "this verifier checks TRACE v0.2 records only; use kwitness verify)")
     if rec["eat_profile"] != schema.PROFILE:
         raise _Fail("profile_unsupported")
     if "signature" not in rec:

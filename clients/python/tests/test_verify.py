@@ -71,7 +71,7 @@ class SameVerdicts(unittest.TestCase):
             f.write(b"\n".join(lines) + tail)
         return self.path(name)
 
-    def record(self, name, lines, iat=None, key=None, edit=None):
+    def record(self, name, lines, iat=None, key=None, edit=None, profile=None):
         """A record signed by the CLI over lines (hashed here), edited after signing by edit."""
         h, n = transcript(lines)
         build = [KW, "record", "build", "--sandbox-id", SANDBOX, "--image-digest", IMAGE,
@@ -80,6 +80,8 @@ class SameVerdicts(unittest.TestCase):
                  "--model-provider", "example", "--model-id", "m-1"]
         if iat is not None:
             build += ["--iat", str(iat)]
+        if profile is not None:
+            build += ["--record-profile", profile]
         unsigned = subprocess.run(build, check=True, capture_output=True).stdout
         with open(self.path(name + ".unsigned"), "wb") as f:
             f.write(unsigned)
@@ -148,6 +150,19 @@ class SameVerdicts(unittest.TestCase):
         for name, edit, want in cases:
             with self.subTest(name):
                 self.both(self.record(name + ".json", self.lines, edit=edit), want)
+
+    def test_v03_draft_refused_with_reason(self):
+        """a trace-v0.3-draft record: the C verifier accepts it, this one refuses it, saying why"""
+        rec = self.record("v03.json", self.lines, profile="trace-v0.3-draft")
+        r = subprocess.run([KW, "verify", "--key", self.path("signer.jwk"), "--json", rec],
+                           capture_output=True)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertEqual(json.loads(r.stdout.splitlines()[-1])["reason"], "ok")
+        p = kwitness.verify(rec, self.path("signer.jwk"))
+        self.assertFalse(p.valid)
+        self.assertEqual(p.reason, "profile_unsupported")
+        self.assertIn("TRACE v0.3 draft", p.message)
+        self.assertIn("use kwitness verify", p.message)
 
     def test_record_text(self):
         """records that are not JSON objects: record_malformed in both"""
