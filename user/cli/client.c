@@ -8,6 +8,7 @@
 #include "client.h"
 #include "kwitness/client.h"
 #include "lib/buf.h"
+#include "trace/logsegment.h"
 #include "lib/messages.h"
 #include "policy/policy.h"
 #include "lib/text_safe.h"
@@ -130,6 +131,17 @@ json_t *kw_session_open_request(const char *cgroup, const struct kw_open_options
 			return NULL;
 		}
 		json_object_set_new(req, KW_F_CHECKPOINT_INTERVAL, json_integer((json_int_t)n));
+	}
+	if (req && o->log_segment_bytes) {
+		uint64_t n;
+
+		if (kw_segment_bytes_parse(o->log_segment_bytes, &n)) {
+			fprintf(stderr, "kwitness: --log-segment-bytes: 0 or a size from 4096 to 1T "
+				"(K, M, G, T suffixes)\n");
+			json_decref(req);
+			return NULL;
+		}
+		json_object_set_new(req, KW_F_LOG_SEGMENT_BYTES, json_integer((json_int_t)n));
 	}
 	return req;
 }

@@ -39,6 +39,7 @@ void kw_print_json(const json_t *v);
 	{ "model-id", 0, CLI_TEXT, &(o)->model_id },             \
 	{ "data-class", 0, CLI_TEXT, &(o)->data_class },         \
 	{ "checkpoint-interval", 0, CLI_TEXT, &(o)->checkpoint_interval }, \
+	{ "log-segment-bytes", 0, CLI_TEXT, &(o)->log_segment_bytes }, \
 	{ "socket", 0, CLI_TEXT, &(o)->socket },                 \
 	{ "json", 0, CLI_FLAG, &(o)->json },                     \
 	{ "help", 'h', CLI_HELP }
@@ -49,6 +50,7 @@ struct kw_open_options {
 	const char *sandbox_id, *policy, *image_digest;
 	const char *model_provider, *model_id, *data_class; /* optional */
 	const char *checkpoint_interval; /* optional: seconds */
+	const char *log_segment_bytes;   /* optional: a size, trace/logsegment.h */
 	const char *socket;
 	bool json;
 };

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace/logsegment.h"
 #include "commands.h"
 #include "export/ocsf.h"
 #include "jcs/jcs.h"
@@ -138,7 +139,8 @@ static int log_export(int argc, char **argv)
 		st.record_given = true;
 		st.ctx.record_hash = st.rhash;
 	}
-	f = strcmp(st.log_path, "-") ? fopen(st.log_path, "re") : stdin;
+	/* a log cut into segments is read across them */
+	f = strcmp(st.log_path, "-") ? kw_log_open_joined(st.log_path) : stdin;
 	if (!f) {
 		fprintf(stderr, "kwitness log export: %s: %s\n", st.log_path, strerror(errno));
 		return 1;

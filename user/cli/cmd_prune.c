@@ -13,6 +13,7 @@
  * folder): when one cannot be moved, those moved go back and the session
  * stays whole. */
 #include <dirent.h>
+#include <inttypes.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@
 #include "commands.h"
 #include "lib/messages.h"
 #include "lib/options.h"
+#include "trace/logsegment.h"
 
 #define PRUNE_STATE_DEFAULT "/var/lib/kwitness"
 #define NAME_MAX_SID 128
@@ -114,9 +116,9 @@ static void names_free(struct names *s)
 	free(s->v);
 }
 
-/* The evidence digests (hex) a log names, from its open entry (its first
- * bytes) and its close entry (its last): "evidence":"sha256:<hex>". */
-static int log_evidence(int dfd, const char *log, struct names *out)
+/* The evidence digests (hex) a file of a log names in its first and last
+ * bytes: "evidence":"sha256:<hex>". */
+static int file_evidence(int dfd, const char *log, struct names *out)
 {
 	char buf[SCAN_BYTES + 1];
 	struct stat st;
@@ -145,6 +147,32 @@ static int log_evidence(int dfd, const char *log, struct names *out)
 		}
 	}
 	close(fd);
+	return e;
+}
+
+/* The last segment of log (1: the log itself is the only one). */
+static uint64_t last_segment(int dfd, const char *log)
+{
+	char name[300];
+	struct stat st;
+	uint64_t n = 1;
+
+	while (!kw_segment_name(name, sizeof(name), log, n + 1) &&
+	       fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		n++;
+	return n;
+}
+
+/* The evidence digests a log names, from its open entry (its first bytes)
+ * and its close entry (the last bytes of its last segment). */
+static int log_evidence(int dfd, const char *log, struct names *out)
+{
+	char name[300];
+	uint64_t last = last_segment(dfd, log);
+	int e = file_evidence(dfd, log, out);
+
+	if (!e && last > 1 && !kw_segment_name(name, sizeof(name), log, last))
+		e = file_evidence(dfd, name, out);
 	return e;
 }
 
@@ -183,14 +211,42 @@ static bool exists_at(int sfd, const char *path)
 	return fstatat(sfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+/* Moves segments from..upto of log into .prune/ (back: out of it again).
+ * Returns the last one moved (from - 1: none). */
+static uint64_t move_segments(struct prune *p, const char *log, uint64_t from, uint64_t upto,
+			      bool back)
+{
+	uint64_t k;
+
+	for (k = from; k <= upto; k++) {
+		char seg[300], to[64];
+
+		snprintf(to, sizeof(to), ".prune/segment.%" PRIu64, k);
+		if (kw_segment_name(seg, sizeof(seg), log, k) ||
+		    (back ? renameat(p->sfd, to, p->sfd, seg) : renameat(p->sfd, seg, p->sfd, to)) < 0) {
+			if (back)
+				fprintf(stderr, "kwitness prune: cannot put back %s/%s (it is in %s/%s): "
+					"%s\n", p->state, seg, p->state, to, strerror(errno));
+			else
+				break;
+		}
+	}
+	return k - 1;
+}
+
 /* Moves the session's files into .prune/ (all or none), then removes them. */
 static int remove_session(struct prune *p, const char *sid)
 {
 	static const char *const forms[] = { "records/%s.json", "records/%s.json.tlog-proof",
 					     "logs/%s.jsonl", "logs/%s.jsonl.checkpoints",
-					     "logs/%s.checkpoints", NULL };
-	char from[8][300], to[8][300];
+					     "logs/%s.checkpoints", "logs/%s.jsonl" KW_SEGMENT_MANIFEST_SUFFIX,
+					     NULL };
+	char from[8][300], to[8][300], log[300];
+	uint64_t segs, moved;
 	int n = 0, i;
+
+	snprintf(log, sizeof(log), "logs/%s.jsonl", sid);
+	segs = last_segment(p->sfd, log);
 
 	for (i = 0; forms[i]; i++) {
 		char path[300];
@@ -205,6 +261,8 @@ static int remove_session(struct prune *p, const char *sid)
 	if (p->dry_run) {
 		for (i = 0; i < n; i++)
 			printf("would remove %s/%s\n", p->state, from[i]);
+		for (uint64_t k = 2; k <= segs; k++)
+			printf("would remove %s/logs/%s.jsonl.%" PRIu64 "\n", p->state, sid, k);
 		p->removed++;
 		return 0;
 	}
@@ -213,7 +271,14 @@ static int remove_session(struct prune *p, const char *sid)
 	for (i = 0; i < n; i++)
 		if (renameat(p->sfd, from[i], p->sfd, to[i]) < 0)
 			break;
-	if (i < n) {
+	moved = i < n ? 1 : move_segments(p, log, 2, segs, false);
+	if (i == n && moved < segs) {
+		int se = errno ? errno : EIO;
+
+		move_segments(p, log, 2, moved, true);
+		errno = se;
+	}
+	if (i < n || moved < segs) {
 		int e = -errno;
 
 		while (i-- > 0)
@@ -225,6 +290,13 @@ static int remove_session(struct prune *p, const char *sid)
 	for (i = 0; i < n; i++) {
 		unlinkat(p->sfd, to[i], 0);
 		printf("removed %s/%s\n", p->state, from[i]);
+	}
+	for (uint64_t k = 2; k <= segs; k++) {
+		char to_seg[64];
+
+		snprintf(to_seg, sizeof(to_seg), ".prune/segment.%" PRIu64, k);
+		unlinkat(p->sfd, to_seg, 0);
+		printf("removed %s/%s.%" PRIu64 "\n", p->state, log, k);
 	}
 	unlinkat(p->sfd, ".prune", AT_REMOVEDIR);
 	p->removed++;

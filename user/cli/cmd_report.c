@@ -122,6 +122,7 @@ int cmd_report(int argc, char **argv)
 		}
 	}
 	src.log_fd = kw_open_regular_at(AT_FDCWD, logpath);
+	src.log_path = logpath;
 	if (src.log_fd < 0) {
 		fprintf(stderr, "kwitness report: cannot read decision log %s: %s\n", logpath,
 			strerror(-src.log_fd));

@@ -22,6 +22,7 @@ static void session_usage(FILE *f)
 		"                             --image-digest DIGEST [--model-provider P]\n"
 		"                             [--model-id M] [--data-class C] [--socket PATH]\n"
 		"                             [--checkpoint-interval SECONDS]\n"
+		"                             [--log-segment-bytes SIZE]\n"
 		"       kwitness session close ID|--all [--kill] [--json] [--socket PATH]\n"
 		"       kwitness session list [--json] [--socket PATH]\n\n"
 		"open prints the session id (--pid: the session is for that process's cgroup2\n"

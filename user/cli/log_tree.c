@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "trace/logsegment.h"
 #include "commands.h"
 #include "lib/options.h"
 #include "trace/lineage.h"
@@ -24,7 +25,7 @@ int cmd_log_tree(int argc, char **argv)
 	struct cli_options p = { .cmd = "kwitness log tree", .usage = log_usage, .opts = opts };
 	const char *path;
 	FILE *f;
-	int fd, e;
+	int e;
 
 	if (cli_options_parse(&p, argc, argv))
 		return p.status;
@@ -33,12 +34,9 @@ int cmd_log_tree(int argc, char **argv)
 		return 2;
 	}
 	path = argv[optind];
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	f = kw_log_open_joined(path); /* a log cut into segments is read across them */
 	if (!f) {
 		fprintf(stderr, "kwitness log tree: %s: %s\n", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
 		return 1;
 	}
 	e = kw_log_tree(f, path, stdout);

@@ -68,7 +68,8 @@ static int parse_open(const json_t *doc, struct kw_request *r, struct kw_request
 {
 	static const char *const known[] = { KW_F_OP, KW_F_CGROUP, KW_F_SANDBOX_ID,
 					     KW_F_IMAGE_DIGEST, KW_F_POLICY, KW_F_MODEL_PROVIDER,
-					     KW_F_MODEL_ID, KW_F_DATA_CLASS, KW_F_CHECKPOINT_INTERVAL };
+					     KW_F_MODEL_ID, KW_F_DATA_CLASS, KW_F_CHECKPOINT_INTERVAL,
+					     KW_F_LOG_SEGMENT_BYTES };
 	const char *key;
 	json_t *v, *pv;
 	int e;
@@ -96,6 +97,14 @@ static int parse_open(const json_t *doc, struct kw_request *r, struct kw_request
 		return fail(err, KW_ERR_INVALID_FIELD, "checkpoint_interval: seconds, 0 to 1000000000");
 	if (pv)
 		r->checkpoint_interval = json_integer_value(pv);
+	pv = json_object_get(doc, KW_F_LOG_SEGMENT_BYTES);
+	r->log_segment_bytes = -1;
+	if (pv && (!json_is_integer(pv) || json_integer_value(pv) < 0 ||
+		   (json_integer_value(pv) > 0 && json_integer_value(pv) < 4096) ||
+		   json_integer_value(pv) > (json_int_t)1 << 40))
+		return fail(err, KW_ERR_INVALID_FIELD, "log_segment_bytes: 0 or 4096 to 2^40");
+	if (pv)
+		r->log_segment_bytes = json_integer_value(pv);
 	pv = json_object_get(doc, KW_F_POLICY);
 	if (!pv)
 		return fail(err, KW_ERR_MISSING_FIELD, "policy: required (the bundle text as a string)");

@@ -68,6 +68,7 @@ enum kw_workload_field { /* sorted by name: the open entry writes them in order 
 extern const char *const kw_workload_fields[KW_WL_N];
 /* open: seconds between interim checkpoints for this session (0: none by time) */
 #define KW_F_CHECKPOINT_INTERVAL "checkpoint_interval"
+#define KW_F_LOG_SEGMENT_BYTES "log_segment_bytes"
 /* open and close replies, close request */
 #define KW_F_SESSION "session"
 #define KW_F_LOG_PATH "log_path"
@@ -190,6 +191,7 @@ struct kw_request {
 	const char *data_class;
 	const char *workload[KW_WL_N]; /* kw_workload_fields, NULL when absent */
 	int64_t checkpoint_interval; /* -1 when absent */
+	int64_t log_segment_bytes;   /* -1 when absent; 0: one file */
 	/* close; watch: optional */
 	const char *session;
 	bool kill; /* "kill": true: kill what is left in the cgroup first */

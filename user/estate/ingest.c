@@ -55,6 +55,7 @@ struct item {
 	char evidence[80];           /* the close entry's evidence name, sha256:<hex> */
 	int db_failed;
 	uint64_t lines;              /* of the log, so far */
+	int logs_dir;                /* the state folder's logs/, for the log's segments */
 };
 
 static void db_error(struct estate_ingest *ing, const char *what)
@@ -258,9 +259,18 @@ static const char insert_record[] =
 	" $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34)"
 	" ON CONFLICT (session, record_digest) DO NOTHING RETURNING id";
 
+struct log_source {
+	int fd, dir;
+	char name[SESSION_ID_LEN + 8];
+};
+
 static int read_log_fd(void *ctx, struct kw_log_check *lc)
 {
-	return kw_log_check_fd(lc, *(const int *)ctx);
+	const struct log_source *src = ctx;
+
+	lc->seg_dirfd = src->dir; /* segment 1 is logs/<session>.jsonl (logsegment.h) */
+	lc->seg_log = src->name;
+	return kw_log_check_fd(lc, src->fd);
 }
 
 /* The record judged by the one verifier (verify/verdict.h) with its log
@@ -271,19 +281,22 @@ static int check_log(struct estate_ingest *ing, struct item *it, const char *tex
 		     const struct kw_key *key, int *log_fd, const struct kw_buf *bundle,
 		     struct kw_log_check *lc)
 {
+	struct log_source src = { .fd = *log_fd, .dir = it->logs_dir };
 	struct verify_request rq = {
 		.opts = { .trusted = key, .now = ing->now, .skew = ing->skew, .call_count = -1,
 			  .allow_incomplete = true },
 		.record_text = text, .record_len = strlen(text),
 		.bundle = bundle->data ? bundle->data : "", .bundle_len = bundle->len,
-		.read_log = read_log_fd, .read_log_ctx = log_fd,
+		.read_log = read_log_fd, .read_log_ctx = &src,
 		.on_entry = on_entry, .entry_ctx = it, .expect_session = it->session,
 		.log_check = lc,
 	};
 	struct verify_verdict v;
 	char err[500];
-	int e = verify_record(&rq, &v, err, sizeof(err));
+	int e;
 
+	snprintf(src.name, sizeof(src.name), "%s.jsonl", it->session);
+	e = verify_record(&rq, &v, err, sizeof(err));
 	ing->log_bytes += lc->bytes;
 	if (it->db_failed) {
 		db_error(ing, "cannot add an entry");
@@ -548,7 +561,7 @@ static int ingest_record(struct estate_ingest *ing, const struct kw_state_dir *s
 {
 	char proof_name[4300] = "";
 	int proof_fd = -ENOENT;
-	struct item it = { .ing = ing, .path = path };
+	struct item it = { .ing = ing, .path = path, .logs_dir = st->logs };
 	struct kw_buf text = { 0 }, bundle = { 0 };
 	char signer[KW_THUMBPRINT_MAX] = "";
 	const struct kw_key *key = NULL;

@@ -7,6 +7,7 @@
  * shows is exactly what was hashed. The hashes are derived once more here,
  * to be shown beside the record's values. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,8 +216,13 @@ static int read_log(void *ctx, struct kw_log_check *lc)
 {
 	const struct report_source *src = ctx;
 
-	if (src->log_fd >= 0)
+	if (src->log_fd >= 0) {
+		if (src->log_path) {
+			lc->seg_dirfd = AT_FDCWD; /* a log cut into segments follows them */
+			lc->seg_log = src->log_path;
+		}
 		return kw_log_check_fd(lc, src->log_fd);
+	}
 	return src->feed(src->feed_ctx, lc) ?: kw_log_check_end(lc);
 }
 

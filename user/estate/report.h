@@ -44,6 +44,7 @@ struct report_source {
 	size_t bundle_len;
 	const struct kw_key *key;    /* trusted key; NULL: the record's own cnf.jwk */
 	int log_fd;                  /* the decision log, or -1 and feed */
+	const char *log_path;        /* its path (its segments beside it), or NULL */
 	/* Instead of log_fd: gives the log's bytes to kw_log_check_feed. */
 	int (*feed)(void *ctx, struct kw_log_check *lc);
 	void *feed_ctx;

@@ -38,6 +38,7 @@ struct kwd_ckpt {
 struct kwd_ckpt_req {
 	struct kwd_ckpt *k;
 	struct kw_checkpoint c;
+	int sync_fd; /* the log's current segment, or -1 (set by kwd_ckpt_take) */
 	struct kwd_ckpt_req *next;
 };
 
@@ -68,7 +69,7 @@ static int sign_one(struct kwd_signer *g, struct kwd_ckpt_req *r)
 
 	r->c.n = k->n + 1;
 	snprintf(r->c.prev, sizeof(r->c.prev), "%s", k->head);
-	if (fdatasync(k->log_fd) < 0)
+	if (fdatasync(r->sync_fd >= 0 ? r->sync_fd : k->log_fd) < 0)
 		return -errno;
 	e = kw_checkpoint_sign(&r->c, g->d->key, &line, hash);
 	e = e ?: kw_buf_putc(&line, '\n');
@@ -95,6 +96,8 @@ static void done_locked(struct kwd_signer *g, struct kwd_ckpt_req *r, int e)
 	}
 	r->k->pending--;
 	pthread_cond_broadcast(&g->settled);
+	if (r->sync_fd >= 0)
+		close(r->sync_fd);
 	free(r);
 }
 
@@ -302,12 +305,13 @@ void kwd_ckpt_maybe(struct kwd_session *s, int64_t now_ms)
 	kwd_worker_submit(s->d, job);
 }
 
-void kwd_ckpt_take(void *req, const struct kw_transcript *tr, int write_err)
+void kwd_ckpt_take(void *req, const struct kw_transcript *tr, int write_err, int sync_fd)
 {
 	struct kwd_ckpt_req *r = req;
 	struct kwd_signer *g = signer_of(r->k->d);
 	int e = write_err;
 
+	r->sync_fd = sync_fd;
 	if (!e)
 		e = kw_transcript_prefix(tr, r->c.prefix, &r->c.lines);
 	pthread_mutex_lock(&g->lock);

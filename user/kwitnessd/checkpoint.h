@@ -34,8 +34,9 @@ void kwd_ckpt_attach(struct kwd_session *s);
  * one is due. */
 void kwd_ckpt_maybe(struct kwd_session *s, int64_t now_ms);
 /* Worker: a CHECKPOINT job's turn (write_err: the log's first write error,
- * then none is made). req is the job's owner. */
-void kwd_ckpt_take(void *req, const struct kw_transcript *tr, int write_err);
+ * then none is made). req is the job's owner. sync_fd (taken; -1: none) is
+ * the log's current segment, synced in place of the log's first file. */
+void kwd_ckpt_take(void *req, const struct kw_transcript *tr, int write_err, int sync_fd);
 /* Worker, at the seal: waits for the chain's last checkpoint, then names it
  * in the close entry, the last line of data ("checkpoint", "checkpoints"
  * are its first members in RFC 8785 order). 0 or -errno. */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "kwitness/abi/event.h"
 #include "config.h"
+#include "trace/logsegment.h"
 #include "decision_syslog.h"
 #include "metrics.h"
 
@@ -249,6 +250,11 @@ int kwd_config_load(struct kwd_config *c, const char *path, bool must_exist, cha
 		} else if (!strcmp(key, "checkpoint_interval") ||
 			   !strcmp(key, "checkpoint_entries")) {
 			e = set_checkpoint(c, key, val, err, errlen, path, lineno);
+		} else if (!strcmp(key, "log_segment_bytes")) {
+			e = kw_segment_bytes_parse(val, &c->log_segment_bytes);
+			if (e)
+				snprintf(err, errlen, "%s:%u: log_segment_bytes must be 0 or a size from "
+					 "4096 to 1T (K, M, G, T suffixes)", path, lineno);
 		} else if (!strcmp(key, "grant")) {
 			e = add_grant(c, val, err, errlen, path, lineno);
 		} else if (!strcmp(key, "verifier")) {

@@ -23,11 +23,13 @@
 #include "jcs/jcs.h"
 #include "policy/policy.h"
 #include "trace/record.h"
+#include "trace/logsegment.h"
 #include "collector/seal.h"
 #include "collector/transcript.h"
 #include "verify/checkpoint.h"
 #include "kwd.h"
 #include "recover.h"
+#include "seal_segments.h"
 #include "session.h"
 #include "spool.h"
 #include "util.h"
@@ -186,13 +188,16 @@ int kwd_seal_one(struct kwd *d, const char *id, const char *reason, char *why, s
 	json_t *open = NULL;
 	const char *nl, *bundle_hash, *last;
 	uint64_t count = 0, decisions = 0, denials = 0;
+	struct kwd_seal_log sl;
 	size_t keep;
-	bool closed;
+	bool closed, segmented;
 	int fd = -1, e;
 
 	snprintf(log_path, sizeof(log_path), "%s/logs/%s.jsonl", d->cfg.state_dir, id);
 	snprintf(rec_path, sizeof(rec_path), "%s/records/%s.json", d->cfg.state_dir, id);
-	e = kw_read_regular_file(log_path, KWD_SEAL_MAX_LOG, &log);
+	segmented = kw_log_is_segmented(AT_FDCWD, log_path);
+	e = segmented ? kwd_seal_read(log_path, KWD_SEAL_MAX_LOG, &log, &sl) :
+			kw_read_regular_file(log_path, KWD_SEAL_MAX_LOG, &log);
 	if (e) {
 		snprintf(why, whylen, "%.200s: %s", log_path, strerror(-e));
 		return e;
@@ -244,7 +249,8 @@ int kwd_seal_one(struct kwd *d, const char *id, const char *reason, char *why, s
 	}
 	closed = last && memmem(last, (size_t)(log.data + keep - last),
 				"\"tool\":\"kwitness.close\"", 23);
-	fd = open_log_for_seal(log_path, keep, log.len, why, whylen);
+	fd = segmented ? kwd_seal_open_last(log_path, &sl, keep, log.len, !closed, why, whylen) :
+			 open_log_for_seal(log_path, keep, log.len, why, whylen);
 	if (fd < 0) {
 		e = fd;
 		goto out;
@@ -261,8 +267,18 @@ int kwd_seal_one(struct kwd *d, const char *id, const char *reason, char *why, s
 			goto out;
 		}
 	}
+	if (segmented) {
+		e = kwd_seal_list_last(log_path, &sl);
+		e = e ?: kw_sync_file(sl.seal_path);
+		if (e) {
+			snprintf(why, whylen, "%.200s: listing its last segment: %s", log_path,
+				 strerror(-e));
+			goto out;
+		}
+	}
 	kw_buf_free(&log);
-	e = kw_read_regular_file(log_path, KWD_SEAL_MAX_LOG, &log);
+	e = segmented ? kwd_seal_read(log_path, KWD_SEAL_MAX_LOG, &log, &sl) :
+			kw_read_regular_file(log_path, KWD_SEAL_MAX_LOG, &log);
 	if (!e)
 		e = kw_transcript_from_text(log.data ? log.data : "", log.len, hash, &count, why,
 					    whylen);

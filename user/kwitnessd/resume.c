@@ -19,6 +19,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "trace/logsegment.h"
 #include "lib/digest.h"
 #include "bpf/hooks.h"
 #include "jcs/jcs.h"
@@ -180,6 +181,11 @@ static int session_from_log(struct kwd *d, struct kwd_session *s, struct scan *s
 	if (stat(s->record_path, &st) == 0) {
 		snprintf(why, whylen, "it already has a record");
 		return -EEXIST;
+	}
+	if (kw_log_is_segmented(AT_FDCWD, s->log_path)) {
+		snprintf(why, whylen, "%.200s is cut into segments, which a restarted collector does "
+			 "not continue: it is sealed as found", s->log_path);
+		return -ENOTSUP;
 	}
 	e = kw_logwriter_reopen(&s->log, s->log_path, scan_line, sc, why, whylen);
 	if (e)

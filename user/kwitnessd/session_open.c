@@ -27,6 +27,7 @@
 #include "fanout.h"
 #include "journal.h"
 #include "kwd.h"
+#include "segwrite.h"
 #include "session.h"
 #include "util.h"
 #include "metrics.h"
@@ -433,6 +434,7 @@ json_t *kwd_session_open(struct kwd *d, const struct kw_request *req,
 	json_t *err = NULL;
 	char msg[512] = "";
 	int ringbuf_fd = -1, e;
+	uint64_t seg;
 	uint32_t slot;
 
 	if (d->stopping)
@@ -500,6 +502,12 @@ json_t *kwd_session_open(struct kwd *d, const struct kw_request *req,
 				"storing the bundle %s: %s", s->policy_path, strerror(-e));
 		goto fail_ring;
 	}
+	/* The worker cuts the log into segments (the open request's size, else
+	 * the config's; 0: one file) from its first chunk on; asked once the
+	 * session lives, so no failed open leaves the worker a registration. */
+	seg = req->log_segment_bytes >= 0 ? (uint64_t)req->log_segment_bytes : d->cfg.log_segment_bytes;
+	if (seg && kwd_segs_request(d, s->log.fd, s->log_path, seg))
+		kwd_log(d, LOG_ERR, "session %s: out of memory: its log is not cut into segments", s->id);
 	d->slots[slot] = s;
 	d->n_sessions++;
 	kwd_metrics_count(KWD_M_SESSIONS_OPENED);

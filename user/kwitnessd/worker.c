@@ -24,6 +24,7 @@
 #include "kwd.h"
 #include "publisher.h"
 #include "ring.h"
+#include "segwrite.h"
 #include "util.h"
 #include "worker.h"
 
@@ -39,6 +40,7 @@ struct kwd_worker {
 	/* write errors per fd, worker-only */
 	int *fd_err;
 	size_t fd_err_cap;
+	struct kwd_segs *segs; /* logs cut into segments, by fd, worker-only */
 	/* log chunk buffers written and kept for the next chunks (under lock) */
 	struct kw_buf spare[KWD_SPARE_BUFS];
 	int n_spare;
@@ -158,6 +160,30 @@ static int write_chunk(struct kwd_worker *w, int fd, const char *data, size_t le
 	}
 }
 
+/* A chunk into the log, cut at a line into the next segment where the
+ * log's bound says so. Returns 0 when written. */
+static int write_log(struct kwd_worker *w, int fd, const char *data, size_t len)
+{
+	struct kwd_seg *s = kwd_segs_get(w->segs, fd);
+
+	if (!s)
+		return write_chunk(w, fd, data, len);
+	while (len) {
+		size_t part = kwd_seg_room(s, data, len);
+		int e = part ? write_chunk(w, fd, data, part) : kwd_seg_roll(s, fd);
+
+		if (!e && part)
+			e = kwd_seg_wrote(s, data, part);
+		if (e) {
+			note_error(w, fd, e);
+			return e;
+		}
+		data += part;
+		len -= part;
+	}
+	return 0;
+}
+
 void kwd_job_seal(struct kwd_job *job, const struct kw_publish *pub, char *log_why,
 		  size_t log_whylen)
 {
@@ -190,8 +216,14 @@ static bool run_job(struct kwd_worker *w, struct kwd_job *job)
 		job->path = job->data = NULL;
 		return true;
 	}
+	if (job->kind == KWD_JOB_SEGMENTS) {
+		note_error(w, job->fd, kwd_segs_add(&w->segs, job->fd, job->path, job->len));
+		free(job->path);
+		job->path = NULL;
+		return true;
+	}
 	if (job->kind == KWD_JOB_CHECKPOINT) {
-		kwd_ckpt_take(job->owner, job->tr, peek_error(w, job->fd));
+		kwd_ckpt_take(job->owner, job->tr, peek_error(w, job->fd), kwd_segs_dup(w->segs, job->fd));
 		return true;
 	}
 	if (job->kind == KWD_JOB_SEAL && !job->err && job->ckpt)
@@ -202,7 +234,7 @@ static bool run_job(struct kwd_worker *w, struct kwd_job *job)
 	 * space freed): hashing costs about what formatting the line does,
 	 * and off the loop it leaves the loop to empty ring buffers. */
 	if (job->fd >= 0 && !peek_error(w, job->fd) &&
-	    (!job->len || write_chunk(w, job->fd, job->data, job->len) == 0)) {
+	    (!job->len || write_log(w, job->fd, job->data, job->len) == 0)) {
 		if (job->cons)
 			kwd_ring_release(job->cons, job->release);
 		if (job->len && job->tr)
@@ -224,6 +256,9 @@ static bool run_job(struct kwd_worker *w, struct kwd_job *job)
 	if (job->fd >= 0) {
 		int we = take_error(w, job->fd);
 
+		if (!e)
+			e = we;
+		we = kwd_segs_finish(w->segs, job->fd);
 		if (!e)
 			e = we;
 		if (fsync(job->fd) < 0 && !e)
@@ -426,6 +461,7 @@ void kwd_worker_free(struct kwd *d)
 		return;
 	close(w->efd);
 	free(w->fd_err);
+	kwd_segs_free(w->segs);
 	while (w->n_spare)
 		free(w->spare[--w->n_spare].data);
 	pthread_mutex_destroy(&w->lock);

@@ -31,7 +31,8 @@ struct kwd_ckpt;
 #define KWD_SEAL_NOT_RUN (-1) /* the log could not be finished: no record */
 /* CHECKPOINT: owner is a checkpoint request (checkpoint.c), made from tr
  * once the chunks before it are hashed. */
-enum kwd_job_kind { KWD_JOB_WRITE, KWD_JOB_FILE, KWD_JOB_SEAL, KWD_JOB_CHECKPOINT };
+/* SEGMENTS: fd, the log at path, is cut into segments of len bytes (segwrite.h). */
+enum kwd_job_kind { KWD_JOB_WRITE, KWD_JOB_FILE, KWD_JOB_SEAL, KWD_JOB_CHECKPOINT, KWD_JOB_SEGMENTS };
 struct kwd_job {
 	enum kwd_job_kind kind;
 	int fd;                  /* closed (after fsync) by a SEAL job */

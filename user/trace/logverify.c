@@ -19,6 +19,7 @@
 
 #include "jcs/jcs.h"
 #include "trace/logverify.h"
+#include "trace/logsegment.h"
 #include "jcs/jcs_internal.h"
 
 #define BUF_CAP (KW_LOG_LINE_MAX + KW_LOG_READ_CHUNK)
@@ -65,7 +66,8 @@ static void set_inconsistent(struct kw_log_check *c, const char *fmt, ...)
 
 int kw_log_check_init(struct kw_log_check *c)
 {
-	const char *expect = c->expect_session;
+	const char *expect = c->expect_session, *seg_log = c->seg_log;
+	int seg_dirfd = c->seg_dirfd;
 	void (*progress)(void *, uint64_t) = c->progress;
 	void *ctx = c->progress_ctx;
 	int (*on_entry)(void *, const char *, size_t) = c->on_entry;
@@ -78,6 +80,8 @@ int kw_log_check_init(struct kw_log_check *c)
 	c->progress_ctx = ctx;
 	c->on_entry = on_entry;
 	c->entry_ctx = entry_ctx;
+	c->seg_dirfd = seg_dirfd;
+	c->seg_log = seg_log;
 	c->t_decisions = c->t_denials = c->t_dropped = c->t_next_seq = c->t_seq_gaps = -1;
 	c->t_kill_failed = -1; /* absent in trailers before kill_failed */
 	c->buf = malloc(BUF_CAP + 1);
@@ -524,8 +528,9 @@ int kw_log_check_feed(struct kw_log_check *c, const char *data, size_t len)
 	return 0;
 }
 
-int kw_log_check_fd(struct kw_log_check *c, int fd)
+int kw_log_check_read(struct kw_log_check *c, int fd, struct kw_digest *also, uint64_t *nbytes)
 {
+	*nbytes = 0;
 	while (c->problem == KW_VERIFY_OK) {
 		size_t room = BUF_CAP - c->fill;
 		ssize_t r = read(fd, c->buf + c->fill, room < KW_LOG_READ_CHUNK ? room : KW_LOG_READ_CHUNK);
@@ -540,6 +545,9 @@ int kw_log_check_fd(struct kw_log_check *c, int fd)
 		}
 		if (r == 0)
 			break;
+		if (also && kw_digest_update(also, c->buf + c->fill, (size_t)r))
+			return -ENOMEM;
+		*nbytes += (uint64_t)r;
 		c->fill += (size_t)r;
 		c->bytes += (uint64_t)r;
 		rc = consume(c);
@@ -548,7 +556,18 @@ int kw_log_check_fd(struct kw_log_check *c, int fd)
 		if (c->progress)
 			c->progress(c->progress_ctx, c->bytes);
 	}
-	return kw_log_check_end(c);
+	return 0;
+}
+
+int kw_log_check_fd(struct kw_log_check *c, int fd)
+{
+	uint64_t n;
+	int rc;
+
+	if (c->seg_log)
+		return kw_log_check_segments(c, fd);
+	rc = kw_log_check_read(c, fd, NULL, &n);
+	return rc ? rc : kw_log_check_end(c);
 }
 
 /* The log's structure, once every line has been seen. */

@@ -59,6 +59,11 @@ struct kw_log_check {
 	 * non-zero return stops the check: kw_log_check_fd/feed return it. */
 	int (*on_entry)(void *ctx, const char *line, size_t len);
 	void *entry_ctx;
+	/* When set, kw_log_check_fd follows the log's segments: fd is the
+	 * first, seg_log its name in seg_dirfd (AT_FDCWD: a path), and the
+	 * manifest beside it lists the others (logsegment.h). */
+	int seg_dirfd;
+	const char *seg_log;
 
 	/* --- results --- */
 	uint64_t bytes, lines;
@@ -110,6 +115,10 @@ int kw_log_check_init(struct kw_log_check *c);
  * internal failure (out of memory), or the on_entry callback's non-zero
  * return. */
 int kw_log_check_fd(struct kw_log_check *c, int fd);
+/* Reads fd to its end into the check without ending it (a segment of a
+ * log), adding the raw bytes to *also (may be NULL) and their count to
+ * *nbytes. 0, -ENOMEM or the on_entry callback's non-zero return. */
+int kw_log_check_read(struct kw_log_check *c, int fd, struct kw_digest *also, uint64_t *nbytes);
 /* Feeds bytes as they come; kw_log_check_end after the last. Both return
  * 0 or -ENOMEM; once c->problem is set, further bytes are ignored. */
 int kw_log_check_feed(struct kw_log_check *c, const char *data, size_t len);

@@ -63,6 +63,12 @@ static const struct {
 	[KW_VERIFY_CHECKPOINT_BEYOND_LOG] = { "checkpoint_beyond_log", "A checkpoint covers more lines than the log holds: the log was cut." },
 	[KW_VERIFY_CHECKPOINTS_MISSING] = { "checkpoints_missing", "The close entry names checkpoints but the checkpoint file cannot be read." },
 	[KW_VERIFY_CHECKPOINT_UNVOUCHED_MISMATCH] = { "checkpoint_unvouched_mismatch", "The seal's count of lines after its last checkpoint does not match the log." },
+	[KW_VERIFY_SEGMENT_MANIFEST_MALFORMED] = { "segment_manifest_malformed", "A line of the log's segment manifest is not a canonical kwitness.segment, or its numbers do not run 1, 2, 3." },
+	[KW_VERIFY_SEGMENT_MANIFEST_MISSING] = { "segment_manifest_missing", "The log has further segment files but no segment manifest." },
+	[KW_VERIFY_SEGMENT_MISSING] = { "segment_missing", "A segment the manifest lists is not there." },
+	[KW_VERIFY_SEGMENT_REORDERED] = { "segment_reordered", "A segment file holds another segment of the manifest: segments were renamed or reordered." },
+	[KW_VERIFY_SEGMENT_MISMATCH] = { "segment_mismatch", "A segment file's SHA-256 or size is not what the manifest lists, nor any other segment's: it was changed or swapped." },
+	[KW_VERIFY_SEGMENT_UNLISTED] = { "segment_unlisted", "A segment file follows one the manifest does not list: a segment in between is gone." },
 };
 _Static_assert(sizeof(reasons) / sizeof(reasons[0]) == KW_VERIFY_REASON_COUNT,
 	       "every reason has a code and a sentence");

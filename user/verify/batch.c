@@ -104,7 +104,7 @@ static void verify_state_record(struct worker *w, const struct kw_state_dir *st,
 {
 	struct kw_verify_opts o = w->run->b->verify;
 	struct kw_buf text = { 0 }, bundle = { 0 };
-	char image[KW_DIGEST_STR_MAX];
+	char image[KW_DIGEST_STR_MAX], log_name[KW_SESSION_ID_LEN + 8];
 	json_t *rec = NULL;
 	int e, log_fd = -1;
 
@@ -129,6 +129,9 @@ static void verify_state_record(struct worker *w, const struct kw_state_dir *st,
 		o.image_digest = image;
 
 	w->lc->expect_session = out->id;
+	snprintf(log_name, sizeof(log_name), "%.32s.jsonl", out->id);
+	w->lc->seg_dirfd = st->logs;
+	w->lc->seg_log = log_name;
 	w->lc->progress = worker_log_progress;
 	w->lc->progress_ctx = w;
 	w->log_seen = 0;

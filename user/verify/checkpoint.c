@@ -288,6 +288,8 @@ int verify_log_checkpoints(const struct kw_key *key, const char *log_path, const
 	}
 	lc.on_entry = verify_ckpt_entry;
 	lc.entry_ctx = &out->ck;
+	lc.seg_dirfd = AT_FDCWD;
+	lc.seg_log = log_path;
 	e = kw_log_check_init(&lc);
 	if (!e)
 		e = kw_log_check_fd(&lc, fd);

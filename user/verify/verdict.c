@@ -52,6 +52,10 @@ static int check_log(const struct verify_request *rq, struct kw_log_check *lc, b
 	lc->on_entry = rq->on_entry;
 	lc->entry_ctx = rq->entry_ctx;
 	lc->expect_session = rq->expect_session;
+	if (rq->log_path && strcmp(rq->log_path, "-")) {
+		lc->seg_dirfd = AT_FDCWD; /* a log cut into segments follows them */
+		lc->seg_log = rq->log_path;
+	}
 	ret = kw_log_check_init(lc);
 	if (ret)
 		return ret;

@@ -295,6 +295,36 @@ def _check_evidence(rec: dict[str, Any], lc: LogCheck | None, bundle: bytes | No
                                                     f"gives {measurement}, record says {m})")
 
 
+class _Joined:
+    """A decision log cut into segments (LOG, then LOG.2, LOG.3, ...:
+    docs/decision-log.md, "Segments") read as one stream, in order; a log
+    of one file reads as itself. The manifest's sizes and hashes are the C
+    verifier's check: here a segment missing or out of order shows as a
+    transcript mismatch."""
+
+    def __init__(self, path: str):
+        self.path, self.n = path, 1
+        self.f = open(path, "rb")
+
+    def readline(self, limit: int) -> bytes:
+        out = self.f.readline(limit)
+        while not out.endswith(b"\n") and len(out) < limit:
+            nxt = f"{self.path}.{self.n + 1}"
+            if not os.path.isfile(nxt):
+                break
+            self.f.close()
+            self.f = open(nxt, "rb")
+            self.n += 1
+            out += self.f.readline(limit - len(out))
+        return out
+
+    def __enter__(self) -> "_Joined":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.f.close()
+
+
 def verify(record: PathOrBytes | dict[str, Any], key: Any = None, *,
            log: str | os.PathLike[str] | None = None,
            policy: PathOrBytes | None = None, image_digest: str | None = None,
@@ -330,7 +360,7 @@ def verify(record: PathOrBytes | dict[str, Any], key: Any = None, *,
             raise _Fail("record_malformed", f"({e})") from None
         _check_signed(rec, trusted, allow_embedded_key, now, max_age, skew, nonce)
         if log is not None:
-            with open(os.fspath(log), "rb") as f:
+            with _Joined(os.fspath(log)) as f:
                 lc = check_log(f)
         _check_evidence(rec, lc, bundle, image_digest)
         warning = ""
