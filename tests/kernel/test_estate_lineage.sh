@@ -6,8 +6,9 @@
 # SQLite and into a private PostgreSQL server; on both, estate query
 # --ancestor MARKER selects exactly the decisions of that shell's subtree as
 # kwitness log tree and the estate report's tree count them (and the ports
-# the test knows were connected below it), --exe selects by program and a
-# pattern nobody ran selects nothing.
+# the test knows were connected below it), --exe selects by program,
+# --digest by the kernel's SHA-256 of the file (where exec is governed:
+# BPF-LSM) and a pattern nobody ran selects nothing.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/kwd_lib.sh"
 . "$(dirname "$0")/pg_lib.sh"
@@ -22,7 +23,11 @@ trap cleanup_all EXIT
 kwd_start
 kwd_has_hook net.connect || kt_skip_all "net.connect hooks unavailable on this kernel"
 
-if ! policy_session estlin enforce deny '"net":{"connect":["127.0.0.1/32:1"]}'; then
+# exec governed where the kernel can hash what runs: exec entries then
+# carry the file's digest
+EXEC=
+kwd_has_hook exec.digest && EXEC=',"exec":{"allow":["/"]}'
+if ! policy_session estlin enforce deny "\"net\":{\"connect\":[\"127.0.0.1/32:1\"]}$EXEC"; then
 	not_ok "session opens"
 	finish
 fi
@@ -55,7 +60,13 @@ subtree_decisions() {
 "$KW" log tree "$LOG" >"$KT_TMP/tree.out"
 sed 's/^/# /' "$KT_TMP/tree.out"
 want=$(subtree_decisions "$KT_TMP/tree.out")
-expect_eq "kwitness log tree: the marked shell's subtree made the 2 connects below it" 2 "$want"
+# the 2 connects below it, and the exec decisions there when exec is governed
+if [ -n "$EXEC" ]; then
+	check "kwitness log tree: the marked shell's subtree made its 2 connects and execs ($want)" \
+		test "$want" -gt 2
+else
+	expect_eq "kwitness log tree: the marked shell's subtree made the 2 connects below it" 2 "$want"
+fi
 connects=$(grep -c '"tool":"net.connect"' "$LOG")
 expect_eq "the log holds the 4 connects" 4 "$connects"
 
@@ -90,7 +101,15 @@ suite() {
 	expect_eq "$L: --exe /bin/sh: no connect" 0 \
 		"$("$KW" estate query --db "$URL" --exe /bin/sh --tool net.connect --count)"
 	expect_eq "$L: --ancestor MARKER --exe: both filters hold" 2 \
-		"$("$KW" estate query --db "$URL" --ancestor "$MARK" --exe "$NP" --count)"
+		"$("$KW" estate query --db "$URL" --ancestor "$MARK" --exe "$NP" --tool net.connect --count)"
+	if [ -n "$EXEC" ]; then
+		expect_eq "$L: --digest (sha256sum of kw-netprobe): every connect" "$connects" \
+			"$("$KW" estate query --db "$URL" --digest "sha256:$(sha256sum "$NP" | cut -d' ' -f1)" --tool net.connect --count)"
+		expect_eq "$L: --digest of another file (sh): no connect" 0 \
+			"$("$KW" estate query --db "$URL" --digest "sha256:$(sha256sum "$(readlink -f "$(command -v sh)")" | cut -d' ' -f1)" --tool net.connect --count)"
+	else
+		skip_feature exec.digest "--digest: the kernel does not hash executed files here"
+	fi
 }
 
 DB=$KT_TMP/estate.sqlite

@@ -92,14 +92,14 @@ static int program(struct estate_lineage *l, struct proc_row *r, const json_t *o
 int estate_lineage_note(struct estate_lineage **lp, const struct estate_entry *e)
 {
 	const json_t *o = e->parsed;
-	const char *ref = json_string_value(json_object_get(o, "proc"));
-	const char *event = json_string_value(json_object_get(o, "event"));
 	struct estate_lineage *l = *lp;
 	struct proc_row *r;
 	json_t *st;
 	bool fresh;
 
-	if (!o || !e->tool || strcmp(e->tool, "proc") || !ref || !event)
+	/* every line of every log passes here: the tool first */
+	if (!o || !e->tool || strcmp(e->tool, "proc") ||
+	    !json_is_string(json_object_get(o, "proc")) || !json_is_string(json_object_get(o, "event")))
 		return 0;
 	if (!l) {
 		l = *lp = calloc(1, sizeof(*l));
