@@ -357,6 +357,7 @@ $(BUILD)/bench/%.skel.h: $(BUILD)/bench/%.bpf.o
 
 $(BUILD)/bench/producer.bpf.o: bench/producer.h
 $(BUILD)/bench/bench_hooks $(BUILD)/bench/bench_lsm: $(BUILD)/bench/floor.skel.h
+$(BUILD)/bench/bench_lineage_floor: $(BUILD)/bench/lineage_floor.skel.h
 $(BUILD)/bench/bench_collector: $(BUILD)/bench/producer.skel.h bench/producer.h
 $(BUILD)/bench/bench_collector $(BUILD)/bench/bench_vs_auditd: bench/kwd_daemon.h
 

@@ -9,8 +9,10 @@
 # each program, in: a session open elsewhere (the class gate is open: two
 # hash lookups miss), then that session's processes' own (tagged: an event).
 # For scale, kw_task_free (tp_btf/sched_process_free: one hash delete that
-# misses for an untagged task) in the same runs; bench_hooks' floor (a) is
-# an empty program on a cgroup hook.
+# misses for an untagged task) in the same runs, and the floor: an empty
+# program on each of the three tracepoints (floor_fork, floor_exec,
+# floor_free: bench/lineage_floor.bpf.c, attached by bench_lineage_floor),
+# measured in the same runs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${KW_BUILD:-$PWD/build}
@@ -18,15 +20,16 @@ KW=$B/kwitness KWD=$B/kwitnessd
 N=${BENCH_N:-2000}
 [ "$(id -u)" -eq 0 ] || { echo "bench_lineage: needs root (skipped)"; exit 0; }
 command -v bpftool >/dev/null || { echo "bench_lineage: needs bpftool (skipped)"; exit 0; }
-for b in "$KW" "$KWD"; do [ -x "$b" ] || { echo "bench_lineage: $b not built (make)"; exit 1; }; done
+for b in "$KW" "$KWD" "$B/bench/bench_lineage_floor"; do [ -x "$b" ] || { echo "bench_lineage: $b not built (make)"; exit 1; }; done
 mnt=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
 [ -n "$mnt" ] || { echo "bench_lineage: no cgroup2 mount (skipped)"; exit 0; }
 T=$(mktemp -d /tmp/kwitness-bench-lineage.XXXXXX)
-CG=$mnt/kwitness-bench-lineage-$$ DPID=
+CG=$mnt/kwitness-bench-lineage-$$ DPID= FPID=
 stats_was=$(cat /proc/sys/kernel/bpf_stats_enabled)
 cleanup() {
 	echo "$stats_was" >/proc/sys/kernel/bpf_stats_enabled
 	[ -n "$DPID" ] && kill -TERM "$DPID" 2>/dev/null
+	[ -n "$FPID" ] && { exec 3>&-; wait "$FPID"; }
 	sleep 0.3
 	[ -d "$CG" ] && { echo 1 >"$CG/cgroup.kill"; sleep 0.2; rmdir "$CG"; }
 	rm -rf "$T"
@@ -42,7 +45,15 @@ echo '{"kwitness_policy":1,"mode":"enforce","net":{"connect":["127.0.0.1/32:1"]}
 sid=$("$KW" session open --socket "$T/sock" --cgroup "$CG" --policy "$T/policy.json" \
 	--sandbox-id spiffe://bench.local/lineage --image-digest "sha256:$(printf '%064d' 0)") ||
 	{ echo "bench_lineage: the session did not open"; cat "$T/kwd.log"; exit 1; }
-# "run_cnt run_time_ns" of kwitnessd's program NAME
+# the floor programs, held while fd 3 is open
+mkfifo "$T/floor"
+"$B/bench/bench_lineage_floor" <"$T/floor" >"$T/floor.out" &
+FPID=$!
+exec 3>"$T/floor"
+for _ in $(seq 100); do grep -q attached "$T/floor.out" && break; sleep 0.1; done
+grep -q attached "$T/floor.out" || { echo "bench_lineage: the floor programs did not attach"; exit 1; }
+PROGS="kw_task_fork floor_fork kw_proc_exec floor_exec kw_task_free floor_free"
+# "run_cnt run_time_ns" of the program NAME
 prog_stats() {
 	bpftool -j prog show | python3 -c '
 import json, sys
@@ -56,9 +67,9 @@ measure() { # LABEL CMD...: ns per run of each program while CMD runs
 	local label=$1 p before after
 	shift
 	declare -A b
-	for p in kw_task_fork kw_proc_exec kw_task_free; do b[$p]=$(prog_stats "$p"); done
+	for p in $PROGS; do b[$p]=$(prog_stats "$p"); done
 	"$@"
-	for p in kw_task_fork kw_proc_exec kw_task_free; do
+	for p in $PROGS; do
 		read -r c0 t0 <<<"${b[$p]}"
 		read -r c1 t1 <<<"$(prog_stats "$p")"
 		awk -v l="$label" -v p="$p" -v c=$((c1 - c0)) -v t=$((t1 - t0)) \

@@ -258,8 +258,24 @@ int kw_tag_existing(struct bpf_iter__task *ctx)
 		return 0;
 	cg = kw_task_cgroup_id(task);
 	slot = bpf_map_lookup_elem(&kw_cgroups, &cg);
-	if (slot && kw_tag_slot(kw_task_tag_of(task)) != (int)*slot)
-		kw_tag_task(task, *slot);
+	if (!slot || kw_tag_slot(kw_task_tag_of(task)) == (int)*slot)
+		return 0;
+	kw_tag_task(task, *slot);
+	/* a process (not a thread) found there: the collector lists it */
+	if (BPF_CORE_READ(task, pid) == BPF_CORE_READ(task, tgid)) {
+		struct kw_iter_proc p = { 0 };
+
+		p.start_ns = BPF_CORE_READ(task, start_boottime);
+		p.parent_start_ns = BPF_CORE_READ(task, real_parent, group_leader, start_boottime);
+		p.cgroup_id = cg;
+		p.slot = *slot;
+		p.pid = BPF_CORE_READ(task, tgid);
+		p.ppid = BPF_CORE_READ(task, real_parent, tgid);
+		p.uid = BPF_CORE_READ(task, cred, uid.val);
+		p.gid = BPF_CORE_READ(task, cred, gid.val);
+		BPF_CORE_READ_STR_INTO(&p.comm, task, comm);
+		bpf_seq_write(ctx->meta->seq, &p, sizeof(p));
+	}
 	return 0;
 }
 

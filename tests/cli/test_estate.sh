@@ -84,13 +84,13 @@ if command -v sqlite3 >/dev/null; then
 	} | sqlite3 "$T/v1.sqlite"
 	"$KW" estate ingest --create --db "sqlite:$T/v1.sqlite" --trust "$T/trust" "$T/hosts/alpha" >/dev/null
 	expect_eq "migration: a version 1 database is at the newest version, each applied once" \
-		"1|2|3|4" "$(sqlite3 "$T/v1.sqlite" 'SELECT version FROM schema_version ORDER BY version' | paste -sd'|')"
+		"1|2|3|4|5" "$(sqlite3 "$T/v1.sqlite" 'SELECT version FROM schema_version ORDER BY version' | paste -sd'|')"
 	expect_eq "migration: the new column is there and the records went in" "2 2" \
 		"$(sqlite3 "$T/v1.sqlite" "SELECT count(*), sum(appraisal = '') FROM records" | tr '|' ' ')"
 	sqlite3 "$T/v1.sqlite" "INSERT INTO schema_version VALUES (99, 0)"
 	bad_newer=$("$KW" estate query --db "sqlite:$T/v1.sqlite" --count 2>&1)
 	expect_eq "migration: a database newer than the program is refused" \
-		"kwitness estate query: the database has schema version 99, newer than this kwitness knows (4)" "$bad_newer"
+		"kwitness estate query: the database has schema version 99, newer than this kwitness knows (5)" "$bad_newer"
 else
 	not_ok "sqlite3 missing (scripts/deps.sh installs it)"
 fi

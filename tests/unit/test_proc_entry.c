@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 /* "proc" entries (user/collector/proc_entry.c): the collector's own "seen"
  * entry, a whole argv (its last NUL dropped), a record whose path and argv
- * claim more than it holds; every entry is its own RFC 8785 form. */
+ * claim more than it holds, an "open" entry with a cut argv and its
+ * argv_sha256; every entry is its own RFC 8785 form. The start time of
+ * /proc/PID/stat lines whose comm is hostile. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "collector/proc_entry.h"
+#include "collector/proc_stat.h"
 #include "jcs/jcs.h"
 
 static void assert_canonical(const struct kw_buf *b)
@@ -83,11 +87,62 @@ static void test_exec_record(void **state)
 	kw_buf_free(&b);
 }
 
+static void test_open_cut_argv(void **state)
+{
+	static const char sha[] = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	struct kw_proc_facts f = {
+		.seq = 3, .ts_us = 1, .event = "open", .pid = 8, .start_ns = 9, .has_parent = true,
+		.ppid = 1, .parent_start_ns = 2, .argv = "ab\0c", .argv_len = 4, .argv_full = 5000,
+		.argv_sha256 = sha,
+	};
+	struct kw_buf b = { 0 };
+
+	(void)state;
+	assert_int_equal(kw_proc_facts_entry(&f, &b), 0);
+	/* argv_sha256 sorts between argv_len and argv_truncated */
+	assert_non_null(strstr(b.data, "\"argv\":\"ab\\u0000c\",\"argv_len\":5000,\"argv_sha256\":\""
+					"sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\","
+					"\"argv_truncated\":true,"));
+	assert_non_null(strstr(b.data, "\"event\":\"open\""));
+	assert_canonical(&b);
+	/* a whole argv has no hash, whatever the facts say */
+	kw_buf_reset(&b);
+	f.argv_full = 4;
+	assert_int_equal(kw_proc_facts_entry(&f, &b), 0);
+	assert_null(strstr(b.data, "argv_sha256"));
+	kw_buf_free(&b);
+}
+
+static void test_stat_starttime(void **state)
+{
+	static const char fields[] = " S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 4242 19 20\n";
+	char line[256];
+	unsigned long long t = 0;
+
+	(void)state;
+	snprintf(line, sizeof(line), "77 (a) b ) c)%s", fields); /* a comm of spaces and ')' */
+	assert_int_equal(kw_proc_stat_starttime(line, strlen(line), &t), 0);
+	assert_int_equal(t, 4242);
+	/* a comm that mimics the fields: the last ')' still ends it */
+	snprintf(line, sizeof(line), "77 ( S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 999)%s", fields);
+	assert_int_equal(kw_proc_stat_starttime(line, strlen(line), &t), 0);
+	assert_int_equal(t, 4242);
+	/* cut before field 22, no ')', a number too large, not a number */
+	assert_int_equal(kw_proc_stat_starttime(line, strlen(line) - 12, &t), -EINVAL);
+	assert_int_equal(kw_proc_stat_starttime("77 (x S 1", 9, &t), -EINVAL);
+	snprintf(line, sizeof(line), "1 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 99999999999999999999 1");
+	assert_int_equal(kw_proc_stat_starttime(line, strlen(line), &t), -EINVAL);
+	snprintf(line, sizeof(line), "1 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 12x 1");
+	assert_int_equal(kw_proc_stat_starttime(line, strlen(line), &t), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_seen),
 		cmocka_unit_test(test_exec_record),
+		cmocka_unit_test(test_open_cut_argv),
+		cmocka_unit_test(test_stat_starttime),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

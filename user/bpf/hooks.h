@@ -82,6 +82,10 @@ int kw_hooks_take_seq(struct kw_hooks *h, uint32_t slot, bool permit, uint64_t *
 /* The number of an entry that is not a decision (a "proc" entry): written
  * whatever the record mode, counted nowhere else. 0 or -EINVAL. */
 int kw_hooks_take_note_seq(struct kw_hooks *h, uint32_t slot, uint64_t *seq);
+/* The processes already in slot's cgroups when kw_hooks_session_add tagged
+ * them (at most KW_EXISTING_MAX; valid until the next session add). */
+#define KW_EXISTING_MAX 4096
+size_t kw_hooks_existing(const struct kw_hooks *h, uint32_t slot, const struct kw_iter_proc **out);
 int kw_hooks_dns_steer(struct kw_hooks *h, uint32_t slot, const struct kw_dns_steer *steer);
 int kw_hooks_name_put(struct kw_hooks *h, const struct kw_name_key *k,
 		      const struct kw_name_allow *v);

@@ -519,6 +519,7 @@ void kw_hooks_close(struct kw_hooks *h)
 		munmap(h->lost_mm, h->lost_mm_len);
 	kwitness_bpf__destroy(h->skel);
 	free(h->pin_dir);
+	free(h->existing);
 	free(h);
 }
 

@@ -234,7 +234,7 @@ int kw_hooks_session_add(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint6
 	if (!ret)
 		ret = kw_tag_descendants(h, map_fd, cgroup_fd, slot, 0, err, errlen);
 	if (!ret)
-		ret = kw_tag_existing_tasks(h, err, errlen);
+		ret = kw_tag_existing_tasks(h, slot, err, errlen);
 	if (ret)
 		goto fail;
 	*ringbuf_fd = st->ringbuf_fd;

@@ -48,6 +48,10 @@ struct kw_hooks {
 	struct kw_lost *lost_mm; /* kw_lost, mapped (kw_hooks_seq_lost) */
 	size_t lost_mm_len;
 	struct kw_slot_state slots[KW_MAX_SESSIONS];
+	/* the processes the last session add found in its cgroups (tag.c) */
+	struct kw_iter_proc *existing;
+	size_t n_existing;
+	uint32_t existing_slot;
 };
 
 static inline struct bpf_program *kw_cg_program(const struct kw_hooks *h,

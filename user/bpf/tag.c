@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -63,15 +64,57 @@ int kw_tag_one(const struct kw_hooks *h, int map_fd, uint64_t id, uint32_t slot,
 	return errno == E2BIG ? -ENOSPC : -errno;
 }
 
+/* The iterator's output: whole kw_iter_proc records, kept up to
+ * KW_EXISTING_MAX (the others get "seen" entries with their decisions). */
+static void keep_existing(struct kw_hooks *h, const char *buf, size_t n, size_t *have)
+{
+	char *dst = (char *)h->existing;
+	size_t cap = KW_EXISTING_MAX * sizeof(*h->existing);
+
+	if (!dst)
+		return;
+	if (*have < cap) {
+		size_t k = n < cap - *have ? n : cap - *have;
+
+		memcpy(dst + *have, buf, k);
+		*have += k;
+	}
+	h->n_existing = *have / sizeof(*h->existing);
+}
+
+/* Keeps slot's records only (another session's task that moved into its
+ * cgroup untagged is tagged by the same pass). */
+static void only_slot(struct kw_hooks *h, uint32_t slot)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < h->n_existing; i++)
+		if (h->existing[i].slot == slot)
+			h->existing[k++] = h->existing[i];
+	h->n_existing = k;
+	h->existing_slot = slot;
+}
+
+size_t kw_hooks_existing(const struct kw_hooks *h, uint32_t slot, const struct kw_iter_proc **out)
+{
+	*out = h->existing;
+	return h->existing_slot == slot ? h->n_existing : 0;
+}
+
 /* Tags every task (threads included) already in the session's cgroups, in
  * the kernel: a task iterator (kw_tag_existing) run once, read to its end.
  * Tasks that fork or join later are tagged by the tracepoints. */
-int kw_tag_existing_tasks(const struct kw_hooks *h, char *err, size_t errlen)
+int kw_tag_existing_tasks(struct kw_hooks *h, uint32_t slot, char *err, size_t errlen)
 {
 	struct bpf_link *link = bpf_program__attach_iter(h->skel->progs.kw_tag_existing, NULL);
 	char buf[256];
+	size_t have = 0;
 	ssize_t n;
 	int fd, ret = 0;
+
+	h->n_existing = 0;
+	if (!h->existing)
+		h->existing = calloc(KW_EXISTING_MAX, sizeof(*h->existing));
 
 	if (!link) {
 		ret = -errno ?: -EINVAL;
@@ -84,13 +127,15 @@ int kw_tag_existing_tasks(const struct kw_hooks *h, char *err, size_t errlen)
 		snprintf(err, errlen, "the task iterator could not be created: %s", strerror(errno));
 	} else {
 		while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
-			;
+			if (n > 0)
+				keep_existing(h, buf, (size_t)n, &have);
 		if (n < 0) {
 			ret = -errno;
 			snprintf(err, errlen, "the task iterator failed: %s", strerror(errno));
 		}
 		close(fd);
 	}
+	only_slot(h, slot);
 	bpf_link__destroy(link);
 	return ret;
 }

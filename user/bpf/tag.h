@@ -18,7 +18,7 @@ int kw_tag_one(const struct kw_hooks *h, int map_fd, uint64_t id, uint32_t slot,
 int kw_tag_descendants(const struct kw_hooks *h, int map_fd, int dirfd, uint32_t slot, int depth,
 		       char *err, size_t errlen);
 /* Tags every task already in the session's cgroups (a task iterator). */
-int kw_tag_existing_tasks(const struct kw_hooks *h, char *err, size_t errlen);
+int kw_tag_existing_tasks(struct kw_hooks *h, uint32_t slot, char *err, size_t errlen);
 /* Removes every cgroup of slot from kw_cgroups. 0 or -errno. */
 int kw_untag_members(struct kw_hooks *h, uint32_t slot);
 

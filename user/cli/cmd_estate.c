@@ -124,6 +124,14 @@ static void query_usage(FILE *f)
 		"  --since T, --until T  seconds since the epoch or UTC YYYY-MM-DD[THH:MM:SS[Z]]\n"
 		"  --signer THUMBPRINT the signing key's RFC 7638 thumbprint\n"
 		"  --incomplete        only sessions whose decision log is incomplete\n"
+		"  --exe PATH          decisions of a process running PATH (its exec's file\n"
+		"                      name, as the proc entry gives it; a forked child runs its\n"
+		"                      parent's program until it execs)\n"
+		"  --digest sha256:HEX decisions of a process running the file with this digest\n"
+		"                      (the exec decision's, where BPF-LSM governs exec)\n"
+		"  --ancestor TEXT     decisions of a process that ran, or descends (in the\n"
+		"                      session's process tree) from one that ran, a program whose\n"
+		"                      path or arguments (joined by spaces) contain TEXT\n"
 		"  --limit N           at most N rows (default %d; 0: all)\n"
 		"  --json              one JSON object per row (level: the level's number,\n"
 		"                      level_name: its name, log_index: null when not logged)\n"
@@ -598,6 +606,9 @@ static int estate_query_cmd(int argc, char **argv)
 		{ "until", 0, CLI_OWN, .id = O_UNTIL },
 		{ "signer", 0, CLI_TEXT, &f.signer },
 		{ "incomplete", 0, CLI_FLAG, &f.incomplete },
+		{ "exe", 0, CLI_TEXT, &f.exe },
+		{ "digest", 0, CLI_TEXT, &f.digest },
+		{ "ancestor", 0, CLI_TEXT, &f.ancestor },
 		{ "limit", 0, CLI_NUMBER, &f.limit, .min = 0, .max = 1LL << 40,
 		  .bad = "needs a number >= 0" },
 		{ "json", 0, CLI_FLAG, &t.json },

@@ -17,6 +17,7 @@ static const struct member_key member_key[M_COUNT] = {
 	KEY(M_ACCESS, "access"),
 	KEY(M_ARGV, "argv"),
 	KEY(M_ARGV_LEN, "argv_len"),
+	KEY(M_ARGV_SHA256, "argv_sha256"),
 	KEY(M_ARGV_TRUNCATED, "argv_truncated"),
 	KEY(M_CGROUP, "cgroup"),
 	KEY(M_CHILD_CGROUP, "child_cgroup"),

@@ -31,6 +31,8 @@ int kw_proc_facts_entry(const struct kw_proc_facts *f, struct kw_buf *out)
 		add_lossy(e, M_ARGV, f->argv, f->argv_len);
 		if (f->argv_full > f->argv_len) {
 			add_int(e, M_ARGV_LEN, (int64_t)f->argv_full);
+			if (f->argv_sha256)
+				add_plain(e, M_ARGV_SHA256, f->argv_sha256);
 			add_bool(e, M_ARGV_TRUNCATED, true);
 		}
 	}

@@ -34,6 +34,7 @@ struct kw_proc_facts {
 	const char *argv; /* argv_len bytes: the arguments, each ending in NUL */
 	size_t argv_len;
 	size_t argv_full;        /* bytes of the whole argv (> argv_len: cut) */
+	const char *argv_sha256; /* a cut argv: the whole one's "sha256:<hex>", when known */
 	const char *digest;      /* the executed file's "sha256:<hex>", when known */
 };
 

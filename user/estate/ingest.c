@@ -29,6 +29,7 @@
 #include "estate/entry.h"
 #include "estate/ingest.h"
 #include "estate/ingest_tx.h"
+#include "estate/lineage.h"
 #include "lib/base64.h"
 #include "tlog/record_check.h"
 #include "tlog/record_url.h"
@@ -56,6 +57,7 @@ struct item {
 	int db_failed;
 	uint64_t lines;              /* of the log, so far */
 	int logs_dir;                /* the state folder's logs/, for the log's segments */
+	struct estate_lineage *lineage; /* its proc entries, for procs */
 };
 
 static void db_error(struct estate_ingest *ing, const char *what)
@@ -114,6 +116,10 @@ static int on_entry(void *ctx, const char *line, size_t len)
 		keep(it->evidence, sizeof(it->evidence), e.parsed, "evidence");
 	}
 	rc = ing->db->ops->entries_add(ing->db, &e);
+	if (!rc && estate_lineage_note(&it->lineage, &e)) {
+		snprintf(ing->db->err, sizeof(ing->db->err), "out of memory");
+		rc = -1;
+	}
 	estate_entry_clear(&e);
 	if (rc) {
 		it->db_failed = 1;
@@ -482,6 +488,10 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 				    .bundle = bundle };
 
 		e = insert_row(ing, it, rec, text, &f);
+		if (e == 0 && estate_lineage_store(ing->db, id, it->lineage)) {
+			db_error(ing, "cannot store the process entries");
+			goto out;
+		}
 		if (e < 0)
 			goto out;
 		if (e > 0) { /* another ingest stored it meanwhile: its entries stay */
@@ -625,6 +635,7 @@ out:
 	json_decref(rec);
 	kw_buf_free(&text);
 	kw_buf_free(&bundle);
+	estate_lineage_free(it.lineage);
 	return ret;
 }
 

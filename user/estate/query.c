@@ -166,6 +166,60 @@ static void where_open(struct sql *q, const struct estate_db *db, const char *ke
 	put(q, cond);
 }
 
+/* The process reference of the decision e ("proc", docs/decision-log.md).
+ * PostgreSQL cannot read a JSON text holding \u0000 (a proc entry's argv)
+ * as json: the reference, digits and a dash, is taken from the canonical
+ * text, where "proc":" can only be a member's start (a quote inside a
+ * string is escaped). */
+static void decision_proc(struct sql *q, const struct estate_db *db)
+{
+	put(q, db->engine == ESTATE_SQLITE ? "json_extract(e.entry, '$.proc')"
+					   : "substring(e.entry from '\"proc\":\"([0-9]+-[0-9]+)\"')");
+}
+
+/* The program e's process ran at e: its procs row with the greatest seq
+ * before e's that names one (an exec, or a fork's inherited program). */
+static void where_program(struct sql *q, const struct estate_db *db, const char *col,
+			  const char *val)
+{
+	char cond[160];
+
+	if (q->n == MAX_PARAMS) {
+		q->bad = 1;
+		return;
+	}
+	q->p[q->n++] = EV_S(val);
+	put(q, " AND EXISTS (SELECT 1 FROM procs p WHERE p.record_id = e.record_id AND p.proc = ");
+	decision_proc(q, db);
+	snprintf(cond, sizeof(cond), " AND p.%s = $%d", col, q->n);
+	put(q, cond);
+	put(q, " AND p.seq = (SELECT max(m.seq) FROM procs m WHERE m.record_id = e.record_id"
+	       " AND m.proc = p.proc AND m.seq < e.seq AND m.exe IS NOT NULL))");
+}
+
+/* --ancestor: the processes of the subtrees (kwitness log tree) rooted at
+ * the processes that ran a matching program, as "WITH ... lineage". First
+ * in the statement: its parameters come first. */
+static void with_lineage(struct sql *q, const struct estate_db *db, const char *pattern)
+{
+	const char *has = db->engine == ESTATE_SQLITE ? "instr" : "strpos";
+	char text[400];
+
+	if (q->n + 2 > MAX_PARAMS) {
+		q->bad = 1;
+		return;
+	}
+	q->p[q->n++] = EV_S(pattern);
+	q->p[q->n++] = EV_S(pattern);
+	snprintf(text, sizeof(text),
+		 "WITH RECURSIVE lineage (record_id, proc) AS (SELECT record_id, proc FROM procs"
+		 " WHERE inherited = 0 AND (%s(exe, $%d) > 0 OR %s(argv, $%d) > 0)"
+		 " UNION SELECT c.record_id, c.proc FROM procs c JOIN lineage a"
+		 " ON c.record_id = a.record_id AND c.tree_parent = a.proc) ",
+		 has, q->n - 1, has, q->n);
+	put(q, text);
+}
+
 static int add_filters(struct sql *q, const struct estate_db *db, const struct estate_filter *f,
 		       char *err, size_t errlen)
 {
@@ -208,6 +262,15 @@ static int add_filters(struct sql *q, const struct estate_db *db, const struct e
 		where(q, "e.ts_us <= $", 1, &EV_I(f->until_us));
 	if (f->incomplete)
 		put(q, " AND r.complete = 0");
+	if (f->exe)
+		where_program(q, db, "exe", f->exe);
+	if (f->digest)
+		where_program(q, db, "digest", f->digest);
+	if (f->ancestor) {
+		put(q, " AND e.record_id IN (SELECT record_id FROM lineage) AND (e.record_id, ");
+		decision_proc(q, db);
+		put(q, ") IN (SELECT record_id, proc FROM lineage)");
+	}
 	if (f->object) {
 		const char *o = f->object;
 		bool bad;
@@ -250,6 +313,8 @@ int estate_query_run(struct estate_db *db, const struct estate_filter *f, bool c
 	struct sql q = { 0 };
 	int rc = -1;
 
+	if (f->ancestor)
+		with_lineage(&q, db, f->ancestor);
 	if (count)
 		put(&q, "SELECT count(*)");
 	else if (group != ESTATE_GROUP_NONE) {

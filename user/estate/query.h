@@ -19,6 +19,12 @@ struct estate_filter {
 	/* A host address or CIDR, a path prefix (starts with '/'), a port
 	 * (digits) or a host name. */
 	const char *object;
+	/* The process that made the decision (the procs table, 0005_lineage.sql):
+	 * the program it ran at the decision, by path (exe) or by the exec's
+	 * digest ("sha256:<hex>"); ancestor: a substring of the path or of the
+	 * arguments (joined by spaces) of a program the process or one of its
+	 * ancestors in the session's process tree ran. */
+	const char *exe, *digest, *ancestor;
 	bool has_since, has_until;
 	int64_t since_us, until_us;
 	bool incomplete;             /* only sessions whose log is incomplete */

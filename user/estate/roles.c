@@ -23,7 +23,7 @@ static const char group_sql[] =
 	"-- a session is held already, the bundles.\n"
 	"GRANT SELECT ON schema_version, records, policies TO " ESTATE_PUSH_GROUP ";\n"
 	"-- Writing: insert only. No UPDATE, no DELETE, no TRUNCATE, on any table.\n"
-	"GRANT INSERT ON records, entries, policies, rejected TO " ESTATE_PUSH_GROUP ";\n"
+	"GRANT INSERT ON records, entries, procs, policies, rejected TO " ESTATE_PUSH_GROUP ";\n"
 	"DO $$ BEGIN\n"
 	"  EXECUTE format('GRANT USAGE ON SEQUENCE %s, %s TO " ESTATE_PUSH_GROUP "',\n"
 	"    pg_get_serial_sequence('records', 'id'), pg_get_serial_sequence('rejected', 'id'));\n"

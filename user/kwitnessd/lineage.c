@@ -153,14 +153,10 @@ int kwd_lineage_write(struct kwd_session *s, const void *data, size_t len)
 	return e ? e : kw_logwriter_append(&s->log, s->log.entry.data, s->log.entry.len);
 }
 
-/* A "seen" entry for the process a decision names: what its header says. */
-static void queue_seen(struct kwd_session *s, struct kwd_lineage *l, const struct kw_event_hdr *h)
+/* A collector-made entry (f->seq taken here), queued for the window. */
+static void queue_entry(struct kwd_session *s, struct kwd_lineage *l, const struct kw_proc_facts *f_)
 {
-	struct kw_proc_facts f = {
-		.ts_us = kwd_now_us(), .event = "seen", .pid = h->pid, .start_ns = h->start_ns,
-		.has_cgroup = true, .cgroup = h->cgroup_id, .comm = h->comm,
-		.comm_len = strnlen(h->comm, sizeof(h->comm)),
-	};
+	struct kw_proc_facts f = *f_;
 	struct kw_buf line = { 0 };
 	struct kw_event_hdr qh;
 	struct queued *q;
@@ -188,6 +184,30 @@ static void queue_seen(struct kwd_session *s, struct kwd_lineage *l, const struc
 	*l->tail = q;
 	l->tail = &q->next;
 	kw_buf_free(&line);
+}
+
+/* A "seen" entry for the process a decision names: what its header says. */
+static void queue_seen(struct kwd_session *s, struct kwd_lineage *l, const struct kw_event_hdr *h)
+{
+	struct kw_proc_facts f = {
+		.ts_us = kwd_now_us(), .event = "seen", .pid = h->pid, .start_ns = h->start_ns,
+		.has_cgroup = true, .cgroup = h->cgroup_id, .comm = h->comm,
+		.comm_len = strnlen(h->comm, sizeof(h->comm)),
+	};
+
+	queue_entry(s, l, &f);
+}
+
+void kwd_lineage_known(struct kwd_session *s, const struct kw_proc_facts *f)
+{
+	struct kwd_lineage *l = lineage_of(s);
+	bool fresh;
+
+	if (!l)
+		return;
+	if (find(l, f->pid, f->start_ns, &fresh) && !fresh)
+		return; /* listed already */
+	queue_entry(s, l, f);
 }
 
 void kwd_lineage_decision(struct kwd_session *s, const void *data, size_t len)

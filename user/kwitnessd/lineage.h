@@ -26,6 +26,13 @@ int kwd_lineage_write(struct kwd_session *s, const void *data, size_t len);
  * decision's digest. A process with no entry yet gets a "seen" entry,
  * numbered now and queued for kwd_lineage_flush. */
 void kwd_lineage_decision(struct kwd_session *s, const void *data, size_t len);
+/* A process found by the collector (at open): remembered, and its entry
+ * (f, seq taken here) queued for kwd_lineage_flush, unless it has one. */
+struct kw_proc_facts;
+void kwd_lineage_known(struct kwd_session *s, const struct kw_proc_facts *f);
+/* The "open" entries of the processes already in the session's cgroups
+ * when it opened (lineage_open.c). */
+void kwd_lineage_open(struct kwd_session *s);
 /* Pushes queued entries into the session's reorder window (outside its
  * emit callback); returns how many. */
 unsigned kwd_lineage_flush(struct kwd_session *s);

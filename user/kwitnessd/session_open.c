@@ -28,6 +28,7 @@
 #include "journal.h"
 #include "kwd.h"
 #include "segwrite.h"
+#include "lineage.h"
 #include "session.h"
 #include "util.h"
 #include "metrics.h"
@@ -488,6 +489,8 @@ json_t *kwd_session_open(struct kwd *d, const struct kw_request *req,
 		err = kwd_error(KW_ERR_STORAGE, "writing the open entry: %s", strerror(-e));
 		goto fail_journal;
 	}
+	/* the processes already there: entries queued for the loop */
+	kwd_lineage_open(s);
 	/* From here on chunks are written by the I/O worker, in order (the open
 	 * entry was written here, so an error path above never races it). */
 	if (kwd_session_attach_ring(s, ringbuf_fd, d->cfg.ringbuf_size, msg, sizeof(msg))) {

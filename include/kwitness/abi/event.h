@@ -339,4 +339,20 @@ struct kw_ev_task {
 	__u32 pad;
 };
 
+/* A process already in a session's cgroups when it opened: what the task
+ * iterator that tags them (kw_tag_existing) writes for each thread group
+ * leader it tags, for the collector's "open" proc entries. */
+struct kw_iter_proc {
+	__u64 start_ns;        /* start_boottime: the reference's second half */
+	__u64 parent_start_ns; /* the real parent's */
+	__u64 cgroup_id;
+	__u32 slot;
+	__u32 pid;             /* tgid */
+	__u32 ppid;
+	__u32 uid;
+	__u32 gid;
+	__u32 pad;
+	char comm[KW_COMM_LEN];
+};
+
 #endif

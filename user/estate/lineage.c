@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A record's process entries as procs rows, see lineage.h. What a row says
+ * of the program a process runs follows the log's order: an exec (or open)
+ * entry names it; a fork's child runs its parent's until it execs. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "estate/lineage.h"
+
+struct proc_row {
+	int64_t line, seq;
+	bool has_seq, inherited;
+	char *proc, *tree_parent, *event, *exe, *argv, *digest;
+};
+
+struct estate_lineage {
+	/* reference -> {"parent", "exe", "argv", "digest"}: the process's first
+	 * parent and the program it runs now */
+	json_t *procs;
+	struct proc_row *rows;
+	size_t n, cap;
+};
+
+/* A log string as a column: NULs (argv's separators) as spaces, cut at
+ * ESTATE_FIELD_MAX bytes on a character boundary (PostgreSQL's text holds
+ * no NUL). NULL when v is not a string or on no memory. */
+static char *column(const json_t *v)
+{
+	size_t n, i;
+	char *s;
+
+	if (!json_is_string(v))
+		return NULL;
+	n = json_string_length(v);
+	if (n >= ESTATE_FIELD_MAX) {
+		n = ESTATE_FIELD_MAX - 1;
+		while (n && ((unsigned char)json_string_value(v)[n] & 0xc0) == 0x80)
+			n--;
+	}
+	s = malloc(n + 1);
+	if (!s)
+		return NULL;
+	memcpy(s, json_string_value(v), n);
+	for (i = 0; i < n; i++)
+		if (!s[i])
+			s[i] = ' ';
+	s[n] = '\0';
+	return s;
+}
+
+static int set_text(json_t *o, const char *k, const char *v)
+{
+	return json_object_set_new(o, k, v ? json_string(v) : json_null());
+}
+
+static void row_free(struct proc_row *r)
+{
+	free(r->proc);
+	free(r->tree_parent);
+	free(r->event);
+	free(r->exe);
+	free(r->argv);
+	free(r->digest);
+}
+
+/* The program the row's process runs from this entry on, and its state. */
+static int program(struct estate_lineage *l, struct proc_row *r, const json_t *o, json_t *st,
+		   bool fresh)
+{
+	const json_t *from = NULL;
+
+	if (json_is_string(json_object_get(o, "exe"))) {
+		from = o;
+		r->exe = column(json_object_get(o, "exe"));
+		r->argv = column(json_object_get(o, "argv"));
+		r->digest = column(json_object_get(o, "digest"));
+	} else if (fresh && !strcmp(r->event, "fork") && r->tree_parent) {
+		from = json_object_get(l->procs, r->tree_parent);
+		r->exe = column(json_object_get(from, "exe"));
+		r->argv = column(json_object_get(from, "argv"));
+		r->digest = column(json_object_get(from, "digest"));
+		r->inherited = r->exe != NULL;
+	}
+	if (!from || !r->exe)
+		return 0;
+	return set_text(st, "exe", r->exe) || set_text(st, "argv", r->argv) ||
+			       set_text(st, "digest", r->digest) ? -ENOMEM : 0;
+}
+
+int estate_lineage_note(struct estate_lineage **lp, const struct estate_entry *e)
+{
+	const json_t *o = e->parsed;
+	struct estate_lineage *l = *lp;
+	struct proc_row *r;
+	json_t *st;
+	bool fresh;
+
+	/* every line of every log passes here: the tool first */
+	if (!o || !e->tool || strcmp(e->tool, "proc") ||
+	    !json_is_string(json_object_get(o, "proc")) || !json_is_string(json_object_get(o, "event")))
+		return 0;
+	if (!l) {
+		l = *lp = calloc(1, sizeof(*l));
+		if (!l || !(l->procs = json_object()))
+			return -ENOMEM;
+	}
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct proc_row *nr = realloc(l->rows, cap * sizeof(*nr));
+
+		if (!nr)
+			return -ENOMEM;
+		l->rows = nr;
+		l->cap = cap;
+	}
+	r = &l->rows[l->n++];
+	memset(r, 0, sizeof(*r));
+	r->line = (int64_t)e->line;
+	r->has_seq = e->has_seq;
+	r->seq = e->seq;
+	r->proc = column(json_object_get(o, "proc"));
+	r->event = column(json_object_get(o, "event"));
+	if (!r->proc || !r->event)
+		return -ENOMEM;
+	st = json_object_get(l->procs, r->proc);
+	fresh = !st;
+	if (fresh) {
+		st = json_object();
+		if (!st || json_object_set_new(l->procs, r->proc, st))
+			return -ENOMEM;
+		if (set_text(st, "parent", json_string_value(json_object_get(o, "parent"))))
+			return -ENOMEM;
+	}
+	/* the tree's edge: the parent of the first entry */
+	if (json_is_string(json_object_get(st, "parent")) &&
+	    !(r->tree_parent = column(json_object_get(st, "parent"))))
+		return -ENOMEM;
+	return program(l, r, o, st, fresh);
+}
+
+static struct estate_val text_or_null(const char *s)
+{
+	return s ? EV_S(s) : (struct estate_val){ .type = EV_NULL };
+}
+
+int estate_lineage_store(struct estate_db *db, int64_t record_id, const struct estate_lineage *l)
+{
+	for (size_t i = 0; l && i < l->n; i++) {
+		const struct proc_row *r = &l->rows[i];
+		struct estate_val v[] = {
+			EV_I(record_id), EV_I(r->line),
+			r->has_seq ? EV_I(r->seq) : (struct estate_val){ .type = EV_NULL },
+			EV_S(r->proc), text_or_null(r->tree_parent), EV_S(r->event),
+			text_or_null(r->exe), text_or_null(r->argv), text_or_null(r->digest),
+			EV_I(r->inherited),
+		};
+
+		if (estate_query(db, "INSERT INTO procs (record_id, line, seq, proc, tree_parent, event,"
+				     " exe, argv, digest, inherited) VALUES ($1, $2, $3, $4, $5, $6, $7,"
+				     " $8, $9, $10)",
+				 v, (int)(sizeof(v) / sizeof(v[0])), NULL, NULL))
+			return -1;
+	}
+	return 0;
+}
+
+void estate_lineage_free(struct estate_lineage *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++)
+		row_free(&l->rows[i]);
+	free(l->rows);
+	json_decref(l->procs);
+	free(l);
+}
