@@ -86,7 +86,11 @@ static void pq_load(void)
 PGconn *PQconnectdb(const char *conninfo)
 {
 	pthread_once(&pq_once, pq_load);
-	return pq_loaded ? pq.connectdb(conninfo) : NULL;
+	if (pq_loaded)
+		return pq.connectdb(conninfo);
+	/* The caller's message can only say it could not connect: why, here. */
+	fprintf(stderr, "kwitness: PostgreSQL needs %s", pq_why);
+	return NULL;
 }
 
 /* Without libpq there is no connection, and these see only NULL. */
