@@ -21,14 +21,12 @@
 #include "tlog/record_url.h"
 
 /* DIR/kwitness/<hash>.tlog-proof: where the record's URL points. */
-int kw_publish_proof_file(int dirfd, const char *url, const struct kw_buf *proof, int *keep_fd)
+int kw_publish_proof_file(int dirfd, const char *url, const struct kw_buf *proof, bool sync)
 {
 	const char *name = strrchr(url, '/');
 	char path[512], tmp[540];
 	int fd, ret;
 
-	if (keep_fd)
-		*keep_fd = -1;
 	if (!name || snprintf(path, sizeof(path), TLOG_PROOF_DIR "%s", name) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	if (mkdirat(dirfd, TLOG_PROOF_DIR, 0755) < 0 && errno != EEXIST)
@@ -39,20 +37,14 @@ int kw_publish_proof_file(int dirfd, const char *url, const struct kw_buf *proof
 	if (fd < 0)
 		return -errno;
 	ret = kw_write_all(fd, proof->data, proof->len);
-	if (!ret && !keep_fd && fsync(fd) < 0)
+	if (!ret && sync && fsync(fd) < 0)
 		ret = -errno;
+	close(fd);
 	if (!ret && renameat(dirfd, tmp, dirfd, path) < 0)
 		ret = -errno;
-	if (ret) {
-		close(fd);
+	if (ret)
 		unlinkat(dirfd, tmp, 0);
-		return ret;
-	}
-	if (keep_fd)
-		*keep_fd = fd;
-	else
-		close(fd);
-	return 0;
+	return ret;
 }
 
 /* Steps 4 to 6 for the signed record: a batch of one. */

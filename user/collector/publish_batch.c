@@ -12,7 +12,6 @@
 #include "tlog/cosign.h"
 #include "tlog/log.h"
 #include "tlog/proof.h"
-#include "tlog/record_url.h"
 
 static void fail_all(struct kw_publish_job *const *jobs, size_t n, int ret, const char *why)
 {
@@ -58,53 +57,18 @@ static int cosign(const struct kw_publish *pub, struct tlog_log *l, struct tlog_
 	return 0;
 }
 
-/* The batch's proof files made durable: writeback of all of them started,
- * an fsync of each, then of their folder. Not syncfs, which also waits for
- * every other writer's data on the file system. */
-static int flush_proofs(int dirfd, int *fds, size_t n)
-{
-	int ret = 0, dfd;
-
-	for (size_t i = 0; i < n; i++)
-		if (fds[i] >= 0)
-			sync_file_range(fds[i], 0, 0, SYNC_FILE_RANGE_WRITE);
-	for (size_t i = 0; i < n; i++) {
-		if (fds[i] < 0)
-			continue;
-		if (!ret && fsync(fds[i]) < 0)
-			ret = -errno;
-		close(fds[i]);
-		fds[i] = -1;
-	}
-	dfd = openat(dirfd, TLOG_PROOF_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0)
-		return ret ? ret : -errno;
-	if (!ret && fsync(dfd) < 0)
-		ret = -errno;
-	close(dfd);
-	return ret;
-}
-
 /* Each job's proof, made and written under DIR/kwitness/ (the files reach
- * the disk together, flushed after the last). */
+ * the disk together, one flush after the last). */
 static void prove_all(struct tlog_log *l, const struct tlog_checkpoint *cp,
 		      struct kw_publish_job *const *jobs, const uint64_t *index, size_t n)
 {
 	const struct kw_buf *note = tlog_log_checkpoint(l);
 	struct tlog_proof *p = calloc(1, sizeof(*p));
-	int *fds = n > 1 ? calloc(n, sizeof(*fds)) : NULL;
 	int dirfd = tlog_log_dirfd(l), flushed;
 
-	if (n > 1 && !fds) {
-		free(p);
-		fail_all(jobs, n, -ENOMEM, "proof: out of memory");
-		return;
-	}
 	for (size_t i = 0; i < n; i++) {
 		struct kw_publish_job *j = jobs[i];
 
-		if (fds)
-			fds[i] = -1;
 		if (j->ret)
 			continue;
 		j->ret = p ? tlog_prove(dirfd, index[i], cp->size, &cp->root, note->data, note->len,
@@ -112,16 +76,15 @@ static void prove_all(struct tlog_log *l, const struct tlog_checkpoint *cp,
 		if (!j->ret)
 			j->ret = tlog_proof_format(p, j->proof);
 		if (!j->ret)
-			j->ret = kw_publish_proof_file(dirfd, j->url, j->proof,
-						       fds ? &fds[i] : NULL);
+			j->ret = kw_publish_proof_file(dirfd, j->url, j->proof, n == 1);
 		if (j->ret)
 			snprintf(j->why, j->whylen, "proof: %s", strerror(-j->ret));
 	}
 	free(p);
-	if (!fds)
+	if (n == 1)
 		return;
-	flushed = flush_proofs(dirfd, fds, n);
-	free(fds);
+	/* One flush of the file system for the batch's proof files and names. */
+	flushed = syncfs(dirfd) < 0 ? -errno : 0;
 	if (flushed)
 		fail_all(jobs, n, flushed, "proof: cannot flush the proof files");
 }

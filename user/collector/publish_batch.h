@@ -38,9 +38,8 @@ void kw_publish_logged_many(const struct kw_publish *pub, struct kw_publish_job 
 			    size_t n);
 
 /* Writes a record's proof where its URL points (DIR/kwitness/<name>),
- * atomically, and fsyncs it; with keep_fd, leaves the fsync to the caller
- * and gives it the file's fd instead (a batch flushes its files together). */
-int kw_publish_proof_file(int dirfd, const char *url, const struct kw_buf *proof, int *keep_fd);
+ * atomically; sync: fsync it too (a batch flushes once instead). */
+int kw_publish_proof_file(int dirfd, const char *url, const struct kw_buf *proof, bool sync);
 
 /* A thread that takes the jobs submitted while it commits the previous
  * batch. Submitters wait; their number bounds the queue. */
