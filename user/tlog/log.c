@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The log writer. An append writes, in order: the pending size (the journal
  * entry: temporary file, fsync, rename, fsync of its directory), every new or
- * changed tile and entry bundle (temporary file, rename), then makes exactly
- * those files and their directories durable (writeback of all of them started
- * at once, then an fsync of each: one journal commit carries them all; not
- * syncfs, which also waits for every other writer's data on the file system),
- * the new checkpoint (as the journal: the commit point), and then drops the
- * pending size. A reader never sees
+ * changed tile and entry bundle (temporary file, rename), one flush of the
+ * file system (syncfs: their data and names together, instead of an fsync
+ * per file and per directory), the new checkpoint (as the journal: the
+ * commit point), and then drops the pending size. A reader never sees
  * a checkpoint whose tiles are not on disk. Opening after a crash deletes the
  * files a torn append may have left past the checkpoint, so the next append
  * starts clean. */
@@ -30,8 +28,6 @@
 #define PENDING_PATH STATE_DIR "/pending"
 #define CHECKPOINT_PATH "checkpoint"
 #define BUNDLE_MAX ((size_t)TLOG_TILE_WIDTH * (TLOG_ENTRY_MAX + 2))
-/* Tiles written and not yet flushed, kept open; a larger batch flushes early. */
-#define UNSYNCED_MAX 64
 
 struct edge {
 	unsigned w;
@@ -52,9 +48,6 @@ struct tlog_log {
 	/* Directories written into since the last sync. */
 	char (*dirty)[TLOG_PATH_MAX];
 	size_t ndirty, capdirty;
-	/* Tiles written since the last sync, open: their data is flushed by fd. */
-	int unsynced[UNSYNCED_MAX];
-	size_t nunsynced;
 };
 
 /* mkdir -p for the parents of path, below dirfd. */
@@ -125,36 +118,14 @@ static int sync_dirty(struct tlog_log *l)
 	return ret;
 }
 
-static int flush_unsynced(struct tlog_log *l)
-{
-	int ret = 0;
-
-	/* Start every file's writeback before waiting for any. */
-	for (size_t i = 0; i < l->nunsynced; i++)
-		sync_file_range(l->unsynced[i], 0, 0, SYNC_FILE_RANGE_WRITE);
-	for (size_t i = 0; i < l->nunsynced; i++) {
-		if (!ret && fsync(l->unsynced[i]) < 0)
-			ret = -errno;
-		close(l->unsynced[i]);
-	}
-	l->nunsynced = 0;
-	return ret;
-}
-
-/* Temporary file beside path, rename over path. A journal file is fsynced
- * here; a tile's fd is kept for flush_unsynced. Neither name is durable yet:
- * the directory is synced by sync_dirty. */
+/* Temporary file beside path, fsync, rename over path (not yet durable: the
+ * directory is synced by sync_dirty). */
 static int write_file_sync(struct tlog_log *l, const char *path, const void *data, size_t len,
 			   bool sync)
 {
 	char tmp[TLOG_PATH_MAX + 16];
 	int fd, ret;
 
-	if (!sync && l->nunsynced == UNSYNCED_MAX) {
-		ret = flush_unsynced(l);
-		if (ret)
-			return ret;
-	}
 	ret = make_parents(l->dirfd, path);
 	if (ret)
 		return ret;
@@ -165,18 +136,13 @@ static int write_file_sync(struct tlog_log *l, const char *path, const void *dat
 	ret = kw_write_all(fd, data, len);
 	if (!ret && sync && fsync(fd) < 0)
 		ret = -errno;
+	if (close(fd) < 0 && !ret)
+		ret = -errno;
 	if (!ret && renameat(l->dirfd, tmp, l->dirfd, path) < 0)
 		ret = -errno;
 	if (ret) {
-		close(fd);
 		unlinkat(l->dirfd, tmp, 0);
 		return ret;
-	}
-	if (sync) {
-		if (close(fd) < 0)
-			return -errno;
-	} else {
-		l->unsynced[l->nunsynced++] = fd;
 	}
 	return note_dirty(l, path);
 }
@@ -187,8 +153,8 @@ static int write_file(struct tlog_log *l, const char *path, const void *data, si
 }
 
 /* The tiles and bundles of an append: written without a flush each, then
- * made durable together (files, then the directories naming them) before
- * the checkpoint that names them. */
+ * made durable together (files and names) by one flush of the file system,
+ * before the checkpoint that names them. */
 static int write_tile(struct tlog_log *l, const char *path, const void *data, size_t len)
 {
 	return write_file_sync(l, path, data, len, false);
@@ -196,13 +162,8 @@ static int write_tile(struct tlog_log *l, const char *path, const void *data, si
 
 static int sync_tiles(struct tlog_log *l)
 {
-	int ret = flush_unsynced(l);
-
-	if (ret) {
-		l->ndirty = 0;
-		return ret;
-	}
-	return sync_dirty(l);
+	l->ndirty = 0;
+	return syncfs(l->dirfd) < 0 ? -errno : 0;
 }
 
 int tlog_read_checkpoint(int dirfd, struct kw_buf *buf, struct tlog_note *note,
@@ -630,8 +591,6 @@ void tlog_log_close(struct tlog_log *l)
 		return;
 	if (l->lockfd >= 0)
 		close(l->lockfd);
-	for (size_t i = 0; i < l->nunsynced; i++)
-		close(l->unsynced[i]);
 	if (l->dirfd >= 0)
 		close(l->dirfd);
 	kw_buf_free(&l->checkpoint);
