@@ -26,7 +26,8 @@ SAN_CFLAGS := $(CSTD) $(WARN) $(INCLUDES) $(SANFLAGS)
 LIBS_CORE := -ljansson -lcrypto
 LIBS_BPF  := -lbpf -lelf -lz
 LIBS_TPM  := -ltss2-esys -ltss2-mu -ltss2-tctildr -ltss2-rc
-LIBS_ESTATE := -lsqlite3 -lpq
+LIBS_ESTATE := -lsqlite3
+# libpq: dlopen()ed at the first PostgreSQL connection (user/estate/pq_lazy.c)
 PQ_CFLAGS := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
 
 # The version both binaries print and every open entry records: `git
