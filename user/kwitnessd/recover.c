@@ -179,6 +179,28 @@ static int open_log_for_seal(const char *path, size_t keep, size_t len, char *wh
 	"entry and the kernel's counters are unknown"
 
 /* Seals one log. Returns 0, or -errno with why. */
+/* The decisions and denials in the whole lines of a log; true when the last
+ * of them is the trailer. */
+static bool count_whole_lines(const char *data, size_t keep, uint64_t *decisions,
+			      uint64_t *denials)
+{
+	const char *last = NULL;
+
+	for (const char *p = data; p < data + keep;) {
+		const char *end = memchr(p, '\n', (size_t)(data + keep - p));
+
+		if (!memmem(p, (size_t)(end - p), "\"tool\":\"kwitness.", 17) &&
+		    !memmem(p, (size_t)(end - p), "\"tool\":\"proc\"", 13)) {
+			(*decisions)++;
+			if (memmem(p, (size_t)(end - p), "\"decision\":\"deny\"", 17))
+				(*denials)++;
+		}
+		last = p;
+		p = end + 1;
+	}
+	return last && memmem(last, (size_t)(data + keep - last), "\"tool\":\"kwitness.close\"", 23);
+}
+
 int kwd_seal_one(struct kwd *d, const char *id, const char *reason, char *why, size_t whylen)
 {
 	char log_path[4200], rec_path[4200], pol_path[4200], hash[KW_DIGEST_STR_MAX];
@@ -186,7 +208,7 @@ int kwd_seal_one(struct kwd *d, const char *id, const char *reason, char *why, s
 	struct kw_buf log = { 0 }, bundle = { 0 };
 	struct jcs_error jerr;
 	json_t *open = NULL;
-	const char *nl, *bundle_hash, *last;
+	const char *nl, *bundle_hash;
 	uint64_t count = 0, decisions = 0, denials = 0;
 	struct kwd_seal_log sl;
 	size_t keep;
@@ -234,21 +256,7 @@ int kwd_seal_one(struct kwd *d, const char *id, const char *reason, char *why, s
 		goto out;
 	}
 	/* Count what is there; a trailer means only the record is missing. */
-	last = NULL;
-	for (const char *p = log.data; p < log.data + keep;) {
-		const char *end = memchr(p, '\n', (size_t)(log.data + keep - p));
-
-		if (!memmem(p, (size_t)(end - p), "\"tool\":\"kwitness.", 17) &&
-		    !memmem(p, (size_t)(end - p), "\"tool\":\"proc\"", 13)) {
-			decisions++;
-			if (memmem(p, (size_t)(end - p), "\"decision\":\"deny\"", 17))
-				denials++;
-		}
-		last = p;
-		p = end + 1;
-	}
-	closed = last && memmem(last, (size_t)(log.data + keep - last),
-				"\"tool\":\"kwitness.close\"", 23);
+	closed = count_whole_lines(log.data, keep, &decisions, &denials);
 	fd = segmented ? kwd_seal_open_last(log_path, &sl, keep, log.len, !closed, why, whylen) :
 			 open_log_for_seal(log_path, keep, log.len, why, whylen);
 	if (fd < 0) {
