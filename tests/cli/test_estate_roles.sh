@@ -6,7 +6,9 @@
 # record of another signer (the database refuses); a row changed afterwards
 # with administrator credentials (a denial deleted, the level raised) is
 # shown as TAMPERED by estate verify, estate query and estate report. The
-# same tampering on SQLite is found the same way.
+# same tampering on SQLite is found the same way. A procs row (estate query
+# --exe, --digest, --ancestor) that the entries do not derive is found by
+# estate verify too, and a push role cannot add one to another signer's record.
 source "$(dirname "$0")/../lib.sh"
 . "$KW_ROOT/tests/kernel/pg_lib.sh"
 
@@ -55,9 +57,33 @@ tamper_suite() {
 		bash -c 'grep -q "id=\"verdict\" class=\"invalid\">INVALID (TAMPERED)" "$1" && grep -q "<p id=\"level\"><span class=\"bad\">TAMPERED</span>" "$1"' _ "$T/a1.html"
 }
 
+# forged_proc SQL-FN SESSION: a procs row no proc entry derives (the logs
+# have none), making `estate query --exe /usr/bin/curl` name SESSION.
+forged_proc() {
+	$1 "INSERT INTO procs (record_id, line, seq, proc, tree_parent, event, exe, argv, digest,
+		inherited) VALUES ((SELECT id FROM records WHERE session = '$2'), 2, 1, '4242-1', NULL,
+		'exec', '/usr/bin/curl', 'curl x', NULL, 0)" 2>&1
+}
+# procs_suite LABEL URL SQL-FN: estate verify derives procs again from the
+# entries; a forged row is an extra one, named, exit 1; removed, all hold.
+procs_suite() {
+	local l=$1 url=$2 q=$3 out rc
+	forged_proc "$q" "$B1" >/dev/null
+	out=$("$KW" estate verify --db "$url" --trust "$T/trust"); rc=$?
+	expect_eq "$l: a forged procs row: estate verify exits 1, one tampered" "1 1 tampered" \
+		"$rc $(grep -o '[0-9]* tampered$' <<<"$out")"
+	check "$l: ...beta's session, an extra procs row" \
+		grep -q "^tampered: session $B1 (record [0-9]*): procs: an extra row at entry 2 (no proc entry derives it)" <<<"$out"
+	$q "DELETE FROM procs" >/dev/null
+	out=$("$KW" estate verify --db "$url" --trust "$T/trust"); rc=$?
+	expect_eq "$l: the forged row removed: all hold again" \
+		"0 summary: 2 records re-derived: 2 hold, 0 tampered" "$rc $out"
+}
+
 # SQLite: the administrator is whoever can write the file.
 DB=$T/e.sqlite
 "$KW" estate ingest --create --db "sqlite:$DB" --trust "$T/trust" "$T/hosts" >/dev/null
+procs_suite sqlite "sqlite:$DB" "sqlite3 $DB"
 tamper_suite sqlite "sqlite:$DB" "sqlite3 $DB"
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -98,5 +124,15 @@ expect_eq "push credentials: a record row of another signer is refused by row-le
 expect_eq "...and nothing changed: alpha's denials are all there" "$A_DENIES" \
 	"$("$KW" estate query --db "$ADMIN" --session "$A1" --decision deny --count)"
 "$KW" estate ingest --create --db "$ADMIN" --trust "$T/trust" "$T/hosts/beta" >/dev/null
+out=$(forged_proc as_alpha "$B1"); rc=$?
+expect_eq "push credentials: a procs row for another signer's record is refused by row-level security" \
+	"1 1" "$((rc != 0)) $(grep -c 'row-level security' <<<"$out")"
+out=$(forged_proc as_alpha "$A1"); rc=$?
+expect_eq "push credentials: a procs row for its own record: the database takes it" "0" "$rc"
+out=$("$KW" estate verify --db "$ADMIN" --trust "$T/trust"); rc=$?
+expect_eq "...and estate verify finds it: exit 1, alpha's session, an extra procs row" "1 1" \
+	"$rc $(grep -c "^tampered: session $A1 (record [0-9]*): procs: an extra row at entry 2" <<<"$out")"
+pg_q "DELETE FROM procs" >/dev/null
+procs_suite postgresql "$ADMIN" pg_q
 tamper_suite postgresql "$ADMIN" pg_q
 finish

@@ -9,6 +9,8 @@
 # the test knows were connected below it), --exe selects by program,
 # --digest by the kernel's SHA-256 of the file (where exec is governed:
 # BPF-LSM) and a pattern nobody ran selects nothing.
+# estate verify derives the procs rows again: the ingested ones hold, a row
+# changed or removed afterwards is named.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/kwd_lib.sh"
 . "$(dirname "$0")/pg_lib.sh"
@@ -110,6 +112,25 @@ suite() {
 	else
 		skip_feature exec.digest "--digest: the kernel does not hash executed files here"
 	fi
+	procs_forgery "$L" "$URL" "$DBQ"
+}
+
+# procs_forgery LABEL URL DBQ: estate verify derives the procs rows again
+# from the entries; a row changed or removed afterwards is named (exit 1).
+procs_forgery() {
+	local L=$1 URL=$2 DBQ=$3 out rc line
+	out=$("$KW" estate verify --db "$URL" --trust "$KT_TMP/trust"); rc=$?
+	expect_eq "$L: estate verify: the ingested procs rows hold" \
+		"0 summary: 1 records re-derived: 1 hold, 0 tampered" "$rc $out"
+	line=$($DBQ "SELECT min(line) FROM procs WHERE exe IS NOT NULL")
+	$DBQ "UPDATE procs SET exe = '/usr/bin/curl' WHERE line = $line" >/dev/null
+	out=$("$KW" estate verify --db "$URL" --trust "$KT_TMP/trust"); rc=$?
+	expect_eq "$L: a procs row's exe changed: estate verify exits 1, altered, naming its entry" "1 1" \
+		"$rc $(grep -c "^tampered: session $sid (record [0-9]*): procs: the row of entry $line is altered (its exe " <<<"$out")"
+	$DBQ "DELETE FROM procs WHERE line = $line" >/dev/null
+	out=$("$KW" estate verify --db "$URL" --trust "$KT_TMP/trust"); rc=$?
+	expect_eq "$L: a procs row removed: estate verify exits 1, missing, naming its entry" "1 1" \
+		"$rc $(grep -c "^tampered: session $sid (record [0-9]*): procs: the row of entry $line is missing" <<<"$out")"
 }
 
 DB=$KT_TMP/estate.sqlite

@@ -14,6 +14,7 @@
 #include "trace/record.h"
 #include "estate/check.h"
 #include "estate/entry.h"
+#include "estate/lineage.h"
 
 #define PAGE_ROWS 10000
 
@@ -67,6 +68,7 @@ struct feeder {
 	uint64_t rows;
 	int failed;
 	char hostname[512], machine_id[512];
+	struct estate_lineage *lineage; /* the procs rows the entries derive, as at ingest */
 };
 
 static bool same(const char *col, const char *want)
@@ -93,6 +95,8 @@ static void check_columns(struct feeder *fd, int64_t line, const char *const *co
 		snprintf(fd->hostname, sizeof(fd->hostname), "%s", h ? h : "");
 		snprintf(fd->machine_id, sizeof(fd->machine_id), "%s", m ? m : "");
 	}
+	if (estate_lineage_note(&fd->lineage, &e))
+		fd->failed = -ENOMEM;
 	estate_entry_clear(&e);
 }
 
@@ -111,7 +115,7 @@ static int feed_row(void *ctx, int ncols, const char *const *cols, const char *c
 			    "or added)", line, fd->next_line - 1);
 	fd->next_line = line + 1;
 	check_columns(fd, line, cols);
-	if (kw_log_check_feed(fd->lc, cols[1], strlen(cols[1])) || kw_log_check_feed(fd->lc, "\n", 1)) {
+	if (fd->failed || kw_log_check_feed(fd->lc, cols[1], strlen(cols[1])) || kw_log_check_feed(fd->lc, "\n", 1)) {
 		fd->failed = -ENOMEM;
 		return 1;
 	}
@@ -193,6 +197,7 @@ static int derive(const struct stored *s, const struct estate_trust *trust, stru
 	struct kw_verify_opts o = { .now = time(NULL), .skew = INT64_MAX / 4, .call_count = -1 };
 	struct kw_verify_result res;
 	json_t *whole, *rec = NULL;
+	char why[sizeof(c->why)];
 	int rc, ret = 0;
 
 	whole = jcs_parse(s->col[C_RECORD], strlen(s->col[C_RECORD]), NULL);
@@ -225,6 +230,13 @@ static int derive(const struct stored *s, const struct estate_trust *trust, stru
 	if (kw_record_verify_evidence(rec, &o, &res))
 		fail(c, "%s: %s", kw_verify_reason_code(res.reason), res.message);
 	check_stored(c, s, fd, trust, rec);
+	rc = estate_lineage_check(db, id, fd->lineage, why, sizeof(why));
+	if (rc < 0) {
+		snprintf(err, errlen, "the procs rows cannot be read: %s", db->err);
+		ret = -1;
+	} else if (rc) {
+		fail(c, "%s", why);
+	}
 out:
 	json_decref(rec);
 	return ret;
@@ -260,6 +272,7 @@ int estate_check_record(struct estate_db *db, const struct estate_trust *trust, 
 	}
 	ret = derive(&s, trust, &fd, db, id, err, errlen);
 	kw_log_check_free(&lc);
+	estate_lineage_free(fd.lineage);
 out:
 	for (int i = 0; i < C_COUNT; i++)
 		free(s.col[i]);

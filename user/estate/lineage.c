@@ -3,7 +3,9 @@
  * of the program a process runs follows the log's order: an exec (or open)
  * entry names it; a fork's child runs its parent's until it execs. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,6 +164,109 @@ int estate_lineage_store(struct estate_db *db, int64_t record_id, const struct e
 				     " $8, $9, $10)",
 				 v, (int)(sizeof(v) / sizeof(v[0])), NULL, NULL))
 			return -1;
+	}
+	return 0;
+}
+
+/* The stored rows, page by page in line order, against the derived ones. */
+struct row_check {
+	const struct estate_lineage *l;
+	size_t next;                 /* the derived row the next stored one should be */
+	int64_t last_line;
+	uint64_t rows;
+	char *why;
+	size_t whylen;
+};
+
+static bool same_col(const char *stored, const char *derived)
+{
+	return stored && derived ? !strcmp(stored, derived) : stored == derived;
+}
+
+/* The first column of the stored row (line, seq, proc, tree_parent, event,
+ * exe, argv, digest, inherited) that is not the derived row's, or NULL. */
+static const char *altered(const struct proc_row *r, const char *const *cols)
+{
+	char seq[24], inherited[4];
+
+	snprintf(seq, sizeof(seq), "%" PRId64, r->seq);
+	snprintf(inherited, sizeof(inherited), "%d", r->inherited);
+	if (!same_col(cols[1], r->has_seq ? seq : NULL))
+		return "seq";
+	if (!same_col(cols[2], r->proc))
+		return "proc";
+	if (!same_col(cols[3], r->tree_parent))
+		return "tree_parent";
+	if (!same_col(cols[4], r->event))
+		return "event";
+	if (!same_col(cols[5], r->exe))
+		return "exe";
+	if (!same_col(cols[6], r->argv))
+		return "argv";
+	if (!same_col(cols[7], r->digest))
+		return "digest";
+	return same_col(cols[8], inherited) ? NULL : "inherited";
+}
+
+static int check_row(void *ctx, int ncols, const char *const *cols, const char *const *names)
+{
+	struct row_check *rc = ctx;
+	const struct estate_lineage *l = rc->l;
+	const struct proc_row *r;
+	const char *col;
+	int64_t line;
+
+	(void)names;
+	if (ncols < 9 || !cols[0])
+		return 1;
+	line = strtoll(cols[0], NULL, 10);
+	rc->rows++;
+	rc->last_line = line;
+	r = l && rc->next < l->n ? &l->rows[rc->next] : NULL;
+	if (r && r->line < line) {
+		snprintf(rc->why, rc->whylen, "procs: the row of entry %" PRId64 " is missing "
+			 "(its proc entry derives one)", r->line);
+		return 1;
+	}
+	if (!r || r->line > line) {
+		snprintf(rc->why, rc->whylen, "procs: an extra row at entry %" PRId64 " (no proc "
+			 "entry derives it)", line);
+		return 1;
+	}
+	rc->next++;
+	col = altered(r, cols);
+	if (col) {
+		snprintf(rc->why, rc->whylen, "procs: the row of entry %" PRId64 " is altered (its "
+			 "%s is not what its proc entry derives)", line, col);
+		return 1;
+	}
+	return 0;
+}
+
+int estate_lineage_check(struct estate_db *db, int64_t record_id, const struct estate_lineage *l,
+			 char *why, size_t whylen)
+{
+	struct row_check rc = { .l = l, .last_line = 0, .why = why, .whylen = whylen };
+
+	why[0] = '\0';
+	for (;;) {
+		struct estate_val p[2] = { EV_I(record_id), EV_I(rc.last_line) };
+		uint64_t before = rc.rows;
+
+		if (estate_query(db, "SELECT line, seq, proc, tree_parent, event, exe, argv, digest,"
+				     " inherited FROM procs WHERE record_id = $1 AND line > $2"
+				     " ORDER BY line LIMIT 10000",
+				 p, 2, check_row, &rc))
+			return -1;
+		if (why[0])
+			return 1;
+		if (rc.rows - before < 10000)
+			break;
+	}
+	if (l && rc.next < l->n) {
+		snprintf(why, whylen, "procs: the row of entry %" PRId64 " is missing (its proc "
+			 "entry derives one)", l->rows[rc.next].line);
+		return 1;
 	}
 	return 0;
 }

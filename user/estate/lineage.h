@@ -2,7 +2,8 @@
 /* A record's process entries into the procs table (0005_lineage.sql), for
  * estate query --exe, --digest and --ancestor. The entries stream in with
  * the log (note); their rows are written once the record's own row is
- * (store), in its transaction. */
+ * (store), in its transaction. estate verify derives them again from the
+ * stored entries and compares (check). */
 #ifndef KWITNESS_ESTATE_LINEAGE_H
 #define KWITNESS_ESTATE_LINEAGE_H
 
@@ -18,6 +19,11 @@ struct estate_lineage;
 int estate_lineage_note(struct estate_lineage **l, const struct estate_entry *e);
 /* The kept rows into procs for record_id. 0, or -1 with db->err. */
 int estate_lineage_store(struct estate_db *db, int64_t record_id, const struct estate_lineage *l);
+/* estate verify: record_id's stored procs rows against those l derives
+ * (l NULL: none). 0 when they are the same row for row; 1 with why naming
+ * the first extra, missing or altered row; -1 with db->err. */
+int estate_lineage_check(struct estate_db *db, int64_t record_id, const struct estate_lineage *l,
+			 char *why, size_t whylen);
 void estate_lineage_free(struct estate_lineage *l);
 
 #endif

@@ -8,7 +8,9 @@
 
 /* Once, whatever the roles of the keys. Entries have no row-level security
  * (PostgreSQL's COPY FROM refuses tables with it); they are insert-only,
- * and estate verify finds an entry added to a record after ingest. */
+ * and estate verify finds an entry added to a record after ingest. Procs
+ * rows (plain INSERTs) have it: a push role adds rows to its own signer's
+ * records only, and estate verify finds any that its entries do not derive. */
 static const char group_sql[] =
 	"-- kwitness estate roles: run as the database's owner (the administrator).\n"
 	"BEGIN;\n"
@@ -32,7 +34,10 @@ static const char group_sql[] =
 	"-- rows only (the owner, the administrator, is not bound by it).\n"
 	"ALTER TABLE records ENABLE ROW LEVEL SECURITY;\n"
 	"DROP POLICY IF EXISTS kwitness_read ON records;\n"
-	"CREATE POLICY kwitness_read ON records FOR SELECT TO " ESTATE_PUSH_GROUP " USING (true);\n";
+	"CREATE POLICY kwitness_read ON records FOR SELECT TO " ESTATE_PUSH_GROUP " USING (true);\n"
+	"-- and procs rows of its own signer's records only (estate verify derives\n"
+	"-- them again from the entries and finds any it added).\n"
+	"ALTER TABLE procs ENABLE ROW LEVEL SECURITY;\n";
 
 static bool role_name_ok(const char *s, size_t n)
 {
@@ -47,7 +52,7 @@ static bool role_name_ok(const char *s, size_t n)
 
 int estate_roles_sql(const struct estate_trust *t, struct kw_buf *out, char *err, size_t errlen)
 {
-	char buf[1600];
+	char buf[2048];
 
 	if (kw_buf_puts(out, group_sql))
 		return -ENOMEM;
@@ -73,8 +78,13 @@ int estate_roles_sql(const struct estate_trust *t, struct kw_buf *out, char *err
 			 "END $$;\n"
 			 "DROP POLICY IF EXISTS \"push_%.*s\" ON records;\n"
 			 "CREATE POLICY \"push_%.*s\" ON records FOR INSERT TO \"" ESTATE_PUSH_PREFIX "%.*s\"\n"
-			 "  WITH CHECK (signer = '%s');\n",
-			 file, tp, (int)n, file, (int)n, file, (int)n, file, (int)n, file, (int)n, file, tp);
+			 "  WITH CHECK (signer = '%s');\n"
+			 "DROP POLICY IF EXISTS \"push_%.*s\" ON procs;\n"
+			 "CREATE POLICY \"push_%.*s\" ON procs FOR INSERT TO \"" ESTATE_PUSH_PREFIX "%.*s\"\n"
+			 "  WITH CHECK (EXISTS (SELECT 1 FROM records r WHERE r.id = procs.record_id\n"
+			 "    AND r.signer = '%s'));\n",
+			 file, tp, (int)n, file, (int)n, file, (int)n, file, (int)n, file, (int)n, file, tp,
+			 (int)n, file, (int)n, file, (int)n, file, tp);
 		if (kw_buf_puts(out, buf))
 			return -ENOMEM;
 	}
