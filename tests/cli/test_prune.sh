@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # kwitness prune --older-than DUR (issue 38): a closed session older than
-# DUR goes whole (record, log, the log's checkpoints, tlog-proof) and every
+# DUR goes whole (record, log, the log's checkpoints, tlog-proof, its TPM
+# commitment commit/<session>.json) and every
 # file removed is listed; shared TPM evidence and bundles go only when no
 # session left names them; an open session, a spooled record and a log
 # without a record are kept and said; --dry-run removes nothing; a session
@@ -11,7 +12,7 @@
 T=$(mktemp -d /tmp/kwitness-prune.XXXXXX)
 trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
 S=$T/state
-mkdir -p "$S/records" "$S/logs" "$S/policies" "$S/evidence" "$S/sessions" "$S/spool"
+mkdir -p "$S/records" "$S/logs" "$S/policies" "$S/evidence" "$S/sessions" "$S/spool" "$S/commit"
 hex() { printf '%s' "$1" | sha256sum | cut -c1-64; }
 E_SHARED=$(hex shared) E_OLD=$(hex old) B_SHARED=$(hex bshared) B_OLD=$(hex bold)
 # session ID AGE_DAYS EVIDENCE BUNDLE: a record and a log naming them
@@ -29,6 +30,7 @@ echo '{}' >"$S/sessions/open1.json"
 : >"$S/spool/spooled1"
 echo proof >"$S/records/old1.json.tlog-proof"
 echo cp >"$S/logs/old1.jsonl.checkpoints"
+for c in old1 new1; do echo '{}' >"$S/commit/$c.json"; done
 echo '{"tool":"kwitness.open","evidence":"sha256:'"$E_OLD"'"}' >"$S/logs/norecord.jsonl"
 for e in "$E_SHARED" "$E_OLD"; do echo '{}' >"$S/evidence/$e.json"; done
 for b in "$B_SHARED" "$B_OLD"; do echo '{}' >"$S/policies/$b"; done
@@ -37,18 +39,20 @@ find "$S" -type f | sort >"$T/before"
 out=$("$KW" prune --older-than 30d --state-dir "$S" --dry-run); rc=$?
 expect_eq "--dry-run: exit 0, nothing removed" "0 $(cat "$T/before")" "$rc $(find "$S" -type f | sort)"
 check "--dry-run lists old1's record" grep -qx "would remove $S/records/old1.json" <<<"$out"
+check "--dry-run lists old1's TPM commitment" grep -qx "would remove $S/commit/old1.json" <<<"$out"
 
 out=$("$KW" prune --older-than 30d --state-dir "$S"); rc=$?
 expect_eq "prune: exit 0" 0 "$rc"
 gone=$(comm -23 "$T/before" <(find "$S" -type f | sort) | paste -sd' ')
 expect_eq "old sessions go whole, with evidence and bundle only old1 named" \
-	"$S/logs/old1.jsonl $S/logs/old1.jsonl.checkpoints $S/logs/old2.jsonl $S/policies/$B_OLD $S/records/old1.json $S/records/old1.json.tlog-proof $S/records/old2.json" \
+	"$S/commit/old1.json $S/logs/old1.jsonl $S/logs/old1.jsonl.checkpoints $S/logs/old2.jsonl $S/policies/$B_OLD $S/records/old1.json $S/records/old1.json.tlog-proof $S/records/old2.json" \
 	"$gone"
 expect_eq "every file removed is listed" "$(tr ' ' '\n' <<<"$gone" | sed 's/^/removed /' | sort)" \
 	"$(grep '^removed ' <<<"$out" | sort)"
 check "evidence a log without record names is kept ($E_OLD)" test -e "$S/evidence/$E_OLD.json"
 check "the bundle only old1 named is removed" test ! -e "$S/policies/$B_OLD"
 check "shared evidence stays (new1 names it)" test -e "$S/evidence/$E_SHARED.json"
+check "a kept session's TPM commitment stays" test -e "$S/commit/new1.json"
 check "an open session is kept and said" grep -q "^kept open1: the session is still open" <<<"$out"
 check "a spooled record is kept and said" grep -q "^kept spooled1: spooled for kwitness estate push" <<<"$out"
 check "a log without record is kept and said" grep -q "^kept $S/logs/norecord.jsonl: no record" <<<"$out"

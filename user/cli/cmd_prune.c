@@ -4,7 +4,7 @@
  * removes. The retention rule (docs/install.md, "Keeping state"):
  *   - a session goes when its record is older than DUR (the record file's
  *     time), with its decision log, the log's *.checkpoints, the record's
- *     tlog-proof; never a session still open (its journal in sessions/), nor
+ *     tlog-proof and its TPM commitment (commit/<session>.json); never a session still open (its journal in sessions/), nor
  *     one spooled for `kwitness estate push` and not yet shipped, nor a log
  *     without a record (kept and listed: its record may still come);
  *   - TPM evidence and policy bundles are shared: one goes only when no
@@ -40,8 +40,8 @@ static void prune_usage(FILE *f)
 		"usage: kwitness prune --older-than DUR [--state-dir DIR] [--dry-run]\n\n"
 		"Removes the closed sessions of a kwitnessd state folder whose record is older\n"
 		"than DUR (30d, 12h, 90m, 3600s or seconds): each session's record, decision\n"
-		"log, the log's checkpoints and the record's tlog-proof go together or not at\n"
-		"all; TPM evidence and policy bundles go when no remaining session names them.\n"
+		"log, the log's checkpoints, the record's tlog-proof and the session's TPM\n"
+		"commitment (commit/) go together or not at all; TPM evidence and policy bundles go when no remaining session names them.\n"
 		"Never removed: open sessions, records still spooled for `kwitness estate push`,\n"
 		"logs without a record (listed as kept). Every file removed is listed. Ingest\n"
 		"records into the estate (or copy the folder) before pruning what you must keep.\n\n"
@@ -240,7 +240,7 @@ static int remove_session(struct prune *p, const char *sid)
 	static const char *const forms[] = { "records/%s.json", "records/%s.json.tlog-proof",
 					     "logs/%s.jsonl", "logs/%s.jsonl.checkpoints",
 					     "logs/%s.checkpoints", "logs/%s.jsonl" KW_SEGMENT_MANIFEST_SUFFIX,
-					     NULL };
+					     "commit/%s.json", NULL };
 	char from[8][300], to[8][300], log[300];
 	uint64_t segs, moved;
 	int n = 0, i;
