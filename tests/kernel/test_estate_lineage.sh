@@ -10,7 +10,8 @@
 # --digest by the kernel's SHA-256 of the file (where exec is governed:
 # BPF-LSM) and a pattern nobody ran selects nothing.
 # estate verify derives the procs rows again: the ingested ones hold, a row
-# changed or removed afterwards is named.
+# changed or removed afterwards is named. On PostgreSQL the host's push role
+# (estate roles) ingests, its procs rows under row-level security.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/kwd_lib.sh"
 . "$(dirname "$0")/pg_lib.sh"
@@ -75,10 +76,10 @@ expect_eq "the log holds the 4 connects" 4 "$connects"
 mkdir -p "$KT_TMP/trust" "$KT_TMP/hosts"
 cp "$KT_TMP/signer.jwk" "$KT_TMP/trust/host.jwk"
 
-# suite LABEL URL DBQ
+# suite LABEL URL DBQ [PUSH_URL]: PUSH_URL (a push role's) ingests when given
 suite() {
 	local L=$1 URL=$2 DBQ=$3 out
-	out=$("$KW" estate ingest --create --db "$URL" --trust "$KT_TMP/trust" "$KT_TMP/state" 2>&1)
+	out=$("$KW" estate ingest --create --db "${4:-$URL}" --trust "$KT_TMP/trust" "$KT_TMP/state" 2>&1)
 	check "$L: the record is stored" grep -q '^summary: 1 records: 1 stored' <<<"$out" ||
 		sed 's/^/# /' <<<"$out"
 	expect_eq "$L: schema version 5" 5 "$($DBQ 'SELECT max(version) FROM schema_version')"
@@ -141,6 +142,10 @@ if ! pg_init; then
 	not_ok "postgresql: a private cluster (initdb, pg_ctl) starts"
 	finish
 fi
-suite postgresql "$PGURL" pg_q
+# the host's push role (estate roles) stores the record and its procs rows,
+# under the row-level security that keeps them to its own signer's records
+"$KW" estate query --db "$PGURL" --count >/dev/null 2>&1 # the schema, made by the administrator
+"$KW" estate roles --trust "$KT_TMP/trust" --db "$PGURL" --apply >/dev/null
+suite postgresql "$PGURL" pg_q "postgresql:///estate?host=$PG_TMP&user=kwitness_push_host"
 check "kwitnessd is still running" kwd_alive
 finish
