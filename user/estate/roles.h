@@ -2,7 +2,8 @@
 /* kwitness estate roles: the PostgreSQL roles of an estate that hosts push
  * to (docs/estate.md, "Who can write the estate"). The database's owner is
  * the administrator; each trusted key gets a login role that may insert the
- * records of its own signer and nothing else: no UPDATE, no DELETE. */
+ * records of its own signer (and procs rows of those records only) and
+ * nothing else: no UPDATE, no DELETE. */
 #ifndef KWITNESS_ESTATE_ROLES_H
 #define KWITNESS_ESTATE_ROLES_H
 
