@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "estate/lineage.h"
+#include "trace/lineage.h"
 
 struct proc_row {
 	int64_t line, seq;
@@ -25,31 +26,11 @@ struct estate_lineage {
 	size_t n, cap;
 };
 
-/* A log string as a column: NULs (argv's separators) as spaces, cut at
- * ESTATE_FIELD_MAX bytes on a character boundary (PostgreSQL's text holds
- * no NUL). NULL when v is not a string or on no memory. */
+/* A log string as a column, cut at ESTATE_FIELD_MAX bytes (PostgreSQL's
+ * text holds no NUL: argv's separators become spaces). */
 static char *column(const json_t *v)
 {
-	size_t n, i;
-	char *s;
-
-	if (!json_is_string(v))
-		return NULL;
-	n = json_string_length(v);
-	if (n >= ESTATE_FIELD_MAX) {
-		n = ESTATE_FIELD_MAX - 1;
-		while (n && ((unsigned char)json_string_value(v)[n] & 0xc0) == 0x80)
-			n--;
-	}
-	s = malloc(n + 1);
-	if (!s)
-		return NULL;
-	memcpy(s, json_string_value(v), n);
-	for (i = 0; i < n; i++)
-		if (!s[i])
-			s[i] = ' ';
-	s[n] = '\0';
-	return s;
+	return kw_log_text(v, ESTATE_FIELD_MAX);
 }
 
 static int set_text(json_t *o, const char *k, const char *v)

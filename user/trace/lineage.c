@@ -42,16 +42,19 @@ static char *dup_member(json_t *o, const char *key)
 	return json_is_string(v) ? strndup(json_string_value(v), json_string_length(v)) : NULL;
 }
 
-/* argv with its NULs as spaces, for reading */
-static char *argv_text(json_t *o)
+char *kw_log_text(const json_t *v, size_t max)
 {
-	json_t *v = json_object_get(o, "argv");
 	size_t n, i;
 	char *s;
 
 	if (!json_is_string(v))
 		return NULL;
 	n = json_string_length(v);
+	if (max && n >= max) {
+		n = max - 1;
+		while (n && ((unsigned char)json_string_value(v)[n] & 0xc0) == 0x80)
+			n--;
+	}
 	s = malloc(n + 1);
 	if (!s)
 		return NULL;
@@ -107,10 +110,10 @@ static int add_proc(struct kw_lineage *t, json_t *o, const char *ref)
 		free(p->digest);
 		p->digest = dup_member(o, "digest");
 		take(&p->exe, dup_member(o, "exe"));
-		take(&p->argv, argv_text(o));
+		take(&p->argv, kw_log_text(json_object_get(o, "argv"), 0));
 	} else if (!p->exe) {
 		take(&p->exe, dup_member(o, "exe"));
-		take(&p->argv, argv_text(o));
+		take(&p->argv, kw_log_text(json_object_get(o, "argv"), 0));
 	}
 	return 0;
 }

@@ -18,6 +18,11 @@ int kw_lineage_add(struct kw_lineage *l, const json_t *entry);
 /* The tree as kw_log_tree prints it. */
 void kw_lineage_print(struct kw_lineage *l, FILE *out);
 
+/* A log string for reading: NULs (argv's separators) as spaces, cut at max
+ * - 1 bytes on a UTF-8 character boundary (0: uncut). NULL when v is not a
+ * string, or on no memory. */
+char *kw_log_text(const json_t *v, size_t max);
+
 /* Reads the log f (name for messages) and prints its process tree to out:
  * one line per process, "PID EXE decisions=N proc=REF [digest=D]
  * [argv="..."]", children indented two spaces below their parent. 0,
