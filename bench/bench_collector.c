@@ -36,8 +36,11 @@
  *     makes no decisions; one burst of its whole backlog would fill any ring
  *     buffer). KW_BENCH_RINGBUF=SIZE: another ring buffer size.
  *
- * Usage: bench_collector [synthetic|format|flood|rate|multi|kmulti|checkpoints|sessions ...]
- * (default: all)
+ *  3e. kprio: kmulti's 8 x 200 k/s with kwitnessd.conf loop_priority
+ *     normal, high and realtime, alternating (KW_BENCH_ROUNDS rounds, 4).
+ *
+ * Usage: bench_collector [synthetic|format|flood|rate|multi|kmulti|checkpoints|sessions|kprio ...]
+ * (default: all but kprio)
  * Parts 2-4 need root, cgroup2 and build/kwitnessd; they say why they skip. */
 #include <dirent.h>
 #include <errno.h>
@@ -909,6 +912,33 @@ static void bench_checkpoints(void)
 	unlink(path);
 }
 
+/* 3e: kmulti's 8 x 200 k/s with kwitnessd.conf loop_priority normal, high
+ * and realtime, alternating; KW_BENCH_ROUNDS rounds (default 4). */
+static void bench_loop_priority(void)
+{
+	static const char *const prio[] = { "normal", "high", "realtime" };
+	const char *r = getenv("KW_BENCH_ROUNDS");
+	int rounds = r ? atoi(r) : 4;
+	char path[] = "/tmp/kw-bench-prio-XXXXXX", conf[64];
+	int fd = mkstemp(path);
+
+	if (fd < 0)
+		return;
+	for (int round = 0; round < rounds * 3; round++) {
+		int n = snprintf(conf, sizeof(conf), "loop_priority = %s\n", prio[round % 3]);
+
+		if (ftruncate(fd, 0) || pwrite(fd, conf, (size_t)n, 0) != n)
+			break;
+		setenv("KW_BENCH_KWD_CONFIG", path, 1);
+		printf("loop_priority %s:\n", prio[round % 3]);
+		fflush(stdout);
+		bench_multi_kernel(8, 200000, 400000, 0);
+	}
+	unsetenv("KW_BENCH_KWD_CONFIG");
+	close(fd);
+	unlink(path);
+}
+
 int main(int argc, char **argv)
 {
 	bool all = argc < 2;
@@ -946,6 +976,8 @@ int main(int argc, char **argv)
 		}
 		if (!part || !strcmp(part, "checkpoints"))
 			bench_checkpoints();
+		if (part && !strcmp(part, "kprio"))
+			bench_loop_priority();
 		if (!part || !strcmp(part, "sessions"))
 			bench_sessions(1000);
 	}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The loop thread reads every session's ring buffer: when it waits for a CPU
+ * longer than a ring buffer holds, decisions are dropped (and marked). On a
+ * busy host a higher priority for that one thread keeps it running; the I/O
+ * worker, the signer and the exporters stay at the priority kwitnessd was
+ * started with. */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <syslog.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include "kwd.h"
+#include "loop_priority.h"
+#include "util.h"
+
+static const char *const names[] = {
+	[KWD_LOOP_NORMAL] = "normal",
+	[KWD_LOOP_HIGH] = "high",
+	[KWD_LOOP_REALTIME] = "realtime",
+};
+
+int kwd_loop_priority_parse(const char *v, unsigned *out)
+{
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(v, names[i])) {
+			*out = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *kwd_loop_priority_name(unsigned p)
+{
+	return p < sizeof(names) / sizeof(names[0]) ? names[p] : "?";
+}
+
+void kwd_loop_priority_apply(struct kwd *d)
+{
+	unsigned p = d->cfg.loop_priority;
+	struct sched_param sp = { 0 };
+	int policy = SCHED_OTHER;
+
+	if (p == KWD_LOOP_NORMAL)
+		return;
+	if (p == KWD_LOOP_REALTIME) {
+		policy = SCHED_RR;
+		sp.sched_priority = KWD_LOOP_RT_PRIORITY;
+	}
+	/* pid 0 and the thread's own tid: this thread only, not the process. */
+	if (sched_setscheduler(0, policy | SCHED_RESET_ON_FORK, &sp) < 0 ||
+	    (p == KWD_LOOP_HIGH && setpriority(PRIO_PROCESS, (id_t)gettid(), KWD_LOOP_HIGH_NICE) < 0)) {
+		kwd_log(d, LOG_WARNING, "loop_priority = %s not set (%s): the loop thread runs at "
+			"the priority kwitnessd was started with", names[p], strerror(errno));
+		return;
+	}
+	kwd_log(d, LOG_NOTICE, "loop thread %d: loop_priority = %s (%s)", (int)gettid(), names[p],
+		p == KWD_LOOP_HIGH ? "nice -10" : "SCHED_RR priority 1");
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kwitnessd.conf loop_priority: the scheduling of the thread that empties
+ * the ring buffers (the main loop). */
+#ifndef KWITNESSD_LOOP_PRIORITY_H
+#define KWITNESSD_LOOP_PRIORITY_H
+
+#include <stddef.h>
+
+struct kwd;
+
+enum kwd_loop_priority {
+	KWD_LOOP_NORMAL,   /* as started (default) */
+	KWD_LOOP_HIGH,     /* SCHED_OTHER at nice KWD_LOOP_HIGH_NICE */
+	KWD_LOOP_REALTIME, /* SCHED_RR at priority KWD_LOOP_RT_PRIORITY */
+};
+#define KWD_LOOP_HIGH_NICE (-10)
+#define KWD_LOOP_RT_PRIORITY 1
+
+/* "normal", "high" or "realtime": 0, or -EINVAL. */
+int kwd_loop_priority_parse(const char *v, unsigned *out);
+const char *kwd_loop_priority_name(unsigned p);
+/* Sets the calling thread's scheduling as configured; a failure is logged
+ * and the thread goes on as it was. Threads and processes it creates later
+ * start at the normal priority (SCHED_RESET_ON_FORK). */
+void kwd_loop_priority_apply(struct kwd *d);
+
+#endif
