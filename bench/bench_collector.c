@@ -339,6 +339,32 @@ static double thread_wait_s(pid_t pid, pid_t tid)
 	return (double)wait / 1e9;
 }
 
+/* The thread of pid named name (comm), or 0. */
+static pid_t thread_named(pid_t pid, const char *name)
+{
+	char path[80], comm[32];
+	struct dirent *e;
+	pid_t found = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	while (dir && !found && (e = readdir(dir))) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/comm", (int)pid, e->d_name);
+		f = fopen(path, "re");
+		if (f && fgets(comm, sizeof(comm), f) && !strncmp(comm, name, strlen(name)) &&
+		    comm[strlen(name)] == '\n')
+			found = (pid_t)atoi(e->d_name);
+		if (f)
+			fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	return found;
+}
+
 static double load_1m(void)
 {
 	double l = 0;
@@ -693,7 +719,8 @@ static void bench_multi_kernel(int nsess, long rate, long count, int nice)
 	char *id[16] = { 0 };
 	long long dec = 0, drop = 0, marked = 0, unmarked = 0;
 	long done[16] = { 0 }, batch = rate / 1000, burst = 0;
-	double t0, t, cpu0, cpu, pcpu0, pcpu, loop0, loop, wait0, wait;
+	double t0, t, cpu0, cpu, pcpu0, pcpu, loop0, loop, wait0, wait, iowait0, iowait;
+	pid_t io_tid;
 	/* kwitnessd's maps the producer records through (the first three), and
 	 * the one that gives each session's slot */
 	const char *const names[] = { "kw_sessions", "kw_ringbufs", "kw_lost", "kw_cgroups" };
@@ -761,6 +788,8 @@ static void bench_multi_kernel(int nsess, long rate, long count, int nice)
 	cpu0 = proc_cpu_s(d.pid);
 	loop0 = main_thread_cpu_s(d.pid);
 	wait0 = thread_wait_s(d.pid, d.pid);
+	io_tid = thread_named(d.pid, "kwd-io");
+	iowait0 = io_tid ? thread_wait_s(d.pid, io_tid) : 0;
 	pcpu0 = thread_cpu_s();
 	t0 = now_s();
 	for (;;) {
@@ -806,6 +835,7 @@ close:
 	usleep(100000); /* the last gaps are given up */
 	loop = main_thread_cpu_s(d.pid) - loop0; /* before the closes' fsyncs */
 	wait = thread_wait_s(d.pid, d.pid) - wait0;
+	iowait = io_tid ? thread_wait_s(d.pid, io_tid) - iowait0 : -1;
 	gap_counts(&d, &marked, &unmarked);
 	close_counting(&d, id, nsess, &dec, &drop);
 	cpu = proc_cpu_s(d.pid) - cpu0;
@@ -815,12 +845,12 @@ close:
 	       "CPU-seconds per million logged, its loop thread (reads the ring buffers) %.2f; "
 	       "producer %.2f CPU-seconds per million made; "
 	       "gaps given up on the kernel's drop marks %lld, without (after waiting) %lld; "
-	       "loop thread runnable but waiting for a CPU %.3f s; largest producer batch %.1f ms "
+	       "loop thread runnable but waiting for a CPU %.3f s, I/O thread %.3f s; largest producer batch %.1f ms "
 	       "of one session's decisions; load %.2f\n",
 	       nsess, ring, nice, rate, (double)count / t, (double)count * nsess / t,
 	       (long long)count * nsess, dec, drop, cpu, dec ? cpu * 1e6 / (double)dec : 0.0,
 	       dec ? loop * 1e6 / (double)dec : 0.0, pcpu * 1e6 / ((double)count * nsess), marked,
-	       unmarked, wait, (double)burst * 1000.0 / (double)rate, load_1m());
+	       unmarked, wait, iowait, (double)burst * 1000.0 / (double)rate, load_1m());
 out:
 	producer_bpf__destroy(p);
 	for (int i = 0; i < 4; i++)

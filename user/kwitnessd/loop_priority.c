@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The loop thread reads every session's ring buffer: when it waits for a CPU
- * longer than a ring buffer holds, decisions are dropped (and marked). On a
- * busy host a higher priority for that one thread keeps it running; the I/O
- * worker, the signer and the exporters stay at the priority kwitnessd was
- * started with. */
+/* The loop thread reads every session's ring buffer and the I/O thread
+ * writes what it read; the space is released after the write. When either
+ * waits for a CPU longer than a ring buffer holds, decisions are dropped
+ * (and marked). On a busy host a higher priority for these two threads keeps
+ * them running; the signer, the exporters and the metrics thread stay at the
+ * priority kwitnessd was started with. */
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
@@ -35,7 +36,7 @@ const char *kwd_loop_priority_name(unsigned p)
 	return p < sizeof(names) / sizeof(names[0]) ? names[p] : "?";
 }
 
-void kwd_loop_priority_apply(struct kwd *d)
+void kwd_loop_priority_apply(struct kwd *d, const char *which)
 {
 	unsigned p = d->cfg.loop_priority;
 	struct sched_param sp = { 0 };
@@ -50,10 +51,10 @@ void kwd_loop_priority_apply(struct kwd *d)
 	/* pid 0 and the thread's own tid: this thread only, not the process. */
 	if (sched_setscheduler(0, policy | SCHED_RESET_ON_FORK, &sp) < 0 ||
 	    (p == KWD_LOOP_HIGH && setpriority(PRIO_PROCESS, (id_t)gettid(), KWD_LOOP_HIGH_NICE) < 0)) {
-		kwd_log(d, LOG_WARNING, "loop_priority = %s not set (%s): the loop thread runs at "
-			"the priority kwitnessd was started with", names[p], strerror(errno));
+		kwd_log(d, LOG_WARNING, "loop_priority = %s not set (%s): the %s runs at the "
+			"priority kwitnessd was started with", names[p], strerror(errno), which);
 		return;
 	}
-	kwd_log(d, LOG_NOTICE, "loop thread %d: loop_priority = %s (%s)", (int)gettid(), names[p],
+	kwd_log(d, LOG_NOTICE, "%s %d: loop_priority = %s (%s)", which, (int)gettid(), names[p],
 		p == KWD_LOOP_HIGH ? "nice -10" : "SCHED_RR priority 1");
 }

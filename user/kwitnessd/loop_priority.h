@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kwitnessd.conf loop_priority: the scheduling of the thread that empties
- * the ring buffers (the main loop). */
+/* kwitnessd.conf loop_priority: the scheduling of the two threads that
+ * empty the ring buffers: the loop, which reads them, and the I/O thread,
+ * which writes what was read (its space is released only then). */
 #ifndef KWITNESSD_LOOP_PRIORITY_H
 #define KWITNESSD_LOOP_PRIORITY_H
 
@@ -19,9 +20,10 @@ enum kwd_loop_priority {
 /* "normal", "high" or "realtime": 0, or -EINVAL. */
 int kwd_loop_priority_parse(const char *v, unsigned *out);
 const char *kwd_loop_priority_name(unsigned p);
-/* Sets the calling thread's scheduling as configured; a failure is logged
- * and the thread goes on as it was. Threads and processes it creates later
- * start at the normal priority (SCHED_RESET_ON_FORK). */
-void kwd_loop_priority_apply(struct kwd *d);
+/* Sets the calling thread's scheduling as configured (which: its name in
+ * the log); a failure is logged and the thread goes on as it was. Threads
+ * and processes it creates later start at the normal priority
+ * (SCHED_RESET_ON_FORK). */
+void kwd_loop_priority_apply(struct kwd *d, const char *which);
 
 #endif

@@ -611,7 +611,7 @@ int main(int argc, char **argv)
 		d->cfg.ringbuf_size, d->wakeup_bytes, d->n_sessions);
 
 	/* after every other thread started: they keep the normal priority */
-	kwd_loop_priority_apply(d);
+	kwd_loop_priority_apply(d, "loop thread");
 	e = run_loop(d);
 	d->stopping = true;
 	kwd_metrics_stop(d); /* before what it reads goes */
