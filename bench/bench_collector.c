@@ -37,7 +37,8 @@
  *     buffer). KW_BENCH_RINGBUF=SIZE: another ring buffer size.
  *
  *  3e. kprio: kmulti's 8 x 200 k/s with kwitnessd.conf loop_priority
- *     normal, high and realtime, alternating (KW_BENCH_ROUNDS rounds, 4).
+ *     normal, high and realtime, alternating (KW_BENCH_ROUNDS rounds, 4;
+ *     KW_BENCH_PRIO=NAME: that one only).
  *
  * Usage: bench_collector [synthetic|format|flood|rate|multi|kmulti|checkpoints|sessions|kprio ...]
  * (default: all but kprio)
@@ -943,24 +944,26 @@ static void bench_checkpoints(void)
 }
 
 /* 3e: kmulti's 8 x 200 k/s with kwitnessd.conf loop_priority normal, high
- * and realtime, alternating; KW_BENCH_ROUNDS rounds (default 4). */
+ * and realtime, alternating; KW_BENCH_ROUNDS rounds (default 4);
+ * KW_BENCH_PRIO=NAME: that one only. */
 static void bench_loop_priority(void)
 {
-	static const char *const prio[] = { "normal", "high", "realtime" };
-	const char *r = getenv("KW_BENCH_ROUNDS");
-	int rounds = r ? atoi(r) : 4;
+	static const char *const all[] = { "normal", "high", "realtime" };
+	const char *r = getenv("KW_BENCH_ROUNDS"), *one = getenv("KW_BENCH_PRIO");
+	const char *const *prio = one ? &one : all;
+	int rounds = r ? atoi(r) : 4, n_prio = one ? 1 : 3;
 	char path[] = "/tmp/kw-bench-prio-XXXXXX", conf[64];
 	int fd = mkstemp(path);
 
 	if (fd < 0)
 		return;
-	for (int round = 0; round < rounds * 3; round++) {
-		int n = snprintf(conf, sizeof(conf), "loop_priority = %s\n", prio[round % 3]);
+	for (int round = 0; round < rounds * n_prio; round++) {
+		int n = snprintf(conf, sizeof(conf), "loop_priority = %.32s\n", prio[round % n_prio]);
 
 		if (ftruncate(fd, 0) || pwrite(fd, conf, (size_t)n, 0) != n)
 			break;
 		setenv("KW_BENCH_KWD_CONFIG", path, 1);
-		printf("loop_priority %s:\n", prio[round % 3]);
+		printf("loop_priority %s:\n", prio[round % n_prio]);
 		fflush(stdout);
 		bench_multi_kernel(8, 200000, 400000, 0);
 	}
