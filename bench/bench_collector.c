@@ -37,7 +37,7 @@
  *     buffer). KW_BENCH_RINGBUF=SIZE: another ring buffer size.
  *
  *  3e. kprio: kmulti's 8 x 200 k/s with kwitnessd.conf loop_priority
- *     normal, high and realtime, alternating (KW_BENCH_ROUNDS rounds, 4;
+ *     normal and realtime, alternating (KW_BENCH_ROUNDS rounds, 4;
  *     KW_BENCH_PRIO=NAME: that one only).
  *
  * Usage: bench_collector [synthetic|format|flood|rate|multi|kmulti|checkpoints|sessions|kprio ...]
@@ -943,15 +943,15 @@ static void bench_checkpoints(void)
 	unlink(path);
 }
 
-/* 3e: kmulti's 8 x 200 k/s with kwitnessd.conf loop_priority normal, high
- * and realtime, alternating; KW_BENCH_ROUNDS rounds (default 4);
+/* 3e: kmulti's 8 x 200 k/s with kwitnessd.conf loop_priority normal and
+ * realtime, alternating; KW_BENCH_ROUNDS rounds (default 4);
  * KW_BENCH_PRIO=NAME: that one only. */
 static void bench_loop_priority(void)
 {
-	static const char *const all[] = { "normal", "high", "realtime" };
+	static const char *const all[] = { "normal", "realtime" };
 	const char *r = getenv("KW_BENCH_ROUNDS"), *one = getenv("KW_BENCH_PRIO");
 	const char *const *prio = one ? &one : all;
-	int rounds = r ? atoi(r) : 4, n_prio = one ? 1 : 3;
+	int rounds = r ? atoi(r) : 4, n_prio = one ? 1 : 2;
 	char path[] = "/tmp/kw-bench-prio-XXXXXX", conf[64];
 	int fd = mkstemp(path);
 

@@ -36,8 +36,8 @@ printf 'ringbuf_size = 5000\n' >"$KT_TMP/badring.conf"
 start_fail "config: ringbuf_size must be a power of two" "power of two" \
 	--key "$KT_TMP/key.pem" --config "$KT_TMP/badring.conf"
 printf 'loop_priority = urgent\n' >"$KT_TMP/badprio.conf"
-start_fail "config: loop_priority must be normal, high or realtime" \
-	"badprio.conf:1: loop_priority must be normal, high or realtime" \
+start_fail "config: loop_priority must be normal or realtime" \
+	"badprio.conf:1: loop_priority must be normal or realtime" \
 	--key "$KT_TMP/key.pem" --config "$KT_TMP/badprio.conf"
 start_fail "--config that does not exist is an error" "No such file" \
 	--key "$KT_TMP/key.pem" --config "$KT_TMP/none.conf"

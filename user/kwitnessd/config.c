@@ -308,8 +308,8 @@ int kwd_config_load(struct kwd_config *c, const char *path, bool must_exist, cha
 		} else if (!strcmp(key, "loop_priority")) {
 			e = kwd_loop_priority_parse(val, &c->loop_priority);
 			if (e)
-				snprintf(err, errlen, "%s:%u: loop_priority must be normal, high or "
-					 "realtime", path, lineno);
+				snprintf(err, errlen, "%s:%u: loop_priority must be normal or realtime",
+					 path, lineno);
 		} else if (!strcmp(key, "log")) {
 			e = set_string(&c->log_dir, val);
 		} else if (!strcmp(key, "log_key")) {

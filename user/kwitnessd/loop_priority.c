@@ -9,7 +9,6 @@
 #include <sched.h>
 #include <string.h>
 #include <syslog.h>
-#include <sys/resource.h>
 #include <unistd.h>
 #include "kwd.h"
 #include "loop_priority.h"
@@ -17,7 +16,6 @@
 
 static const char *const names[] = {
 	[KWD_LOOP_NORMAL] = "normal",
-	[KWD_LOOP_HIGH] = "high",
 	[KWD_LOOP_REALTIME] = "realtime",
 };
 
@@ -39,22 +37,17 @@ const char *kwd_loop_priority_name(unsigned p)
 void kwd_loop_priority_apply(struct kwd *d, const char *which)
 {
 	unsigned p = d->cfg.loop_priority;
-	struct sched_param sp = { 0 };
-	int policy = SCHED_OTHER;
+	struct sched_param sp = { .sched_priority = KWD_LOOP_RT_PRIORITY };
 
-	if (p == KWD_LOOP_NORMAL)
+	/* normal: the process's nice -10 (main.c), which bounds no wake-up delay */
+	if (p != KWD_LOOP_REALTIME)
 		return;
-	if (p == KWD_LOOP_REALTIME) {
-		policy = SCHED_RR;
-		sp.sched_priority = KWD_LOOP_RT_PRIORITY;
-	}
-	/* pid 0 and the thread's own tid: this thread only, not the process. */
-	if (sched_setscheduler(0, policy | SCHED_RESET_ON_FORK, &sp) < 0 ||
-	    (p == KWD_LOOP_HIGH && setpriority(PRIO_PROCESS, (id_t)gettid(), KWD_LOOP_HIGH_NICE) < 0)) {
+	/* pid 0: the calling thread only, not the process. */
+	if (sched_setscheduler(0, SCHED_RR | SCHED_RESET_ON_FORK, &sp) < 0) {
 		kwd_log(d, LOG_WARNING, "loop_priority = %s not set (%s): the %s runs at the "
 			"priority kwitnessd was started with", names[p], strerror(errno), which);
 		return;
 	}
-	kwd_log(d, LOG_NOTICE, "%s %d: loop_priority = %s (%s)", which, (int)gettid(), names[p],
-		p == KWD_LOOP_HIGH ? "nice -10" : "SCHED_RR priority 1");
+	kwd_log(d, LOG_NOTICE, "%s %d: loop_priority = %s (SCHED_RR priority %d)", which,
+		(int)gettid(), names[p], KWD_LOOP_RT_PRIORITY);
 }

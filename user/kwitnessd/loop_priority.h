@@ -10,14 +10,12 @@
 struct kwd;
 
 enum kwd_loop_priority {
-	KWD_LOOP_NORMAL,   /* as started (default) */
-	KWD_LOOP_HIGH,     /* SCHED_OTHER at nice KWD_LOOP_HIGH_NICE */
+	KWD_LOOP_NORMAL,   /* as the process (nice -10, main.c) (default) */
 	KWD_LOOP_REALTIME, /* SCHED_RR at priority KWD_LOOP_RT_PRIORITY */
 };
-#define KWD_LOOP_HIGH_NICE (-10)
 #define KWD_LOOP_RT_PRIORITY 1
 
-/* "normal", "high" or "realtime": 0, or -EINVAL. */
+/* "normal" or "realtime": 0, or -EINVAL. */
 int kwd_loop_priority_parse(const char *v, unsigned *out);
 const char *kwd_loop_priority_name(unsigned p);
 /* Sets the calling thread's scheduling as configured (which: its name in
