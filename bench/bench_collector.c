@@ -36,8 +36,12 @@
  *     makes no decisions; one burst of its whole backlog would fill any ring
  *     buffer). KW_BENCH_RINGBUF=SIZE: another ring buffer size.
  *
- * Usage: bench_collector [synthetic|format|flood|rate|multi|kmulti|checkpoints|sessions ...]
- * (default: all)
+ *  3e. kprio: kmulti's 8 x 200 k/s with kwitnessd.conf loop_priority
+ *     normal and realtime, alternating (KW_BENCH_ROUNDS rounds, 4;
+ *     KW_BENCH_PRIO=NAME: that one only).
+ *
+ * Usage: bench_collector [synthetic|format|flood|rate|multi|kmulti|checkpoints|sessions|kprio ...]
+ * (default: all but kprio)
  * Parts 2-4 need root, cgroup2 and build/kwitnessd; they say why they skip. */
 #include <dirent.h>
 #include <errno.h>
@@ -334,6 +338,32 @@ static double thread_wait_s(pid_t pid, pid_t tid)
 		wait = 0;
 	fclose(f);
 	return (double)wait / 1e9;
+}
+
+/* The thread of pid named name (comm), or 0. */
+static pid_t thread_named(pid_t pid, const char *name)
+{
+	char path[80], comm[32];
+	struct dirent *e;
+	pid_t found = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	while (dir && !found && (e = readdir(dir))) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/comm", (int)pid, e->d_name);
+		f = fopen(path, "re");
+		if (f && fgets(comm, sizeof(comm), f) && !strncmp(comm, name, strlen(name)) &&
+		    comm[strlen(name)] == '\n')
+			found = (pid_t)atoi(e->d_name);
+		if (f)
+			fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	return found;
 }
 
 static double load_1m(void)
@@ -690,7 +720,8 @@ static void bench_multi_kernel(int nsess, long rate, long count, int nice)
 	char *id[16] = { 0 };
 	long long dec = 0, drop = 0, marked = 0, unmarked = 0;
 	long done[16] = { 0 }, batch = rate / 1000, burst = 0;
-	double t0, t, cpu0, cpu, pcpu0, pcpu, loop0, loop, wait0, wait;
+	double t0, t, cpu0, cpu, pcpu0, pcpu, loop0, loop, wait0, wait, iowait0, iowait;
+	pid_t io_tid;
 	/* kwitnessd's maps the producer records through (the first three), and
 	 * the one that gives each session's slot */
 	const char *const names[] = { "kw_sessions", "kw_ringbufs", "kw_lost", "kw_cgroups" };
@@ -758,6 +789,8 @@ static void bench_multi_kernel(int nsess, long rate, long count, int nice)
 	cpu0 = proc_cpu_s(d.pid);
 	loop0 = main_thread_cpu_s(d.pid);
 	wait0 = thread_wait_s(d.pid, d.pid);
+	io_tid = thread_named(d.pid, "kwd-io");
+	iowait0 = io_tid ? thread_wait_s(d.pid, io_tid) : 0;
 	pcpu0 = thread_cpu_s();
 	t0 = now_s();
 	for (;;) {
@@ -803,6 +836,7 @@ close:
 	usleep(100000); /* the last gaps are given up */
 	loop = main_thread_cpu_s(d.pid) - loop0; /* before the closes' fsyncs */
 	wait = thread_wait_s(d.pid, d.pid) - wait0;
+	iowait = io_tid ? thread_wait_s(d.pid, io_tid) - iowait0 : -1;
 	gap_counts(&d, &marked, &unmarked);
 	close_counting(&d, id, nsess, &dec, &drop);
 	cpu = proc_cpu_s(d.pid) - cpu0;
@@ -812,12 +846,12 @@ close:
 	       "CPU-seconds per million logged, its loop thread (reads the ring buffers) %.2f; "
 	       "producer %.2f CPU-seconds per million made; "
 	       "gaps given up on the kernel's drop marks %lld, without (after waiting) %lld; "
-	       "loop thread runnable but waiting for a CPU %.3f s; largest producer batch %.1f ms "
+	       "loop thread runnable but waiting for a CPU %.3f s, I/O thread %.3f s; largest producer batch %.1f ms "
 	       "of one session's decisions; load %.2f\n",
 	       nsess, ring, nice, rate, (double)count / t, (double)count * nsess / t,
 	       (long long)count * nsess, dec, drop, cpu, dec ? cpu * 1e6 / (double)dec : 0.0,
 	       dec ? loop * 1e6 / (double)dec : 0.0, pcpu * 1e6 / ((double)count * nsess), marked,
-	       unmarked, wait, (double)burst * 1000.0 / (double)rate, load_1m());
+	       unmarked, wait, iowait, (double)burst * 1000.0 / (double)rate, load_1m());
 out:
 	producer_bpf__destroy(p);
 	for (int i = 0; i < 4; i++)
@@ -909,6 +943,35 @@ static void bench_checkpoints(void)
 	unlink(path);
 }
 
+/* 3e: kmulti's 8 x 200 k/s with kwitnessd.conf loop_priority normal and
+ * realtime, alternating; KW_BENCH_ROUNDS rounds (default 4);
+ * KW_BENCH_PRIO=NAME: that one only. */
+static void bench_loop_priority(void)
+{
+	static const char *const all[] = { "normal", "realtime" };
+	const char *r = getenv("KW_BENCH_ROUNDS"), *one = getenv("KW_BENCH_PRIO");
+	const char *const *prio = one ? &one : all;
+	int rounds = r ? atoi(r) : 4, n_prio = one ? 1 : 2;
+	char path[] = "/tmp/kw-bench-prio-XXXXXX", conf[64];
+	int fd = mkstemp(path);
+
+	if (fd < 0)
+		return;
+	for (int round = 0; round < rounds * n_prio; round++) {
+		int n = snprintf(conf, sizeof(conf), "loop_priority = %.32s\n", prio[round % n_prio]);
+
+		if (ftruncate(fd, 0) || pwrite(fd, conf, (size_t)n, 0) != n)
+			break;
+		setenv("KW_BENCH_KWD_CONFIG", path, 1);
+		printf("loop_priority %s:\n", prio[round % n_prio]);
+		fflush(stdout);
+		bench_multi_kernel(8, 200000, 400000, 0);
+	}
+	unsetenv("KW_BENCH_KWD_CONFIG");
+	close(fd);
+	unlink(path);
+}
+
 int main(int argc, char **argv)
 {
 	bool all = argc < 2;
@@ -946,6 +1009,8 @@ int main(int argc, char **argv)
 		}
 		if (!part || !strcmp(part, "checkpoints"))
 			bench_checkpoints();
+		if (part && !strcmp(part, "kprio"))
+			bench_loop_priority();
 		if (!part || !strcmp(part, "sessions"))
 			bench_sessions(1000);
 	}

@@ -35,6 +35,10 @@ start_fail "config: an unknown group is an error" "unknown group" \
 printf 'ringbuf_size = 5000\n' >"$KT_TMP/badring.conf"
 start_fail "config: ringbuf_size must be a power of two" "power of two" \
 	--key "$KT_TMP/key.pem" --config "$KT_TMP/badring.conf"
+printf 'loop_priority = urgent\n' >"$KT_TMP/badprio.conf"
+start_fail "config: loop_priority must be normal or realtime" \
+	"badprio.conf:1: loop_priority must be normal or realtime" \
+	--key "$KT_TMP/key.pem" --config "$KT_TMP/badprio.conf"
 start_fail "--config that does not exist is an error" "No such file" \
 	--key "$KT_TMP/key.pem" --config "$KT_TMP/none.conf"
 out=$("$KWD" --ringbuf-size 1000 2>&1)
@@ -57,6 +61,7 @@ verifier = spiffe://test.kwitness.local/collector
 model_provider = example-provider
 model_id = example-model-1
 data_class = restricted
+loop_priority = realtime
 EOF
 KT_SOCK=$KT_TMP/kwitnessd.sock
 TRACE_PRIVATE_KEY_PEM=$(cat "$KT_TMP/env-key.pem") "$KWD" --foreground --state-dir "$KT_TMP/state" \
@@ -72,6 +77,23 @@ expect_eq "the PEM from TRACE_PRIVATE_KEY_PEM is wiped from /proc/PID/environ" 0
 	"$(tr '\0' '\n' <"/proc/$KT_DPID/environ" | grep -c 'PRIVATE KEY')"
 expect_eq "ring buffer size from the configuration" "ringbuf:   65536 bytes per session" \
 	"$("$KW" status --socket "$KT_SOCK" | grep '^ringbuf:')"
+# Field 41 of /proc/PID/task/TID/stat: the thread's policy (2: SCHED_RR).
+# The status reply above came from the loop, which sets its priority first;
+# the I/O thread (named kwd-io) sets its own as it starts.
+thread_policy() { sed 's/.*) //' "/proc/$KT_DPID/task/$1/stat" | cut -d' ' -f39; }
+io_tid=$(grep -lx kwd-io /proc/$KT_DPID/task/*/comm | cut -d/ -f5)
+if grep -q "loop_priority = realtime not set" "$KT_TMP/kwitnessd.log"; then
+	skip "$(grep -o 'loop_priority = realtime not set ([^)]*)' "$KT_TMP/kwitnessd.log" | head -1)"
+else
+	expect_eq "loop_priority = realtime: the loop (main) thread is SCHED_RR" 2 \
+		"$(thread_policy "$KT_DPID")"
+	expect_eq "loop_priority = realtime: the I/O thread is SCHED_RR" 2 \
+		"$([ -n "$io_tid" ] && thread_policy "$io_tid")"
+fi
+others=$(for t in /proc/$KT_DPID/task/*; do
+	t=${t##*/}; [ "$t" = "$KT_DPID" ] || [ "$t" = "$io_tid" ] || thread_policy "$t"
+done | sort -u | tr '\n' ' ')
+expect_eq "loop_priority = realtime: the other threads stay SCHED_OTHER" "0 " "$others"
 if kwd_has_hook net.connect; then
 	cg=$(cg_make conf)
 	pol=$(policy_file conf '{"kwitness_policy":1,"mode":"advisory","net":{"connect":[]}}')

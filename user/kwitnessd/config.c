@@ -13,6 +13,7 @@
 #include "trace/logsegment.h"
 #include "decision_syslog.h"
 #include "metrics.h"
+#include "loop_priority.h"
 
 
 static char *trim(char *s)
@@ -304,6 +305,11 @@ int kwd_config_load(struct kwd_config *c, const char *path, bool must_exist, cha
 					 path, lineno);
 			else
 				c->syslog_decisions = v;
+		} else if (!strcmp(key, "loop_priority")) {
+			e = kwd_loop_priority_parse(val, &c->loop_priority);
+			if (e)
+				snprintf(err, errlen, "%s:%u: loop_priority must be normal or realtime",
+					 path, lineno);
 		} else if (!strcmp(key, "log")) {
 			e = set_string(&c->log_dir, val);
 		} else if (!strcmp(key, "log_key")) {

@@ -80,6 +80,7 @@ struct kwd_config {
 	/* A session log is cut into segments of this many bytes (segwrite.c;
 	 * 0: one file). */
 	uint64_t log_segment_bytes;
+	unsigned loop_priority; /* enum kwd_loop_priority (loop_priority.c) */
 	/* set by config.c so main() knows what came from the command line */
 	bool ringbuf_from_cli;
 };

@@ -37,6 +37,7 @@
 #include "hostinfo.h"
 #include "checkpoint.h"
 #include "kwd.h"
+#include "loop_priority.h"
 #include "otlp.h"
 #include "decision_syslog.h"
 #include "metrics.h"
@@ -609,6 +610,8 @@ int main(int argc, char **argv)
 		"%u session(s) resumed)", d->cfg.socket_path, d->cfg.state_dir,
 		d->cfg.ringbuf_size, d->wakeup_bytes, d->n_sessions);
 
+	/* after every other thread started: they keep the normal priority */
+	kwd_loop_priority_apply(d, "loop thread");
 	e = run_loop(d);
 	d->stopping = true;
 	kwd_metrics_stop(d); /* before what it reads goes */

@@ -22,6 +22,7 @@
 #include "collector/transcript.h"
 #include "checkpoint.h"
 #include "kwd.h"
+#include "loop_priority.h"
 #include "publisher.h"
 #include "ring.h"
 #include "segwrite.h"
@@ -309,6 +310,8 @@ static void *worker_main(void *arg)
 {
 	struct kwd_worker *w = arg;
 
+	/* ring space is released once this thread wrote it: it too must run */
+	kwd_loop_priority_apply(w->d, "I/O thread");
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
 		struct kwd_job *job = w->head;
@@ -377,6 +380,7 @@ int kwd_worker_start(struct kwd *d, char *err, size_t errlen)
 		free(w);
 		return -e;
 	}
+	pthread_setname_np(w->thread, "kwd-io"); /* for ps, top and the bench */
 	d->worker = w;
 	return 0;
 }
