@@ -30,6 +30,8 @@ struct ckpt_item {
 	struct ckpt_item *next;
 };
 
+static void item_free(struct ckpt_item *it);
+
 struct kwd_ckpt_tlog {
 	struct kwd *d;
 	pthread_t thread;
@@ -38,8 +40,26 @@ struct kwd_ckpt_tlog {
 	struct ckpt_item *head, *tail;
 	unsigned queued;
 	bool stop;
+	int64_t quiet_until_ms; /* after a failure: no checkpoint taken before */
 	uint64_t logged, failed, dropped;
 };
+
+/* Under t->lock, after a failure: what waits is dropped and nothing is
+ * taken for KWD_CKPT_TLOG_BACKOFF_S, so a stalled log or witness holds the
+ * log's lock (which records need too) for one checkpoint at a time. */
+static void back_off(struct kwd_ckpt_tlog *t)
+{
+	t->quiet_until_ms = kwd_now_ms() + KWD_CKPT_TLOG_BACKOFF_S * 1000;
+	while (t->head) {
+		struct ckpt_item *it = t->head;
+
+		t->head = it->next;
+		t->dropped++;
+		item_free(it);
+	}
+	t->tail = NULL;
+	t->queued = 0;
+}
 
 static void item_free(struct ckpt_item *it)
 {
@@ -129,9 +149,10 @@ static void *tlog_main(void *arg)
 			kwd_log(NULL, LOG_WARNING, "checkpoint %" PRIu64 " of %s not logged: %s", it->n,
 				it->proofs_path, why);
 		pthread_mutex_lock(&t->lock);
-		if (e)
+		if (e) {
 			t->failed++;
-		else
+			back_off(t);
+		} else
 			t->logged++;
 		item_free(it);
 	}
@@ -180,18 +201,20 @@ void kwd_ckpt_tlog_submit(struct kwd *d, const char *ckpt_path, uint64_t n, cons
 {
 	struct kwd_ckpt_tlog *t = d->ckpt_tlog;
 	struct ckpt_item *it;
-	bool full;
+	bool full, quiet;
 
 	if (!t)
 		return;
 	pthread_mutex_lock(&t->lock);
 	full = t->queued >= KWD_CKPT_TLOG_QUEUE_MAX;
-	if (full)
+	quiet = kwd_now_ms() < t->quiet_until_ms;
+	if (full || quiet)
 		t->dropped++;
 	pthread_mutex_unlock(&t->lock);
-	if (full) {
-		kwd_log(NULL, LOG_WARNING, "checkpoint %" PRIu64 " of %s not logged: the transparency "
-			"queue is full (the log or a witness stalls)", n, ckpt_path);
+	if (full || quiet) {
+		kwd_log(NULL, LOG_WARNING, "checkpoint %" PRIu64 " of %s not logged: %s", n, ckpt_path,
+			full ? "the transparency queue is full (the log or a witness stalls)" :
+			"the last one failed; none is logged for a while");
 		return;
 	}
 	it = calloc(1, sizeof(*it));

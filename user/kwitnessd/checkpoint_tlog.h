@@ -5,7 +5,7 @@
  * (LOG.checkpoints + KW_CKPT_TLOG_SUFFIX, one JSON line per proof). The
  * network and the log's lock are taken on a thread of its own, behind a
  * bounded queue: when the log stalls, checkpoints are dropped from it (and
- * counted), never waited for. docs/transparency.md, "Checkpoints". */
+ * counted), never waited for; after a failure, for KWD_CKPT_TLOG_BACKOFF_S. docs/transparency.md, "Checkpoints". */
 #ifndef KWITNESSD_CHECKPOINT_TLOG_H
 #define KWITNESSD_CHECKPOINT_TLOG_H
 
@@ -16,6 +16,8 @@
 #define KW_CKPT_TLOG_SUFFIX ".tlog-proofs"
 /* Checkpoints waiting to be logged: past this they are dropped. */
 #define KWD_CKPT_TLOG_QUEUE_MAX 4
+/* After a checkpoint failed to be logged, none is for this long. */
+#define KWD_CKPT_TLOG_BACKOFF_S 60
 
 struct kwd;
 
