@@ -412,7 +412,14 @@ $(BUILD)/fuzz/fuzz_metrics: tests/fuzz/fuzz_metrics.c $(FUZZ_LIB_OBJ) $(FUZZ_MET
 	$(if $(Q),@echo "  FUZZ    $@")
 	$(Q)$(CLANG) $(CSTD) $(WARN) $(INCLUDES) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_METRICS_OBJ) $(FUZZ_LIB_OBJ) $(LIBS_CORE)
 
-.SECONDARY: $(FUZZ_LIB_OBJ) $(FUZZ_TPM_OBJ) $(FUZZ_ATTEST_OBJ) $(FUZZ_METRICS_OBJ)
+# The checkpoints' transparency proofs as kwitness verify reads them.
+FUZZ_CKPT_TLOG_OBJ := $(BUILD)/fuzz/obj/user/verify/checkpoint_tlog.o
+$(BUILD)/fuzz/fuzz_ckpt_tlog: tests/fuzz/fuzz_ckpt_tlog.c $(FUZZ_LIB_OBJ) $(FUZZ_CKPT_TLOG_OBJ)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  FUZZ    $@")
+	$(Q)$(CLANG) $(CSTD) $(WARN) $(INCLUDES) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CKPT_TLOG_OBJ) $(FUZZ_LIB_OBJ) $(LIBS_CORE)
+
+.SECONDARY: $(FUZZ_LIB_OBJ) $(FUZZ_TPM_OBJ) $(FUZZ_ATTEST_OBJ) $(FUZZ_METRICS_OBJ) $(FUZZ_CKPT_TLOG_OBJ)
 fuzz: $(FUZZ_BIN)
 
 # Each target for FUZZ_SECONDS (30) from its committed seed corpus; a crash fails.

@@ -15,6 +15,7 @@
 #include "cli_key.h"
 #include "cli_record.h"
 #include "cmd_verify_commit.h"
+#include "cmd_verify_ckpt_tlog.h"
 #include "collector/transcript.h"
 #include "lib/buf.h"
 #include "commands.h"
@@ -35,7 +36,8 @@ static void verify_usage(FILE *f)
 		"           [--image-digest D] [--max-age SECONDS] [--skew SECONDS] [--nonce N]\n"
 		"           [--allow-embedded-key] [--allow-incomplete] [--json]\n"
 		"           [--evidence FILE --tpm-ca CA.pem --enroll-key KEY [--pcrs-ref FILE]]\n"
-		"       kwitness verify --key TRUSTED --log DECISIONS [--checkpoints FILE] [--json]\n"
+		"       kwitness verify --key TRUSTED --log DECISIONS [--checkpoints FILE]\n"
+		"           [--transparency POLICY] [--json]\n"
 		"       kwitness verify --key TRUSTED --dir STATE_DIR [--jobs N] [options]\n"
 		"       kwitness verify --key TRUSTED [--jobs N] [options] RECORD RECORD...\n"
 		"       kwitness verify --key TRUSTED --transparency POLICY [--proof FILE] RECORD [...]\n"
@@ -96,6 +98,9 @@ static void verify_usage(FILE *f)
 		"                        witness quorum (tlog_witness_quorum), 6 the inclusion path\n"
 		"                        (tlog_inclusion_invalid). Level 2 needs Level 1 too;\n"
 		"                        without TPM evidence a logged record is \"level 0, logged\"\n"
+		"                        With --log and no RECORD: each checkpoint's proof in\n"
+		"                        DECISIONS.checkpoints.tlog-proofs (kwitnessd's\n"
+		"                        checkpoint_tlog), present or not, and valid or not\n"
 		"  --proof FILE          the C2SP tlog-proof (default RECORD.tlog-proof)\n"
 		"  --consistency OLD NEW check that a log grew append-only: OLD a checkpoint, NEW\n"
 		"                        the output of kwitness tlog request --old SIZE (tlog_fork,\n"
@@ -354,6 +359,17 @@ out:
 	return status;
 }
 
+/* --transparency POLICY with --log alone: the checkpoints' proofs. */
+static int ckpt_tlog(const struct args *a, json_t *out)
+{
+	char path[4200];
+
+	if (a->ckpath)
+		return cli_verify_ckpt_tlog(a->tlog_policy, a->ckpath, out);
+	snprintf(path, sizeof(path), "%s%s", a->logpath, KW_CHECKPOINT_SUFFIX);
+	return cli_verify_ckpt_tlog(a->tlog_policy, path, out);
+}
+
 /* --log DECISIONS without RECORD: the log through its last checkpoint. */
 static int run_cut_log(const struct args *a)
 {
@@ -362,7 +378,7 @@ static int run_cut_log(const struct args *a)
 	const struct verify_ckpt *k = &c.ck;
 	char err[4400], what[400], m[ESC_CAP];
 	const char *stop;
-	int ret;
+	int ret, tl = 0;
 
 	if (!a->keypath) {
 		fprintf(stderr, "kwitness verify: --log without RECORD needs --key TRUSTED\n");
@@ -395,14 +411,18 @@ static int run_cut_log(const struct args *a)
 				      "log_lines", (json_int_t)k->log_lines, "unvouched_lines",
 				      (json_int_t)(k->log_lines - k->vouched_lines), "vouched", what);
 
+		if (j && a->tlog_policy)
+			tl = ckpt_tlog(a, j);
 		if (j)
 			cli_print_json(j, false);
 		json_decref(j);
 	} else {
 		printf("%s: %s\n", c.valid ? "valid" : "invalid", kw_text_safe(what, m, sizeof(m)));
 		printf("stops: %s: %s\n", stop, kw_text_safe(err, m, sizeof(m)));
+		if (a->tlog_policy)
+			tl = ckpt_tlog(a, NULL);
 	}
-	return c.valid ? 0 : 1;
+	return tl == 2 ? 2 : c.valid && !tl ? 0 : 1;
 }
 
 /* The checks of one RECORD's options, before anything is read. */

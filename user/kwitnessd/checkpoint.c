@@ -15,6 +15,7 @@
 #include "collector/checkpoint.h"
 #include "collector/transcript.h"
 #include "checkpoint.h"
+#include "checkpoint_tlog.h"
 #include "kwd.h"
 #include "session.h"
 #include "util.h"
@@ -29,6 +30,7 @@ struct kwd_ckpt {
 	uint64_t lines_asked, decisions_asked;
 	/* the signing thread; pending and err under the signer's lock */
 	int fd, log_fd;
+	char *path; /* the checkpoints file */
 	uint64_t n;
 	char head[KW_DIGEST_STR_MAX];
 	unsigned pending;
@@ -79,11 +81,12 @@ static int sign_one(struct kwd_signer *g, struct kwd_ckpt_req *r)
 		e = -errno;
 	if (e && start >= 0 && ftruncate(k->fd, start) < 0)
 		kwd_log(NULL, LOG_ERR, "checkpoint file: a torn line stays: %s", strerror(errno));
-	kw_buf_free(&line);
 	if (!e) {
 		k->n = r->c.n;
 		snprintf(k->head, sizeof(k->head), "%s", hash);
+		kwd_ckpt_tlog_submit(g->d, k->path, k->n, hash, line.data, line.len - 1);
 	}
+	kw_buf_free(&line);
 	return e;
 }
 
@@ -136,11 +139,13 @@ int kwd_ckpt_start(struct kwd *d, char *err, size_t errlen)
 	struct kwd_signer *g;
 	int e;
 
-	if (!d->cfg.checkpoint_interval && !d->cfg.checkpoint_entries)
-		return 0;
+	e = kwd_ckpt_tlog_start(d, err, errlen);
+	if (e || (!d->cfg.checkpoint_interval && !d->cfg.checkpoint_entries))
+		return e;
 	g = calloc(1, sizeof(*g));
 	if (!g) {
 		snprintf(err, errlen, "out of memory");
+		kwd_ckpt_tlog_stop(d);
 		return -ENOMEM;
 	}
 	g->d = d;
@@ -150,6 +155,7 @@ int kwd_ckpt_start(struct kwd *d, char *err, size_t errlen)
 	e = pthread_create(&g->thread, NULL, signer_main, g);
 	if (e) {
 		snprintf(err, errlen, "checkpoint thread: %s", strerror(e));
+		kwd_ckpt_tlog_stop(d);
 		free(g);
 		return -e;
 	}
@@ -168,6 +174,7 @@ void kwd_ckpt_stop(struct kwd *d)
 	pthread_cond_signal(&g->wake);
 	pthread_mutex_unlock(&g->lock);
 	pthread_join(g->thread, NULL);
+	kwd_ckpt_tlog_stop(d); /* after the last checkpoint was asked to be logged */
 	pthread_mutex_destroy(&g->lock);
 	pthread_cond_destroy(&g->wake);
 	pthread_cond_destroy(&g->settled);
@@ -242,9 +249,10 @@ void kwd_ckpt_attach(struct kwd_session *s)
 	k->decisions_asked = s->decisions;
 	k->log_fd = dup(s->log.fd);
 	snprintf(path, sizeof(path), "%s%s", s->log_path, KW_CHECKPOINT_SUFFIX);
+	k->path = strdup(path);
 	k->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0640);
-	if (k->log_fd < 0 || k->fd < 0) {
-		e = -errno;
+	if (k->log_fd < 0 || k->fd < 0 || !k->path) {
+		e = k->path ? -errno : -ENOMEM;
 		goto fail;
 	}
 	e = chain_resume(k, path, s->id);
@@ -259,6 +267,7 @@ fail:
 			close(k->fd);
 		if (k->log_fd >= 0)
 			close(k->log_fd);
+		free(k->path);
 		free(k);
 	}
 }
@@ -381,5 +390,6 @@ void kwd_ckpt_free(struct kwd_ckpt *k)
 	settle(k);
 	close(k->fd);
 	close(k->log_fd);
+	free(k->path);
 	free(k);
 }

@@ -251,6 +251,12 @@ int kwd_config_load(struct kwd_config *c, const char *path, bool must_exist, cha
 		} else if (!strcmp(key, "checkpoint_interval") ||
 			   !strcmp(key, "checkpoint_entries")) {
 			e = set_checkpoint(c, key, val, err, errlen, path, lineno);
+		} else if (!strcmp(key, "checkpoint_tlog")) {
+			e = strcmp(val, "true") && strcmp(val, "false") ? -EINVAL : 0;
+			if (e)
+				snprintf(err, errlen, "%s:%u: checkpoint_tlog must be true or false",
+					 path, lineno);
+			c->checkpoint_tlog = !strcmp(val, "true");
 		} else if (!strcmp(key, "log_segment_bytes")) {
 			e = kw_segment_bytes_parse(val, &c->log_segment_bytes);
 			if (e)

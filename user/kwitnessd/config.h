@@ -77,6 +77,9 @@ struct kwd_config {
 	 * decisions (0: not by that measure). */
 	uint64_t checkpoint_interval;
 	uint64_t checkpoint_entries;
+	/* Each checkpoint also goes to the transparency log (checkpoint_tlog.c;
+	 * needs log = DIR and checkpoints). */
+	bool checkpoint_tlog;
 	/* A session log is cut into segments of this many bytes (segwrite.c;
 	 * 0: one file). */
 	uint64_t log_segment_bytes;

@@ -34,6 +34,7 @@ struct kwd_fanout;
 struct kwd_watchers;
 struct kwd_otlp;
 struct kwd_signer;
+struct kwd_ckpt_tlog;
 
 struct kwd {
 	struct kwd_config cfg;
@@ -48,6 +49,7 @@ struct kwd {
 	const struct kw_publish *publish; /* into tlog */
 	struct kwd_publisher *publisher; /* the thread that publishes */
 	struct kwd_signer *ckpt_signer; /* checkpoint.c; NULL: checkpoints off */
+	struct kwd_ckpt_tlog *ckpt_tlog; /* checkpoint_tlog.c; NULL: not logged */
 	int epfd;
 	struct kwd_watch listen_w, signal_w, timer_w;
 	int listen_fd;

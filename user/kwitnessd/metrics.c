@@ -27,6 +27,7 @@
 #include "bpf/object_digest.h"
 #include "decision_syslog.h"
 #include "dns_proxy.h"
+#include "checkpoint_tlog.h"
 #include "kwd.h"
 #include "metrics.h"
 #include "metrics_request.h"
@@ -315,6 +316,7 @@ static int render_per_session(struct kw_buf *b, const struct snapshot *s)
 static int render_queues(struct kwd *d, struct kw_buf *b, const struct snapshot *s)
 {
 	json_t *pub = kwd_publisher_status(d), *spool = kwd_spool_status(d);
+	json_t *ckpt = kwd_ckpt_tlog_status(d);
 	int e;
 
 	e = one(b, "kwitness_resolver_questions_total", "counter",
@@ -339,12 +341,21 @@ static int render_queues(struct kwd *d, struct kw_buf *b, const struct snapshot 
 			     "Records left without Level 2 after every try.",
 			     (uint64_t)json_integer_value(json_object_get(pub, "given_up")));
 	}
+	if (ckpt) {
+		e = e ?: one(b, "kwitness_checkpoint_tlog_logged_total", "counter",
+			     "Checkpoints logged in the transparency log, their proofs stored.",
+			     (uint64_t)json_integer_value(json_object_get(ckpt, "logged")));
+		e = e ?: one(b, "kwitness_checkpoint_tlog_dropped_total", "counter",
+			     "Checkpoints not logged: the queue to the transparency log was full.",
+			     (uint64_t)json_integer_value(json_object_get(ckpt, "dropped")));
+	}
 	if (spool)
 		e = e ?: one(b, "kwitness_push_queue_depth", "gauge",
 			     "Records spooled for `kwitness estate push`.",
 			     (uint64_t)json_integer_value(json_object_get(spool, KW_F_ESTATE_BACKLOG)));
 	json_decref(pub);
 	json_decref(spool);
+	json_decref(ckpt);
 	return e;
 }
 

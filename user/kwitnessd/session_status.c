@@ -6,6 +6,7 @@
 
 #include "bpf/hooks.h"
 #include "dns_proxy.h"
+#include "checkpoint_tlog.h"
 #include "kwd.h"
 #include "session.h"
 #include "publisher.h"
@@ -93,9 +94,12 @@ json_t *kwd_status(struct kwd *d, bool sessions_only, const struct kwd_peer *pee
 	}
 	if (reply) {
 		json_t *spool = kwd_spool_status(d), *tlog = kwd_publisher_status(d);
+		json_t *ckpt;
 
 		if (spool)
 			json_object_set_new(reply, KW_F_ESTATE, spool);
+		if (tlog && (ckpt = kwd_ckpt_tlog_status(d)))
+			json_object_set_new(tlog, "checkpoints", ckpt);
 		if (tlog)
 			json_object_set_new(reply, KW_F_TRANSPARENCY, tlog);
 		json_object_set_new(reply, KW_F_QUOTA,

@@ -43,9 +43,11 @@ static bool origin_known(const struct tlog_policy *p, const char *origin)
 	return false;
 }
 
-int tlog_check_record(const struct tlog_policy *pol, const char *proof_text, size_t proof_len,
-		      const char *proof_name, const char *record, size_t record_len,
-		      struct tlog_verdict *v)
+/* Steps 2 to 6 for rec (NULL: not JSON); bind_url: step 3 also holds the
+ * record's transparency URL to this log's URL for it. */
+static int check_entry(const struct tlog_policy *pol, const char *proof_text, size_t proof_len,
+		       const char *proof_name, const json_t *rec, bool bind_url,
+		       struct tlog_verdict *v)
 {
 	struct tlog_proof *proof = calloc(1, sizeof(*proof));
 	struct kw_buf entry = { 0 };
@@ -54,7 +56,6 @@ int tlog_check_record(const struct tlog_policy *pol, const char *proof_text, siz
 	struct tlog_hash leaf;
 	char url[TLOG_RECORD_URL_MAX];
 	const char *have_url;
-	json_t *rec = NULL;
 
 	memset(v, 0, sizeof(*v));
 	v->code = "ok";
@@ -74,7 +75,6 @@ int tlog_check_record(const struct tlog_policy *pol, const char *proof_text, siz
 	v->checkpoint = proof->checkpoint;
 	v->checkpoint_len = proof->checkpoint_len;
 	/* Step 2: the leaf is the record's own anchor-v1 bytes. */
-	rec = jcs_parse(record, record_len, NULL);
 	if (!rec || anchor_claim_bytes(rec, &entry)) {
 		tlog_verdict_fail(v, 2, "tlog_leaf_mismatch", "the record has no anchor-v1 form");
 		goto out;
@@ -93,7 +93,7 @@ int tlog_check_record(const struct tlog_policy *pol, const char *proof_text, siz
 			cp.origin);
 		goto out;
 	}
-	if (tlog_record_url(cp.origin, rec, url) || !have_url || strcmp(have_url, url)) {
+	if (bind_url && (tlog_record_url(cp.origin, rec, url) || !have_url || strcmp(have_url, url))) {
 		tlog_verdict_fail(v, 3, "tlog_origin_mismatch",
 			"the record's transparency URL is %s%s%s, not this log's URL for it (%s)",
 			have_url ? "\"" : "", have_url ? have_url : "missing", have_url ? "\"" : "", url);
@@ -124,8 +124,24 @@ int tlog_check_record(const struct tlog_policy *pol, const char *proof_text, siz
 		 "entry %" PRIu64 " of %s (checkpoint of %" PRIu64 " entries, %zu witness%s cosigned)",
 		 proof->index, cp.origin, cp.size, v->cosigned, v->cosigned == 1 ? "" : "es");
 out:
-	json_decref(rec);
 	kw_buf_free(&entry);
 	free(proof);
 	return 0;
+}
+
+int tlog_check_record(const struct tlog_policy *pol, const char *proof_text, size_t proof_len,
+		      const char *proof_name, const char *record, size_t record_len,
+		      struct tlog_verdict *v)
+{
+	json_t *rec = jcs_parse(record, record_len, NULL);
+	int e = check_entry(pol, proof_text, proof_len, proof_name, rec, true, v);
+
+	json_decref(rec);
+	return e;
+}
+
+int tlog_check_entry(const struct tlog_policy *pol, const char *proof_text, size_t proof_len,
+		     const char *proof_name, const json_t *entry, struct tlog_verdict *v)
+{
+	return check_entry(pol, proof_text, proof_len, proof_name, entry, false, v);
 }

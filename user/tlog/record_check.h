@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <jansson.h>
 
 #include "tlog/merkle.h"
 #include "tlog/note.h"
@@ -36,5 +37,11 @@ void tlog_verdict_fail(struct tlog_verdict *v, int step, const char *code, const
 int tlog_check_record(const struct tlog_policy *pol, const char *proof, size_t proof_len,
 		      const char *proof_name, const char *record, size_t record_len,
 		      struct tlog_verdict *v);
+
+/* The same for a signed object that names no transparency URL (a session
+ * checkpoint, logged after it was signed): steps 2, 3 (the log is the
+ * policy's), 4, 5 and 6; the leaf is the object's anchor-v1 bytes. */
+int tlog_check_entry(const struct tlog_policy *pol, const char *proof, size_t proof_len,
+		     const char *proof_name, const json_t *entry, struct tlog_verdict *v);
 
 #endif
