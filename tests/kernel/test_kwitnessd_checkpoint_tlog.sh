@@ -3,7 +3,7 @@
 # Checkpoints in the transparency log (docs/transparency.md, "Checkpoints"):
 # with checkpoint_tlog = true each signed checkpoint is logged and cosigned,
 # its proof stored in LOG.checkpoints.tlog-proofs, and `kwitness verify --log
-# --transparency POLICY` judges each one; a proof moved to another
+# --transparency POLICY` (with the RECORD or without) judges each one; a proof moved to another
 # checkpoint fails; kwitnessd refuses the key without a log. A stalled
 # witness does not stop decisions: checkpoints are dropped from the queue.
 . "$(dirname "$0")/../lib.sh"
@@ -68,6 +68,10 @@ out=$("$KW" verify --key "$KEY" --log "$LOG" --transparency "$KT_TMP/trust" --js
 expect_eq "verify --log --transparency: valid (exit 0)" 0 $?
 expect_eq "every checkpoint's proof is present and valid" "$(seq -s, "$n_ck")" \
 	"$(jq -r '[.transparency[] | select(.proof and .valid) | .n] | join(",")' <<<"$out")"
+out=$("$KW" verify --key "$KEY" --log "$LOG" --transparency "$KT_TMP/trust" --json "$REC")
+expect_eq "verify RECORD --log --transparency: the record logged, every checkpoint's proof valid" \
+	"0 true true $(seq -s, "$n_ck")" "$? $(jq -r '.valid, .logged' <<<"$out" | tr '\n' ' ')$(jq -r \
+	'[.checkpoint_transparency[] | select(.proof and .valid) | .n] | join(",")' <<<"$out")"
 "$KW" tlog check "$L" --vkey "$LVKEY" >"$KT_TMP/out"
 expect_eq "the log holds the checkpoints and the record, audits clean" \
 	"valid: log.test.kwitness/$$, $((n_ck + 1)) entries" "$(cut -d, -f1,2 "$KT_TMP/out")"
@@ -81,6 +85,12 @@ out=$("$KW" verify --key "$KEY" --log "$LOG" --transparency "$KT_TMP/trust" --js
 expect_eq "a proof for another checkpoint: exit 1" 1 $?
 expect_eq "checkpoint 1 fails at the leaf, the others hold" "tlog_leaf_mismatch ok" \
 	"$(jq -r '[.transparency[0].reason, (.transparency[1:] | map(.reason) | unique | join(","))] | join(" ")' <<<"$out")"
+out=$("$KW" verify --key "$KEY" --log "$LOG" --transparency "$KT_TMP/trust" --json "$REC")
+expect_eq "... with the record: exit 1, not valid, checkpoint 1 at the leaf" "1 false tlog_leaf_mismatch" \
+	"$? $(jq -r .valid <<<"$out") $(jq -r '.checkpoint_transparency[0].reason' <<<"$out")"
+out=$("$KW" verify --key "$KEY" --log "$LOG" --transparency "$KT_TMP/trust" "$REC")
+expect_eq "... and in text: exit 1, the checkpoint's line" "1 1" \
+	"$? $(grep -c '^checkpoint 1: transparency: invalid: tlog_leaf_mismatch' <<<"$out")"
 # A proof removed: reported as missing, not a failure.
 sed -n '2,$p' "$KT_TMP/proofs.orig" >"$CK.tlog-proofs"
 out=$("$KW" verify --key "$KEY" --log "$LOG" --transparency "$KT_TMP/trust")

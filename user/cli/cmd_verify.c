@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "jcs/jcs.h"
 #include "trace/level.h"
@@ -22,6 +23,7 @@
 #include "lib/messages.h"
 #include "verify/batch.h"
 #include "verify/checkpoint.h"
+#include "verify/checkpoint_tlog.h"
 #include "verify/transparency.h"
 #include "verify/verdict.h"
 #include "lib/text_safe.h"
@@ -112,7 +114,8 @@ static void verify_usage(FILE *f)
 		DEFAULT_MAX_AGE, KW_DEFAULT_SKEW);
 }
 
-static void print_json(const struct verify_verdict *v, const struct kw_commit_result *cr)
+static void print_json(const struct verify_verdict *v, const struct kw_commit_result *cr,
+		       json_t *extra)
 {
 	const struct kw_verify_result *res = &v->res;
 	bool ok = res->reason == KW_VERIFY_OK;
@@ -155,6 +158,8 @@ static void print_json(const struct verify_verdict *v, const struct kw_commit_re
 		if (cr->reason != KW_COMMIT_OK)
 			json_object_set_new(o, "valid", json_false());
 	}
+	if (o && extra)
+		json_object_update(o, extra);
 	if (o)
 		cli_print_json(o, false);
 	json_decref(o);
@@ -284,6 +289,31 @@ static int run_batch(const struct args *a, const struct kw_verify_opts *o, char 
 	return verify_batch_run(&b);
 }
 
+/* --transparency POLICY with --log: the checkpoints' proofs, under key in
+ * out (or printed). */
+static int ckpt_tlog(const struct args *a, json_t *out, const char *key)
+{
+	char path[4200];
+
+	if (a->ckpath)
+		return cli_verify_ckpt_tlog(a->tlog_policy, a->ckpath, out, key);
+	snprintf(path, sizeof(path), "%s%s", a->logpath, KW_CHECKPOINT_SUFFIX);
+	return cli_verify_ckpt_tlog(a->tlog_policy, path, out, key);
+}
+
+/* With a RECORD, --log and --transparency: its checkpoints' proofs too,
+ * when kwitnessd logged them (the proofs file is there). */
+static bool ckpt_tlog_wanted(const struct args *a)
+{
+	char path[4300];
+
+	if (!a->tlog_policy || !a->logpath)
+		return false;
+	snprintf(path, sizeof(path), "%s%s", a->ckpath ? a->ckpath : a->logpath,
+		 a->ckpath ? KW_CKPT_TLOG_PROOFS_SUFFIX : KW_CHECKPOINT_SUFFIX KW_CKPT_TLOG_PROOFS_SUFFIX);
+	return access(path, F_OK) == 0;
+}
+
 /* One RECORD: the keys and evidence loaded, the verifier's verdict printed. */
 static int run_one(struct args *a, struct kw_verify_opts *o, const char *recpath)
 {
@@ -292,8 +322,9 @@ static int run_one(struct args *a, struct kw_verify_opts *o, const char *recpath
 	struct verify_request rq;
 	struct verify_verdict v;
 	struct kw_commit_result cr, *crp = NULL;
+	json_t *ck_tl = NULL;
 	char err[4400];
-	int ret, status = 2;
+	int ret, status = 2, tl = 0;
 
 	/* Without --evidence, --tpm-ca appraises the record's inline evidence. */
 	if (a->evpath || a->ao.ca_file) {
@@ -341,7 +372,10 @@ static int run_one(struct args *a, struct kw_verify_opts *o, const char *recpath
 		goto out;
 	}
 	if (a->as_json) {
-		print_json(&v, crp);
+		if (v.valid && ckpt_tlog_wanted(a) && (ck_tl = json_object()) &&
+		    (tl = ckpt_tlog(a, ck_tl, "checkpoint_transparency")) == 1)
+			json_object_set_new(ck_tl, "valid", json_false());
+		print_json(&v, crp, tl == 2 ? NULL : ck_tl);
 	} else {
 		char m[ESC_CAP];
 
@@ -349,25 +383,17 @@ static int run_one(struct args *a, struct kw_verify_opts *o, const char *recpath
 		if (crp)
 			printf("commit: %s: %s\n", kw_commit_code(crp->reason),
 			       kw_text_safe(crp->message, m, sizeof(m)));
+		if (v.valid && ckpt_tlog_wanted(a))
+			tl = ckpt_tlog(a, NULL, "checkpoint transparency");
 	}
-	status = v.valid && (!crp || crp->reason == KW_COMMIT_OK) ? 0 : 1;
+	status = tl == 2 ? 2 : v.valid && !tl && (!crp || crp->reason == KW_COMMIT_OK) ? 0 : 1;
 out:
+	json_decref(ck_tl);
 	json_decref(evidence);
 	json_decref(pcrs_ref);
 	kw_key_free(enroll_key);
 	kw_key_free(trusted);
 	return status;
-}
-
-/* --transparency POLICY with --log alone: the checkpoints' proofs. */
-static int ckpt_tlog(const struct args *a, json_t *out)
-{
-	char path[4200];
-
-	if (a->ckpath)
-		return cli_verify_ckpt_tlog(a->tlog_policy, a->ckpath, out);
-	snprintf(path, sizeof(path), "%s%s", a->logpath, KW_CHECKPOINT_SUFFIX);
-	return cli_verify_ckpt_tlog(a->tlog_policy, path, out);
 }
 
 /* --log DECISIONS without RECORD: the log through its last checkpoint. */
@@ -412,7 +438,7 @@ static int run_cut_log(const struct args *a)
 				      (json_int_t)(k->log_lines - k->vouched_lines), "vouched", what);
 
 		if (j && a->tlog_policy)
-			tl = ckpt_tlog(a, j);
+			tl = ckpt_tlog(a, j, "transparency");
 		if (j)
 			cli_print_json(j, false);
 		json_decref(j);
@@ -420,7 +446,7 @@ static int run_cut_log(const struct args *a)
 		printf("%s: %s\n", c.valid ? "valid" : "invalid", kw_text_safe(what, m, sizeof(m)));
 		printf("stops: %s: %s\n", stop, kw_text_safe(err, m, sizeof(m)));
 		if (a->tlog_policy)
-			tl = ckpt_tlog(a, NULL);
+			tl = ckpt_tlog(a, NULL, "transparency");
 	}
 	return tl == 2 ? 2 : c.valid && !tl ? 0 : 1;
 }

@@ -38,7 +38,8 @@ static void each(void *arg, uint64_t n, bool present, const struct tlog_verdict 
 		       kw_text_safe(v->message, m, sizeof(m)));
 }
 
-int cli_verify_ckpt_tlog(const char *policy_path, const char *ckpt_path, json_t *out)
+int cli_verify_ckpt_tlog(const char *policy_path, const char *ckpt_path, json_t *out,
+			 const char *key)
 {
 	struct tlog_policy *pol = cli_tlog_policy_load("verify", "witness policy", policy_path);
 	struct each_ctx c = { .list = out ? json_array() : NULL };
@@ -58,9 +59,9 @@ int cli_verify_ckpt_tlog(const char *policy_path, const char *ckpt_path, json_t 
 		return 2;
 	}
 	if (out)
-		json_object_set_new(out, "transparency", c.list);
+		json_object_set_new(out, key, c.list);
 	else
-		printf("transparency: %" PRIu64 " checkpoint(s) logged, %" PRIu64 " without a proof, %"
-		       PRIu64 " invalid proof(s)\n", c.logged, c.missing, invalid);
+		printf("%s: %" PRIu64 " checkpoint(s) logged, %" PRIu64 " without a proof, %"
+		       PRIu64 " invalid proof(s)\n", key, c.logged, c.missing, invalid);
 	return invalid ? 1 : 0;
 }
