@@ -269,7 +269,7 @@ bad_annotation() {
 # create fails after createRuntime opened the session (a later hook fails):
 # the runtime tears the container down (runc runs poststop then, crun does
 # not), and the session must not stay open: kwitnessd closes a session whose
-# cgroup was removed, within a second or so.
+# cgroup was removed 10 s before.
 failed_create() {
 	local rt=$1 b sid="spiffe://test.kwitness.local/oci/failcreate-$1" list
 	b=$(make_bundle "$rt" "failcreate-$rt" '.hooks.createContainer = [{path: "/bin/false"}]') ||
@@ -281,7 +281,7 @@ failed_create() {
 		not_ok "$rt: a failing createContainer hook (rc $RC)"
 		sed 's/^/#   /' <<<"$OUT" | head -10
 	fi
-	for _ in $(seq 50); do
+	for _ in $(seq 200); do
 		list=$("$KW" session list --socket "$KT_SOCK")
 		[ "$list" = "no open sessions" ] && break
 		sleep 0.1

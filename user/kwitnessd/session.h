@@ -25,8 +25,11 @@
 #define KWD_DRAIN_TIMEOUT_MS 2000
 /* A sequence gap this old, while the kernel counts drops, is a drop. */
 #define KWD_GAP_SKIP_MS 10
-/* How often an open session's cgroup is looked at: removed, it closes. */
+/* How often an open session's cgroup is looked at: removed for
+ * KWD_CGROUP_GONE_GRACE_MS, it closes (the grace lets a runtime's poststop
+ * close it first: runc removes the cgroup, then runs poststop). */
 #define KWD_CGROUP_CHECK_MS 1000
+#define KWD_CGROUP_GONE_GRACE_MS 10000
 /* Close with kill: how long the cgroup may take to empty. */
 #define KWD_KILL_TIMEOUT_MS 2000
 
@@ -83,6 +86,7 @@ struct kwd_session {
 	int64_t gap_since_ms; /* when the current gap was first seen (0: none) */
 	int64_t hot_until_ms; /* had events lately: consumed every KWD_POLL_MS */
 	int64_t cgroup_check_ms; /* when to look next whether its cgroup was removed */
+	int64_t cgroup_gone_ms;  /* when it was first found removed (0: not) */
 	int64_t close_deadline_ms;
 	uint64_t close_client;
 	int64_t opened_us;

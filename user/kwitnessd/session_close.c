@@ -112,7 +112,8 @@ void kwd_session_close_by_collector(struct kwd_session *s, bool kill_left)
 /* A removed cgroup holds no process and gets none: nothing more can happen
  * in the session, and whoever would have closed it never will (a runtime
  * whose create failed after its createRuntime hook tears the container down
- * without running poststop; crun does). It closes as if asked, by nobody. A
+ * without running poststop; crun does). After a grace for the poststop that
+ * may still come, it closes as if asked, by nobody. A
  * session resumed after its cgroup went has no cgroup_fd. */
 void kwd_session_close_if_cgroup_gone(struct kwd_session *s, int64_t now_ms)
 {
@@ -121,6 +122,10 @@ void kwd_session_close_if_cgroup_gone(struct kwd_session *s, int64_t now_ms)
 	s->cgroup_check_ms = now_ms + KWD_CGROUP_CHECK_MS;
 	if (s->cgroup_fd >= 0 && (faccessat(s->cgroup_fd, "cgroup.procs", F_OK, 0) == 0 ||
 				  errno != ENOENT))
+		return;
+	if (!s->cgroup_gone_ms)
+		s->cgroup_gone_ms = now_ms;
+	if (now_ms - s->cgroup_gone_ms < KWD_CGROUP_GONE_GRACE_MS)
 		return;
 	kwd_log(s->d, LOG_NOTICE, "session %s: its cgroup %s was removed: closing it", s->id,
 		s->cgroup_path);
