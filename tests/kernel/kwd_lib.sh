@@ -289,3 +289,26 @@ kt_user_del() {
 		groupdel "$KT_GROUP" 2>/dev/null
 	fi
 }
+
+# stalled_witness_start: a witness that accepts, reads nothing, answers nothing
+# and holds every connection (for 300 s); WPORT its port, WPID its process,
+# killed by the EXIT trap this sets.
+stalled_witness_start() {
+	python3 -c '
+import socket, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
+print(s.getsockname()[1], flush=True)
+held = []
+s.settimeout(1)
+end = time.time() + 300
+while time.time() < end:
+    try:
+        held.append(s.accept()[0])
+    except socket.timeout:
+        pass
+' >"$KT_TMP/witness.port" &
+	WPID=$!
+	trap 'kill $WPID 2>/dev/null; kwd_cleanup' EXIT
+	for _ in $(seq 50); do [ -s "$KT_TMP/witness.port" ] && break; sleep 0.1; done
+	WPORT=$(cat "$KT_TMP/witness.port")
+}

@@ -100,23 +100,8 @@ cp "$KT_TMP/proofs.orig" "$CK.tlog-proofs"
 kwd_stop
 
 # A witness that accepts and never answers: decisions go on.
-python3 -c '
-import socket, time
-s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
-print(s.getsockname()[1], flush=True)
-held = []
-s.settimeout(1)
-end = time.time() + 300
-while time.time() < end:
-    try:
-        held.append(s.accept()[0])
-    except socket.timeout:
-        pass
-' >"$KT_TMP/witness.port" &
-WPID=$!
-trap 'kill $WPID 2>/dev/null; kwd_cleanup' EXIT
-for _ in $(seq 50); do [ -s "$KT_TMP/witness.port" ] && break; sleep 0.1; done
-conf "http://127.0.0.1:$(cat "$KT_TMP/witness.port")"
+stalled_witness_start
+conf "http://127.0.0.1:$WPORT"
 kwd_start --config "$KT_TMP/kw.conf"
 run_session stall
 LOG=$KT_TMP/state/logs/$sid.jsonl

@@ -17,23 +17,7 @@ command -v python3 >/dev/null || kt_fail_all "python3 is not installed (scripts/
 listeners_start
 
 # The witness: accepts, reads nothing, answers nothing, holds every connection.
-python3 -c '
-import socket, sys, time
-s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
-print(s.getsockname()[1], flush=True)
-held = []
-s.settimeout(1)
-end = time.time() + 300
-while time.time() < end:
-    try:
-        held.append(s.accept()[0])
-    except socket.timeout:
-        pass
-' >"$KT_TMP/witness.port" &
-WPID=$!
-trap 'kill $WPID 2>/dev/null; kwd_cleanup' EXIT
-for _ in $(seq 50); do [ -s "$KT_TMP/witness.port" ] && break; sleep 0.1; done
-WPORT=$(cat "$KT_TMP/witness.port")
+stalled_witness_start
 [ -n "$WPORT" ] || kt_fail_all "the stalled witness did not listen"
 
 L=$KT_TMP/log
