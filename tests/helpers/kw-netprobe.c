@@ -30,9 +30,11 @@
  *   ctl SOCKET                   sends stdin to a Unix stream socket (kwitnessd's
  *                                control socket), half-closes, prints every byte
  *                                received until the peer closes (10 s at most)
- *   hold SOCKET TEXT             connects, sends TEXT (no newline: half a
- *                                request), prints "connected", then holds the
- *                                connection until stdin ends (600 s at most)
+ *   hold SOCKET TEXT [COUNT]     opens COUNT connections (default 1), sends TEXT
+ *                                on each (no newline: half a request), prints
+ *                                "connected", then holds them until stdin ends
+ *                                (600 s at most); one process for many clients,
+ *                                so that hundreds start quickly under emulation
  *   ctlflood SOCKET CLIENTS BYTES SECONDS
  *                                hostile control clients: CLIENTS connections that
  *                                each pipeline up to BYTES of {"op":"status"}
@@ -513,24 +515,39 @@ static int do_ctl(const char *path)
 	return 0;
 }
 
-static int do_hold(const char *path, const char *text)
+static int do_hold(const char *path, const char *text, int count)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	struct pollfd p = { .fd = 0, .events = POLLIN };
-	int fd;
+	int *fds, i, rc = 0;
 
-	if (strlen(path) >= sizeof(a.sun_path))
+	if (strlen(path) >= sizeof(a.sun_path) || count < 1 || count > 4096)
+		return 2;
+	fds = calloc((size_t)count, sizeof(*fds));
+	if (!fds)
 		return 2;
 	memcpy(a.sun_path, path, strlen(path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-	    send(fd, text, strlen(text), MSG_NOSIGNAL) < 0)
-		return result(errno);
-	printf("connected\n");
-	fflush(stdout);
-	poll(&p, 1, 600000);
-	close(fd);
-	return 0;
+	/* A connection the peer refused (closed) after connect still counts:
+	 * the point is the peer's accept path, not this client's send. */
+	for (i = 0; i < count; i++) {
+		fds[i] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fds[i] < 0 || connect(fds[i], (struct sockaddr *)&a, sizeof(a)) < 0) {
+			rc = result(errno);
+			count = i + 1;
+			break;
+		}
+		(void)send(fds[i], text, strlen(text), MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	if (!rc) {
+		printf("connected\n");
+		fflush(stdout);
+		poll(&p, 1, 600000);
+	}
+	for (i = 0; i < count; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -559,8 +576,8 @@ int main(int argc, char **argv)
 		return do_sysctl(argv[2], argc == 4 ? argv[3] : NULL);
 	if (!strcmp(argv[1], "ctl") && argc == 3)
 		return do_ctl(argv[2]);
-	if (!strcmp(argv[1], "hold") && argc == 4)
-		return do_hold(argv[2], argv[3]);
+	if (!strcmp(argv[1], "hold") && (argc == 4 || argc == 5))
+		return do_hold(argv[2], argv[3], argc == 5 ? atoi(argv[4]) : 1);
 	if (!strcmp(argv[1], "flood"))
 		return do_flood(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "ctlflood") && argc == 6)
@@ -570,6 +587,6 @@ usage:
 			"       socket FAMILY TYPE | udpconnect|rawsend HOST PORT | ping HOST |\n"
 			"       packetsend | clone-into CGROUP HOST PORT | open PATH r|w|rw |\n"
 			"       sysctl NAME [VALUE|-] | flood sendto|socket HOST PORT COUNT [RATE] |\n"
-			"       ctl SOCKET | hold SOCKET TEXT | ctlflood SOCKET CLIENTS BYTES SECONDS\n");
+			"       ctl SOCKET | hold SOCKET TEXT [COUNT] | ctlflood SOCKET CLIENTS BYTES SECONDS\n");
 	return 2;
 }
