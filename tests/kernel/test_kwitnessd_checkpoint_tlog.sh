@@ -45,16 +45,30 @@ kwd_start --config "$KT_TMP/kw.conf"
 kwd_has_hook net.send || kt_skip_feature net.send "net.send hooks unavailable on this kernel"
 listeners_start
 
-# run_session NAME: 3 x 1000 sends with pauses (a checkpoint every 200)
+# proofs_caught_up LOG: every checkpoint so far has its proof line
+proofs_caught_up() {
+	[ "$(cat "$1.checkpoints.tlog-proofs" 2>/dev/null | wc -l)" -ge \
+		"$(cat "$1.checkpoints" 2>/dev/null | wc -l)" ]
+}
+# run_session NAME [paced]: 3,000 sends (a checkpoint every 200). Paced: 15
+# rounds of 200, each waiting (20 s at most) until the log has taken every
+# checkpoint so far, so that a slow log on a loaded host never fills the queue
+# of 4 (the stalled run below tests the full queue).
 run_session() {
+	local rounds=3 per=1000 log
 	policy_session "$1" enforce deny "\"net\":{\"send\":[\"127.0.0.1/32:$LPORT_A\"]}" ||
 		kt_fail_all "no session opened"
-	for _ in 1 2 3; do
-		cg_run "$cg" "$NP" flood sendto 127.0.0.1 "$LPORT_A" 1000 >/dev/null
+	[ "${2:-}" = paced ] && rounds=15 per=200
+	log=$KT_TMP/state/logs/$sid.jsonl
+	for _ in $(seq $rounds); do
+		cg_run "$cg" "$NP" flood sendto 127.0.0.1 "$LPORT_A" $per >/dev/null
 		sleep 0.2
+		if [ "${2:-}" = paced ]; then
+			for _ in $(seq 200); do proofs_caught_up "$log" && break; sleep 0.1; done
+		fi
 	done
 }
-run_session ok
+run_session ok paced
 session_close "$sid" >/dev/null || kt_fail_all "close failed"
 CK=$LOG.checkpoints
 n_ck=$(wc -l <"$CK")
