@@ -4,12 +4,15 @@
 # document against the JS reference in the same run (the canonicalize
 # package on Node, the test oracle scripts/deps.sh installs), ROUNDS rounds
 # alternating the two, the file in the page cache. Prints each round's wall,
-# user and system time, the ratio, and kwitness's system share of its run.
+# user and system time, the ratio, and each one's system share of its run.
+# KW_BEFORE=/path/to/an/older/kwitness adds that build to every round (same
+# output checked), so that two builds are compared under the same load.
 # Usage: bench/bench_jcs_cli.sh [MEGABYTES [ROUNDS]]   (default 25 5)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${KW_BUILD:-$PWD/build}
 KW=$B/kwitness
+KW_BEFORE=${KW_BEFORE:-}
 MB=${1:-25} ROUNDS=${2:-5}
 CANON=$B/npm/node_modules/canonicalize
 [ -x "$KW" ] || { echo "bench_jcs_cli: $KW not built (make all)" >&2; exit 1; }
@@ -57,6 +60,11 @@ EOF
 else
 	echo "no node or $CANON (scripts/deps.sh): kwitness alone"
 fi
+if [ -n "$KW_BEFORE" ]; then
+	"$KW_BEFORE" jcs "$T/doc.json" >"$T/before.out"
+	"$KW" jcs "$T/doc.json" | cmp -s - "$T/before.out" && echo "same output as $KW_BEFORE: yes" ||
+		echo "same output as $KW_BEFORE: NO"
+fi
 
 # timed CMD...: WALL USER SYS of CMD.
 timed() {
@@ -67,17 +75,33 @@ timed() {
 echo '{}' >"$T/empty.json"
 read -r ew eu es <<<"$(timed "$KW" jcs "$T/empty.json")"
 echo "kwitness jcs of {} (process start): $ew s wall, user $eu, sys $es"
+# kw_round LABEL BINARY: one timed run of BINARY against Node's NW NU NS.
+kw_round() {
+	read -r kw ku ks <<<"$(timed "$2" jcs "$T/doc.json")"
+	awk -v l="$1" -v w="$kw" -v u="$ku" -v s="$ks" -v n="$SIZE" 'BEGIN {
+		printf "  %s: %.3f s wall (%.0f MB/s), user %.3f, sys %.3f (sys %.0f%% of its CPU)",
+			l, w, n / w / 1e6, u, s, 100 * s / (u + s + 1e-9) }'
+	[ -z "$have_node" ] || awk -v w="$nw" -v u="$nu" -v s="$ns" -v k="$kw" -v kc="$ku+$ks" 'BEGIN {
+		split(kc, a, "+");
+		printf "; %.1fx Node by wall, %.1fx by CPU", w / k, (u + s) / (a[1] + a[2]) }'
+	echo
+}
 for r in $(seq "$ROUNDS"); do
-	read -r kw ku ks <<<"$(timed "$KW" jcs "$T/doc.json")"
-	line=$(awk -v w="$kw" -v u="$ku" -v s="$ks" -v n="$SIZE" 'BEGIN {
-		printf "kwitness jcs %.3f s wall (%.0f MB/s), user %.3f, sys %.3f (%.0f%% of its CPU)",
-			w, n / w / 1e6, u, s, 100 * s / (u + s + 1e-9) }')
+	nw=0 nu=0 ns=0
 	if [ -n "$have_node" ]; then
 		read -r nw nu ns <<<"$(timed node "$B/npm/kw-bench-ref.mjs" "$T/doc.json")"
-		line+=$(awk -v w="$nw" -v u="$nu" -v s="$ns" -v k="$kw" -v kc="$ku+$ks" 'BEGIN {
-			split(kc, a, "+");
-			printf "; node %.3f s wall (user %.3f, sys %.3f): %.1fx wall, %.1fx CPU",
-				w, u, s, w / k, (u + s) / (a[1] + a[2]) }')
+		awk -v w="$nw" -v u="$nu" -v s="$ns" -v r="$r" 'BEGIN {
+			printf "round %d: node %.3f s wall, user %.3f, sys %.3f (sys %.0f%% of its CPU)\n",
+				r, w, u, s, 100 * s / (u + s + 1e-9) }'
+	else
+		echo "round $r:"
 	fi
-	echo "round $r: $line"
+	# Which build goes first alternates from round to round.
+	if [ -n "$KW_BEFORE" ] && [ $((r % 2)) = 0 ]; then
+		kw_round before "$KW_BEFORE"
+		kw_round "kwitness jcs" "$KW"
+	else
+		kw_round "kwitness jcs" "$KW"
+		[ -z "$KW_BEFORE" ] || kw_round before "$KW_BEFORE"
+	fi
 done

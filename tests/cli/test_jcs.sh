@@ -78,6 +78,44 @@ head -c $((256 * 1024 * 1024 + 1)) /dev/zero | "$KW" jcs 2>"$T/err" >/dev/null; 
 expect_eq "oversized input exits 1" 1 "$rc"
 check "oversized input message" grep -q 'input larger than 256 MiB' "$T/err"
 
+# A large document goes out in pieces, checked whole first. The oracle is
+# Python's json module: with ASCII names, integers, strings and booleans only,
+# sorted keys and no white space are RFC 8785.
+if command -v python3 >/dev/null; then
+	python3 - "$T/big.json" "$T/big.want" <<'PY'
+import json, random, sys
+random.seed(3)
+docs = [{"seq": i, "host": "10.0.%d.%d" % (i % 256, i % 7), "ok": i % 3 == 0,
+         "comm": random.choice(["curl", "caf\u00e9", "\u6d4b\u8bd5", "a\"b\\c\n"]),
+         "nested": [{"z": i, "y": [i, -i]}, []]} for i in range(40000)]
+for d in docs:
+    items = list(d.items()); random.shuffle(items); d.clear(); d.update(items)
+open(sys.argv[1], "w").write(json.dumps(docs, indent=1))
+open(sys.argv[2], "w", encoding="utf-8").write(
+    json.dumps(docs, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+PY
+	check "large document (many chunks): the canonical bytes" \
+		bash -c '"$1" jcs "$2" | cmp -s - "$3"' _ "$KW" "$T/big.json" "$T/big.want"
+	# Refused at its very end, after megabytes of good elements: nothing printed.
+	sed '$ s/]$/, {"a": 1, "a": 2}]/' "$T/big.json" >"$T/late.json"
+	"$KW" jcs "$T/late.json" >"$T/out" 2>"$T/err"; rc=$?
+	expect_eq "late duplicate in a large document exits 1" 1 "$rc"
+	check "late duplicate: nothing on stdout" [ ! -s "$T/out" ]
+	check "late duplicate: its message" grep -q 'duplicate member name "a"' "$T/err"
+	# Write errors: exit 1 with a message, a closed pipe included.
+	"$KW" jcs "$T/big.json" >/dev/full 2>"$T/err"; rc=$?
+	expect_eq "full disk exits 1" 1 "$rc"
+	check "full disk message" grep -q 'kwitness jcs: writing output: No space left on device' "$T/err"
+	( "$KW" jcs "$T/big.json" 2>"$T/err"; echo $? >"$T/rc" ) | head -c 10 >/dev/null
+	expect_eq "closed pipe exits 1" 1 "$(cat "$T/rc")"
+	check "closed pipe message" grep -q 'kwitness jcs: writing output: Broken pipe' "$T/err"
+else
+	skip "large document (no python3)"
+fi
+printf '[1,2]' | "$KW" jcs >/dev/full 2>"$T/err"; rc=$?
+expect_eq "full disk, small document, exits 1" 1 "$rc"
+check "full disk, small document, message" grep -q 'writing output: No space left' "$T/err"
+
 # Usage.
 "$KW" jcs --help >"$T/out"; rc=$?
 expect_eq "--help exits 0" 0 "$rc"

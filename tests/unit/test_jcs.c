@@ -1413,6 +1413,112 @@ static void test_appends_to_buffer(void **state)
 	kw_buf_free(&out);
 }
 
+/* --- jcs_canonicalize_stream: output handed over between array elements -- */
+
+struct collect {
+	struct kw_buf got;
+	size_t calls;
+	int fail_at; /* 1-based call that fails with -ENOSPC, 0: none */
+};
+
+static int collect_write(void *ctx, const char *data, size_t len)
+{
+	struct collect *c = ctx;
+
+	if (++c->calls == (size_t)c->fail_at)
+		return -ENOSPC;
+	return kw_buf_append(&c->got, data, len);
+}
+
+/* What the sink was given followed by what out kept must be the one-shot
+ * canonical form, for every chunk size; a check_only pass refuses and
+ * accepts the same documents. Returns how many times the sink was called
+ * with chunk 0. */
+static size_t expect_stream_same(const char *doc)
+{
+	struct kw_buf once = {0};
+	struct jcs_error e1, e2;
+	size_t len = strlen(doc), calls0 = 0;
+	int want = jcs_canonicalize(doc, len, &once, &e1);
+	static const size_t chunks[] = { 0, 1, 7, 64, 1 << 20 };
+
+	for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++)
+		for (int check_only = 0; check_only < 2; check_only++) {
+			struct collect c = {0};
+			struct kw_buf out = {0};
+			struct jcs_sink sink = { collect_write, &c, chunks[i], check_only };
+			int rc = jcs_canonicalize_stream(doc, len, &out, &sink, &e2);
+
+			if (rc != want)
+				fail_msg("%s: chunk %zu: rc %d, one-shot %d", doc, chunks[i], rc, want);
+			if (rc) {
+				assert_string_equal(e2.message, e1.message);
+				assert_int_equal(e2.offset, e1.offset);
+			} else if (!check_only) {
+				kw_buf_append(&c.got, out.data, out.len);
+				if (c.got.len != once.len || memcmp(c.got.data, once.data, once.len))
+					fail_msg("%s: chunk %zu: %.*s", doc, chunks[i], (int)c.got.len,
+						 c.got.data);
+			}
+			if (chunks[i] == 0 && !check_only)
+				calls0 = c.calls;
+			kw_buf_free(&c.got);
+			kw_buf_free(&out);
+		}
+	kw_buf_free(&once);
+	return calls0;
+}
+
+static void test_stream(void **state)
+{
+	(void)state;
+	/* Handed over only where no object is open: at the top level's and
+	 * nested arrays' element ends, never inside {"b":[...]} . */
+	assert_int_equal(expect_stream_same("[{\"b\":1,\"a\":2},[3,{\"d\":[4,5],\"c\":6}],7]"), 5);
+	assert_int_equal(expect_stream_same("{\"b\":[1,2,3],\"a\":[[4],[5]]}"), 0);
+	assert_int_equal(expect_stream_same("\"x\""), 0);
+	expect_stream_same("[[[1e2,\"\\u00e9\"]],{\"\\u0062\":1,\"a\":{\"z\":[1,{}],\"y\":[]}},[]]");
+	expect_stream_same("[1,2,{\"a\":1,\"a\":2}]");  /* refused after output went out */
+	expect_stream_same("[1,2,9007199254740992]");
+	expect_stream_same("[1,2,\"\xed\xa0\x80\"]");
+	expect_stream_same("[1,2] x");
+
+	/* The sink's error stops the parse and is returned. */
+	struct collect c = { .fail_at = 2 };
+	struct kw_buf out = {0};
+	struct jcs_sink sink = { collect_write, &c, 0, false };
+	assert_int_equal(jcs_canonicalize_stream("[1,2,3,4]", 9, &out, &sink, NULL), -ENOSPC);
+	assert_int_equal(c.calls, 2);
+	kw_buf_free(&c.got);
+	kw_buf_free(&out);
+
+	/* out is never much more than a chunk plus an element: 10000 elements
+	 * of ~30 bytes through a 1 KiB chunk. */
+	struct kw_buf doc = {0};
+	kw_buf_putc(&doc, '[');
+	for (int i = 0; i < 10000; i++) {
+		char e[64];
+		snprintf(e, sizeof(e), "%s{\"seq\":%d,\"host\":\"10.0.0.%d\"}", i ? "," : "", i,
+			 i % 256);
+		kw_buf_puts(&doc, e);
+	}
+	kw_buf_putc(&doc, ']');
+	struct collect big = {0};
+	struct jcs_sink bsink = { collect_write, &big, 1024, false };
+	assert_int_equal(jcs_canonicalize_stream(doc.data, doc.len, &out, &bsink, NULL), 0);
+	assert_true(out.cap <= 8192); /* the document is 300 KB */
+	assert_true(big.calls > 100);
+	kw_buf_append(&big.got, out.data, out.len);
+	struct kw_buf once = {0};
+	assert_int_equal(jcs_canonicalize(doc.data, doc.len, &once, NULL), 0);
+	assert_int_equal(big.got.len, once.len);
+	assert_memory_equal(big.got.data, once.data, once.len);
+	kw_buf_free(&once);
+	kw_buf_free(&big.got);
+	kw_buf_free(&doc);
+	kw_buf_free(&out);
+}
+
 /* --- jansson trees ------------------------------------------------------ */
 
 static void expect_dump(json_t *v, const char *want)
@@ -1737,6 +1843,7 @@ int main(void)
 		cmocka_unit_test(test_utf16_member_order),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_appends_to_buffer),
+		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_jcs_dump),
 		cmocka_unit_test(test_emitter),
 		cmocka_unit_test(test_emitter_page_edge),

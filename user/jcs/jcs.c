@@ -513,13 +513,28 @@ static int next_item(struct jcs_parser *ps, char close)
 	return jcs_fail(ps, ps->p, "expected ',' or '%c' but found %s", close, what);
 }
 
+/* Hands out's contents to the sink when they are final and there are
+ * enough. Called between array elements: with no member recorded no object
+ * is open (a member is recorded before its value is read), so nothing will
+ * rearrange or refer back to what out holds. */
+static inline int hand_over(struct jcs_parser *ps)
+{
+	struct kw_buf *o = ps->out;
+	if (!ps->sink || ps->m_len || o->len < ps->sink->chunk)
+		return 0;
+	int rc = ps->sink->write(ps->sink->ctx, o->data, o->len);
+	o->len = 0;
+	ps->handed = true;
+	return rc;
+}
+
 static int parse_array(struct jcs_parser *ps)
 {
 	int rc = open_container(ps, '[', ']');
 	if (rc)
 		return rc < 0 ? rc : 0;
 	do {
-		if ((rc = parse_value(ps)))
+		if ((rc = parse_value(ps)) || (rc = hand_over(ps)))
 			return rc;
 	} while ((rc = next_item(ps, ']')) > 0);
 	if (rc < 0)
@@ -633,8 +648,8 @@ static int parse_value(struct jcs_parser *ps)
 	}
 }
 
-int jcs_canonicalize_with(struct jcs_scratch *scratch, const char *text, size_t len,
-			  struct kw_buf *out, struct jcs_error *err)
+static int parse_document(struct jcs_scratch *scratch, const char *text, size_t len,
+			  struct kw_buf *out, const struct jcs_sink *sink, struct jcs_error *err)
 {
 	if (!text)
 		text = ""; /* len must then be 0: nothing to read */
@@ -644,6 +659,7 @@ int jcs_canonicalize_with(struct jcs_scratch *scratch, const char *text, size_t 
 		.end = (const unsigned char *)text + len,
 		.out = out,
 		.err = err,
+		.sink = sink,
 	};
 	if (scratch) {
 		ps.m = scratch->members;
@@ -653,8 +669,9 @@ int jcs_canonicalize_with(struct jcs_scratch *scratch, const char *text, size_t 
 		kw_buf_reset(&ps.keys);
 	}
 	size_t start = out->len;
-	/* Canonical output is rarely longer than the input. */
-	int rc = kw_buf_reserve(out, len + 64);
+	/* Canonical output is rarely longer than the input; with a sink, out
+	 * holds a chunk and an element. */
+	int rc = kw_buf_reserve(out, (sink && sink->chunk < len ? 2 * sink->chunk : len) + 64);
 	if (!rc)
 		rc = parse_value(&ps);
 	if (!rc) {
@@ -677,11 +694,23 @@ int jcs_canonicalize_with(struct jcs_scratch *scratch, const char *text, size_t 
 		snprintf(err->message, sizeof(err->message), "out of memory");
 	}
 	if (rc) {
-		out->len = start;
+		out->len = ps.handed ? 0 : start;
 	}
 	if (out->data)
 		out->data[out->len] = '\0';
 	return rc;
+}
+
+int jcs_canonicalize_with(struct jcs_scratch *scratch, const char *text, size_t len,
+			  struct kw_buf *out, struct jcs_error *err)
+{
+	return parse_document(scratch, text, len, out, NULL, err);
+}
+
+int jcs_canonicalize_stream(const char *text, size_t len, struct kw_buf *out,
+			    const struct jcs_sink *sink, struct jcs_error *err)
+{
+	return parse_document(NULL, text, len, out, sink, err);
 }
 
 int jcs_canonicalize(const char *text, size_t len, struct kw_buf *out, struct jcs_error *err)

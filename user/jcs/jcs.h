@@ -39,6 +39,27 @@ struct jcs_error {
 int jcs_canonicalize(const char *text, size_t len, struct kw_buf *out,
 		     struct jcs_error *err);
 
+/* Where jcs_canonicalize_stream() hands output that is final. */
+struct jcs_sink {
+	/* Returns 0 or a negative errno, which stops the parse and is returned. */
+	int (*write)(void *ctx, const char *data, size_t len);
+	void *ctx;
+	size_t chunk; /* hand output over once at least this much is final */
+	/* The sink drops what it is given (a pass that only checks): objects'
+	 * members are then handed over in input order, not rearranged. */
+	bool check_only;
+};
+
+/* jcs_canonicalize() that keeps out small: whenever no object is open (between
+ * the elements of arrays, which is where a large document's bulk is) and out
+ * holds at least sink->chunk bytes, out's whole contents go to sink->write and
+ * out is emptied. What remains at the end stays in out for the caller. A
+ * refusal can come after output was handed over: to print nothing for a
+ * refused document, run it once with a check_only sink, then again. Same
+ * checks and bytes as jcs_canonicalize(); also returns the sink's errors. */
+int jcs_canonicalize_stream(const char *text, size_t len, struct kw_buf *out,
+			    const struct jcs_sink *sink, struct jcs_error *err);
+
 /* Working memory kept between jcs_canonicalize_with() calls, so that
  * canonicalising many small documents (log lines) allocates nothing after
  * the first. Zero-initialise; release with jcs_scratch_free(). It grows to

@@ -29,6 +29,8 @@ struct jcs_parser {
 	struct kw_buf perm; /* scratch for reordering an object's members */
 	struct jcs_error *err;
 	int depth;
+	const struct jcs_sink *sink; /* NULL: all output stays in out */
+	bool handed;                 /* some output went to the sink */
 };
 
 static inline const char *jcs_key_of(struct jcs_parser *ps, const struct jcs_member *m)

@@ -64,16 +64,6 @@ void kw_mapped_free(struct kw_mapped *m)
 	memset(m, 0, sizeof(*m));
 }
 
-void kw_buf_hint_huge(struct kw_buf *b)
-{
-	const uintptr_t huge = (uintptr_t)2 << 20;
-	uintptr_t lo = ((uintptr_t)b->data + huge - 1) & ~(huge - 1);
-	uintptr_t hi = ((uintptr_t)b->data + b->cap) & ~(huge - 1);
-
-	if (b->data && hi > lo)
-		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-}
-
 /* The guarded range of this thread, and where to go back to. */
 static _Thread_local sigjmp_buf *guard_jump;
 static _Thread_local const char *guard_lo, *guard_hi;

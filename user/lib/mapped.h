@@ -31,11 +31,6 @@ int kw_mapped_open(const char *path, size_t max, struct kw_mapped *m);
 int kw_mapped_fd(int fd, size_t max, struct kw_mapped *m);
 void kw_mapped_free(struct kw_mapped *m);
 
-/* Asks for b's reserved room (b->cap) in huge pages where the kernel
- * offers them on request (transparent_hugepage "madvise"): a large output
- * buffer then takes one fault per 2 MiB instead of one per page. A hint. */
-void kw_buf_hint_huge(struct kw_buf *b);
-
 /* Runs fn(ctx) and returns what it returns, or -ESTALE when m's file
  * shrank while fn read it (fn is then abandoned where it faulted: memory it
  * allocated is lost, so use this where the caller reports and exits or the
