@@ -166,10 +166,91 @@ expect_eq "a committed session whose commitment file is gone: tpm_commit_missing
 	"false tpm_commit_missing" "$(verify_commit d | jq -r '"\(.valid) \(.commit.reason)"')"
 mv "$T/d-commit.json" "$ST/commit/$(session d).json"
 
+# --- a session resumed across a restart (its pins kept) ---------------------------
+# R opens; S opens and closes while R runs; kwitnessd stops (SIGTERM: the session
+# stays pinned) and starts again, resuming R; U opens and closes; R closes. R's
+# commitment must hold its open (extended before the restart), S's events, U's and
+# its close, and replay to what the TPM certified at its close.
 kwd_stop
+KT_PIN=/sys/fs/bpf/kwt-$$
+start_committed() {
+	kwd_start --pin-dir "$KT_PIN" --tpm "$TCTI" --tpm-ak "$T/ak.json" --tpm-enrollment "$T/enrollment.json"
+	for _ in $(seq 300); do "$KW" session list --socket "$KT_SOCK" >/dev/null 2>&1 && return 0; sleep 0.05; done
+}
+start_committed
+ls "$ST/logs" >"$T/logs-before"
+run_one r timeout 60 sh -c "while [ ! -f '$GATE/go2' ]; do sleep 0.05; done" &
+rpid=$!
+for _ in $(seq 200); do ls "$ST/logs" | grep -qvxFf "$T/logs-before" && break; sleep 0.05; done
+run_one s true
+kwd_stop
+start_committed
+run_one u true
+touch "$GATE/go2"
+wait $rpid
+[ -s "$T/r.rec" ] || { sed 's/^/# /' "$T/r.err" | tail -4; kt_fail_all "the resumed session left no record"; }
+check "R was resumed by the second collector (a kwitness.resume entry)" \
+	grep -q '"tool":"kwitness.resume"' "$(cat "$T/r.log")"
+verify_own() { # NAME: verify --evidence --log with the evidence its own close entry names
+	local ev
+	ev=$(jq -r 'select(.tool == "kwitness.close") | .evidence' "$(cat "$T/$1.log")")
+	"$KW" verify --key "$KT_TMP/signer.jwk" --log "$(cat "$T/$1.log")" "$(cat "$T/$1.rec")" \
+		--evidence "$ST/evidence/${ev#sha256:}.json" --tpm-ca "$T/ca/issuercert.pem" \
+		--enroll-key "$T/enroll.jwk" --json
+}
+expect_eq "a session resumed across a restart: level 1, and its extends replay" "true 1 ok" \
+	"$(verify_own r | jq -r '"\(.valid) \(.level) \(.commit.reason)"')"
+expect_eq "R's commitment: its open, S's open and close, U's open and close, its close (6)" 6 \
+	"$(jq '.events | length' "$ST/commit/$(session r).json" 2>/dev/null)"
+expect_eq "sessions before and after the restart still replay (S, U)" "ok ok" \
+	"$(verify_own s | jq -r .commit.reason) $(verify_own u | jq -r .commit.reason)"
+# An edited chain file cannot commit a session: kwitnessd trusts the file only
+# when its events replay to the index's value, which it reads from the TPM.
+ls "$ST/logs" >"$T/logs-before"
+run_one r2 timeout 60 sh -c "while [ ! -f '$GATE/go3' ]; do sleep 0.05; done" &
+rpid=$!
+for _ in $(seq 200); do ls "$ST/logs" | grep -qvxFf "$T/logs-before" && break; sleep 0.05; done
+kwd_stop
+sed -i "2s/.*/$(printf '0%.0s' $(seq 64))/" "$ST/tpm-commit.chain"
+start_committed
+touch "$GATE/go3"
+wait $rpid
+check "restart with an edited chain file: kwitnessd says it does not replay" \
+	grep -q 'tpm-commit.chain does not replay' "$KT_TMP/kwitnessd.log"
+expect_eq "... and the session resumed then closes without a commitment (tpm_commit_missing)" \
+	"false tpm_commit_missing" "$(verify_own r2 | jq -r '"\(.valid) \(.commit.reason)"')"
+kwd_stop
+rm -rf "$KT_PIN"
+mv "$ST/records/$(session r2).json" "$ST/logs/$(session r2).jsonl" "$T/"
+
+# --- verify --dir and estate ingest check commitments too -------------------------
+out=$("$KW" verify --dir "$ST" --key "$KT_TMP/signer.jwk" --json)
+expect_eq "verify --dir: every session of the folder verifies, commitments included (exit 0)" \
+	0 "$?"
+cp -a "$ST" "$T/tampered"
+jq -c '.start = ("00" * 32)' "$ST/commit/$(session c).json" >"$T/tampered/commit/$(session c).json"
+rm "$T/tampered/commit/$(session d).json"
+out=$("$KW" verify --dir "$T/tampered" --key "$KT_TMP/signer.jwk" --json)
+rc=$?
+dir_reason() { jq -r --arg s "$1" 'select(.session == $s) | "\(.valid) \(.reason)"' <<<"$out"; }
+expect_eq "verify --dir: a commitment whose start was changed does not replay" \
+	"false tpm_commit_replay_mismatch" "$(dir_reason "$(session c)")"
+expect_eq "verify --dir: a committed session whose commitment is gone" \
+	"false tpm_commit_missing" "$(dir_reason "$(session d)")"
+expect_eq "verify --dir: the untouched sessions still verify; exit 1" "true true 1" \
+	"$(dir_reason "$(session a)" | cut -d' ' -f1) $(dir_reason "$(session r)" | cut -d' ' -f1) $rc"
+mkdir -p "$T/trust" && cp "$KT_TMP/signer.jwk" "$T/trust/"
+"$KW" estate ingest --create --db "sqlite:$T/tampered.sqlite" --trust "$T/trust" "$T/tampered" >"$T/ingest-tampered.out"
+rc=$?
+rejected() { "$KW" estate rejected --db "sqlite:$T/tampered.sqlite" --json |
+	jq -r --arg s "$1" 'select(.session == $s) | .reason'; }
+expect_eq "estate ingest: the tampered commitment is rejected with the same reason" \
+	"tpm_commit_replay_mismatch" "$(rejected "$(session c)")"
+expect_eq "estate ingest: the missing commitment too; exit 1" "tpm_commit_missing 1" \
+	"$(rejected "$(session d)") $rc"
+
 
 # --- suppression: a deleted session is a gap ------------------------------------
-mkdir -p "$T/trust" && cp "$KT_TMP/signer.jwk" "$T/trust/"
 "$KW" estate ingest --create --db "sqlite:$T/full.sqlite" --trust "$T/trust" "$ST" >"$T/ingest-full.out"
 out=$("$KW" estate verify --db "sqlite:$T/full.sqlite" --trust "$T/trust")
 expect_eq "estate verify, every session there: no counter gap (exit 0)" "0 " "$? $(grep '^missing:' <<<"$out")"

@@ -7,13 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "jcs/jcs.h"
-#include "lib/base64.h"
 #include "tpm/commit.h"
 #include "cli_record.h"
 #include "cmd_verify_commit.h"
-#include "trace/profile_v03.h"
+#include "verify/commit.h"
 
 /* The log's first line, its open entry (the verifier already checked the
  * log hashes to the record's transcript). */
@@ -39,29 +39,10 @@ static json_t *open_entry(const char *log_path)
 	return e;
 }
 
-static int ak_of(const json_t *evidence, struct kw_buf *out)
-{
-	const char *s = json_string_value(json_object_get(evidence, "ak_public"));
-	size_t len;
-
-	if (!s || kw_buf_reserve(out, strlen(s) + 1) ||
-	    kw_b64_decode(KW_B64_URL, s, strlen(s), (uint8_t *)out->data, out->cap, &len))
-		return -EINVAL;
-	out->len = len;
-	return 0;
-}
-
-static const char *str_at(const json_t *o, const char *a, const char *b)
-{
-	return json_string_value(json_object_get(json_object_get(o, a), b));
-}
-
 int verify_commit(const char *record_path, const char *log_path, const json_t *evidence,
 		  const char *commit_path, struct kw_commit_result *res)
 {
-	json_t *rec = NULL, *open = NULL, *cm = NULL, *inline_ev = NULL;
-	struct kw_buf ak = { 0 };
-	struct kw_commit_claim claim;
+	json_t *rec = NULL, *open = NULL, *cm = NULL;
 	char path[4096];
 	const char *counter;
 	int ret = 0;
@@ -89,31 +70,21 @@ int verify_commit(const char *record_path, const char *log_path, const json_t *e
 	}
 	rec = cli_read_json("verify", "record", record_path);
 	cm = json_load_file(commit_path, JSON_REJECT_DUPLICATES, NULL);
-	if (rec && !evidence) { /* a trace-v0.3-draft record's own, appraised already */
-		char why[200];
-		int present;
-
-		evidence = inline_ev = kw_inline_evidence_decode(rec, &present, why, sizeof(why));
-	}
-	if (!rec || ak_of(evidence, &ak)) {
+	if (!rec) {
 		ret = -EINVAL;
 		goto out;
 	}
-	claim = (struct kw_commit_claim){
-		.session = json_string_value(json_object_get(open, "session")),
-		.counter = counter,
-		.bundle_hash = str_at(rec, "policy", "bundle_hash"),
-		.image_digest = str_at(rec, "build_provenance", "digest"),
-		.transcript_hash = str_at(rec, "tool_transcript", "hash"),
-	};
-	ret = kw_commit_check(cm, &claim, &ak, res);
-	if (ret > 0)
-		ret = 0;
+	if (!cm && access(commit_path, F_OK) == 0) { /* there, but not JSON: as verify --dir says */
+		res->reason = KW_COMMIT_MALFORMED;
+		snprintf(res->message, sizeof(res->message), "%.200s is not a JSON object", commit_path);
+		goto out;
+	}
+	/* The one check verify --dir and estate ingest make (verify/commit.h). */
+	ret = verify_commitment(rec, json_string_value(json_object_get(open, "session")), counter,
+				cm, evidence, res);
 out:
-	json_decref(inline_ev);
 	json_decref(rec);
 	json_decref(open);
 	json_decref(cm);
-	kw_buf_free(&ak);
 	return ret;
 }

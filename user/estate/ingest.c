@@ -57,6 +57,7 @@ struct item {
 	int db_failed;
 	uint64_t lines;              /* of the log, so far */
 	int logs_dir;                /* the state folder's logs/, for the log's segments */
+	const struct kw_state_dir *st; /* its folder: commit/ for the TPM commitment */
 	struct estate_lineage *lineage; /* its proc entries, for procs */
 };
 
@@ -295,7 +296,7 @@ static int check_log(struct estate_ingest *ing, struct item *it, const char *tex
 		.bundle = bundle->data ? bundle->data : "", .bundle_len = bundle->len,
 		.read_log = read_log_fd, .read_log_ctx = &src,
 		.on_entry = on_entry, .entry_ctx = it, .expect_session = it->session,
-		.log_check = lc,
+		.log_check = lc, .state = it->st,
 	};
 	struct verify_verdict v;
 	char err[500];
@@ -571,7 +572,7 @@ static int ingest_record(struct estate_ingest *ing, const struct kw_state_dir *s
 {
 	char proof_name[4300] = "";
 	int proof_fd = -ENOENT;
-	struct item it = { .ing = ing, .path = path, .logs_dir = st->logs };
+	struct item it = { .ing = ing, .path = path, .logs_dir = st->logs, .st = st };
 	struct kw_buf text = { 0 }, bundle = { 0 };
 	char signer[KW_THUMBPRINT_MAX] = "";
 	const struct kw_key *key = NULL;

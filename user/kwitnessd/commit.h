@@ -26,6 +26,10 @@ int kwd_commit_start(struct kwd *d, struct kw_tpm *tpm, char *err, size_t errlen
 void kwd_commit_stop(struct kwd *d);
 /* Before the open entry is written: the counter value and the open event. */
 void kwd_commit_open(struct kwd *d, struct kwd_session *s);
+/* A session a restarted collector resumed: committed again when its open
+ * event (rebuilt from its log's open entry, counter the entry's
+ * tpm_counter, NULL without one) is in the chain the TPM's value replays. */
+void kwd_commit_resume(struct kwd *d, struct kwd_session *s, const char *counter);
 /* After the record is sealed, with its transcript hash. */
 void kwd_commit_close(struct kwd *d, struct kwd_session *s, const char *transcript_hash);
 /* The session goes (sealed or not): its events need not be kept for it. */

@@ -25,6 +25,7 @@
 #include "jcs/jcs.h"
 #include "policy/policy.h"
 #include "kwitness/abi/name_match.h"
+#include "commit.h"
 #include "journal.h"
 #include "recover.h"
 #include "resume.h"
@@ -287,6 +288,8 @@ static int resume_one(struct kwd *d, const char *id, uint32_t slot, uint32_t gen
 		goto fail;
 	}
 	kw_logwriter_flush(&s->log);
+	/* its TPM commitment goes on if the TPM saw its open (commit.c) */
+	kwd_commit_resume(d, s, member(sc.open, "tpm_counter"));
 	d->slots[slot] = s;
 	d->n_sessions++;
 	kwd_metrics_count(KWD_M_RESUMES);

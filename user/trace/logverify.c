@@ -33,7 +33,7 @@ struct span {
 struct entry {
 	struct span tool, seq, decision, session, complete, decisions, denials, dropped, next_seq,
 		seq_gaps, sealed, sandbox_id, bundle_hash, image_digest, mode, evidence, machine_id,
-		kill_failed;
+		kill_failed, tpm_counter;
 };
 
 static void set_problem(struct kw_log_check *c, enum kw_verify_reason r, const char *fmt, ...)
@@ -173,7 +173,8 @@ static struct span *wanted(struct entry *e, const char *k, size_t n)
 	case 9: return IS("decisions") ? &e->decisions : NULL;
 	case 10: return IS("sandbox_id") ? &e->sandbox_id : IS("machine_id") ? &e->machine_id : NULL;
 	case 11: return IS("bundle_hash") ? &e->bundle_hash
-			: IS("kill_failed") ? &e->kill_failed : NULL;
+			: IS("kill_failed") ? &e->kill_failed
+			: IS("tpm_counter") ? &e->tpm_counter : NULL;
 	case 12: return IS("image_digest") ? &e->image_digest : NULL;
 	default: return NULL;
 	}
@@ -376,6 +377,7 @@ static void follow_entry(struct kw_log_check *c, const char *p, size_t n)
 		keep_field(&c->image_digest, e.image_digest);
 		keep_field(&c->mode, e.mode);
 		keep_field(&c->machine_id, e.machine_id);
+		keep_field(&c->tpm_counter, e.tpm_counter);
 		if (c->expect_session && !kw_log_field_equals(&c->session, c->expect_session))
 			c->session_mismatch = true;
 		return;

@@ -77,6 +77,7 @@ struct kw_log_check {
 
 	bool has_open, has_close, sealed, complete_claimed;
 	struct kw_log_field session, sandbox_id, bundle_hash, image_digest, mode, machine_id;
+	struct kw_log_field tpm_counter; /* the open entry's TPM counter value; empty: none */
 	/* The close entry's TPM evidence digest (the binding the record is
 	 * signed under); empty when it names none. */
 	struct kw_log_field close_evidence;

@@ -34,7 +34,7 @@ bool kw_is_record_name(const char *name)
 
 void kw_state_dir_close(struct kw_state_dir *s)
 {
-	int *fds[] = { &s->records, &s->logs, &s->policies, &s->evidence };
+	int *fds[] = { &s->records, &s->logs, &s->policies, &s->evidence, &s->commit };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)
@@ -52,7 +52,7 @@ int kw_state_dir_open(const char *path, struct kw_state_dir *s)
 {
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), e;
 
-	s->records = s->logs = s->policies = s->evidence = -1;
+	s->records = s->logs = s->policies = s->evidence = s->commit = -1;
 	if (fd < 0)
 		return -errno;
 	s->records = sub(fd, "records");
@@ -60,6 +60,7 @@ int kw_state_dir_open(const char *path, struct kw_state_dir *s)
 	s->logs = sub(fd, "logs");
 	s->policies = sub(fd, "policies");
 	s->evidence = sub(fd, "evidence");
+	s->commit = sub(fd, "commit");
 	close(fd);
 	return e;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A kwitnessd state folder as its readers find it: records/<session>.json,
- * logs/<session>.jsonl, policies/<sha256 hex>, evidence/<sha256 hex>.json.
+ * logs/<session>.jsonl, policies/<sha256 hex>, evidence/<sha256 hex>.json,
+ * commit/<session>.json (a TPM commitment, docs/attestation.md).
  * Everything below the folder is opened through its folders' descriptors,
  * never through a link, and only regular files are returned (a FIFO or a
  * link planted in a copied folder is refused with a reason). */
@@ -14,9 +15,9 @@
 
 /* The folders' descriptors; -1 when one is missing. */
 struct kw_state_dir {
-	int records, logs, policies, evidence;
+	int records, logs, policies, evidence, commit;
 };
-#define KW_STATE_DIR_NONE { -1, -1, -1, -1 }
+#define KW_STATE_DIR_NONE { -1, -1, -1, -1, -1 }
 
 /* Opens the folders of path (path itself may be reached through a link the
  * caller chose; nothing below it is). Returns 0, or -errno when it has no

@@ -69,6 +69,12 @@ static const struct {
 	[KW_VERIFY_SEGMENT_REORDERED] = { "segment_reordered", "A segment file holds another segment of the manifest: segments were renamed or reordered." },
 	[KW_VERIFY_SEGMENT_MISMATCH] = { "segment_mismatch", "A segment file's SHA-256 or size is not what the manifest lists, nor any other segment's: it was changed or swapped." },
 	[KW_VERIFY_SEGMENT_UNLISTED] = { "segment_unlisted", "A segment file follows one the manifest does not list: a segment in between is gone." },
+	[KW_VERIFY_TPM_COMMIT_MISSING] = { "tpm_commit_missing", "The session took a TPM counter value, but it has no TPM commitment file." },
+	[KW_VERIFY_TPM_COMMIT_MALFORMED] = { "tpm_commit_malformed", "The session's TPM commitment file cannot be read." },
+	[KW_VERIFY_TPM_COMMIT_AK_MISMATCH] = { "tpm_commit_ak_mismatch", "The TPM commitment is certified by another AK than the evidence the log names." },
+	[KW_VERIFY_TPM_COMMIT_CERTIFY_INVALID] = { "tpm_commit_certify_invalid", "The TPM commitment is not a TPM-made certification of a kwitness extend index." },
+	[KW_VERIFY_TPM_COMMIT_EVENT_MISMATCH] = { "tpm_commit_event_mismatch", "The TPM saw another open or close than the record and log name." },
+	[KW_VERIFY_TPM_COMMIT_REPLAY_MISMATCH] = { "tpm_commit_replay_mismatch", "The TPM commitment's events do not replay to the value the TPM certified." },
 };
 _Static_assert(sizeof(reasons) / sizeof(reasons[0]) == KW_VERIFY_REASON_COUNT,
 	       "every reason has a code and a sentence");

@@ -27,6 +27,7 @@
 #include "trace/record.h"
 #include "trace/statedir.h"
 #include "verify/batch.h"
+#include "verify/commit.h"
 #include "verify/progress.h"
 #include "verify/read.h"
 #include "verify/verdict.h"
@@ -147,6 +148,9 @@ static void verify_state_record(struct worker *w, const struct kw_state_dir *st,
 	}
 	o.log = w->lc;
 	e = kw_record_verify_evidence(rec, &o, &out->res);
+	if (e == 0 && verify_state_commitment(st, rec, w->lc, &out->res) < 0)
+		set(out, KW_VERIFY_TPM_COMMIT_MALFORMED, "%s%s",
+		    "The TPM commitment cannot be checked: out of memory", "");
 	if (w->lc->problem == KW_VERIFY_OK)
 		out->complete = w->lc->complete;
 	out->decisions = w->lc->decisions;

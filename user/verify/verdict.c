@@ -11,6 +11,7 @@
 #include "lib/buf.h"
 #include "jcs/jcs.h"
 #include "trace/logverify.h"
+#include "verify/commit.h"
 #include "verify/checkpoint.h"
 #include "verify/progress.h"
 #include "verify/read.h"
@@ -296,6 +297,8 @@ static int verify_evidence(const struct verify_request *rq, const struct kw_buf 
 		o.image_digest = verify_image_digest(rec, image);
 	if (ret == 0)
 		ret = kw_record_verify_evidence(rec, &o, &v->res);
+	if (ret == 0 && rq->state && o.log)
+		ret = verify_state_commitment(rq->state, rec, lc, &v->res);
 	if (ck && ret >= 0 && lc->problem == KW_VERIFY_OK)
 		ret = checkpoints_end(&fan, ret, v);
 	else if (ck)

@@ -17,6 +17,7 @@
 
 #include "trace/level.h"
 #include "trace/record.h"
+#include "trace/statedir.h"
 #include "tpm/tpm.h"
 #include "tlog/record_check.h"
 
@@ -56,6 +57,9 @@ struct verify_request {
 	/* The log's checkpoint file; NULL: log_path + ".checkpoints" when there
 	 * is one (verify/checkpoint.h). */
 	const char *checkpoints_path;
+	/* The record's state folder (estate ingest): a committed session's TPM
+	 * commitment is checked there (verify/commit.h); NULL: not. */
+	const struct kw_state_dir *state;
 };
 
 enum verify_completeness {
