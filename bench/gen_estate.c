@@ -19,7 +19,7 @@
  * agent forks and execs tools (curl, git, pip, sh, ...) every few dozen
  * decisions; decisions of the agent and its latest tool are net.connect
  * (to a few hundred services and random 10/8 addresses), net.send (DNS),
- * fs.open and fs.exec (with the file's digest), about 1 in 12 denied.
+ * fs.open and fs.exec (with the file's digest), about one in twenty denied.
  * One decision is planted: a denied connect to 203.0.113.66:4444 by nc, on
  * one host, which "who did this" must find; it is printed on stdout. */
 #include <errno.h>
