@@ -129,6 +129,8 @@ FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 # Benchmarks: bench/bench_*.c, optimised.
 BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+# Generators of benchmark inputs (bench/gen_*.c): not benchmarks themselves.
+BENCH_GEN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(sort $(wildcard bench/gen_*.c)))
 
 .PHONY: all deps check check-kernels unit test-bins demo vmtest bench soak install uninstall clean fuzz fuzz-smoke
 all: $(BUILD)/kwitness $(BUILD)/kwitnessd $(HELP_BIN) $(CLIENT_SO) $(CLIENT_A) $(EXAMPLE_BIN)
@@ -427,7 +429,7 @@ fuzz-smoke: fuzz
 	$(Q)tests/run.sh fuzz
 
 # The benchmarks are built with the tests, so none can rot unnoticed.
-test-bins: all $(UNIT_BIN) $(FUZZ_BIN) $(BENCH_BIN) $(BUILD)/tests/kw-hooktest-refuse
+test-bins: all $(UNIT_BIN) $(FUZZ_BIN) $(BENCH_BIN) $(BENCH_GEN) $(BUILD)/tests/kw-hooktest-refuse
 
 # The README's test command: installs what is missing, builds, runs every suite.
 check:
@@ -457,7 +459,7 @@ check-kernels:
 	$(Q)$(MAKE) --no-print-directory test-bins
 	$(Q)tests/run.sh vm-all
 
-bench: all $(BENCH_BIN)
+bench: all $(BENCH_BIN) $(BENCH_GEN)
 	$(Q)bench/run.sh
 
 # Long campaigns: what `make check` runs in a short form, at full size: a

@@ -10,18 +10,28 @@
 # each with its own Ed25519 key, hostname and machine id, SESSIONS sessions
 # per host of DECISIONS kwitnessd-shaped net.connect decisions (kw-loggen),
 # each record really signed. Defaults: 20 x 5 x 2000 = 200,000 decisions.
-# ESTATE_SCALE=full: 200 hosts x 50 sessions x 1000 = 10 M decisions (hours
-# of generation and ingest on a small machine; several GB of disk).
-# Run from the repository root after `make all` (needs build/tests/kw-loggen).
+# ESTATE_GEN=c: the estate comes from bench/gen_estate instead (the same
+# code kwitnessd writes logs and records with, in one process per core; a
+# session mixes net.connect, net.send, fs.open and fs.exec decisions with
+# proc entries, and one denied connect to 203.0.113.66 is planted, which
+# the query then looks for). ESTATE_SCALE=full: 200 hosts x 50 sessions x
+# 1000 = 10 M decisions, with ESTATE_GEN=c unless told otherwise (the shell
+# generator takes hours for it; gen_estate 77 s here, 2.5 GB of logs).
+# Run from the repository root after `make all` (needs build/tests/kw-loggen;
+# ESTATE_GEN=c: build/bench/gen_estate, `make test-bins`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${KW_BUILD:-$PWD/build}
 KW=$B/kwitness
 LOGGEN=$B/tests/kw-loggen
 HOSTS=${HOSTS:-20} SESSIONS=${SESSIONS:-5} DECISIONS=${DECISIONS:-2000}
+GEN_ESTATE=$B/bench/gen_estate
 if [ "${ESTATE_SCALE:-}" = full ]; then
 	HOSTS=200 SESSIONS=50 DECISIONS=1000
+	ESTATE_GEN=${ESTATE_GEN:-c}
 fi
+ESTATE_GEN=${ESTATE_GEN:-shell}
+[ "$ESTATE_GEN" = c ] && LOGGEN=$GEN_ESTATE
 for b in "$KW" "$LOGGEN"; do
 	[ -x "$b" ] || { echo "bench_estate: $b not built (make all)" >&2; exit 1; }
 done
@@ -55,6 +65,11 @@ t0=$(now)
 if [ -s "$D/generated" ]; then
 	read -r HOSTS SESSIONS DECISIONS <"$D/generated"
 	echo "bench_estate: reusing $D: $HOSTS hosts x $SESSIONS sessions x $DECISIONS decisions"
+elif [ "$ESTATE_GEN" = c ]; then
+	echo "bench_estate: generating $HOSTS hosts x $SESSIONS sessions x $DECISIONS decisions (gen_estate)"
+	t0=$(now)
+	"$GEN_ESTATE" --out "$D" --hosts "$HOSTS" --sessions "$SESSIONS" --decisions "$DECISIONS" \
+		--jobs "$(nproc)" >"$D/planted"
 else
 printf '{"kwitness_policy":1,"mode":"enforce","net":{"connect":["10.0.0.0/8:443"]}}\n' >"$D/bundle"
 BH=$(sha256sum "$D/bundle" | cut -c1-64)
@@ -94,12 +109,16 @@ echo "generated $ENTRIES log lines ($DECS decisions, $(du -sh "$D/hosts" | cut -
 # --- baseline: the verification alone -------------------------------------
 verify_all() {
 	for h in $(seq "$HOSTS"); do
-		"$KW" verify --key "$D/trust/host-$h.jwk" --max-age 0 --jobs 1 --dir "$D/hosts/host-$h" || return 1
+		"$KW" verify --key "$D/trust/host-$h.jwk" --max-age 0 --jobs "$VJOBS" --dir "$D/hosts/host-$h" || return 1
 	done
 }
+VJOBS=1
 timed verify_all
 echo "baseline  verify --dir --jobs 1 (no database): $WALL s wall, $CPU s CPU:" \
 	"$(rate "$ENTRIES" "$WALL") entries/s wall, $(rate "$ENTRIES" "$CPU") per CPU-second"
+VJOBS=$(nproc)
+timed verify_all
+echo "          verify --dir --jobs $VJOBS: $WALL s wall, $(rate "$ENTRIES" "$WALL") entries/s wall"
 
 # --- SQLite -----------------------------------------------------------------
 timed "$KW" estate ingest --create --db "sqlite:$T/estate.sqlite" --trust "$D/trust" "$D/hosts"
@@ -125,13 +144,20 @@ if [ -n "$pg_ok" ]; then
 	timed "$KW" estate ingest --create --db "$PGURL" --trust "$D/trust" "$D/hosts"
 	tail -1 "$T/timed.out"
 	echo "postgres  estate ingest (COPY): $WALL s wall, $(rate "$ENTRIES" "$WALL") entries/s wall" \
-		"(client $CPU s CPU; the server's work is not counted)"
+		"(client $CPU s CPU; the server's work is not counted;" \
+		"$("$PG_BIN/psql" -h "$T/pg" -U kwitness -d estate -Atc \
+			"SELECT pg_size_pretty(pg_database_size('estate'))") database)"
 else
 	echo "postgres  skipped: no PostgreSQL server binaries (scripts/deps.sh installs postgresql)"
 fi
 
 # --- who did this: one address's denied connects ----------------------------
-addr=$(grep -m1 '"decision":"deny"' "$D/hosts/host-1/logs/"*.jsonl | head -1 | sed 's/.*"host":"\([^"]*\)".*/\1/')
+# gen_estate's estate: the planted address; else the first one host-1 denied.
+if [ -s "$D/planted" ]; then
+	addr=203.0.113.66
+else
+	addr=$(grep -m1 '"decision":"deny"' "$D/hosts/host-1/logs/"*.jsonl | head -1 | sed 's/.*"host":"\([^"]*\)".*/\1/')
+fi
 query() { "$KW" estate query --db "$1" --tool net.connect --decision deny --object "$addr" --json >/dev/null; }
 lat() {
 	local t0 n=5
