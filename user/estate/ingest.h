@@ -21,6 +21,8 @@
 #include "estate/trust.h"
 #include "tlog/policy.h"
 
+struct estate_pipe;
+
 struct estate_ingest {
 	/* --- settings --- */
 	struct estate_db *db;
@@ -50,6 +52,8 @@ struct estate_ingest {
 	uint64_t entries, log_bytes; /* stored by this run */
 	uint64_t by_reason[KW_VERIFY_REASON_COUNT];
 	char err[600];               /* why the run stopped (a database error) */
+	/* --- the verifying thread's ring (ingest_pipe.h), during a path --- */
+	struct estate_pipe *pipe;
 	/* --- the batch of records not committed yet (ingest_tx.h) --- */
 	struct {
 		bool open;
