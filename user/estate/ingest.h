@@ -7,7 +7,8 @@
  * that fails goes into rejected with its reason code. Entries go to the
  * database as the log is read, inside the record's savepoint (ingest_tx.h),
  * which is rolled back when the record does not verify: memory does not grow
- * with the log. */
+ * with the log. The log is verified on a thread of its own ahead of this
+ * one, the database's only user (ingest_pipe.h). */
 #ifndef KWITNESS_ESTATE_INGEST_H
 #define KWITNESS_ESTATE_INGEST_H
 
