@@ -279,7 +279,8 @@ $(BUILD)/asan/tests/%: tests/unit/%.c $(ASAN_LIB_OBJ)
 	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(ASAN_LIB_OBJ) -lcmocka $(LIBS_CORE)
 
 # The estate's parsers (no database engine) and its HTML escaper.
-ASAN_ESTATE_OBJ := $(BUILD)/asan/user/estate/entry.o $(BUILD)/asan/user/estate/html.o
+ASAN_ESTATE_OBJ := $(BUILD)/asan/user/estate/entry.o $(BUILD)/asan/user/estate/html.o \
+	$(BUILD)/asan/user/estate/ingest_pipe.o
 $(BUILD)/asan/tests/test_estate $(BUILD)/asan/tests/test_text_safe: \
 		$(BUILD)/asan/tests/%: tests/unit/%.c $(ASAN_ESTATE_OBJ) $(ASAN_LIB_OBJ)
 	@mkdir -p $(dir $@)

@@ -114,17 +114,21 @@ verify_all() {
 }
 VJOBS=1
 timed verify_all
+VERIFY_CPU=$CPU
 echo "baseline  verify --dir --jobs 1 (no database): $WALL s wall, $CPU s CPU:" \
 	"$(rate "$ENTRIES" "$WALL") entries/s wall, $(rate "$ENTRIES" "$CPU") per CPU-second"
 VJOBS=$(nproc)
 timed verify_all
 echo "          verify --dir --jobs $VJOBS: $WALL s wall, $(rate "$ENTRIES" "$WALL") entries/s wall"
+# The ingest's entries per CPU-second as a share of verify's (same entries).
+of_verify() { awk -v v="$VERIFY_CPU" -v c="$CPU" 'BEGIN { printf "%.0f%%", 100 * v / c }'; }
 
 # --- SQLite -----------------------------------------------------------------
 timed "$KW" estate ingest --create --db "sqlite:$T/estate.sqlite" --trust "$D/trust" "$D/hosts"
 tail -1 "$T/timed.out"
 echo "sqlite    estate ingest: $WALL s wall, $CPU s CPU: $(rate "$ENTRIES" "$WALL") entries/s wall," \
-	"$(rate "$ENTRIES" "$CPU") per CPU-second ($(du -h "$T/estate.sqlite" | cut -f1) database)"
+	"$(rate "$ENTRIES" "$CPU") per CPU-second, $(of_verify) of verify's" \
+	"($(du -h "$T/estate.sqlite" | cut -f1) database)"
 
 # --- PostgreSQL -------------------------------------------------------------
 pg_ok=
@@ -144,7 +148,8 @@ if [ -n "$pg_ok" ]; then
 	timed "$KW" estate ingest --create --db "$PGURL" --trust "$D/trust" "$D/hosts"
 	tail -1 "$T/timed.out"
 	echo "postgres  estate ingest (COPY): $WALL s wall, $(rate "$ENTRIES" "$WALL") entries/s wall" \
-		"(client $CPU s CPU; the server's work is not counted;" \
+		"(client $CPU s CPU, $(rate "$ENTRIES" "$CPU") per CPU-second, $(of_verify) of verify's;" \
+		"the server's work is not counted;" \
 		"$("$PG_BIN/psql" -h "$T/pg" -U kwitness -d estate -Atc \
 			"SELECT pg_size_pretty(pg_database_size('estate'))") database)"
 else

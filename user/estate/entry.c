@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "estate/entry.h"
+#include "trace/logverify.h"
 
 static const char *str_member(const json_t *o, const char *k)
 {
@@ -98,48 +99,62 @@ bool estate_cidr_range(const char *cidr, char lo[ESTATE_ADDR_LEN], char hi[ESTAT
 	return true;
 }
 
+/* The members that make up an entry's object column besides its own. */
+struct object_parts {
+	const char *name, *dev, *proto, *family, *type, *access, *via;
+};
+
 /* What the decision was about, as one string: host:port/proto (and "via
  * NAME" when a DNS answer opened it), a path, a sysctl or DNS name, a device,
  * a socket's family and type. */
-static void describe_object(struct estate_entry *e, const json_t *o)
+static void describe_object(struct estate_entry *e, const struct object_parts *o)
 {
-	const char *name = str_member(o, "name"), *dev = str_member(o, "dev");
-	const char *proto = str_member(o, "proto"), *family = str_member(o, "family");
-	const char *type = str_member(o, "type"), *access = str_member(o, "access");
 	char port[24] = "";
 
 	if (e->has_port)
 		snprintf(port, sizeof(port), ":%d", e->port);
 	if (e->host)
 		snprintf(e->object, sizeof(e->object), "%s%s%s%s%s", strchr(e->host, ':') ? "[" : "",
-			 e->host, strchr(e->host, ':') ? "]" : "", port, proto ? "/" : "");
+			 e->host, strchr(e->host, ':') ? "]" : "", port, o->proto ? "/" : "");
 	else if (e->path)
 		snprintf(e->object, sizeof(e->object), "%s", e->path);
-	else if (name)
-		snprintf(e->object, sizeof(e->object), "%s", name);
-	else if (dev)
-		snprintf(e->object, sizeof(e->object), "%s%s%s", dev, access ? " " : "",
-			 access ? access : "");
-	else if (family)
-		snprintf(e->object, sizeof(e->object), "%s%s%s", family, type ? " " : "",
-			 type ? type : "");
+	else if (o->name)
+		snprintf(e->object, sizeof(e->object), "%s", o->name);
+	else if (o->dev)
+		snprintf(e->object, sizeof(e->object), "%s%s%s", o->dev, o->access ? " " : "",
+			 o->access ? o->access : "");
+	else if (o->family)
+		snprintf(e->object, sizeof(e->object), "%s%s%s", o->family, o->type ? " " : "",
+			 o->type ? o->type : "");
 	else if (e->has_port)
 		snprintf(e->object, sizeof(e->object), "port %d", e->port);
-	if (e->host && proto) {
+	if (e->host && o->proto) {
 		size_t n = strlen(e->object);
 
-		snprintf(e->object + n, sizeof(e->object) - n, "%s", proto);
+		snprintf(e->object + n, sizeof(e->object) - n, "%s", o->proto);
 	}
 	/* an address a DNS answer opened: the name it was asked for */
-	if (e->host && str_member(o, "via")) {
+	if (e->host && o->via) {
 		size_t n = strlen(e->object);
 
-		snprintf(e->object + n, sizeof(e->object) - n, " via %s", str_member(o, "via"));
+		snprintf(e->object + n, sizeof(e->object) - n, " via %s", o->via);
 	}
+}
+
+/* The columns computed from the members found. */
+static void finish_columns(struct estate_entry *e, const struct object_parts *o)
+{
+	/* The open and close entries carry no seq: they are not decisions. */
+	if (strncmp(e->tool, "kwitness.", 9) == 0)
+		e->decision = NULL;
+	if (!estate_addr_hex(e->host, e->addr))
+		e->addr[0] = '\0';
+	describe_object(e, o);
 }
 
 int estate_entry_parse(struct estate_entry *e, uint64_t line, const char *text, size_t len)
 {
+	struct object_parts parts;
 	json_t *o;
 	int64_t v;
 
@@ -159,9 +174,6 @@ int estate_entry_parse(struct estate_entry *e, uint64_t line, const char *text, 
 	e->path = str_member(o, "path");
 	e->rule = str_member(o, "rule");
 	e->comm = str_member(o, "comm");
-	/* The open and close entries carry no seq: they are not decisions. */
-	if (strncmp(e->tool, "kwitness.", 9) == 0)
-		e->decision = NULL;
 	e->has_seq = int_member(o, "seq", &e->seq);
 	e->has_ts = int_member(o, "ts", &e->ts_us);
 	e->has_pid = int_member(o, "pid", &e->pid);
@@ -174,9 +186,139 @@ int estate_entry_parse(struct estate_entry *e, uint64_t line, const char *text, 
 		e->has_enforced = true;
 		e->enforced = json_is_true(json_object_get(o, "enforced"));
 	}
-	if (!estate_addr_hex(e->host, e->addr))
-		e->addr[0] = '\0';
-	describe_object(e, o);
+	parts = (struct object_parts){
+		.name = str_member(o, "name"), .dev = str_member(o, "dev"),
+		.proto = str_member(o, "proto"), .family = str_member(o, "family"),
+		.type = str_member(o, "type"), .access = str_member(o, "access"),
+		.via = str_member(o, "via"),
+	};
+	finish_columns(e, &parts);
+	return 0;
+}
+
+/* --- a canonical line, read with the log check's scan ---------------- */
+
+struct scan {
+	struct estate_entry *e;
+	struct object_parts o;
+	char *strs;                  /* where the string columns are copied */
+	bool whole;                  /* a member needs the full parse */
+	bool has_tool;
+	struct {
+		bool has;
+		const char *v;
+		size_t n;
+	} port, enforced;
+};
+
+/* A string member's value: a copy without its quotes, NULL for any other
+ * type. Canonical text escapes only quotes, backslashes and controls: a
+ * value with an escape is left to the full parse. */
+static void scan_str(struct scan *s, const char **out, const char *v, size_t n)
+{
+	if (n < 2 || v[0] != '"')
+		return;
+	if (memchr(v + 1, '\\', n - 2)) {
+		s->whole = true;
+		return;
+	}
+	memcpy(s->strs, v + 1, n - 2);
+	s->strs[n - 2] = '\0';
+	*out = s->strs;
+	s->strs += n - 1;
+}
+
+/* A canonical integer: digits, perhaps a minus (a fraction or exponent
+ * makes a real, as for jansson); canonical integers stay within 2^53. */
+static bool scan_int(const char *v, size_t n, int64_t *out)
+{
+	size_t i = n && v[0] == '-';
+	uint64_t x = 0;
+
+	if (i >= n || n - i > 16)
+		return false;
+	for (size_t j = i; j < n; j++) {
+		if (v[j] < '0' || v[j] > '9')
+			return false;
+		x = x * 10 + (uint64_t)(v[j] - '0');
+	}
+	*out = i ? -(int64_t)x : (int64_t)x;
+	return true;
+}
+
+static void scan_member(void *ctx, const char *k, size_t kn, const char *v, size_t vn)
+{
+	struct scan *s = ctx;
+	struct estate_entry *e = s->e;
+
+#define IS(lit) (kn == sizeof(lit) - 1 && !memcmp(k, lit, kn))
+	if (IS("tool")) {
+		scan_str(s, &e->tool, v, vn);
+		s->has_tool = true;
+	} else if (IS("decision")) {
+		scan_str(s, &e->decision, v, vn);
+	} else if (IS("host")) {
+		scan_str(s, &e->host, v, vn);
+	} else if (IS("path")) {
+		scan_str(s, &e->path, v, vn);
+	} else if (IS("rule")) {
+		scan_str(s, &e->rule, v, vn);
+	} else if (IS("comm")) {
+		scan_str(s, &e->comm, v, vn);
+	} else if (IS("seq")) {
+		e->has_seq = scan_int(v, vn, &e->seq);
+	} else if (IS("ts")) {
+		e->has_ts = scan_int(v, vn, &e->ts_us);
+	} else if (IS("pid")) {
+		e->has_pid = scan_int(v, vn, &e->pid);
+	} else if (IS("uid")) {
+		e->has_uid = scan_int(v, vn, &e->uid);
+	} else if (IS("port")) {
+		int64_t p;
+
+		if (scan_int(v, vn, &p) && p >= 0 && p <= 65535) {
+			e->has_port = true;
+			e->port = (int)p;
+		}
+	} else if (IS("enforced")) {
+		e->has_enforced = (vn == 4 && !memcmp(v, "true", 4)) ||
+				  (vn == 5 && !memcmp(v, "false", 5));
+		e->enforced = e->has_enforced && vn == 4;
+	} else if (IS("name")) {
+		scan_str(s, &s->o.name, v, vn);
+	} else if (IS("dev")) {
+		scan_str(s, &s->o.dev, v, vn);
+	} else if (IS("proto")) {
+		scan_str(s, &s->o.proto, v, vn);
+	} else if (IS("family")) {
+		scan_str(s, &s->o.family, v, vn);
+	} else if (IS("type")) {
+		scan_str(s, &s->o.type, v, vn);
+	} else if (IS("access")) {
+		scan_str(s, &s->o.access, v, vn);
+	} else if (IS("via")) {
+		scan_str(s, &s->o.via, v, vn);
+	}
+#undef IS
+}
+
+int estate_entry_parse_canonical(struct estate_entry *e, uint64_t line, const char *text,
+				 size_t len, char *strs)
+{
+	struct scan s = { .e = e, .strs = strs };
+
+	memset(e, 0, sizeof(*e));
+	e->line = line;
+	e->text = text;
+	e->len = len;
+	kw_log_members(text, len, scan_member, &s);
+	if (!s.whole && s.has_tool && !e->tool)
+		return -EINVAL; /* a tool that is not a string */
+	/* The lines whose other members are read (lineage.c, the ingest's
+	 * open and close entries), and the rare escaped value: the tree. */
+	if (s.whole || !e->tool || !strcmp(e->tool, "proc") || !strncmp(e->tool, "kwitness.", 9))
+		return estate_entry_parse(e, line, text, len);
+	finish_columns(e, &s.o);
 	return 0;
 }
 

@@ -36,6 +36,14 @@ struct estate_entry {
  * when the line is not a JSON object with a string "tool". Release with
  * estate_entry_clear. */
 int estate_entry_parse(struct estate_entry *e, uint64_t line, const char *text, size_t len);
+/* The same columns for a line the log check found canonical (its
+ * on_entry lines), found by the check's own member scan (kw_log_members)
+ * instead of a JSON tree: string columns are copied into strs (len + 1
+ * bytes at least). Only the lines whose other members are read (proc,
+ * kwitness.*) or that hold an escaped string column are parsed whole
+ * (parsed set). */
+int estate_entry_parse_canonical(struct estate_entry *e, uint64_t line, const char *text,
+				 size_t len, char *strs);
 void estate_entry_clear(struct estate_entry *e);
 
 /* host as 16 bytes in hex (IPv4 mapped); false when it is not an IPv4 or

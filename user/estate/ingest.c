@@ -29,6 +29,7 @@
 #include "estate/entry.h"
 #include "estate/ingest.h"
 #include "estate/ingest_tx.h"
+#include "estate/ingest_pipe.h"
 #include "estate/lineage.h"
 #include "lib/base64.h"
 #include "tlog/record_check.h"
@@ -55,7 +56,10 @@ struct item {
 	int64_t opened_us, closed_us;
 	char evidence[80];           /* the close entry's evidence name, sha256:<hex> */
 	int db_failed;
-	uint64_t lines;              /* of the log, so far */
+	uint64_t lines;              /* of the log, so far (the verifying thread's) */
+	uint64_t stored_lines;       /* given to the database (the writer's) */
+	bool oom;                    /* the verifying thread ran out of memory */
+	struct estate_pipe *pipe;
 	int logs_dir;                /* the state folder's logs/, for the log's segments */
 	const struct kw_state_dir *st; /* its folder: commit/ for the TPM commitment */
 	struct estate_lineage *lineage; /* its proc entries, for procs */
@@ -88,46 +92,52 @@ static void keep(char *dst, size_t n, const json_t *o, const char *k)
 	snprintf(dst, n, "%s", v ? v : "");
 }
 
-/* Every canonical line of the log: into entries, as it streams. */
+/* Every canonical line of the log, on the verifying thread: read into its
+ * columns and handed to the writer (ingest_pipe.h). */
 static int on_entry(void *ctx, const char *line, size_t len)
 {
 	struct item *it = ctx;
-	struct estate_ingest *ing = it->ing;
-	struct estate_entry e;
-	int rc;
+	struct estate_entry *e;
+	bool oom = false;
 
 	it->lines++;
-	if (estate_entry_parse(&e, it->lines, line, len)) {
-		/* Not an object with a tool: the log check judges the log; the
-		 * row still keeps the line. */
-		memset(&e, 0, sizeof(e));
-		e.line = it->lines;
-		e.tool = "";
-		e.text = line;
-		e.len = len;
+	e = estate_pipe_slot(it->pipe, it->lines, line, len, &oom);
+	if (!e) {
+		it->oom = oom;
+		return oom ? -ENOMEM : -EIO;
 	}
-	if (e.parsed && it->lines == 1 && !strcmp(e.tool, "kwitness.open")) {
-		keep(it->hostname, sizeof(it->hostname), e.parsed, "hostname");
-		keep(it->machine_id, sizeof(it->machine_id), e.parsed, "machine_id");
-		keep(it->boot_id, sizeof(it->boot_id), e.parsed, "boot_id");
-		keep(it->kernel, sizeof(it->kernel), e.parsed, "kernel");
-		it->opened_us = e.has_ts ? e.ts_us : 0;
-	} else if (e.parsed && !strcmp(e.tool, "kwitness.close")) {
-		it->closed_us = e.has_ts ? e.ts_us : 0;
-		keep(it->evidence, sizeof(it->evidence), e.parsed, "evidence");
+	if (e->parsed && it->lines == 1 && !strcmp(e->tool, "kwitness.open")) {
+		keep(it->hostname, sizeof(it->hostname), e->parsed, "hostname");
+		keep(it->machine_id, sizeof(it->machine_id), e->parsed, "machine_id");
+		keep(it->boot_id, sizeof(it->boot_id), e->parsed, "boot_id");
+		keep(it->kernel, sizeof(it->kernel), e->parsed, "kernel");
+		it->opened_us = e->has_ts ? e->ts_us : 0;
+	} else if (e->parsed && !strcmp(e->tool, "kwitness.close")) {
+		it->closed_us = e->has_ts ? e->ts_us : 0;
+		keep(it->evidence, sizeof(it->evidence), e->parsed, "evidence");
 	}
-	rc = ing->db->ops->entries_add(ing->db, &e);
-	if (!rc && estate_lineage_note(&it->lineage, &e)) {
-		snprintf(ing->db->err, sizeof(ing->db->err), "out of memory");
-		rc = -1;
+	if (estate_lineage_note(&it->lineage, e)) {
+		estate_entry_clear(e);
+		it->oom = true;
+		return -ENOMEM;
 	}
-	estate_entry_clear(&e);
-	if (rc) {
+	estate_pipe_push(it->pipe);
+	return 0;
+}
+
+/* Every entry, on the writer's thread, in log order. */
+static int store_entry(void *ctx, struct estate_entry *e)
+{
+	struct item *it = ctx;
+	struct estate_ingest *ing = it->ing;
+
+	if (ing->db->ops->entries_add(ing->db, e)) {
 		it->db_failed = 1;
 		return -EIO;
 	}
 	ing->entries++;
-	if (ing->progress && it->lines % PROGRESS_EVERY == 0)
+	it->stored_lines++;
+	if (ing->progress && it->stored_lines % PROGRESS_EVERY == 0)
 		ing->progress(ing->ctx, ing);
 	return 0;
 }
@@ -280,6 +290,20 @@ static int read_log_fd(void *ctx, struct kw_log_check *lc)
 	return kw_log_check_fd(lc, src->fd);
 }
 
+/* The verifier's call, as the verifying thread makes it. */
+struct check_call {
+	struct verify_request rq;
+	struct verify_verdict v;
+	char err[500];
+};
+
+static int run_verify(void *arg)
+{
+	struct check_call *c = arg;
+
+	return verify_record(&c->rq, &c->v, c->err, sizeof(c->err));
+}
+
 /* The record judged by the one verifier (verify/verdict.h) with its log
  * streamed into its entries as the check reads it (lc: the verifier's log
  * check, left for the row's counts): 0 valid, 1 not (it->res says why), -1
@@ -289,7 +313,7 @@ static int check_log(struct estate_ingest *ing, struct item *it, const char *tex
 		     struct kw_log_check *lc)
 {
 	struct log_source src = { .fd = *log_fd, .dir = it->logs_dir };
-	struct verify_request rq = {
+	struct check_call c = { .rq = {
 		.opts = { .trusted = key, .now = ing->now, .skew = ing->skew, .call_count = -1,
 			  .allow_incomplete = true },
 		.record_text = text, .record_len = strlen(text),
@@ -297,24 +321,27 @@ static int check_log(struct estate_ingest *ing, struct item *it, const char *tex
 		.read_log = read_log_fd, .read_log_ctx = &src,
 		.on_entry = on_entry, .entry_ctx = it, .expect_session = it->session,
 		.log_check = lc, .state = it->st,
-	};
-	struct verify_verdict v;
-	char err[500];
-	int e;
+	} };
+	int e, store_rc;
 
 	snprintf(src.name, sizeof(src.name), "%s.jsonl", it->session);
-	e = verify_record(&rq, &v, err, sizeof(err));
+	e = estate_pipe_run(it->pipe, run_verify, &c, store_entry, it, &store_rc);
 	ing->log_bytes += lc->bytes;
 	if (it->db_failed) {
 		db_error(ing, "cannot add an entry");
 		return -1;
 	}
-	if (e) {
-		snprintf(ing->err, sizeof(ing->err), "verification failed: %s", err);
+	if (it->oom) {
+		snprintf(ing->err, sizeof(ing->err), "out of memory");
 		return -1;
 	}
-	it->res = v.res;
-	return v.valid ? 0 : 1;
+	if (e) {
+		snprintf(ing->err, sizeof(ing->err), "verification failed: %s",
+			 e < 0 && !c.err[0] ? strerror(errno) : c.err);
+		return -1;
+	}
+	it->res = c.v.res;
+	return c.v.valid ? 0 : 1;
 }
 
 /* The host the log's open entry names must be one the signer's key may
@@ -460,7 +487,7 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 	if (e > 0) {
 		/* Not evidence: nothing of it stays. */
 		in_tx = false;
-		ing->entries -= it->lines;
+		ing->entries -= it->stored_lines;
 		if (estate_tx_record_drop(ing)) {
 			db_error(ing, "rollback");
 			goto out;
@@ -505,7 +532,7 @@ static int store(struct estate_ingest *ing, struct item *it, const json_t *rec, 
 	ing->stored++;
 	ing->incomplete += !lc.complete;
 	ing->by_level[level]++;
-	if (estate_tx_record_keep(ing, it->lines)) {
+	if (estate_tx_record_keep(ing, it->stored_lines)) {
 		db_error(ing, "commit");
 		goto out;
 	}
@@ -514,7 +541,7 @@ out:
 	if (in_copy)
 		ing->db->ops->entries_end(ing->db, false);
 	if (in_tx) {
-		ing->entries -= it->lines;
+		ing->entries -= it->stored_lines;
 		char why[sizeof(ing->db->err)];
 
 		snprintf(why, sizeof(why), "%s", ing->db->err);
@@ -572,7 +599,8 @@ static int ingest_record(struct estate_ingest *ing, const struct kw_state_dir *s
 {
 	char proof_name[4300] = "";
 	int proof_fd = -ENOENT;
-	struct item it = { .ing = ing, .path = path, .logs_dir = st->logs, .st = st };
+	struct item it = { .ing = ing, .path = path, .logs_dir = st->logs, .st = st,
+			   .pipe = ing->pipe };
 	struct kw_buf text = { 0 }, bundle = { 0 };
 	char signer[KW_THUMBPRINT_MAX] = "";
 	const struct kw_key *key = NULL;
@@ -674,7 +702,16 @@ static int ingest_path(struct estate_ingest *ing, const char *path);
  * at an error: the records stored before it stay. */
 int estate_ingest_path(struct estate_ingest *ing, const char *path)
 {
-	int ret = ingest_path(ing, path);
+	int ret;
+
+	ing->pipe = estate_pipe_new();
+	if (!ing->pipe) {
+		snprintf(ing->err, sizeof(ing->err), "out of memory");
+		return -1;
+	}
+	ret = ingest_path(ing, path);
+	estate_pipe_free(ing->pipe);
+	ing->pipe = NULL;
 
 	if (estate_tx_end(ing) && !ret) {
 		db_error(ing, "commit");

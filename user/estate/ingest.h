@@ -7,7 +7,8 @@
  * that fails goes into rejected with its reason code. Entries go to the
  * database as the log is read, inside the record's savepoint (ingest_tx.h),
  * which is rolled back when the record does not verify: memory does not grow
- * with the log. */
+ * with the log. The log is verified on a thread of its own ahead of this
+ * one, the database's only user (ingest_pipe.h). */
 #ifndef KWITNESS_ESTATE_INGEST_H
 #define KWITNESS_ESTATE_INGEST_H
 
@@ -20,6 +21,8 @@
 #include "estate/db.h"
 #include "estate/trust.h"
 #include "tlog/policy.h"
+
+struct estate_pipe;
 
 struct estate_ingest {
 	/* --- settings --- */
@@ -50,6 +53,8 @@ struct estate_ingest {
 	uint64_t entries, log_bytes; /* stored by this run */
 	uint64_t by_reason[KW_VERIFY_REASON_COUNT];
 	char err[600];               /* why the run stopped (a database error) */
+	/* --- the verifying thread's ring (ingest_pipe.h), during a path --- */
+	struct estate_pipe *pipe;
 	/* --- the batch of records not committed yet (ingest_tx.h) --- */
 	struct {
 		bool open;

@@ -304,9 +304,12 @@ int estate_sqlite_open(struct estate_db *db, const char *path)
 	if (sqlite3_open_v2(path, &s->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK)
 		return fail(db, "open");
 	sqlite3_busy_timeout(s->h, 30000);
-	/* A page cache of 32 MiB: the entries indexes take random keys. */
-	if (s_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
-		       " PRAGMA cache_size=-32768"))
+	/* A page cache of 32 MiB: the entries indexes take random keys. Pages
+	 * of 16 KiB (a new file only: set before WAL): a quarter of the reads
+	 * and writes. (Not mapped: mapped pages would count in the ingest's
+	 * memory, which stays bounded.) */
+	if (s_exec(db, "PRAGMA page_size=16384; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+		       " PRAGMA foreign_keys=ON; PRAGMA cache_size=-32768"))
 		return -1;
 	return 0;
 }

@@ -181,14 +181,13 @@ static struct span *wanted(struct entry *e, const char *k, size_t n)
 #undef IS
 }
 
-/* Finds the members of interest of a canonical object text. */
-static void scan_entry(const char *p, size_t n, struct entry *e)
+void kw_log_members(const char *p, size_t n, kw_log_member_fn fn, void *ctx)
 {
 	const char *end = p + n, *k, *ke, *v;
-	struct span *s;
 
-	memset(e, 0, sizeof(*e));
-	p++; /* '{' */
+	if (!n || *p != '{')
+		return;
+	p++;
 	while (p < end && *p == '"') {
 		k = p + 1;
 		ke = skip_string(k, end);
@@ -199,16 +198,29 @@ static void scan_entry(const char *p, size_t n, struct entry *e)
 			return;
 		v = p;
 		p = skip_value(p, end);
-		s = wanted(e, k, (size_t)(ke - k));
-		if (s) {
-			s->p = v;
-			s->n = (size_t)(p - v);
-		}
+		fn(ctx, k, (size_t)(ke - k), v, (size_t)(p - v));
 		if (p < end && *p == ',')
 			p++;
 		else
 			return;
 	}
+}
+
+static void entry_member(void *ctx, const char *k, size_t kn, const char *v, size_t vn)
+{
+	struct span *s = wanted(ctx, k, kn);
+
+	if (s) {
+		s->p = v;
+		s->n = vn;
+	}
+}
+
+/* Finds the members of interest of a canonical object text. */
+static void scan_entry(const char *p, size_t n, struct entry *e)
+{
+	memset(e, 0, sizeof(*e));
+	kw_log_members(p, n, entry_member, e);
 }
 
 static bool span_is(struct span v, const char *lit)

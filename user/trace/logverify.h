@@ -127,6 +127,14 @@ int kw_log_check_end(struct kw_log_check *c);
 /* Releases the buffers (results stay readable). */
 void kw_log_check_free(struct kw_log_check *c);
 
+/* Calls fn with each top-level member of an object text the check found
+ * canonical (the lines on_entry gets): its name without quotes and its
+ * value's text as written. The check's own reading of a line; bounded by n
+ * on any input. */
+typedef void (*kw_log_member_fn)(void *ctx, const char *name, size_t name_len, const char *value,
+				 size_t value_len);
+void kw_log_members(const char *p, size_t n, kw_log_member_fn fn, void *ctx);
+
 /* True when the open entry's field equals value (compared as canonical
  * JSON strings). False when the log has no open entry or no such field. */
 bool kw_log_field_equals(const struct kw_log_field *f, const char *value);
