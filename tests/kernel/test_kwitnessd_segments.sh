@@ -10,7 +10,9 @@
 # removed each fail with their own reason code. A segmented session spans a
 # restart with its pins kept: it is resumed (not sealed), its decisions
 # from before, while down and after are all in the log, which is cut on
-# and verifies (checkpoints spanning the restart); a segment changed while
+# and verifies (checkpoints spanning the restart), also from what a kill
+# leaves (a torn last line; the last segment listed, the next not made); a
+# segment changed while
 # the collector was down leads to a seal, not a resume, and verify names
 # the segment (segment_mismatch).
 . "$(dirname "$0")/../lib.sh"
@@ -196,10 +198,22 @@ flood_logged() {
 	echo "# fewer than $want decisions logged after 10 s"
 }
 # restart: SIGTERM (the pins stay), SENDS decisions while down, start again
-restart() {
+restart() { # SENDS [CMD...]: CMD runs too while no collector does
 	kwd_stop || not_ok "kwitnessd stopped within 30 s"
-	cg_run "$cg" "$NP" flood sendto 127.0.0.1 "$LPORT_A" "$1" >/dev/null
+	[ "$1" = 0 ] || cg_run "$cg" "$NP" flood sendto 127.0.0.1 "$LPORT_A" "$1" >/dev/null
+	shift
+	"$@"
 	start_kwd "$KT_PIN"
+}
+last_seg() { local n=$(($(wc -l <"$LOG.segments") + 1)); [ -e "$LOG.$n" ] && echo "$LOG.$n" || echo "$LOG"; }
+# what a collector killed between a line and its newline leaves
+torn_line() { printf '{"decision":"de' >>"$(last_seg)"; }
+# what one killed between a cut's manifest line and the next file leaves
+list_last() {
+	local f n
+	f=$(last_seg) n=$(($(wc -l <"$LOG.segments") + 1))
+	printf '{"bytes":%s,"lines":%s,"n":%s,"sha256":"sha256:%s","type":"kwitness.segment"}\n' \
+		"$(stat -c %s "$f")" "$(wc -l <"$f")" "$n" "$(sha256sum <"$f" | cut -d' ' -f1)" >>"$LOG.segments"
 }
 kwd_stop
 start_kwd "$KT_PIN"
@@ -216,6 +230,18 @@ check "a segmented session is resumed after a restart with its pins kept" \
 	grep -q "session $sid resumed" "$KT_TMP/kwitnessd.log" ||
 	grep "session $sid" "$KT_TMP/kwitnessd.log" | sed 's/^/# /' | tail -3
 flood_logged 500
+restart 0 torn_line
+wait_resumed() {
+	for _ in $(seq 100); do [ "$(grep -c "session $sid resumed" "$KT_TMP/kwitnessd.log")" -ge "$1" ] && return 0; sleep 0.1; done
+}
+wait_resumed 2
+check "a torn last line in the segment being written: resumed after its last whole line" \
+	test "$(grep -c "session $sid resumed" "$KT_TMP/kwitnessd.log")" = 2
+restart 0 list_last
+wait_resumed 3
+listed=$(wc -l <"$LOG.segments")
+check "the manifest listing the last segment: resumed in a new one (segment $((listed + 1)))" \
+	test "$(grep -c "session $sid resumed" "$KT_TMP/kwitnessd.log")" = 3 -a -e "$LOG.$((listed + 1))"
 session_close "$sid" >/dev/null || not_ok "close of the resumed session"
 nseg=$(wc -l <"$LOG.segments")
 expect_eq "every segment listed once closed" "$nseg" \
@@ -223,7 +249,7 @@ expect_eq "every segment listed once closed" "$nseg" \
 check "the log was cut on after the resume ($cut_before listed before, $nseg after)" \
 	test "$nseg" -gt "$((cut_before + 1))"
 joined "$LOG" >"$KT_TMP/rs.jsonl"
-expect_eq "one kwitness.resume entry, no seal" "1 0" \
+expect_eq "three kwitness.resume entries, no seal" "3 0" \
 	"$(grep -c '"tool":"kwitness.resume"' "$KT_TMP/rs.jsonl") $(grep -c '"sealed"' "$KT_TMP/rs.jsonl")"
 expect_eq "before, while down and after: 1300 decisions, seq 0..n-1 without a gap" \
 	"ok 1300" "$(numbered "$KT_TMP/rs.jsonl" | grep -o '"seq":[0-9]*' | cut -d: -f2 | sort -n |
