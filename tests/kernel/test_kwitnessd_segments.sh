@@ -7,7 +7,14 @@
 # independently), and verify (with the record, --dir, --log with the
 # checkpoints), estate ingest and prune follow the segments. A segment
 # removed, two reordered, one swapped for another file and the manifest
-# removed each fail with their own reason code.
+# removed each fail with their own reason code. A segmented session spans a
+# restart with its pins kept: it is resumed (not sealed), its decisions
+# from before, while down and after are all in the log, which is cut on
+# and verifies (checkpoints spanning the restart), also from what a kill
+# leaves (a torn last line; the last segment listed, the next not made); a
+# segment changed while
+# the collector was down leads to a seal, not a resume, and verify names
+# the segment (segment_mismatch).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/kwd_lib.sh"
 
@@ -18,10 +25,10 @@ command -v python3 >/dev/null || kt_skip_all "python3 missing"
 printf 'log_segment_bytes = 4K\ncheckpoint_interval = 3600\ncheckpoint_entries = 200\n' \
 	>"$KT_TMP/kwd.conf"
 KT_SOCK=$KT_TMP/kwitnessd.sock
-start_kwd() {
+start_kwd() { # [PIN_DIR]: kwitnessd, its sessions pinned there (default: none)
 	rm -f "$KT_SOCK"
 	"$KWD" --foreground -v --state-dir "$KT_TMP/state" --socket "$KT_SOCK" \
-		--key "$KT_TMP/key.pem" --pin-dir none --config "$KT_TMP/kwd.conf" \
+		--key "$KT_TMP/key.pem" --pin-dir "${1:-none}" --config "$KT_TMP/kwd.conf" \
 		2>>"$KT_TMP/kwitnessd.log" &
 	KT_DPID=$!
 	for _ in $(seq 600); do [ -S "$KT_SOCK" ] && break; kwd_alive || break; sleep 0.1; done
@@ -176,4 +183,110 @@ expect_eq "its record verifies across the segments, complete false" "true ok fal
 check "the seal vouches from the last checkpoint" \
 	grep -q "\"checkpoints\":$(wc -l <"$LOG.checkpoints"),.*\"tool\":\"kwitness.close\"" \
 	"$LOG.$((files + 1))"
+
+# --- a restart with the pins kept: the segmented session is resumed ---------
+KT_PIN=/sys/fs/bpf/kwt-$$ # removed by kwd_cleanup
+joined() { local i=1 f=$1; while [ -e "$f" ]; do cat "$f"; i=$((i + 1)); f=$1.$i; done; }
+# flood_logged N: N sends, then until the joined log holds N more decisions (10 s at most)
+flood_logged() {
+	local want=$(($(joined "$LOG" | decisions /dev/stdin | wc -l) + $1))
+	cg_run "$cg" "$NP" flood sendto 127.0.0.1 "$LPORT_A" "$1" >/dev/null
+	for _ in $(seq 100); do
+		[ "$(joined "$LOG" | decisions /dev/stdin | wc -l)" -ge "$want" ] && return 0
+		sleep 0.1
+	done
+	echo "# fewer than $want decisions logged after 10 s"
+}
+# restart: SIGTERM (the pins stay), SENDS decisions while down, start again
+restart() { # SENDS [CMD...]: CMD runs too while no collector does
+	kwd_stop || not_ok "kwitnessd stopped within 30 s"
+	[ "$1" = 0 ] || cg_run "$cg" "$NP" flood sendto 127.0.0.1 "$LPORT_A" "$1" >/dev/null
+	shift
+	"$@"
+	start_kwd "$KT_PIN"
+}
+last_seg() { local n=$(($(wc -l <"$LOG.segments") + 1)); [ -e "$LOG.$n" ] && echo "$LOG.$n" || echo "$LOG"; }
+# what a collector killed between a line and its newline leaves
+torn_line() { printf '{"decision":"de' >>"$(last_seg)"; }
+# what one killed between a cut's manifest line and the next file leaves
+list_last() {
+	local f n
+	f=$(last_seg) n=$(($(wc -l <"$LOG.segments") + 1))
+	printf '{"bytes":%s,"lines":%s,"n":%s,"sha256":"sha256:%s","type":"kwitness.segment"}\n' \
+		"$(stat -c %s "$f")" "$(wc -l <"$f")" "$n" "$(sha256sum <"$f" | cut -d' ' -f1)" >>"$LOG.segments"
+}
+kwd_stop
+start_kwd "$KT_PIN"
+policy_session rs enforce deny "\"net\":{\"send\":[\"127.0.0.1/32:$LPORT_A\"]}" ||
+	kt_fail_all "no session opened"
+LOG=$KT_TMP/state/logs/$sid.jsonl
+flood_logged 500
+cut_before=$(wc -l <"$LOG.segments")
+ck_before=$(wc -l <"$LOG.checkpoints")
+restart 300
+for _ in $(seq 100); do grep -q "session $sid resumed\|session $sid cannot be resumed" \
+	"$KT_TMP/kwitnessd.log" && break; sleep 0.1; done
+check "a segmented session is resumed after a restart with its pins kept" \
+	grep -q "session $sid resumed" "$KT_TMP/kwitnessd.log" ||
+	grep "session $sid" "$KT_TMP/kwitnessd.log" | sed 's/^/# /' | tail -3
+flood_logged 500
+restart 0 torn_line
+wait_resumed() {
+	for _ in $(seq 100); do [ "$(grep -c "session $sid resumed" "$KT_TMP/kwitnessd.log")" -ge "$1" ] && return 0; sleep 0.1; done
+}
+wait_resumed 2
+check "a torn last line in the segment being written: resumed after its last whole line" \
+	test "$(grep -c "session $sid resumed" "$KT_TMP/kwitnessd.log")" = 2
+restart 0 list_last
+wait_resumed 3
+listed=$(wc -l <"$LOG.segments")
+check "the manifest listing the last segment: resumed in a new one (segment $((listed + 1)))" \
+	test "$(grep -c "session $sid resumed" "$KT_TMP/kwitnessd.log")" = 3 -a -e "$LOG.$((listed + 1))"
+session_close "$sid" >/dev/null || not_ok "close of the resumed session"
+nseg=$(wc -l <"$LOG.segments")
+expect_eq "every segment listed once closed" "$nseg" \
+	"$(($(find "$(dirname "$LOG")" -name "$(basename "$LOG").[0-9]*" | wc -l) + 1))"
+check "the log was cut on after the resume ($cut_before listed before, $nseg after)" \
+	test "$nseg" -gt "$((cut_before + 1))"
+joined "$LOG" >"$KT_TMP/rs.jsonl"
+expect_eq "three kwitness.resume entries, no seal" "3 0" \
+	"$(grep -c '"tool":"kwitness.resume"' "$KT_TMP/rs.jsonl") $(grep -c '"sealed"' "$KT_TMP/rs.jsonl")"
+expect_eq "before, while down and after: 1300 decisions, seq 0..n-1 without a gap" \
+	"ok 1300" "$(numbered "$KT_TMP/rs.jsonl" | grep -o '"seq":[0-9]*' | cut -d: -f2 | sort -n |
+		awk '{ if ($1 != NR - 1) bad = 1 } END { print (bad ? "gap" : "ok") }') $(decisions "$KT_TMP/rs.jsonl" | wc -l)"
+expect_eq "the trailer: complete, nothing dropped" "true 0" \
+	"$(jfield "$(trailer "$KT_TMP/rs.jsonl")" complete) $(jfield "$(trailer "$KT_TMP/rs.jsonl")" dropped)"
+want=$(python3 -c 'import hashlib,sys; l=open(sys.argv[1],"rb").read().split(b"\n")[:-1]; print("sha256:"+hashlib.sha256(b"["+b",".join(l)+b"]").hexdigest(), len(l))' "$KT_TMP/rs.jsonl")
+expect_eq "the record's transcript is the one of the concatenated log" "$want" \
+	"$(jq -r '"\(.tool_transcript.hash) \(.tool_transcript.call_count)"' "$REC")"
+out=$("$KW" verify --key "$KEY" --log "$LOG" --policy "$POL" "$REC")
+check "the resumed record verifies across its segments" grep -q "^valid" <<<"$out" ||
+	sed 's/^/# /' <<<"$out" | head -3
+check "with checkpoints from before and after the restart ($ck_before before, $(wc -l <"$LOG.checkpoints") in all)" \
+	test "$(wc -l <"$LOG.checkpoints")" -gt "$ck_before" -a "$ck_before" -ge 1
+check "... one chain over the whole log" grep -q "^checkpoints: lines 1-" <<<"$out"
+j=$("$KW" verify --key "$KEY" --dir "$KT_TMP/state" --allow-incomplete --json | tail -n1)
+expect_eq "verify --dir: every record verifies, none invalid" "0" "$(jq -r .summary.invalid <<<"$j")"
+
+# --- a segment changed while the collector was down: sealed, not resumed ----
+policy_session tp enforce deny "\"net\":{\"send\":[\"127.0.0.1/32:$LPORT_A\"]}" ||
+	kt_fail_all "no session opened"
+LOG=$KT_TMP/state/logs/$sid.jsonl REC=$KT_TMP/state/records/$sid.json
+flood_logged 500
+kwd_stop || not_ok "kwitnessd stopped within 30 s"
+sed -i '2s/"pid":[0-9]*/"pid":1/' "$LOG.2"
+start_kwd "$KT_PIN"
+for _ in $(seq 100); do [ -e "$REC" ] && break; sleep 0.1; done
+check "the session with a changed segment is not resumed" \
+	grep -q "session $sid cannot be resumed: .*segment 2 .*segment_mismatch" "$KT_TMP/kwitnessd.log"
+joined "$LOG" >"$KT_TMP/tp.jsonl"
+expect_eq "it is sealed as found, saying why (no resume entry)" "0 1" \
+	"$(grep -c '"tool":"kwitness.resume"' "$KT_TMP/tp.jsonl") $(trailer "$KT_TMP/tp.jsonl" |
+		grep -c '"sealed":"the session could not be resumed: segment 2 .*segment_mismatch')"
+POL=$KT_TMP/state/policies/$(sed -n 's/.*"bundle_hash":"sha256:\([0-9a-f]*\)".*/\1/p' "$LOG" | head -1)
+expect_eq "verify names the changed segment" segment_mismatch \
+	"$(jq -r .reason <<<"$("$KW" verify --key "$KEY" --log "$LOG" --policy "$POL" "$REC" --json)")"
+j=$("$KW" verify --key "$KEY" --dir "$KT_TMP/state" --allow-incomplete --json | tail -n1)
+expect_eq "verify --dir: that record invalid, segment_mismatch" "1 1" \
+	"$(jq -r '"\(.summary.invalid) \(.summary.reasons.segment_mismatch)"' <<<"$j")"
 finish

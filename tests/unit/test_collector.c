@@ -305,6 +305,59 @@ static void test_log_reopen(void **state)
 	unlink(path);
 }
 
+/* A log in two files (segments): the finished one streamed in (its bytes
+ * into a digest too), the one being written reopened with its torn line
+ * cut: appending gives the transcript of the unsplit log; a finished file
+ * that ends inside a line is refused. */
+static void test_log_resume_parts(void **state)
+{
+	char first[] = "/tmp/kwitness-test-log.XXXXXX", last[] = "/tmp/kwitness-test-log.XXXXXX";
+	char hash[KW_DIGEST_STR_MAX], got[KW_DIGEST_STR_MAX], want[KW_DIGEST_STR_MAX], why[256];
+	const char *torn = "{\"decision\":\"de", *what = "";
+	struct kw_buf file = { 0 };
+	struct kw_logwriter log;
+	struct kw_digest dg;
+	uint64_t count = 0, bytes = 0;
+	int fd1 = mkstemp(first), fd2 = mkstemp(last), lines = 0;
+
+	(void)state;
+	assert_true(fd1 >= 0 && fd2 >= 0);
+	assert_int_equal(write(fd1, C1 "\n", strlen(C1) + 1), (ssize_t)strlen(C1) + 1);
+	assert_int_equal(write(fd2, torn, strlen(torn)), (ssize_t)strlen(torn));
+	assert_int_equal(lseek(fd1, 0, SEEK_SET), 0);
+	assert_int_equal(kw_logwriter_resume_begin(&log), 0);
+	assert_int_equal(kw_digest_init(&dg, KW_SHA256), 0);
+	assert_int_equal(kw_logwriter_resume_part(&log, fd1, count_line, &lines, &dg, &bytes, &what), 0);
+	assert_int_equal(kw_digest_final(&dg, got), 0);
+	assert_int_equal(kw_digest_buf(KW_SHA256, C1 "\n", strlen(C1) + 1, want), 0);
+	assert_string_equal(got, want);
+	assert_int_equal(bytes, strlen(C1) + 1);
+	assert_int_equal(lines, 1);
+	assert_int_equal(kw_logwriter_resume_last(&log, last, count_line, &lines, why, sizeof(why)), 0);
+	assert_int_equal(lines, 1);
+	assert_int_equal(log.entries, 1);
+	assert_int_equal(log.bytes, strlen(C1) + 1);
+	assert_int_equal(kw_logwriter_append(&log, C2, strlen(C2)), 0);
+	finish_log(&log, last, hash, &count, &file);
+	assert_string_equal(hash, KA_TRANSCRIPT);
+	assert_int_equal(count, 2);
+	assert_string_equal(file.data, C2 "\n");
+	kw_buf_free(&file);
+
+	/* a finished segment ends at a line's end */
+	assert_int_equal(write(fd1, torn, strlen(torn)), (ssize_t)strlen(torn));
+	assert_int_equal(lseek(fd1, 0, SEEK_SET), 0);
+	assert_int_equal(kw_logwriter_resume_begin(&log), 0);
+	assert_int_equal(kw_logwriter_resume_part(&log, fd1, NULL, NULL, NULL, &bytes, &what), -EINVAL);
+	assert_string_equal(what, "it ends inside a line");
+	assert_int_equal(bytes, strlen(C1) + 1 + strlen(torn));
+	kw_logwriter_abort(&log);
+	close(fd1);
+	close(fd2);
+	unlink(first);
+	unlink(last);
+}
+
 static void fill_event(struct kw_ev_net *e, uint64_t seq)
 {
 	memset(e, 0, sizeof(*e));
@@ -444,6 +497,7 @@ int main(void)
 		cmocka_unit_test(test_growth_duplicates_and_limit),
 		cmocka_unit_test(test_log_known_answer),
 		cmocka_unit_test(test_log_reopen),
+		cmocka_unit_test(test_log_resume_parts),
 		cmocka_unit_test(test_log_events_large),
 		cmocka_unit_test(test_log_own_entries),
 		cmocka_unit_test(test_log_entry_sizes),

@@ -44,54 +44,62 @@ static int reopen_fail(struct kw_logwriter *log, int e, char *why, size_t whylen
 	return e;
 }
 
-int kw_logwriter_reopen(struct kw_logwriter *log, const char *path, kw_logwriter_line_fn line_fn, void *ctx,
-		   char *why, size_t whylen)
+int kw_logwriter_resume_begin(struct kw_logwriter *log)
 {
-	char buf[65536];
-	struct kw_buf line = { 0 };
-	struct stat st;
-	off_t good = 0, pos = 0;
-	ssize_t n;
 	int e;
 
 	memset(log, 0, sizeof(*log));
-	log->fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-	if (log->fd < 0)
-		return reopen_fail(log, -errno, why, whylen, path, "");
-	if (fstat(log->fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return reopen_fail(log, -EINVAL, why, whylen, path, "not a regular file");
+	log->fd = -1;
 	e = kw_transcript_init(&log->tr);
 	if (e)
-		return reopen_fail(log, e, why, whylen, path, "");
+		return e;
 	log->tr_live = 1;
-	while ((n = read(log->fd, buf, sizeof(buf))) != 0) {
+	return 0;
+}
+
+/* Streams the lines of fd from its offset into the transcript and line_fn
+ * (and its bytes into also, when set): *good, the bytes of whole lines;
+ * *pos, the bytes read. 0, or -errno with what failed. */
+static int feed_lines(struct kw_logwriter *log, int fd, kw_logwriter_line_fn line_fn, void *ctx,
+		      struct kw_digest *also, off_t *good, off_t *pos, const char **what)
+{
+	char buf[65536];
+	struct kw_buf line = { 0 };
+	ssize_t n;
+	int e = 0;
+
+	*good = *pos = 0;
+	while (!e && (n = read(fd, buf, sizeof(buf))) != 0) {
 		const char *p = buf, *end;
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			e = -errno;
-			kw_buf_free(&line);
-			return reopen_fail(log, e, why, whylen, path, "reading");
+			*what = "reading";
+			break;
 		}
-		pos += n;
+		*pos += n;
+		if (also && (e = kw_digest_update(also, buf, (size_t)n)))
+			break;
 		while (p < buf + n) {
 			end = memchr(p, '\n', (size_t)(buf + n - p));
 			if (kw_buf_append(&line, p, end ? (size_t)(end - p) : (size_t)(buf + n - p)) ||
 			    line.len > KW_LOGWRITER_LINE_MAX) {
-				kw_buf_free(&line);
-				return reopen_fail(log, -E2BIG, why, whylen, path, "a line too long");
+				*what = "a line too long";
+				e = -E2BIG;
+				break;
 			}
 			if (!end)
 				break;
-			good += (off_t)line.len + 1;
+			*good += (off_t)line.len + 1;
 			e = kw_transcript_append(&log->tr, line.data ? line.data : "", line.len);
 			if (!e && line_fn)
 				e = line_fn(ctx, line.data ? line.data : "", line.len);
 			if (e) {
-				kw_buf_free(&line);
-				return reopen_fail(log, e < 0 ? e : -EINVAL, why, whylen, path,
-						   "a line was refused");
+				*what = "a line was refused";
+				e = e < 0 ? e : -EINVAL;
+				break;
 			}
 			log->entries++;
 			kw_buf_reset(&line);
@@ -99,15 +107,61 @@ int kw_logwriter_reopen(struct kw_logwriter *log, const char *path, kw_logwriter
 		}
 	}
 	kw_buf_free(&line);
+	return e;
+}
+
+int kw_logwriter_resume_part(struct kw_logwriter *log, int fd, kw_logwriter_line_fn line_fn,
+			     void *ctx, struct kw_digest *also, uint64_t *bytes, const char **what)
+{
+	off_t good, pos;
+	int e;
+
+	*what = "";
+	e = feed_lines(log, fd, line_fn, ctx, also, &good, &pos, what);
+	if (!e && good != pos) {
+		*what = "it ends inside a line";
+		e = -EINVAL;
+	}
+	log->bytes += (uint64_t)pos;
+	*bytes = (uint64_t)pos;
+	return e;
+}
+
+int kw_logwriter_resume_last(struct kw_logwriter *log, const char *path,
+			     kw_logwriter_line_fn line_fn, void *ctx, char *why, size_t whylen)
+{
+	const char *what = "";
+	struct stat st;
+	off_t good, pos;
+	int e;
+
+	log->fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (log->fd < 0)
+		return reopen_fail(log, -errno, why, whylen, path, "");
+	if (fstat(log->fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return reopen_fail(log, -EINVAL, why, whylen, path, "not a regular file");
+	e = feed_lines(log, log->fd, line_fn, ctx, NULL, &good, &pos, &what);
+	if (e)
+		return reopen_fail(log, e, why, whylen, path, what);
 	/* a line the previous collector did not finish is not an entry */
 	if (pos > good && ftruncate(log->fd, good) < 0)
 		return reopen_fail(log, -errno, why, whylen, path, "cutting a torn last line");
 	if (lseek(log->fd, good, SEEK_SET) < 0)
 		return reopen_fail(log, -errno, why, whylen, path, "");
-	log->bytes = (uint64_t)good;
+	log->bytes += (uint64_t)good;
 	if (kw_buf_reserve(&log->entry, 512))
 		return reopen_fail(log, -ENOMEM, why, whylen, path, "");
 	return 0;
+}
+
+int kw_logwriter_reopen(struct kw_logwriter *log, const char *path, kw_logwriter_line_fn line_fn, void *ctx,
+		   char *why, size_t whylen)
+{
+	int e = kw_logwriter_resume_begin(log);
+
+	if (e)
+		return reopen_fail(log, e, why, whylen, path, "");
+	return kw_logwriter_resume_last(log, path, line_fn, ctx, why, whylen);
 }
 
 int kw_logwriter_flush(struct kw_logwriter *log)

@@ -52,6 +52,18 @@ typedef int (*kw_logwriter_line_fn)(void *ctx, const char *line, size_t len);
  * the lines, and line_fn sees each of them. 0 or -errno with why. */
 int kw_logwriter_reopen(struct kw_logwriter *log, const char *path, kw_logwriter_line_fn line_fn, void *ctx,
 		   char *why, size_t whylen);
+/* The same for a log cut into files (segments): begin starts an empty
+ * transcript (fd -1); part streams one earlier, finished file (fd, read to
+ * its end) through the transcript and line_fn, its raw bytes also into
+ * also (may be NULL), its size into *bytes, and refuses a file that ends
+ * inside a line (-EINVAL; what says which failure); last reopens the file
+ * being written as kw_logwriter_reopen does. On failure the caller calls
+ * kw_logwriter_abort (last does it itself). 0 or -errno. */
+int kw_logwriter_resume_begin(struct kw_logwriter *log);
+int kw_logwriter_resume_part(struct kw_logwriter *log, int fd, kw_logwriter_line_fn line_fn,
+			     void *ctx, struct kw_digest *also, uint64_t *bytes, const char **what);
+int kw_logwriter_resume_last(struct kw_logwriter *log, const char *path,
+			     kw_logwriter_line_fn line_fn, void *ctx, char *why, size_t whylen);
 /* Appends one canonical entry (no newline). */
 int kw_logwriter_append(struct kw_logwriter *log, const char *entry, size_t len);
 /* The collector's own entries (open, close, resume): begin builds the object

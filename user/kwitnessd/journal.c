@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The session journal: <state>/sessions/<id>.json, one canonical line
- * {"generation":G,"owner":UID,"session":ID,"slot":N} per open session (owner:
- * the uid that opened it, who may list and close it); "closing" ("close" or
- * "kill") once a close began, so a close cut short by a crash is finished by
+ * {"generation":G,"log_segment_bytes":B,"owner":UID,"session":ID,"slot":N}
+ * per open session (owner: the uid that opened it, who may list and close
+ * it; log_segment_bytes: the size its log is cut at, 0: one file);
+ * "closing" ("close" or "kill") once a close began, so a close cut short by a crash is finished by
  * the next collector. With the pinned maps (the session's live mark:
  * <pin_dir>/sessions/<slot>/) and the log's open entry it is all a
  * restarted collector needs to continue a session. Written whole (temporary
@@ -40,6 +41,7 @@ int kwd_journal_write(const struct kwd_session *s, int closing)
 	if (closing)
 		e = e ?: jcs_obj_str(&o, "closing", closing > 1 ? "kill" : "close");
 	e = e ?: jcs_obj_int(&o, "generation", s->generation);
+	e = e ?: jcs_obj_int(&o, "log_segment_bytes", (int64_t)s->segment_bytes);
 	e = e ?: jcs_obj_int(&o, "owner", s->owner);
 	e = e ?: jcs_obj_str(&o, "session", s->id);
 	e = e ?: jcs_obj_int(&o, "slot", s->slot);

@@ -29,7 +29,9 @@
 #include "journal.h"
 #include "recover.h"
 #include "resume.h"
+#include "resume_segments.h"
 #include "ring.h"
+#include "segwrite.h"
 #include "session.h"
 #include "util.h"
 #include "metrics.h"
@@ -164,11 +166,11 @@ static int write_resume_entry(struct kwd_session *s, const struct kw_session *c,
 	return kw_logwriter_entry_end(&s->log, &o, e);
 }
 
-/* Resumes one session. 0, or -errno with why (nothing of it is kept). */
 /* A resumed session's fields from its log's open entry and its stored
- * bundle (sc: what the log holds). 0, or -errno with why. */
-static int session_from_log(struct kwd *d, struct kwd_session *s, struct scan *sc, char *why,
-			    size_t whylen)
+ * bundle (sc: what the log holds; *seg_n: the segment being written, 1
+ * for a log of one file). 0, or -errno with why. */
+static int session_from_log(struct kwd *d, struct kwd_session *s, struct scan *sc,
+			    uint64_t *seg_n, char *why, size_t whylen)
 {
 	const char *mode;
 	struct stat st;
@@ -183,12 +185,15 @@ static int session_from_log(struct kwd *d, struct kwd_session *s, struct scan *s
 		snprintf(why, whylen, "it already has a record");
 		return -EEXIST;
 	}
-	if (kw_log_is_segmented(AT_FDCWD, s->log_path)) {
-		snprintf(why, whylen, "%.200s is cut into segments, which a restarted collector does "
-			 "not continue: it is sealed as found", s->log_path);
-		return -ENOTSUP;
-	}
-	e = kw_logwriter_reopen(&s->log, s->log_path, scan_line, sc, why, whylen);
+	*seg_n = 1;
+	if (!kw_log_is_segmented(AT_FDCWD, s->log_path))
+		e = kw_logwriter_reopen(&s->log, s->log_path, scan_line, sc, why, whylen);
+	else if (!s->segment_bytes) {
+		snprintf(why, whylen, "%.200s is cut into segments but its journal names no segment "
+			 "size (nor does the configuration)", s->log_path);
+		return -EINVAL;
+	} else
+		e = kwd_resume_segments(&s->log, s->log_path, scan_line, sc, seg_n, why, whylen);
 	if (e)
 		return e;
 	if (!sc->open) {
@@ -235,13 +240,16 @@ static int session_from_log(struct kwd *d, struct kwd_session *s, struct scan *s
 	return 0;
 }
 
+/* Resumes one session (segment_bytes: its log's segment bound, 0: one
+ * file). 0, or -errno with why (nothing of it is kept). */
 static int resume_one(struct kwd *d, const char *id, uint32_t slot, uint32_t generation,
-		      uid_t owner, int closing, char *why, size_t whylen)
+		      uid_t owner, int closing, uint64_t segment_bytes, char *why, size_t whylen)
 {
 	struct kwd_session *s = kwd_session_new(d);
 	struct scan sc = { 0 };
 	struct kw_session c = { 0 };
 	size_t ring_size = 0;
+	uint64_t seg_n = 1;
 	int ring_fd = -1, e;
 	bool adopted = false;
 	int64_t now;
@@ -252,7 +260,8 @@ static int resume_one(struct kwd *d, const char *id, uint32_t slot, uint32_t gen
 	s->slot = slot;
 	s->generation = generation;
 	s->owner = owner;
-	e = session_from_log(d, s, &sc, why, whylen);
+	s->segment_bytes = segment_bytes;
+	e = session_from_log(d, s, &sc, &seg_n, why, whylen);
 	if (e)
 		goto fail;
 
@@ -287,6 +296,12 @@ static int resume_one(struct kwd *d, const char *id, uint32_t slot, uint32_t gen
 		snprintf(why, whylen, "writing the resume entry: %s", strerror(-e));
 		goto fail;
 	}
+	/* the worker goes on cutting the log from the resume entry's chunk on
+	 * (asked once the session lives, as at open) */
+	if (s->segment_bytes &&
+	    kwd_segs_request(d, s->log.fd, s->log_path, seg_n, s->segment_bytes))
+		kwd_log(d, LOG_ERR, "session %s: out of memory: its log is no longer cut into "
+			"segments", id);
 	kw_logwriter_flush(&s->log);
 	/* its TPM commitment goes on if the TPM saw its open (commit.c) */
 	kwd_commit_resume(d, s, member(sc.open, "tpm_counter"));
@@ -329,13 +344,15 @@ fail:
 	return e;
 }
 
+/* A journal's fields; *segment_bytes: the log's segment bound (0: one
+ * file; absent, from an older collector: the configuration's). */
 static bool parse_journal(struct kwd *d, const char *name, char id[33], uint32_t *slot,
-			  uint32_t *generation, uid_t *owner, int *closing)
+			  uint32_t *generation, uid_t *owner, int *closing, uint64_t *segment_bytes)
 {
 	char path[4200];
 	struct kw_buf b = { 0 };
 	struct jcs_error jerr;
-	json_t *j = NULL, *vs, *vg, *vo;
+	json_t *j = NULL, *vs, *vg, *vo, *vb;
 	const char *sid;
 	bool ok = false;
 
@@ -347,6 +364,7 @@ static bool parse_journal(struct kwd *d, const char *name, char id[33], uint32_t
 	vs = json_object_get(j, "slot");
 	vg = json_object_get(j, "generation");
 	vo = json_object_get(j, "owner");
+	vb = json_object_get(j, "log_segment_bytes");
 	if (sid && strlen(sid) == 32 && !strncmp(name, sid, 32) && json_is_integer(vs) &&
 	    json_is_integer(vg) && json_integer_value(vs) >= 0 &&
 	    json_integer_value(vs) < KW_MAX_SESSIONS && json_integer_value(vg) >= 0 &&
@@ -358,6 +376,10 @@ static bool parse_journal(struct kwd *d, const char *name, char id[33], uint32_t
 		/* no owner, or one out of range: root's alone */
 		*owner = json_is_integer(vo) && json_integer_value(vo) >= 0 &&
 			 json_integer_value(vo) < UINT32_MAX ? (uid_t)json_integer_value(vo) : 0;
+		*segment_bytes = !vb ? d->cfg.log_segment_bytes :
+				 json_is_integer(vb) && json_integer_value(vb) >= KW_SEGMENT_BYTES_MIN &&
+				 json_integer_value(vb) <= (json_int_t)KW_SEGMENT_BYTES_MAX ?
+				 (uint64_t)json_integer_value(vb) : 0;
 		ok = strspn(id, "0123456789abcdef") == 32;
 	}
 	json_decref(j);
@@ -378,6 +400,7 @@ void kwd_resume_sessions(struct kwd *d)
 	while (dp && (de = readdir(dp))) {
 		char id[33], why[512] = "", swhy[512] = "", rec[4300];
 		uint32_t slot = 0, gen = 0;
+		uint64_t seg_bytes = 0;
 		uid_t owner = 0;
 		int closing = 0;
 		struct stat st;
@@ -386,7 +409,8 @@ void kwd_resume_sessions(struct kwd *d)
 
 		if (n != 37 || strcmp(de->d_name + 32, ".json"))
 			continue;
-		if (!parse_journal(d, de->d_name, id, &slot, &gen, &owner, &closing)) {
+		if (!parse_journal(d, de->d_name, id, &slot, &gen, &owner, &closing,
+				   &seg_bytes)) {
 			kwd_log(d, LOG_ERR, "session journal %s/%s is unreadable: ignored", dir,
 				de->d_name);
 			continue;
@@ -399,7 +423,8 @@ void kwd_resume_sessions(struct kwd *d)
 				 "folder was removed): the kernel stopped enforcing it");
 		else if (claimed[slot])
 			snprintf(why, sizeof(why), "another session journal names slot %u", slot);
-		else if (resume_one(d, id, slot, gen, owner, closing, why, sizeof(why)) == 0) {
+		else if (resume_one(d, id, slot, gen, owner, closing, seg_bytes, why,
+					sizeof(why)) == 0) {
 			claimed[slot] = true;
 			kwd_log(d, LOG_INFO, "session %s: resumed in %lld us", id,
 				(long long)(kwd_now_us() - t0));

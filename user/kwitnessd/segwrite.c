@@ -30,7 +30,7 @@ struct kwd_segs {
 	size_t cap;
 };
 
-int kwd_segs_request(struct kwd *d, int fd, const char *path, uint64_t limit)
+int kwd_segs_request(struct kwd *d, int fd, const char *path, uint64_t n, uint64_t limit)
 {
 	struct kwd_job *job = calloc(1, sizeof(*job));
 
@@ -41,6 +41,7 @@ int kwd_segs_request(struct kwd *d, int fd, const char *path, uint64_t limit)
 	job->kind = KWD_JOB_SEGMENTS;
 	job->fd = fd;
 	job->len = (size_t)limit;
+	job->seg_n = n;
 	kwd_worker_submit(d, job);
 	return 0;
 }
@@ -67,15 +68,20 @@ static int note_file(struct kwd_seg *s, int fd)
 	return 0;
 }
 
-/* What the log already holds (the open entry, which the loop wrote before
- * the first chunk) belongs to segment 1: read back through the path (the
- * log's descriptor is write-only), which must still be that file. */
+/* What the segment already holds (the open entry, which the loop wrote
+ * before the first chunk; a resumed log's lines) belongs to it: read back
+ * through its path (the log's descriptor may be write-only), which must
+ * still be that file. */
 static int take_in(struct kwd_seg *s)
 {
-	char buf[16384];
+	char buf[16384], path[4300];
 	struct stat st;
 	ssize_t r;
-	int e = 0, fd = open(s->log, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	int e = 0, fd;
+
+	if (kw_segment_name(path, sizeof(path), s->log, s->cur.n))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
 
 	if (fd < 0)
 		return -errno;
@@ -90,23 +96,34 @@ static int take_in(struct kwd_seg *s)
 	return e;
 }
 
-int kwd_segs_add(struct kwd_segs **t, int fd, const char *path, uint64_t limit)
+/* A resumed log's manifest, appended to from the next cut on (the first cut
+ * of a log makes it). */
+static int open_manifest(struct kwd_seg *s)
+{
+	char path[4300];
+
+	snprintf(path, sizeof(path), "%s%s", s->log, KW_SEGMENT_MANIFEST_SUFFIX);
+	s->mfd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	return s->mfd >= 0 || errno == ENOENT ? 0 : -errno;
+}
+
+int kwd_segs_add(struct kwd_segs **t, int fd, const char *path, uint64_t n, uint64_t limit)
 {
 	struct kwd_seg *s;
 	int e;
 
-	if (fd < 0 || limit < KW_SEGMENT_BYTES_MIN)
+	if (fd < 0 || n < 1 || limit < KW_SEGMENT_BYTES_MIN)
 		return -EINVAL;
 	if (!*t && !(*t = calloc(1, sizeof(**t))))
 		return -ENOMEM;
 	if ((size_t)fd >= (*t)->cap) {
 		size_t cap = (size_t)fd * 2 + 16;
-		struct kwd_seg **n = realloc((*t)->by_fd, cap * sizeof(*n));
+		struct kwd_seg **grown = realloc((*t)->by_fd, cap * sizeof(*grown));
 
-		if (!n)
+		if (!grown)
 			return -ENOMEM;
-		memset(n + (*t)->cap, 0, (cap - (*t)->cap) * sizeof(*n));
-		(*t)->by_fd = n;
+		memset(grown + (*t)->cap, 0, (cap - (*t)->cap) * sizeof(*grown));
+		(*t)->by_fd = grown;
 		(*t)->cap = cap;
 	}
 	s = calloc(1, sizeof(*s));
@@ -114,9 +131,10 @@ int kwd_segs_add(struct kwd_segs **t, int fd, const char *path, uint64_t limit)
 		return -ENOMEM;
 	s->mfd = -1;
 	s->limit = limit;
-	s->cur.n = 1;
+	s->cur.n = n;
 	s->log = strdup(path);
 	e = s->log ? kw_digest_init(&s->sha, KW_SHA256) : -ENOMEM;
+	e = e ?: open_manifest(s);
 	e = e ?: note_file(s, fd);
 	e = e ?: take_in(s);
 	if (e) {
@@ -172,7 +190,7 @@ int kwd_seg_wrote(struct kwd_seg *s, const char *data, size_t len)
 	return kw_digest_update(&s->sha, data, len);
 }
 
-static int sync_dir_of(const char *path)
+int kwd_sync_dir_of(const char *path)
 {
 	char *copy = strdup(path);
 	int fd, e = 0;
@@ -204,7 +222,7 @@ static int list_current(struct kwd_seg *s)
 		s->mfd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
 		if (s->mfd < 0)
 			return -errno;
-		e = sync_dir_of(path);
+		e = kwd_sync_dir_of(path);
 		if (e)
 			return e;
 	}
@@ -233,7 +251,7 @@ int kwd_seg_roll(struct kwd_seg *s, int fd)
 	nfd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
 	if (nfd < 0)
 		return -errno;
-	e = sync_dir_of(path);
+	e = kwd_sync_dir_of(path);
 	if (!e && dup3(nfd, fd, O_CLOEXEC) < 0)
 		e = -errno;
 	close(nfd);
@@ -258,7 +276,7 @@ int kwd_segs_finish(struct kwd_segs *t, int fd)
 
 	if (!s)
 		return 0;
-	if (s->cur.n > 1) {
+	if (s->cur.n > 1 || s->mfd >= 0) {
 		e = fsync(fd) < 0 ? -errno : 0;
 		e = e ?: list_current(s);
 	}

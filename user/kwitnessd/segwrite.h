@@ -16,13 +16,15 @@ struct kwd;
 struct kwd_segs;
 struct kwd_seg;
 
-/* Loop: asks the worker to cut the log just opened (fd, path) every limit
- * bytes, ahead of its first chunk. 0 or -ENOMEM. */
-int kwd_segs_request(struct kwd *d, int fd, const char *path, uint64_t limit);
+/* Loop: asks the worker to cut the log at path every limit bytes, ahead of
+ * its next chunk: fd is its segment n (1: path itself, just opened; more:
+ * a resumed log's segment being written, the earlier ones listed). 0 or
+ * -ENOMEM. */
+int kwd_segs_request(struct kwd *d, int fd, const char *path, uint64_t n, uint64_t limit);
 
-/* Registers fd, the log at path (segment 1, empty), to be cut every limit
- * bytes. 0 or -errno. */
-int kwd_segs_add(struct kwd_segs **t, int fd, const char *path, uint64_t limit);
+/* Registers fd, segment n of the log at path, to be cut every limit bytes;
+ * what the segment already holds counts towards it. 0 or -errno. */
+int kwd_segs_add(struct kwd_segs **t, int fd, const char *path, uint64_t n, uint64_t limit);
 /* fd's segments, or NULL (not registered, or fd is no longer that log). */
 struct kwd_seg *kwd_segs_get(struct kwd_segs *t, int fd);
 /* How many of data's len bytes (whole lines) go into the current segment:
@@ -41,5 +43,8 @@ int kwd_segs_dup(struct kwd_segs *t, int fd);
  * cut at all) and forgets fd. 0 or -errno. */
 int kwd_segs_finish(struct kwd_segs *t, int fd);
 void kwd_segs_free(struct kwd_segs *t);
+/* Syncs the folder path is in (a file made there outlives a power loss).
+ * Any thread. 0 or -errno. */
+int kwd_sync_dir_of(const char *path);
 
 #endif

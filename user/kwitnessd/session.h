@@ -102,6 +102,7 @@ struct kwd_session {
 	int64_t still_running; /* close: processes left running untagged */
 	int64_t kill_failed;  /* close with kill: processes the kill did not end */
 	int64_t checkpoint_interval; /* seconds, the open's option; -1: the config's */
+	uint64_t segment_bytes; /* the log's segment bound (0: one file), journaled */
 	struct kwd_ckpt *ckpt; /* checkpoint.c; NULL: none */
 };
 

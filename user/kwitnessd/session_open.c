@@ -435,7 +435,6 @@ json_t *kwd_session_open(struct kwd *d, const struct kw_request *req,
 	json_t *err = NULL;
 	char msg[512] = "";
 	int ringbuf_fd = -1, e;
-	uint64_t seg;
 	uint32_t slot;
 
 	if (d->stopping)
@@ -476,6 +475,10 @@ json_t *kwd_session_open(struct kwd *d, const struct kw_request *req,
 			goto fail_hooks;
 		}
 	}
+	/* the log's segment bound (the open request's, else the config's; 0:
+	 * one file), journaled so that a resumed session keeps cutting its log */
+	s->segment_bytes = req->log_segment_bytes >= 0 ? (uint64_t)req->log_segment_bytes :
+							 d->cfg.log_segment_bytes;
 	/* A collector started after a crash finds the session through this. */
 	if (d->cfg.pin_dir) {
 		e = kwd_journal_write(s, 0);
@@ -508,8 +511,7 @@ json_t *kwd_session_open(struct kwd *d, const struct kw_request *req,
 	/* The worker cuts the log into segments (the open request's size, else
 	 * the config's; 0: one file) from its first chunk on; asked once the
 	 * session lives, so no failed open leaves the worker a registration. */
-	seg = req->log_segment_bytes >= 0 ? (uint64_t)req->log_segment_bytes : d->cfg.log_segment_bytes;
-	if (seg && kwd_segs_request(d, s->log.fd, s->log_path, seg))
+	if (s->segment_bytes && kwd_segs_request(d, s->log.fd, s->log_path, 1, s->segment_bytes))
 		kwd_log(d, LOG_ERR, "session %s: out of memory: its log is not cut into segments", s->id);
 	d->slots[slot] = s;
 	d->n_sessions++;

@@ -218,7 +218,7 @@ static bool run_job(struct kwd_worker *w, struct kwd_job *job)
 		return true;
 	}
 	if (job->kind == KWD_JOB_SEGMENTS) {
-		note_error(w, job->fd, kwd_segs_add(&w->segs, job->fd, job->path, job->len));
+		note_error(w, job->fd, kwd_segs_add(&w->segs, job->fd, job->path, job->seg_n, job->len));
 		free(job->path);
 		job->path = NULL;
 		return true;

@@ -31,7 +31,8 @@ struct kwd_ckpt;
 #define KWD_SEAL_NOT_RUN (-1) /* the log could not be finished: no record */
 /* CHECKPOINT: owner is a checkpoint request (checkpoint.c), made from tr
  * once the chunks before it are hashed. */
-/* SEGMENTS: fd, the log at path, is cut into segments of len bytes (segwrite.h). */
+/* SEGMENTS: fd, segment seg_n of the log at path (1: the log itself), is cut
+ * into segments of len bytes (segwrite.h). */
 enum kwd_job_kind { KWD_JOB_WRITE, KWD_JOB_FILE, KWD_JOB_SEAL, KWD_JOB_CHECKPOINT, KWD_JOB_SEGMENTS };
 struct kwd_job {
 	enum kwd_job_kind kind;
@@ -58,6 +59,7 @@ struct kwd_job {
 	const char *record_path;
 	const struct kw_publish *publish; /* NULL: no transparency log */
 	struct kwd_ckpt *ckpt;   /* the session's checkpoints, named in the close entry */
+	uint64_t seg_n;          /* SEGMENTS: the segment fd is */
 	int err;                 /* an error seen before the worker ran (or by it) */
 	/* SEAL, set by the worker */
 	char hash[KW_DIGEST_STR_MAX]; /* the transcript, finished after the last lines */
