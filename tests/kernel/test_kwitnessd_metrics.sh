@@ -27,7 +27,10 @@ printf 'metrics = 127.0.0.1:%s\nmetrics_session_labels = 2\nsyslog_decisions = d
 kwd_start --config "$KT_TMP/kwd.conf"
 
 stop_prometheus() { [ -n "$PROM_PID" ] && kill "$PROM_PID" 2>/dev/null && wait "$PROM_PID" 2>/dev/null; }
-trap 'stop_prometheus; kwd_cleanup' EXIT
+# a held loop is let go first (its tracer's end detaches it), or kwitnessd
+# could not take its SIGTERM
+stop_holder() { [ -n "$HOLD_PID" ] && kill "$HOLD_PID" 2>/dev/null && wait "$HOLD_PID" 2>/dev/null; }
+trap 'stop_holder; stop_prometheus; kwd_cleanup' EXIT
 
 # http PATH [CURL-ARGS]: "STATUS BODY" of one request to the metrics endpoint
 http() {
@@ -41,6 +44,53 @@ expect_eq "/healthz: 200 ok while attached and keeping up" "200 ok" "$(http /hea
 expect_eq "/other: 404" 404 "$(http /other | cut -d' ' -f1)"
 expect_eq "POST /metrics: 405" 405 "$(http /metrics -X POST | cut -d' ' -f1)"
 expect_eq "HEAD /healthz: 200" "200 " "$(http /healthz -I | head -c 4)"
+
+# ---- a stalled loop -----------------------------------------------------
+# kw-threadstop holds the loop thread alone (its TID is the PID) in a
+# ptrace-stop; the metrics thread goes on answering, and /healthz must say
+# 503 once the loop has not ticked for 2 s; let go, it says 200 again.
+# healthz_until WANT: /healthz until its status is WANT (10 s at most); prints the last answer
+healthz_until() {
+	local got
+	for _ in $(seq 50); do
+		got=$(http /healthz)
+		[ "${got%% *}" = "$1" ] && break
+		sleep 0.2
+	done
+	echo "$got"
+}
+mkfifo "$KT_TMP/hold"
+"$KW_BUILD/tests/kw-threadstop" "$KT_DPID" 60 <"$KT_TMP/hold" >"$KT_TMP/hold.out" 2>&1 &
+HOLD_PID=$!
+exec {HOLD_FD}>"$KT_TMP/hold"
+for _ in $(seq 100); do
+	grep -q '^stopped' "$KT_TMP/hold.out" || ! kill -0 "$HOLD_PID" 2>/dev/null && break
+	sleep 0.1
+done
+yama=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null)
+if ! grep -q '^stopped' "$KT_TMP/hold.out"; then
+	wait "$HOLD_PID"
+	rc=$?
+	HOLD_PID=
+	exec {HOLD_FD}>&-
+	if [ "$rc" = 3 ] && [ "$yama" = 3 ]; then
+		skip "a stalled loop: Yama's ptrace_scope is 3 (no ptrace at all): $(head -1 "$KT_TMP/hold.out")"
+	else
+		not_ok "a stalled loop: kw-threadstop could not hold the loop (exit $rc): $(head -1 "$KT_TMP/hold.out")"
+	fi
+else
+	# field 3 of /proc/PID/task/TID/stat: t, stopped by a tracer
+	expect_eq "the loop thread is held (tracing stop)" "t" \
+		"$(sed 's/.*) //' "/proc/$KT_DPID/task/$KT_DPID/stat" | cut -d' ' -f1)"
+	got=$(healthz_until 503)
+	check "a stalled loop: /healthz answers 503 and why ($got)" \
+		grep -qE '^503 not keeping up: the loop last ran [0-9]+ ms ago$' <<<"$got"
+	exec {HOLD_FD}>&- # kw-threadstop reads the end of its input: lets go
+	wait "$HOLD_PID"
+	expect_eq "kw-threadstop let the loop go" "0 released $KT_DPID" "$? $(tail -1 "$KT_TMP/hold.out")"
+	HOLD_PID=
+	expect_eq "the loop running again: /healthz answers 200 ok" "200 ok" "$(healthz_until 200)"
+fi
 
 # Prometheus, scraping every second, with its own storage in the test folder
 cat >"$KT_TMP/prometheus.yml" <<YML

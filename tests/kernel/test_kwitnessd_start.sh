@@ -94,6 +94,12 @@ others=$(for t in /proc/$KT_DPID/task/*; do
 	t=${t##*/}; [ "$t" = "$KT_DPID" ] || [ "$t" = "$io_tid" ] || thread_policy "$t"
 done | sort -u | tr '\n' ' ')
 expect_eq "loop_priority = realtime: the other threads stay SCHED_OTHER" "0 " "$others"
+# Every thread but the loop (which has the process's name) is named for
+# what it does (kwd-io, kwd-watch...: thread.c), for ps -L and top.
+names=$(for t in /proc/$KT_DPID/task/*; do
+	[ "${t##*/}" = "$KT_DPID" ] || cat "$t/comm"
+done | sort | tr '\n' ' ')
+check "every thread but the loop has a kwd- name ($names)" grep -qE '^(kwd-[a-z-]+ )+$' <<<"$names"
 if kwd_has_hook net.connect; then
 	cg=$(cg_make conf)
 	pol=$(policy_file conf '{"kwitness_policy":1,"mode":"advisory","net":{"connect":[]}}')

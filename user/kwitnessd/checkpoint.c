@@ -18,6 +18,7 @@
 #include "checkpoint_tlog.h"
 #include "kwd.h"
 #include "session.h"
+#include "thread.h"
 #include "util.h"
 #include "worker.h"
 
@@ -46,12 +47,10 @@ struct kwd_ckpt_req {
 
 struct kwd_signer {
 	struct kwd *d;
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t wake, settled;
+	struct kwd_thread t; /* its lock: the queue and each chain's pending and err */
+	pthread_cond_t settled;
 	struct kwd_ckpt_req *head, *tail;
 	unsigned queued;
-	bool stop;
 };
 
 static struct kwd_signer *signer_of(struct kwd *d)
@@ -90,7 +89,7 @@ static int sign_one(struct kwd_signer *g, struct kwd_ckpt_req *r)
 	return e;
 }
 
-/* Under g->lock: one request done, whatever became of it. */
+/* Under g->t.lock: one request done, whatever became of it. */
 static void done_locked(struct kwd_signer *g, struct kwd_ckpt_req *r, int e)
 {
 	if (e && !r->k->err) {
@@ -108,15 +107,15 @@ static void *signer_main(void *arg)
 {
 	struct kwd_signer *g = arg;
 
-	pthread_mutex_lock(&g->lock);
+	pthread_mutex_lock(&g->t.lock);
 	for (;;) {
 		struct kwd_ckpt_req *r = g->head;
 		int e = 0;
 
 		if (!r) {
-			if (g->stop)
+			if (kwd_thread_stopping(&g->t))
 				break;
-			pthread_cond_wait(&g->wake, &g->lock);
+			pthread_cond_wait(&g->t.wake, &g->t.lock);
 			continue;
 		}
 		g->head = r->next;
@@ -124,13 +123,13 @@ static void *signer_main(void *arg)
 			g->tail = NULL;
 		g->queued--;
 		if (!r->k->err) {
-			pthread_mutex_unlock(&g->lock);
+			pthread_mutex_unlock(&g->t.lock);
 			e = sign_one(g, r);
-			pthread_mutex_lock(&g->lock);
+			pthread_mutex_lock(&g->t.lock);
 		}
 		done_locked(g, r, e);
 	}
-	pthread_mutex_unlock(&g->lock);
+	pthread_mutex_unlock(&g->t.lock);
 	return NULL;
 }
 
@@ -149,15 +148,15 @@ int kwd_ckpt_start(struct kwd *d, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	g->d = d;
-	pthread_mutex_init(&g->lock, NULL);
-	pthread_cond_init(&g->wake, NULL);
 	pthread_cond_init(&g->settled, NULL);
-	e = pthread_create(&g->thread, NULL, signer_main, g);
+	e = kwd_thread_init(&g->t, 0) ?:
+	    kwd_thread_start(&g->t, d, "kwd-ckpt", 0, signer_main, g, err, errlen);
 	if (e) {
-		snprintf(err, errlen, "checkpoint thread: %s", strerror(e));
 		kwd_ckpt_tlog_stop(d);
+		kwd_thread_destroy(&g->t);
+		pthread_cond_destroy(&g->settled);
 		free(g);
-		return -e;
+		return e;
 	}
 	d->ckpt_signer = g;
 	return 0;
@@ -169,14 +168,9 @@ void kwd_ckpt_stop(struct kwd *d)
 
 	if (!g)
 		return;
-	pthread_mutex_lock(&g->lock);
-	g->stop = true;
-	pthread_cond_signal(&g->wake);
-	pthread_mutex_unlock(&g->lock);
-	pthread_join(g->thread, NULL);
+	kwd_thread_stop(&g->t);
 	kwd_ckpt_tlog_stop(d); /* after the last checkpoint was asked to be logged */
-	pthread_mutex_destroy(&g->lock);
-	pthread_cond_destroy(&g->wake);
+	kwd_thread_destroy(&g->t);
 	pthread_cond_destroy(&g->settled);
 	free(g);
 	d->ckpt_signer = NULL;
@@ -302,9 +296,9 @@ void kwd_ckpt_maybe(struct kwd_session *s, int64_t now_ms)
 	r->c.gaps = s->skipped;
 	r->c.dropped = s->skipped + s->bad_events;
 	r->c.ts = kwd_now_us();
-	pthread_mutex_lock(&g->lock);
+	pthread_mutex_lock(&g->t.lock);
 	k->pending++;
-	pthread_mutex_unlock(&g->lock);
+	pthread_mutex_unlock(&g->t.lock);
 	/* the lines it covers go first: jobs run in order */
 	kw_logwriter_flush(&s->log);
 	job->kind = KWD_JOB_CHECKPOINT;
@@ -323,7 +317,7 @@ void kwd_ckpt_take(void *req, const struct kw_transcript *tr, int write_err, int
 	r->sync_fd = sync_fd;
 	if (!e)
 		e = kw_transcript_prefix(tr, r->c.prefix, &r->c.lines);
-	pthread_mutex_lock(&g->lock);
+	pthread_mutex_lock(&g->t.lock);
 	if (e || r->k->err || g->queued >= KWD_CKPT_QUEUE_MAX || !r->c.lines) {
 		/* skipped: a later checkpoint covers these lines */
 		done_locked(g, r, 0);
@@ -334,9 +328,9 @@ void kwd_ckpt_take(void *req, const struct kw_transcript *tr, int write_err, int
 			g->head = r;
 		g->tail = r;
 		g->queued++;
-		pthread_cond_signal(&g->wake);
+		pthread_cond_signal(&g->t.wake);
 	}
-	pthread_mutex_unlock(&g->lock);
+	pthread_mutex_unlock(&g->t.lock);
 }
 
 /* Waits until every checkpoint asked for is written. */
@@ -344,10 +338,10 @@ static void settle(struct kwd_ckpt *k)
 {
 	struct kwd_signer *g = signer_of(k->d);
 
-	pthread_mutex_lock(&g->lock);
+	pthread_mutex_lock(&g->t.lock);
 	while (k->pending)
-		pthread_cond_wait(&g->settled, &g->lock);
-	pthread_mutex_unlock(&g->lock);
+		pthread_cond_wait(&g->settled, &g->t.lock);
+	pthread_mutex_unlock(&g->t.lock);
 }
 
 int kwd_ckpt_bind_close(struct kwd_ckpt *k, char **data, size_t *len)

@@ -19,6 +19,7 @@
 #include "tlog/record_url.h"
 #include "checkpoint_tlog.h"
 #include "kwd.h"
+#include "thread.h"
 #include "util.h"
 
 struct ckpt_item {
@@ -34,17 +35,14 @@ static void item_free(struct ckpt_item *it);
 
 struct kwd_ckpt_tlog {
 	struct kwd *d;
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
+	struct kwd_thread th; /* its lock: the queue and the counts */
 	struct ckpt_item *head, *tail;
 	unsigned queued;
-	bool stop;
 	int64_t quiet_until_ms; /* after a failure: no checkpoint taken before */
 	uint64_t logged, failed, dropped;
 };
 
-/* Under t->lock, after a failure: what waits is dropped and nothing is
+/* Under t->th.lock, after a failure: what waits is dropped and nothing is
  * taken for KWD_CKPT_TLOG_BACKOFF_S, so a stalled log or witness holds the
  * log's lock (which records need too) for one checkpoint at a time. */
 static void back_off(struct kwd_ckpt_tlog *t)
@@ -127,28 +125,28 @@ static void *tlog_main(void *arg)
 {
 	struct kwd_ckpt_tlog *t = arg;
 
-	pthread_mutex_lock(&t->lock);
+	pthread_mutex_lock(&t->th.lock);
 	for (;;) {
 		struct ckpt_item *it = t->head;
 		char why[600] = "";
 		int e;
 
-		if (t->stop)
+		if (kwd_thread_stopping(&t->th))
 			break;
 		if (!it) {
-			pthread_cond_wait(&t->wake, &t->lock);
+			pthread_cond_wait(&t->th.wake, &t->th.lock);
 			continue;
 		}
 		t->head = it->next;
 		if (!t->head)
 			t->tail = NULL;
 		t->queued--;
-		pthread_mutex_unlock(&t->lock);
+		pthread_mutex_unlock(&t->th.lock);
 		e = log_one(t->d, it, why, sizeof(why));
 		if (e)
 			kwd_log(NULL, LOG_WARNING, "checkpoint %" PRIu64 " of %s not logged: %s", it->n,
 				it->proofs_path, why);
-		pthread_mutex_lock(&t->lock);
+		pthread_mutex_lock(&t->th.lock);
 		if (e) {
 			t->failed++;
 			back_off(t);
@@ -156,7 +154,7 @@ static void *tlog_main(void *arg)
 			t->logged++;
 		item_free(it);
 	}
-	pthread_mutex_unlock(&t->lock);
+	pthread_mutex_unlock(&t->th.lock);
 	return NULL;
 }
 
@@ -182,15 +180,12 @@ int kwd_ckpt_tlog_start(struct kwd *d, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	t->d = d;
-	pthread_mutex_init(&t->lock, NULL);
-	pthread_cond_init(&t->wake, NULL);
-	e = pthread_create(&t->thread, NULL, tlog_main, t);
+	e = kwd_thread_init(&t->th, 0) ?:
+	    kwd_thread_start(&t->th, d, "kwd-ckpt-tlog", 0, tlog_main, t, err, errlen);
 	if (e) {
-		snprintf(err, errlen, "checkpoint transparency thread: %s", strerror(e));
-		pthread_mutex_destroy(&t->lock);
-		pthread_cond_destroy(&t->wake);
+		kwd_thread_destroy(&t->th);
 		free(t);
-		return -e;
+		return e;
 	}
 	d->ckpt_tlog = t;
 	return 0;
@@ -205,12 +200,12 @@ void kwd_ckpt_tlog_submit(struct kwd *d, const char *ckpt_path, uint64_t n, cons
 
 	if (!t)
 		return;
-	pthread_mutex_lock(&t->lock);
+	pthread_mutex_lock(&t->th.lock);
 	full = t->queued >= KWD_CKPT_TLOG_QUEUE_MAX;
 	quiet = kwd_now_ms() < t->quiet_until_ms;
 	if (full || quiet)
 		t->dropped++;
-	pthread_mutex_unlock(&t->lock);
+	pthread_mutex_unlock(&t->th.lock);
 	if (full || quiet) {
 		kwd_log(NULL, LOG_WARNING, "checkpoint %" PRIu64 " of %s not logged: %s", n, ckpt_path,
 			full ? "the transparency queue is full (the log or a witness stalls)" :
@@ -223,24 +218,24 @@ void kwd_ckpt_tlog_submit(struct kwd *d, const char *ckpt_path, uint64_t n, cons
 		it->proofs_path = NULL;
 	if (!it || !it->line || !it->proofs_path) {
 		item_free(it);
-		pthread_mutex_lock(&t->lock);
+		pthread_mutex_lock(&t->th.lock);
 		t->dropped++;
-		pthread_mutex_unlock(&t->lock);
+		pthread_mutex_unlock(&t->th.lock);
 		return;
 	}
 	memcpy(it->line, line, len);
 	it->len = len;
 	it->n = n;
 	snprintf(it->hash, sizeof(it->hash), "%s", hash);
-	pthread_mutex_lock(&t->lock);
+	pthread_mutex_lock(&t->th.lock);
 	if (t->tail)
 		t->tail->next = it;
 	else
 		t->head = it;
 	t->tail = it;
 	t->queued++;
-	pthread_cond_signal(&t->wake);
-	pthread_mutex_unlock(&t->lock);
+	pthread_cond_signal(&t->th.wake);
+	pthread_mutex_unlock(&t->th.lock);
 }
 
 json_t *kwd_ckpt_tlog_status(struct kwd *d)
@@ -250,11 +245,11 @@ json_t *kwd_ckpt_tlog_status(struct kwd *d)
 
 	if (!t)
 		return NULL;
-	pthread_mutex_lock(&t->lock);
+	pthread_mutex_lock(&t->th.lock);
 	j = json_pack("{s:I, s:I, s:I, s:I, s:I}", "queued", (json_int_t)t->queued, "queue_max",
 		      (json_int_t)KWD_CKPT_TLOG_QUEUE_MAX, "logged", (json_int_t)t->logged, "failed",
 		      (json_int_t)t->failed, "dropped", (json_int_t)t->dropped);
-	pthread_mutex_unlock(&t->lock);
+	pthread_mutex_unlock(&t->th.lock);
 	return j;
 }
 
@@ -264,19 +259,14 @@ void kwd_ckpt_tlog_stop(struct kwd *d)
 
 	if (!t)
 		return;
-	pthread_mutex_lock(&t->lock);
-	t->stop = true;
-	pthread_cond_signal(&t->wake);
-	pthread_mutex_unlock(&t->lock);
-	pthread_join(t->thread, NULL);
+	kwd_thread_stop(&t->th);
 	for (struct ckpt_item *it = t->head, *next; it; it = next) {
 		next = it->next;
 		kwd_log(NULL, LOG_WARNING, "checkpoint %" PRIu64 " of %s not logged: kwitnessd stopped",
 			it->n, it->proofs_path);
 		item_free(it);
 	}
-	pthread_mutex_destroy(&t->lock);
-	pthread_cond_destroy(&t->wake);
+	kwd_thread_destroy(&t->th);
 	free(t);
 	d->ckpt_tlog = NULL;
 }

@@ -12,24 +12,21 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <syslog.h>
 #include <unistd.h>
 
 #include "decision_syslog.h"
 #include "fanout.h"
 #include "kwd.h"
+#include "thread.h"
 #include "util.h"
 
 static struct {
 	struct kwd_fanout *fanout;
 	struct kwd_fan_sub *sub;
-	int wake_fd;
-	_Atomic bool stop;
+	struct kwd_thread t; /* its wake_fd: written by the fan-out too */
 	_Atomic uint64_t sent, too_long;
-	pthread_t thread;
-	bool running;
-} q = { .wake_fd = -1 };
+} q = { .t.wake_fd = -1 };
 
 int kwd_syslog_decisions_parse(const char *v, enum kwd_syslog_decisions *out)
 {
@@ -68,13 +65,13 @@ static void *syslog_thread(void *arg)
 	uint64_t said = 0;
 
 	(void)arg;
-	while (!atomic_load(&q.stop)) {
-		struct pollfd p = { .fd = q.wake_fd, .events = POLLIN };
+	while (!kwd_thread_stopping(&q.t)) {
+		struct pollfd p = { .fd = q.t.wake_fd, .events = POLLIN };
 		uint64_t v, dropped;
 
 		if (poll(&p, 1, -1) < 0 && errno != EINTR)
 			break;
-		if (read(q.wake_fd, &v, sizeof(v)) < 0)
+		if (read(q.t.wake_fd, &v, sizeof(v)) < 0)
 			(void)0;
 		drain();
 		kwd_decision_syslog_counts(&v, &dropped);
@@ -98,39 +95,26 @@ int kwd_decision_syslog_start(struct kwd *d, char *err, size_t errlen)
 	if (d->cfg.syslog_decisions == KWD_SYSLOG_OFF)
 		return 0;
 	q.fanout = d->fanout;
-	q.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	q.sub = q.wake_fd >= 0 ? kwd_fanout_subscribe(d->fanout, &filt, q.wake_fd) : NULL;
+	e = kwd_thread_init(&q.t, KWD_THREAD_EVENTFD);
+	q.sub = e ? NULL : kwd_fanout_subscribe(d->fanout, &filt, q.t.wake_fd);
 	if (!q.sub) {
-		snprintf(err, errlen, "decision lines: %s",
-			 q.wake_fd < 0 ? strerror(errno) : "no fan-out subscription");
+		snprintf(err, errlen, "decision lines: %s", e ? strerror(-e) : "no fan-out subscription");
 		return -ENOMEM;
 	}
-	e = pthread_create(&q.thread, NULL, syslog_thread, NULL);
-	if (e) {
-		snprintf(err, errlen, "decision lines thread: %s", strerror(e));
-		return -e;
-	}
-	q.running = true;
-	return 0;
+	return kwd_thread_start(&q.t, d, "kwd-syslog", 0, syslog_thread, NULL, err, errlen);
 }
 
 void kwd_decision_syslog_stop(struct kwd *d)
 {
 	(void)d;
-	if (q.running) {
-		atomic_store(&q.stop, true);
-		if (write(q.wake_fd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0)
-			(void)0;
-		pthread_join(q.thread, NULL);
+	if (q.t.running) {
+		kwd_thread_stop(&q.t);
 		drain(); /* what was queued before the stop */
-		q.running = false;
 	}
 	if (q.sub)
 		kwd_fanout_unsubscribe(q.fanout, q.sub);
 	q.sub = NULL;
-	if (q.wake_fd >= 0)
-		close(q.wake_fd);
-	q.wake_fd = -1;
+	kwd_thread_destroy(&q.t);
 }
 
 void kwd_decision_syslog_counts(uint64_t *sent, uint64_t *dropped)

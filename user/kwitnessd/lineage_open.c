@@ -28,6 +28,7 @@
 #include "kwd.h"
 #include "lineage.h"
 #include "session.h"
+#include "thread.h"
 #include "util.h"
 
 #define OPEN_READ_MS 500
@@ -177,7 +178,7 @@ static struct open_read *start_reads(const struct kw_iter_proc *procs, size_t n)
 	r->n = n;
 	atomic_init(&r->refs, 2);
 	if (!r->procs || !r->out || (memcpy((void *)r->procs, procs, n * sizeof(*procs)),
-				     pthread_create(&t, NULL, reader, r))) {
+				     kwd_thread_create(&t, NULL, "kwd-open-read", 0, reader, r))) {
 		atomic_store(&r->refs, 1);
 		open_read_put(r);
 		return NULL;

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <syslog.h>
@@ -24,6 +23,7 @@
 #include "kwd.h"
 #include "metrics.h"
 #include "metrics_request.h"
+#include "thread.h"
 #include "util.h"
 
 #define KWD_METRICS_CONN_MAX 8
@@ -41,12 +41,11 @@ struct conn {
 
 static struct {
 	struct kwd *d;
-	int listen_fd, stop_fd;
-	bool running;
-	pthread_t thread;
+	int listen_fd;
+	struct kwd_thread t; /* its wake_fd: polled for the stop */
 	struct kwd_metrics_addr addr;
 	struct conn conns[KWD_METRICS_CONN_MAX];
-} h = { .listen_fd = -1, .stop_fd = -1 };
+} h = { .listen_fd = -1, .t.wake_fd = -1 };
 
 static int listen_unix(struct kwd *d, char *err, size_t errlen)
 {
@@ -88,10 +87,9 @@ int kwd_metrics_listen(struct kwd *d, char *err, size_t errlen)
 	if (e)
 		return e;
 	h.listen_fd = socket(h.addr.sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	h.stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (h.listen_fd < 0 || h.stop_fd < 0) {
-		e = -errno;
-		snprintf(err, errlen, "metrics: socket: %s", strerror(errno));
+	e = h.listen_fd < 0 ? -errno : kwd_thread_init(&h.t, KWD_THREAD_EVENTFD);
+	if (e) {
+		snprintf(err, errlen, "metrics: socket: %s", strerror(-e));
 		return e;
 	}
 	if (h.addr.is_unix) {
@@ -239,7 +237,7 @@ static void *metrics_thread(void *arg)
 		int64_t now = kwd_now_ms(), wait = KWD_METRICS_DEADLINE_MS;
 		unsigned n = 2;
 
-		pfd[0] = (struct pollfd){ .fd = h.stop_fd, .events = POLLIN };
+		pfd[0] = (struct pollfd){ .fd = h.t.wake_fd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = h.listen_fd, .events = POLLIN };
 		for (unsigned i = 0; i < KWD_METRICS_CONN_MAX; i++) {
 			struct conn *c = &h.conns[i];
@@ -286,26 +284,18 @@ int kwd_metrics_start(struct kwd *d, char *err, size_t errlen)
 		return 0;
 	for (unsigned i = 0; i < KWD_METRICS_CONN_MAX; i++)
 		h.conns[i].fd = -1;
-	e = pthread_create(&h.thread, NULL, metrics_thread, NULL);
-	if (e) {
-		snprintf(err, errlen, "metrics thread: %s", strerror(e));
-		return -e;
-	}
-	h.running = true;
+	e = kwd_thread_start(&h.t, d, "kwd-metrics", 0, metrics_thread, NULL, err, errlen);
+	if (e)
+		return e;
 	kwd_log(d, LOG_NOTICE, "metrics on %s (/metrics, /healthz)", d->cfg.metrics_addr);
 	return 0;
 }
 
 void kwd_metrics_stop(struct kwd *d)
 {
-	uint64_t one = 1;
-
 	(void)d;
-	if (h.running) {
-		if (write(h.stop_fd, &one, sizeof(one)) < 0)
-			(void)0;
-		pthread_join(h.thread, NULL);
-		h.running = false;
+	if (h.t.running) {
+		kwd_thread_stop(&h.t);
 		for (unsigned i = 0; i < KWD_METRICS_CONN_MAX; i++)
 			if (h.conns[i].fd >= 0)
 				conn_close(&h.conns[i]);
@@ -315,7 +305,6 @@ void kwd_metrics_stop(struct kwd *d)
 		if (h.addr.is_unix)
 			unlink(h.addr.unix_path);
 	}
-	if (h.stop_fd >= 0)
-		close(h.stop_fd);
-	h.listen_fd = h.stop_fd = -1;
+	kwd_thread_destroy(&h.t);
+	h.listen_fd = -1;
 }

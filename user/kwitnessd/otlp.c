@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,15 +20,14 @@
 #include "fanout.h"
 #include "kwd.h"
 #include "otlp.h"
+#include "thread.h"
 #include "util.h"
 
 struct kwd_otlp {
 	struct kwd *d;
-	pthread_t thread;
+	struct kwd_thread t; /* its wake_fd: written by the fan-out too */
 	struct http_url url;
 	struct kwd_fan_sub *sub;
-	int wake_fd;
-	atomic_bool stop;
 	uint64_t sent, batches, failed; /* records sent; requests; records given up */
 };
 
@@ -93,9 +91,9 @@ static bool post_batch(struct kwd_otlp *o, const char *body, size_t n)
 		o->batches++;
 		if (status >= 200 && status < 300)
 			return true;
-		if (!retryable(status) || atomic_load(&o->stop))
+		if (!retryable(status) || kwd_thread_stopping(&o->t))
 			break;
-		for (unsigned slept = 0; slept < delay && !atomic_load(&o->stop); slept += 50)
+		for (unsigned slept = 0; slept < delay && !kwd_thread_stopping(&o->t); slept += 50)
 			usleep(50 * 1000);
 		delay = delay * 2 > KWD_OTLP_BACKOFF_MAX_MS ? KWD_OTLP_BACKOFF_MAX_MS : delay * 2;
 	}
@@ -117,7 +115,7 @@ static int64_t now_ns(void)
  * for more once the first came. */
 static size_t take_batch(struct kwd_otlp *o, json_t *records)
 {
-	struct pollfd p = { .fd = o->wake_fd, .events = POLLIN };
+	struct pollfd p = { .fd = o->t.wake_fd, .events = POLLIN };
 	size_t n = 0;
 	int64_t first = 0;
 
@@ -129,10 +127,10 @@ static size_t take_batch(struct kwd_otlp *o, json_t *records)
 		if (!e) {
 			int64_t left = first ? KWD_OTLP_LINGER_MS - (now_ns() - first) / 1000000 : 1000;
 
-			if (atomic_load(&o->stop) || left <= 0 || (n && !first))
+			if (kwd_thread_stopping(&o->t) || left <= 0 || (n && !first))
 				break;
 			if (poll(&p, 1, (int)left) > 0)
-				(void)!read(o->wake_fd, &v, sizeof(v));
+				(void)!read(o->t.wake_fd, &v, sizeof(v));
 			else if (n)
 				break;
 			continue;
@@ -174,7 +172,7 @@ static void *otlp_main(void *arg)
 			o->failed += n;
 		}
 		free(body);
-		if (!n && atomic_load(&o->stop))
+		if (!n && kwd_thread_stopping(&o->t))
 			break;
 	}
 	return NULL;
@@ -197,16 +195,19 @@ int kwd_otlp_start(struct kwd *d, char *err, size_t errlen)
 	}
 	o->d = d;
 	filt.queue_max = x->otlp_queue ?: KWD_OTLP_QUEUE_DEFAULT;
-	o->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	o->sub = o->wake_fd >= 0 ? kwd_fanout_subscribe(d->fanout, &filt, o->wake_fd) : NULL;
-	e = o->sub ? -pthread_create(&o->thread, NULL, otlp_main, o) : -ENOMEM;
+	e = kwd_thread_init(&o->t, KWD_THREAD_EVENTFD);
+	o->sub = e ? NULL : kwd_fanout_subscribe(d->fanout, &filt, o->t.wake_fd);
+	if (!o->sub) {
+		e = e ?: -ENOMEM;
+		snprintf(err, errlen, "otlp exporter: %s", strerror(-e));
+	} else {
+		e = kwd_thread_start(&o->t, d, "kwd-otlp", 0, otlp_main, o, err, errlen);
+	}
 	if (e) {
 		if (o->sub)
 			kwd_fanout_unsubscribe(d->fanout, o->sub);
-		if (o->wake_fd >= 0)
-			close(o->wake_fd);
+		kwd_thread_destroy(&o->t);
 		free(o);
-		snprintf(err, errlen, "otlp exporter: %s", strerror(-e));
 		return e;
 	}
 	d->otlp = o;
@@ -218,18 +219,16 @@ int kwd_otlp_start(struct kwd *d, char *err, size_t errlen)
 void kwd_otlp_stop(struct kwd *d)
 {
 	struct kwd_otlp *o = d->otlp;
-	uint64_t one = 1, queued, missed;
+	uint64_t queued, missed;
 
 	if (!o)
 		return;
-	atomic_store(&o->stop, true);
-	(void)!write(o->wake_fd, &one, sizeof(one));
-	pthread_join(o->thread, NULL);
+	kwd_thread_stop(&o->t);
 	kwd_fanout_counts(d->fanout, o->sub, &queued, &missed);
 	kwd_log(d, LOG_INFO, "otlp: %" PRIu64 " record(s) exported in %" PRIu64 " request(s), %" PRIu64
 		" given up, %" PRIu64 " missed (queue full)", o->sent, o->batches, o->failed, missed);
 	kwd_fanout_unsubscribe(d->fanout, o->sub);
-	close(o->wake_fd);
+	kwd_thread_destroy(&o->t);
 	free(o);
 	d->otlp = NULL;
 }

@@ -24,6 +24,7 @@
 #include "collector/publish.h"
 #include "kwd.h"
 #include "publisher.h"
+#include "thread.h"
 #include "util.h"
 #include "worker.h"
 
@@ -35,13 +36,10 @@ struct retry {
 
 struct kwd_publisher {
 	struct kwd *d;
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
+	struct kwd_thread t; /* its lock: the queue, the retries and the counts */
 	struct kwd_job *head, *tail;
 	unsigned queued;
 	bool busy;          /* a record is being published */
-	bool stop;
 	struct retry retry[KWD_PUBLISH_RETRY_MAX];
 	unsigned n_retry;
 	struct kwd_publish_counters n;
@@ -55,7 +53,7 @@ static int64_t mono_ms(void)
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-/* Under p->lock: the record at path waits for another try. */
+/* Under p->t.lock: the record at path waits for another try. */
 static void want_retry(struct kwd_publisher *p, const char *path, unsigned tries)
 {
 	char *copy;
@@ -77,8 +75,8 @@ bool kwd_publisher_take(struct kwd *d, struct kwd_job *job)
 
 	if (!p)
 		return false;
-	pthread_mutex_lock(&p->lock);
-	if (!p->stop && p->queued < KWD_PUBLISH_QUEUE_MAX) {
+	pthread_mutex_lock(&p->t.lock);
+	if (!kwd_thread_stopping(&p->t) && p->queued < KWD_PUBLISH_QUEUE_MAX) {
 		job->next = NULL;
 		if (p->tail)
 			p->tail->next = job;
@@ -87,11 +85,11 @@ bool kwd_publisher_take(struct kwd *d, struct kwd_job *job)
 		p->tail = job;
 		p->queued++;
 		took = true;
-		pthread_cond_signal(&p->wake);
+		pthread_cond_signal(&p->t.wake);
 	} else {
 		p->n.queue_full++;
 	}
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_unlock(&p->t.lock);
 	return took;
 }
 
@@ -103,10 +101,10 @@ void kwd_publisher_unlogged(struct kwd *d, const char *record_path, const char *
 		record_path, why, KWD_PUBLISH_RETRY_S);
 	if (!p)
 		return;
-	pthread_mutex_lock(&p->lock);
+	pthread_mutex_lock(&p->t.lock);
 	p->n.unlogged++;
 	want_retry(p, record_path, 0);
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_unlock(&p->t.lock);
 }
 
 /* A record sealed without transparency, signed again with its URL and
@@ -151,7 +149,7 @@ out:
 	return e;
 }
 
-/* Under p->lock: the first retry that is due, taken out of the list; or
+/* Under p->t.lock: the first retry that is due, taken out of the list; or
  * -1, with *wait_ms until the next one (or -1: none waits). */
 static int due_retry(struct kwd_publisher *p, struct retry *r, int64_t *wait_ms)
 {
@@ -170,21 +168,21 @@ static int due_retry(struct kwd_publisher *p, struct retry *r, int64_t *wait_ms)
 	return -1;
 }
 
-/* Under p->lock, released while the network is used. */
+/* Under p->t.lock, released while the network is used. */
 static void run_retry(struct kwd_publisher *p, struct retry *r)
 {
 	char why[512] = "";
 	int e;
 
 	p->busy = true;
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_unlock(&p->t.lock);
 	e = republish(p->d, r->path, why, sizeof(why));
 	if (e)
 		kwd_log(NULL, LOG_WARNING, "record %s: transparency try %u failed: %s", r->path,
 			r->tries + 1, why);
 	else
 		kwd_log(NULL, LOG_NOTICE, "record %s logged on try %u", r->path, r->tries + 1);
-	pthread_mutex_lock(&p->lock);
+	pthread_mutex_lock(&p->t.lock);
 	p->busy = false;
 	if (e) {
 		want_retry(p, r->path, r->tries + 1);
@@ -196,35 +194,35 @@ static void run_retry(struct kwd_publisher *p, struct retry *r)
 	free(r->path);
 }
 
-/* Under p->lock, released while the network is used: seals the job's
+/* Under p->t.lock, released while the network is used: seals the job's
  * record with its transparency (without, once stopping) and hands it back
  * to the loop. */
 static void run_seal(struct kwd_publisher *p, struct kwd_job *job)
 {
 	char log_why[256] = "";
-	bool stopping = p->stop;
+	bool stopping = kwd_thread_stopping(&p->t);
 
 	p->busy = true;
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_unlock(&p->t.lock);
 	kwd_job_seal(job, stopping ? NULL : job->publish, log_why, sizeof(log_why));
 	if (stopping && !job->err)
 		kwd_publisher_unlogged(p->d, job->record_path, "kwitnessd stopped first");
 	else if (log_why[0] && !job->err)
 		kwd_publisher_unlogged(p->d, job->record_path, log_why);
-	pthread_mutex_lock(&p->lock);
+	pthread_mutex_lock(&p->t.lock);
 	p->busy = false;
 	if (!stopping && !log_why[0] && !job->err)
 		p->n.logged++;
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_unlock(&p->t.lock);
 	kwd_worker_finish(p->d, job);
-	pthread_mutex_lock(&p->lock);
+	pthread_mutex_lock(&p->t.lock);
 }
 
 static void *publisher_main(void *arg)
 {
 	struct kwd_publisher *p = arg;
 
-	pthread_mutex_lock(&p->lock);
+	pthread_mutex_lock(&p->t.lock);
 	for (;;) {
 		struct kwd_job *job = p->head;
 		struct retry r;
@@ -238,14 +236,14 @@ static void *publisher_main(void *arg)
 			run_seal(p, job);
 			continue;
 		}
-		if (p->stop)
+		if (kwd_thread_stopping(&p->t))
 			break; /* retries left wait: said in the log */
 		if (!due_retry(p, &r, &wait_ms)) {
 			run_retry(p, &r);
 			continue;
 		}
 		if (wait_ms < 0) {
-			pthread_cond_wait(&p->wake, &p->lock);
+			pthread_cond_wait(&p->t.wake, &p->t.lock);
 		} else {
 			struct timespec t;
 
@@ -256,10 +254,10 @@ static void *publisher_main(void *arg)
 				t.tv_sec++;
 				t.tv_nsec -= 1000000000;
 			}
-			pthread_cond_timedwait(&p->wake, &p->lock, &t);
+			pthread_cond_timedwait(&p->t.wake, &p->t.lock, &t);
 		}
 	}
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_unlock(&p->t.lock);
 	return NULL;
 }
 
@@ -276,15 +274,12 @@ int kwd_publisher_start(struct kwd *d, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	p->d = d;
-	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->wake, NULL);
-	e = pthread_create(&p->thread, NULL, publisher_main, p);
+	e = kwd_thread_init(&p->t, 0) ?:
+	    kwd_thread_start(&p->t, d, "kwd-publish", 0, publisher_main, p, err, errlen);
 	if (e) {
-		snprintf(err, errlen, "transparency thread: %s", strerror(e));
-		pthread_mutex_destroy(&p->lock);
-		pthread_cond_destroy(&p->wake);
+		kwd_thread_destroy(&p->t);
 		free(p);
-		return -e;
+		return e;
 	}
 	d->publisher = p;
 	return 0;
@@ -299,12 +294,12 @@ json_t *kwd_publisher_status(struct kwd *d)
 
 	if (!p)
 		return NULL;
-	pthread_mutex_lock(&p->lock);
+	pthread_mutex_lock(&p->t.lock);
 	n = p->n;
 	queued = p->queued;
 	retry = p->n_retry;
 	busy = p->busy;
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_unlock(&p->t.lock);
 	return json_pack("{s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I}", "queued", (json_int_t)queued,
 			 "queue_max", (json_int_t)KWD_PUBLISH_QUEUE_MAX, "busy", busy, "logged",
 			 (json_int_t)n.logged, "unlogged", (json_int_t)n.unlogged, "queue_full",
@@ -319,18 +314,13 @@ void kwd_publisher_stop(struct kwd *d)
 
 	if (!p)
 		return;
-	pthread_mutex_lock(&p->lock);
-	p->stop = true;
-	pthread_cond_signal(&p->wake);
-	pthread_mutex_unlock(&p->lock);
-	pthread_join(p->thread, NULL);
+	kwd_thread_stop(&p->t);
 	for (unsigned i = 0; i < p->n_retry; i++) {
 		kwd_log(NULL, LOG_WARNING, "record %s stays without transparency: kwitnessd stopped",
 			p->retry[i].path);
 		free(p->retry[i].path);
 	}
-	pthread_mutex_destroy(&p->lock);
-	pthread_cond_destroy(&p->wake);
+	kwd_thread_destroy(&p->t);
 	free(p);
 	d->publisher = NULL;
 }

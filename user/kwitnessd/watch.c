@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -18,6 +17,7 @@
 #include "fanout.h"
 #include "kwd.h"
 #include "session.h"
+#include "thread.h"
 #include "util.h"
 #include "watch.h"
 
@@ -34,13 +34,11 @@ struct kwd_watcher {
 };
 
 struct kwd_watchers {
-	pthread_t thread;
-	pthread_mutex_t lock; /* list and stop */
+	/* its lock: list and stop; its wake_fd: written by the fan-out too */
+	struct kwd_thread t;
 	struct kwd_watcher *list;
 	unsigned n;
-	bool stop;
 	int epfd;
-	int wake_fd;
 	struct kwd_fanout *fanout;
 };
 
@@ -187,7 +185,7 @@ static void watcher_input(struct kwd_watcher *x)
 
 static void reap(struct kwd_watchers *w)
 {
-	pthread_mutex_lock(&w->lock);
+	pthread_mutex_lock(&w->t.lock);
 	for (struct kwd_watcher **pp = &w->list; *pp;) {
 		struct kwd_watcher *x = *pp;
 
@@ -197,11 +195,11 @@ static void reap(struct kwd_watchers *w)
 		}
 		*pp = x->next;
 		w->n--;
-		pthread_mutex_unlock(&w->lock);
+		pthread_mutex_unlock(&w->t.lock);
 		watcher_free(w, x);
-		pthread_mutex_lock(&w->lock);
+		pthread_mutex_lock(&w->t.lock);
 	}
-	pthread_mutex_unlock(&w->lock);
+	pthread_mutex_unlock(&w->t.lock);
 }
 
 static void *watch_main(void *arg)
@@ -211,7 +209,7 @@ static void *watch_main(void *arg)
 	for (;;) {
 		struct epoll_event evs[32];
 		int n = epoll_wait(w->epfd, evs, 32, -1);
-		bool stop, woken = false;
+		bool woken = false;
 
 		if (n < 0 && errno != EINTR)
 			break;
@@ -221,7 +219,7 @@ static void *watch_main(void *arg)
 			if (!x) {
 				uint64_t v;
 
-				(void)!read(w->wake_fd, &v, sizeof(v));
+				(void)!read(w->t.wake_fd, &v, sizeof(v));
 				woken = true;
 				continue;
 			}
@@ -230,19 +228,16 @@ static void *watch_main(void *arg)
 			if (!x->dead && (evs[i].events & EPOLLOUT))
 				watcher_pump(w, x);
 		}
-		pthread_mutex_lock(&w->lock);
-		stop = w->stop;
-		pthread_mutex_unlock(&w->lock);
-		if (stop)
+		if (kwd_thread_stopping(&w->t))
 			break;
 		/* a queue filled from empty, or a watcher arrived: the list only
 		 * grows under the lock, and only this thread shrinks it */
 		if (woken) {
 			struct kwd_watcher *head;
 
-			pthread_mutex_lock(&w->lock);
+			pthread_mutex_lock(&w->t.lock);
 			head = w->list; /* the main thread only adds before it */
-			pthread_mutex_unlock(&w->lock);
+			pthread_mutex_unlock(&w->t.lock);
 			for (struct kwd_watcher *x = head; x; x = x->next)
 				if (!x->dead)
 					watcher_pump(w, x);
@@ -266,27 +261,22 @@ int kwd_watch_start(struct kwd *d, char *err, size_t errlen)
 	}
 	w->fanout = d->fanout;
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
-	w->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (w->epfd < 0 || w->wake_fd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->wake_fd, &ev) < 0 ||
-	    pthread_mutex_init(&w->lock, NULL)) {
+	e = kwd_thread_init(&w->t, KWD_THREAD_EVENTFD);
+	if (!e && (w->epfd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->t.wake_fd, &ev) < 0))
 		e = -errno;
-		goto fail;
+	if (e)
+		snprintf(err, errlen, "watch: %s", strerror(-e));
+	else
+		e = kwd_thread_start(&w->t, d, "kwd-watch", 0, watch_main, w, err, errlen);
+	if (!e) {
+		d->watchers = w;
+		return 0;
 	}
-	e = -pthread_create(&w->thread, NULL, watch_main, w);
-	if (e) {
-		pthread_mutex_destroy(&w->lock);
-		goto fail;
-	}
-	d->watchers = w;
-	return 0;
-fail:
-	snprintf(err, errlen, "watch thread: %s", strerror(-e));
 	if (w->epfd >= 0)
 		close(w->epfd);
-	if (w->wake_fd >= 0)
-		close(w->wake_fd);
+	kwd_thread_destroy(&w->t);
 	free(w);
-	return e ? e : -EIO;
+	return e;
 }
 
 static json_t *check_quota(struct kwd_watchers *w, uid_t uid)
@@ -335,7 +325,6 @@ json_t *kwd_watch_request(struct kwd *d, const struct kw_request *req, const str
 	struct kwd_watchers *w = d->watchers;
 	struct kwd_fan_filter filt;
 	struct kwd_watcher *x;
-	uint64_t one = 1;
 	json_t *refusal;
 
 	if (!w)
@@ -343,9 +332,9 @@ json_t *kwd_watch_request(struct kwd *d, const struct kw_request *req, const str
 	refusal = watch_filter(d, req, peer, &filt);
 	if (refusal)
 		return refusal;
-	pthread_mutex_lock(&w->lock);
+	pthread_mutex_lock(&w->t.lock);
 	refusal = check_quota(w, peer->uid);
-	pthread_mutex_unlock(&w->lock);
+	pthread_mutex_unlock(&w->t.lock);
 	if (refusal)
 		return refusal;
 	x = calloc(1, sizeof(*x));
@@ -356,7 +345,7 @@ json_t *kwd_watch_request(struct kwd *d, const struct kw_request *req, const str
 		free(x);
 		return kwd_error(KW_ERR_INTERNAL, "out of memory");
 	}
-	x->sub = kwd_fanout_subscribe(d->fanout, &filt, w->wake_fd);
+	x->sub = kwd_fanout_subscribe(d->fanout, &filt, w->t.wake_fd);
 	if (!x->sub) {
 		kw_buf_free(&x->out);
 		free(x);
@@ -364,12 +353,12 @@ json_t *kwd_watch_request(struct kwd *d, const struct kw_request *req, const str
 	}
 	x->fd = fd;
 	x->peer = *peer;
-	pthread_mutex_lock(&w->lock);
+	pthread_mutex_lock(&w->t.lock);
 	x->next = w->list;
 	w->list = x;
 	w->n++;
-	pthread_mutex_unlock(&w->lock);
-	(void)!write(w->wake_fd, &one, sizeof(one));
+	pthread_mutex_unlock(&w->t.lock);
+	kwd_thread_wake(&w->t);
 	kwd_log(d, LOG_INFO, "watch: uid %d follows %s%s", (int)peer->uid,
 		filt.session[0] ? filt.session : "every session it may see",
 		filt.denials ? " (denials)" : "");
@@ -379,23 +368,17 @@ json_t *kwd_watch_request(struct kwd *d, const struct kw_request *req, const str
 void kwd_watch_stop(struct kwd *d)
 {
 	struct kwd_watchers *w = d->watchers;
-	uint64_t one = 1;
 
 	if (w) {
-		pthread_mutex_lock(&w->lock);
-		w->stop = true;
-		pthread_mutex_unlock(&w->lock);
-		(void)!write(w->wake_fd, &one, sizeof(one));
-		pthread_join(w->thread, NULL);
+		kwd_thread_stop(&w->t);
 		while (w->list) {
 			struct kwd_watcher *x = w->list;
 
 			w->list = x->next;
 			watcher_free(w, x);
 		}
-		pthread_mutex_destroy(&w->lock);
 		close(w->epfd);
-		close(w->wake_fd);
+		kwd_thread_destroy(&w->t);
 		free(w);
 		d->watchers = NULL;
 	}

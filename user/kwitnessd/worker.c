@@ -22,21 +22,18 @@
 #include "collector/transcript.h"
 #include "checkpoint.h"
 #include "kwd.h"
-#include "loop_priority.h"
 #include "publisher.h"
 #include "ring.h"
 #include "segwrite.h"
+#include "thread.h"
 #include "util.h"
 #include "worker.h"
 
 struct kwd_worker {
 	struct kwd *d;
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
+	struct kwd_thread t; /* its lock: both queues and the spares */
 	struct kwd_job *head, *tail;  /* to do */
 	struct kwd_job *done, *done_tail; /* back to the loop, oldest first */
-	bool stop;
 	int efd;
 	/* write errors per fd, worker-only */
 	int *fd_err;
@@ -47,7 +44,7 @@ struct kwd_worker {
 	int n_spare;
 };
 
-/* Under w->lock: keeps a written chunk's buffer for the next chunk, or frees
+/* Under w->t.lock: keeps a written chunk's buffer for the next chunk, or frees
  * it (spares full, or larger than a chunk grows). */
 static void keep_spare(struct kwd_worker *w, char *data, size_t cap)
 {
@@ -67,13 +64,13 @@ int kwd_worker_spare(struct kwd *d, struct kw_buf *out)
 
 	if (!w)
 		return 0;
-	pthread_mutex_lock(&w->lock);
+	pthread_mutex_lock(&w->t.lock);
 	if (w->n_spare) {
 		*out = w->spare[--w->n_spare];
 		out->data[0] = '\0';
 		got = 1;
 	}
-	pthread_mutex_unlock(&w->lock);
+	pthread_mutex_unlock(&w->t.lock);
 	return got;
 }
 
@@ -112,16 +109,6 @@ static int take_error(struct kwd_worker *w, int fd)
 	return e;
 }
 
-static bool stopping(struct kwd_worker *w)
-{
-	bool stop;
-
-	pthread_mutex_lock(&w->lock);
-	stop = w->stop;
-	pthread_mutex_unlock(&w->lock);
-	return stop;
-}
-
 /* Writes a chunk of whole lines, or nothing: a failed write is cut back to
  * where the chunk began, so the log never holds a torn line. A full disk
  * (ENOSPC, EDQUOT) is waited out: the chunk is tried again every
@@ -153,7 +140,7 @@ static int write_chunk(struct kwd_worker *w, int fd, const char *data, size_t le
 			kwd_log(NULL, LOG_ERR, "decision log: %s: events wait in the kernel's ring "
 				"buffer (then fail closed) until space returns", strerror(-e));
 		said = true;
-		if (stopping(w)) {
+		if (kwd_thread_stopping(&w->t)) {
 			note_error(w, fd, e);
 			return e;
 		}
@@ -282,7 +269,7 @@ static bool run_job(struct kwd_worker *w, struct kwd_job *job)
 	return true;
 }
 
-/* Under w->lock: a SEAL job back to the loop, oldest first. */
+/* Under w->t.lock: a SEAL job back to the loop, oldest first. */
 static void finish_locked(struct kwd_worker *w, struct kwd_job *job)
 {
 	uint64_t one = 1;
@@ -301,37 +288,35 @@ void kwd_worker_finish(struct kwd *d, struct kwd_job *job)
 {
 	struct kwd_worker *w = d->worker;
 
-	pthread_mutex_lock(&w->lock);
+	pthread_mutex_lock(&w->t.lock);
 	finish_locked(w, job);
-	pthread_mutex_unlock(&w->lock);
+	pthread_mutex_unlock(&w->t.lock);
 }
 
 static void *worker_main(void *arg)
 {
 	struct kwd_worker *w = arg;
 
-	/* ring space is released once this thread wrote it: it too must run */
-	kwd_loop_priority_apply(w->d, "I/O thread");
-	pthread_mutex_lock(&w->lock);
+	pthread_mutex_lock(&w->t.lock);
 	for (;;) {
 		struct kwd_job *job = w->head;
 
 		if (!job) {
-			if (w->stop)
+			if (kwd_thread_stopping(&w->t))
 				break;
-			pthread_cond_wait(&w->wake, &w->lock);
+			pthread_cond_wait(&w->t.wake, &w->t.lock);
 			continue;
 		}
 		w->head = job->next;
 		if (!w->head)
 			w->tail = NULL;
-		pthread_mutex_unlock(&w->lock);
+		pthread_mutex_unlock(&w->t.lock);
 
 		if (!run_job(w, job)) {
-			pthread_mutex_lock(&w->lock);
+			pthread_mutex_lock(&w->t.lock);
 			continue; /* the transparency thread has it */
 		}
-		pthread_mutex_lock(&w->lock);
+		pthread_mutex_lock(&w->t.lock);
 		if (job->kind == KWD_JOB_SEAL) {
 			finish_locked(w, job);
 		} else {
@@ -340,7 +325,7 @@ static void *worker_main(void *arg)
 			free(job);
 		}
 	}
-	pthread_mutex_unlock(&w->lock);
+	pthread_mutex_unlock(&w->t.lock);
 	return NULL;
 }
 
@@ -355,34 +340,28 @@ int kwd_worker_start(struct kwd *d, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	w->d = d;
-	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->wake, NULL);
-	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (w->efd < 0) {
-		e = -errno;
-		snprintf(err, errlen, "eventfd: %s", strerror(errno));
-		free(w);
-		return e;
-	}
+	kwd_thread_init(&w->t, 0); /* no eventfd: it cannot fail */
 	d->worker_w.kind = KWD_W_WORKER;
 	ev.data.ptr = &d->worker_w;
-	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, w->efd, &ev) < 0) {
+	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (w->efd < 0 || epoll_ctl(d->epfd, EPOLL_CTL_ADD, w->efd, &ev) < 0) {
 		e = -errno;
-		snprintf(err, errlen, "epoll: %s", strerror(errno));
-		close(w->efd);
-		free(w);
-		return e;
+		snprintf(err, errlen, "%s: %s", w->efd < 0 ? "eventfd" : "epoll", strerror(errno));
+		goto fail;
 	}
-	e = pthread_create(&w->thread, NULL, worker_main, w);
-	if (e) {
-		snprintf(err, errlen, "I/O thread: %s", strerror(e));
-		close(w->efd);
-		free(w);
-		return -e;
-	}
-	pthread_setname_np(w->thread, "kwd-io"); /* for ps, top and the bench */
+	/* ring space is released once this thread wrote it: it too must run */
+	e = kwd_thread_start(&w->t, d, "kwd-io", KWD_THREAD_LOOP_PRIORITY, worker_main, w, err,
+			     errlen);
+	if (e)
+		goto fail; /* closing efd takes it out of the epoll set */
 	d->worker = w;
 	return 0;
+fail:
+	if (w->efd >= 0)
+		close(w->efd);
+	kwd_thread_destroy(&w->t);
+	free(w);
+	return e;
 }
 
 void kwd_worker_submit(struct kwd *d, struct kwd_job *job)
@@ -390,14 +369,14 @@ void kwd_worker_submit(struct kwd *d, struct kwd_job *job)
 	struct kwd_worker *w = d->worker;
 
 	job->next = NULL;
-	pthread_mutex_lock(&w->lock);
+	pthread_mutex_lock(&w->t.lock);
 	if (w->tail)
 		w->tail->next = job;
 	else
 		w->head = job;
 	w->tail = job;
-	pthread_cond_signal(&w->wake);
-	pthread_mutex_unlock(&w->lock);
+	pthread_cond_signal(&w->t.wake);
+	pthread_mutex_unlock(&w->t.lock);
 }
 
 int kwd_worker_write(struct kwd *d, int fd, char *data, size_t len, size_t cap,
@@ -431,7 +410,7 @@ struct kwd_job *kwd_worker_done(struct kwd *d)
 		return NULL;
 	if (read(w->efd, &n, sizeof(n)) < 0)
 		(void)0; /* EAGAIN: nothing new since the last drain */
-	pthread_mutex_lock(&w->lock);
+	pthread_mutex_lock(&w->t.lock);
 	job = w->done;
 	if (job) {
 		w->done = job->next;
@@ -439,7 +418,7 @@ struct kwd_job *kwd_worker_done(struct kwd *d)
 			w->done_tail = NULL;
 		job->next = NULL;
 	}
-	pthread_mutex_unlock(&w->lock);
+	pthread_mutex_unlock(&w->t.lock);
 	return job;
 }
 
@@ -449,11 +428,7 @@ void kwd_worker_stop(struct kwd *d)
 
 	if (!w)
 		return;
-	pthread_mutex_lock(&w->lock);
-	w->stop = true;
-	pthread_cond_signal(&w->wake);
-	pthread_mutex_unlock(&w->lock);
-	pthread_join(w->thread, NULL);
+	kwd_thread_stop(&w->t);
 	epoll_ctl(d->epfd, EPOLL_CTL_DEL, w->efd, NULL);
 }
 
@@ -468,8 +443,7 @@ void kwd_worker_free(struct kwd *d)
 	kwd_segs_free(w->segs);
 	while (w->n_spare)
 		free(w->spare[--w->n_spare].data);
-	pthread_mutex_destroy(&w->lock);
-	pthread_cond_destroy(&w->wake);
+	kwd_thread_destroy(&w->t);
 	free(w);
 	d->worker = NULL;
 }
