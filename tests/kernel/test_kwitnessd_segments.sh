@@ -14,7 +14,8 @@
 # leaves (a torn last line; the last segment listed, the next not made); a
 # segment changed while
 # the collector was down leads to a seal, not a resume, and verify names
-# the segment (segment_mismatch).
+# the segment (segment_mismatch); a segment changed with its manifest line
+# still fails the checkpoints signed before the stop: sealed, not resumed.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/kwd_lib.sh"
 
@@ -289,4 +290,36 @@ expect_eq "verify names the changed segment" segment_mismatch \
 j=$("$KW" verify --key "$KEY" --dir "$KT_TMP/state" --allow-incomplete --json | tail -n1)
 expect_eq "verify --dir: that record invalid, segment_mismatch" "1 1" \
 	"$(jq -r '"\(.summary.invalid) \(.summary.reasons.segment_mismatch)"' <<<"$j")"
+
+# --- a segment and its manifest line changed together while down: the
+# checkpoints signed before the stop no longer match; sealed, not resumed --
+policy_session tm enforce deny "\"net\":{\"send\":[\"127.0.0.1/32:$LPORT_A\"]}" ||
+	kt_fail_all "no session opened"
+LOG=$KT_TMP/state/logs/$sid.jsonl REC=$KT_TMP/state/records/$sid.json
+flood_logged 500
+kwd_stop || not_ok "kwitnessd stopped within 30 s"
+sed -i '2s/"pid":[0-9]*/"pid":1/' "$LOG.2"
+python3 - "$LOG" <<'PY'
+import hashlib, json, sys
+log = sys.argv[1]
+lines = open(log + ".segments").read().splitlines()
+seg = open(log + ".2", "rb").read()
+m = json.loads(lines[1])
+m.update(bytes=len(seg), lines=seg.count(b"\n"), sha256="sha256:" + hashlib.sha256(seg).hexdigest())
+lines[1] = json.dumps(m, separators=(",", ":"), sort_keys=True)
+open(log + ".segments", "w").write("\n".join(lines) + "\n")
+PY
+start_kwd "$KT_PIN"
+for _ in $(seq 100); do [ -e "$REC" ] && break; sleep 0.1; done
+check "segment and manifest changed together: not resumed, the checkpoints say why" \
+	grep -q "session $sid cannot be resumed: the log no longer matches its checkpoints (checkpoint_prefix_mismatch)" \
+	"$KT_TMP/kwitnessd.log"
+joined "$LOG" >"$KT_TMP/tm.jsonl"
+expect_eq "... sealed as found, vouching for nothing (no resume entry, no checkpoint named)" "0 1 0" \
+	"$(grep -c '"tool":"kwitness.resume"' "$KT_TMP/tm.jsonl") $(trailer "$KT_TMP/tm.jsonl" |
+		grep -c '"sealed":"the session could not be resumed: the log no longer matches') $(trailer \
+		"$KT_TMP/tm.jsonl" | grep -c '"checkpoint":')"
+POL=$KT_TMP/state/policies/$(sed -n 's/.*"bundle_hash":"sha256:\([0-9a-f]*\)".*/\1/p' "$LOG" | head -1)
+expect_eq "verify: checkpoint_prefix_mismatch" checkpoint_prefix_mismatch \
+	"$(jq -r .reason <<<"$("$KW" verify --key "$KEY" --log "$LOG" --policy "$POL" "$REC" --json)")"
 finish

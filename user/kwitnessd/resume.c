@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include "trace/logsegment.h"
+#include "verify/checkpoint.h"
+#include "collector/checkpoint.h"
 #include "lib/digest.h"
 #include "bpf/hooks.h"
 #include "jcs/jcs.h"
@@ -48,6 +50,7 @@ struct scan {
 	uint64_t decisions;
 	uint64_t denials;
 	int64_t last_ts;
+	struct verify_ckpt *ck; /* the log's checkpoints, checked as it is read */
 };
 
 /* A member of a flat canonical entry: "key": can only be a key there (quotes
@@ -72,6 +75,8 @@ static int scan_line(void *ctx, const char *line, size_t len)
 	struct scan *sc = ctx;
 	long long v;
 
+	if (sc->ck)
+		verify_ckpt_entry(sc->ck, line, len);
 	if (int_member(line, len, "ts", &v))
 		sc->last_ts = v;
 	if (!sc->open) {
@@ -169,6 +174,58 @@ static int write_resume_entry(struct kwd_session *s, const struct kw_session *c,
 /* A resumed session's fields from its log's open entry and its stored
  * bundle (sc: what the log holds; *seg_n: the segment being written, 1
  * for a log of one file). 0, or -errno with why. */
+/* The checkpoints signed before the restart must still match the log on
+ * disk: a log edited while no collector ran is sealed as found (recover.c,
+ * which vouches for none of it), not resumed and signed as if witnessed. */
+static int ckpt_begin(struct kwd *d, const char *log_path, struct scan *sc, char *why,
+		      size_t whylen)
+{
+	char path[4300];
+	int e;
+
+	snprintf(path, sizeof(path), "%s%s", log_path, KW_CHECKPOINT_SUFFIX);
+	sc->ck = calloc(1, sizeof(*sc->ck));
+	if (!sc->ck)
+		return -ENOMEM;
+	e = verify_ckpt_init(sc->ck, d->key, path);
+	if (e == -ENOENT) { /* no checkpoint yet */
+		verify_ckpt_free(sc->ck);
+		free(sc->ck);
+		sc->ck = NULL;
+		return 0;
+	}
+	if (e)
+		snprintf(why, whylen, "its checkpoints cannot be read: %s", strerror(-e));
+	return e;
+}
+
+static int ckpt_end(struct scan *sc, char *why, size_t whylen)
+{
+	if (!sc->ck)
+		return 0;
+	verify_ckpt_end(sc->ck);
+	if (sc->ck->problem != KW_VERIFY_OK || sc->ck->beyond_log) {
+		enum kw_verify_reason r = sc->ck->problem != KW_VERIFY_OK ?
+			sc->ck->problem : KW_VERIFY_CHECKPOINT_BEYOND_LOG;
+
+		snprintf(why, whylen, "the log no longer matches its checkpoints (%s): %.180s",
+			 kw_verify_reason_code(r), sc->ck->why);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+static void scan_free(struct scan *sc)
+{
+	json_decref(sc->open);
+	sc->open = NULL;
+	if (sc->ck) {
+		verify_ckpt_free(sc->ck);
+		free(sc->ck);
+		sc->ck = NULL;
+	}
+}
+
 static int session_from_log(struct kwd *d, struct kwd_session *s, struct scan *sc,
 			    uint64_t *seg_n, char *why, size_t whylen)
 {
@@ -186,6 +243,9 @@ static int session_from_log(struct kwd *d, struct kwd_session *s, struct scan *s
 		return -EEXIST;
 	}
 	*seg_n = 1;
+	e = ckpt_begin(d, s->log_path, sc, why, whylen);
+	if (e)
+		return e;
 	if (!kw_log_is_segmented(AT_FDCWD, s->log_path))
 		e = kw_logwriter_reopen(&s->log, s->log_path, scan_line, sc, why, whylen);
 	else if (!s->segment_bytes) {
@@ -194,6 +254,7 @@ static int session_from_log(struct kwd *d, struct kwd_session *s, struct scan *s
 		return -EINVAL;
 	} else
 		e = kwd_resume_segments(&s->log, s->log_path, scan_line, sc, seg_n, why, whylen);
+	e = e ?: ckpt_end(sc, why, whylen);
 	if (e)
 		return e;
 	if (!sc->open) {
@@ -312,7 +373,7 @@ static int resume_one(struct kwd *d, const char *id, uint32_t slot, uint32_t gen
 		"session %s resumed in slot %u: %llu decisions logged, kernel next_seq %llu, "
 		"%llu dropped while down", id, slot, (unsigned long long)sc.decisions,
 		(unsigned long long)c.next_seq, (unsigned long long)c.dropped);
-	json_decref(sc.open);
+	scan_free(&sc);
 	/* egress by name: a new resolver, and the kernel steers DNS to it (what
 	 * the old one opened stays open until it expires) */
 	if (s->pol->dns_steer && !closing) {
@@ -333,7 +394,7 @@ static int resume_one(struct kwd *d, const char *id, uint32_t slot, uint32_t gen
 	}
 	return 0;
 fail:
-	json_decref(sc.open);
+	scan_free(&sc);
 	if (adopted) {
 		if (s->ring_fd >= 0)
 			epoll_ctl(d->epfd, EPOLL_CTL_DEL, s->ring_fd, NULL);
