@@ -50,7 +50,7 @@ fixtures() {
 setup_tree
 
 # outside: an untagged process to signal and trace
-sleep 600 &
+sleep 86400 & # killed at exit; lives however slow the emulation is
 OUTPID=$!
 mkdir -p "$S"
 "$LP" listen "$S/ok.sock" >"$KT_TMP/l1" &

@@ -153,9 +153,9 @@ alive() {
 	st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
 	[ -n "$st" ] && [ "$st" != Z ] && echo alive || echo dead
 }
-sleep 600 & t=$!; TARGETS+=("$t")
+sleep 86400 & t=$!; TARGETS+=("$t")
 r=$(run_op - sigio "$t" 0); sleep 0.3; cres[sigio]="${r#* } $(alive "$t")"
-sleep 600 & t=$!; TARGETS+=("$t")
+sleep 86400 & t=$!; TARGETS+=("$t")
 r=$(run_op - sigio "$t" 9); sleep 0.3; cres[sigio-kill]="${r#* } $(alive "$t")"
 sleep 0.3
 got_no_before=$(grep -c got "$KT_TMP/got-no" 2>/dev/null)
@@ -191,10 +191,10 @@ for c in "${CASES[@]}" "${SESSION_ONLY[@]}"; do
 	ftruncate-fd) after[$name]=$(stat -c %s "$T/no/f") ;;
 	esac
 done
-sleep 600 & t=$!; TARGETS+=("$t"); sigio_t=$t
+sleep 86400 & t=$!; TARGETS+=("$t"); sigio_t=$t
 r=$(run_op "$cg" sigio "$t" 0); sleep 0.3
 dpid[sigio]=${r%% *} dres[sigio]="${r#* } $(alive "$t")"
-sleep 600 & t=$!; TARGETS+=("$t"); sigkill_t=$t
+sleep 86400 & t=$!; TARGETS+=("$t"); sigkill_t=$t
 r=$(run_op "$cg" sigio "$t" 9); sleep 0.3
 dpid[sigio-kill]=${r%% *} dres[sigio-kill]="${r#* } $(alive "$t")"
 # the same helper, allowed: a datagram to the socket net.unix names
