@@ -32,7 +32,8 @@
  *                                received until the peer closes (10 s at most)
  *   hold SOCKET TEXT [COUNT]     opens COUNT connections (default 1), sends TEXT
  *                                on each (no newline: half a request), prints
- *                                "connected", then holds them until stdin ends
+ *                                "connected" (or "incomplete": one never
+ *                                connected after 50 tries), then holds them until stdin ends
  *                                (600 s at most); one process for many clients,
  *                                so that hundreds start quickly under emulation
  *   ctlflood SOCKET CLIENTS BYTES SECONDS
@@ -528,21 +529,34 @@ static int do_hold(const char *path, const char *text, int count)
 		return 2;
 	memcpy(a.sun_path, path, strlen(path) + 1);
 	/* A connection the peer refused (closed) after connect still counts:
-	 * the point is the peer's accept path, not this client's send. */
+	 * the point is the peer's accept path, not this client's send. A
+	 * connect that fails is tried again (50 times, 0.1 s apart) and what is
+	 * already held stays held: one failure must not release the rest. */
 	for (i = 0; i < count; i++) {
-		fds[i] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fds[i] < 0 || connect(fds[i], (struct sockaddr *)&a, sizeof(a)) < 0) {
-			rc = result(errno);
-			count = i + 1;
+		int tries = 0;
+
+		for (;;) {
+			fds[i] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			if (fds[i] >= 0 && connect(fds[i], (struct sockaddr *)&a, sizeof(a)) == 0)
+				break;
+			fprintf(stderr, "connection %d: %s\n", i + 1, strerror(errno));
+			if (fds[i] >= 0)
+				close(fds[i]);
+			fds[i] = -1;
+			if (++tries == 50)
+				break;
+			usleep(100000);
+		}
+		if (fds[i] < 0) {
+			rc = 1;
+			count = i; /* the ones held */
 			break;
 		}
 		(void)send(fds[i], text, strlen(text), MSG_NOSIGNAL | MSG_DONTWAIT);
 	}
-	if (!rc) {
-		printf("connected\n");
-		fflush(stdout);
-		poll(&p, 1, 600000);
-	}
+	printf("%s\n", rc ? "incomplete" : "connected");
+	fflush(stdout);
+	poll(&p, 1, 600000);
 	for (i = 0; i < count; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
