@@ -171,9 +171,6 @@ static int write_resume_entry(struct kwd_session *s, const struct kw_session *c,
 	return kw_logwriter_entry_end(&s->log, &o, e);
 }
 
-/* A resumed session's fields from its log's open entry and its stored
- * bundle (sc: what the log holds; *seg_n: the segment being written, 1
- * for a log of one file). 0, or -errno with why. */
 /* The checkpoints signed before the restart must still match the log on
  * disk: a log edited while no collector ran is sealed as found (recover.c,
  * which vouches for none of it), not resumed and signed as if witnessed. */
@@ -226,6 +223,9 @@ static void scan_free(struct scan *sc)
 	}
 }
 
+/* A resumed session's fields from its log's open entry and its stored
+ * bundle (sc: what the log holds; *seg_n: the segment being written, 1
+ * for a log of one file). 0, or -errno with why. */
 static int session_from_log(struct kwd *d, struct kwd_session *s, struct scan *sc,
 			    uint64_t *seg_n, char *why, size_t whylen)
 {
