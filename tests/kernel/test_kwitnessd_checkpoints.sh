@@ -10,6 +10,8 @@
 # has a real one): the next one seals
 # from the last checkpoint and verify tells vouched lines, the unvouched
 # tail and completeness apart; a vouched line changed while it was down fails.
+# With the pins kept, the chain goes on across a restart, and a log cut below
+# its last checkpoint while down is sealed as found, not resumed.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/kwd_lib.sh"
 
@@ -178,4 +180,28 @@ check "a resumed session's checkpoints continue its chain (n 1..$(wc -l <"$LOG.c
 	test "$(jq -r .n "$LOG.checkpoints" | paste -sd,)" = "$(seq -s, "$(wc -l <"$LOG.checkpoints")")" -a \
 	"$(wc -l <"$LOG.checkpoints")" -ge 2
 check "and its record verifies with them" verify_record
+
+# --- the log cut below its last checkpoint while no collector ran: that
+# session is sealed as found, not resumed, and the collector says why
+policy_session rc enforce deny "\"net\":{\"send\":[\"127.0.0.1/32:$PORT\"]}" ||
+	kt_fail_all "no session opened"
+LOG=$KT_TMP/state/logs/$sid.jsonl REC=$KT_TMP/state/records/$sid.json
+cg_run "$cg" "$NP" flood sendto 127.0.0.1 "$PORT" 300 >/dev/null
+sleep 1.5
+kill -KILL "$KT_DPID"
+kwd_gone "$KT_DPID" 100
+KT_DPID=
+rm -f "$KT_TMP/kwitnessd.sock"
+ck_n=$(tail -n1 "$LOG.checkpoints" | jq -r .n)
+ck_lines=$(tail -n1 "$LOG.checkpoints" | jq -r .lines)
+head -n 10 "$LOG" >"$KT_TMP/cut" && cat "$KT_TMP/cut" >"$LOG"
+start_pinned
+for _ in $(seq 100); do [ -e "$REC" ] && break; sleep 0.1; done
+check "a log cut below its checkpoint $ck_n ($ck_lines lines) is not resumed: the collector says so" \
+	grep -q "session $sid cannot be resumed: the log no longer matches its checkpoints (checkpoint_beyond_log): checkpoint $ck_n covers $ck_lines lines; the log holds 10" \
+	"$KT_TMP/kwitnessd.log"
+expect_eq "... sealed as found, vouching for nothing (no resume entry, no checkpoint named)" "0 1 0" \
+	"$(grep -c '"tool":"kwitness.resume"' "$LOG") $(trailer "$LOG" |
+		grep -c '"sealed":"the session could not be resumed: the log no longer matches') $(trailer \
+		"$LOG" | grep -c '"checkpoint":')"
 finish

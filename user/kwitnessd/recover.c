@@ -57,10 +57,7 @@ static const char *member(json_t *o, const char *key)
 static void vouched_from(struct kwd *d, const char *log_path, const char *log, size_t keep,
 			 struct verify_ckpt *ck)
 {
-	char path[4300];
-
-	snprintf(path, sizeof(path), "%s%s", log_path, KW_CHECKPOINT_SUFFIX);
-	if (verify_ckpt_init(ck, d->key, path)) {
+	if (verify_ckpt_init_beside(ck, d->key, log_path)) {
 		verify_ckpt_free(ck);
 		return;
 	}
@@ -72,10 +69,9 @@ static void vouched_from(struct kwd *d, const char *log_path, const char *log, s
 	}
 	verify_ckpt_end(ck);
 	verify_ckpt_free(ck);
-	if (ck->problem != KW_VERIFY_OK || ck->beyond_log) {
+	if (verify_ckpt_held(ck) != KW_VERIFY_OK) {
 		kwd_log(d, LOG_ERR, "%s: its checkpoints vouch for nothing: %s: %s", log_path,
-			kw_verify_reason_code(ck->problem != KW_VERIFY_OK ? ck->problem :
-					      KW_VERIFY_CHECKPOINT_BEYOND_LOG), ck->why);
+			kw_verify_reason_code(ck->problem), ck->why);
 		ck->vouched_n = 0;
 	}
 }

@@ -177,14 +177,12 @@ static int write_resume_entry(struct kwd_session *s, const struct kw_session *c,
 static int ckpt_begin(struct kwd *d, const char *log_path, struct scan *sc, char *why,
 		      size_t whylen)
 {
-	char path[4300];
 	int e;
 
-	snprintf(path, sizeof(path), "%s%s", log_path, KW_CHECKPOINT_SUFFIX);
 	sc->ck = calloc(1, sizeof(*sc->ck));
 	if (!sc->ck)
 		return -ENOMEM;
-	e = verify_ckpt_init(sc->ck, d->key, path);
+	e = verify_ckpt_init_beside(sc->ck, d->key, log_path);
 	if (e == -ENOENT) { /* no checkpoint yet */
 		verify_ckpt_free(sc->ck);
 		free(sc->ck);
@@ -201,12 +199,9 @@ static int ckpt_end(struct scan *sc, char *why, size_t whylen)
 	if (!sc->ck)
 		return 0;
 	verify_ckpt_end(sc->ck);
-	if (sc->ck->problem != KW_VERIFY_OK || sc->ck->beyond_log) {
-		enum kw_verify_reason r = sc->ck->problem != KW_VERIFY_OK ?
-			sc->ck->problem : KW_VERIFY_CHECKPOINT_BEYOND_LOG;
-
+	if (verify_ckpt_held(sc->ck) != KW_VERIFY_OK) {
 		snprintf(why, whylen, "the log no longer matches its checkpoints (%s): %.180s",
-			 kw_verify_reason_code(r), sc->ck->why);
+			 kw_verify_reason_code(sc->ck->problem), sc->ck->why);
 		return -EBADMSG;
 	}
 	return 0;

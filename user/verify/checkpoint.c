@@ -117,13 +117,18 @@ static void next_checkpoint(struct verify_ckpt *v)
 	v->have_next = true;
 }
 
+static void ckpt_reset(struct verify_ckpt *v, const struct kw_key *key)
+{
+	memset(v, 0, sizeof(*v));
+	v->key = key;
+	v->close_chain = v->close_unvouched = -1;
+}
+
 int verify_ckpt_init(struct verify_ckpt *v, const struct kw_key *key, const char *path)
 {
 	int e;
 
-	memset(v, 0, sizeof(*v));
-	v->key = key;
-	v->close_chain = v->close_unvouched = -1;
+	ckpt_reset(v, key);
 	v->f = fopen(path, "re");
 	if (!v->f)
 		return -errno; /* v still reads the close entry */
@@ -136,6 +141,18 @@ int verify_ckpt_init(struct verify_ckpt *v, const struct kw_key *key, const char
 	v->tr_live = true;
 	next_checkpoint(v);
 	return 0;
+}
+
+int verify_ckpt_init_beside(struct verify_ckpt *v, const struct kw_key *key, const char *log_path)
+{
+	char path[4200];
+
+	if (snprintf(path, sizeof(path), "%s%s", log_path, KW_CHECKPOINT_SUFFIX) >=
+	    (int)sizeof(path)) {
+		ckpt_reset(v, key);
+		return -ENAMETOOLONG;
+	}
+	return verify_ckpt_init(v, key, path);
 }
 
 /* The close entry's checkpoint members. */
@@ -194,18 +211,23 @@ void verify_ckpt_end(struct verify_ckpt *v)
 		next_checkpoint(v);
 }
 
+enum kw_verify_reason verify_ckpt_held(struct verify_ckpt *v)
+{
+	if (v->problem == KW_VERIFY_OK && v->beyond_log) {
+		snprintf(v->why, sizeof(v->why), "checkpoint %" PRIu64 " covers %" PRIu64
+			 " lines; the log holds %" PRIu64, v->vouched_n + 1,
+			 v->head_lines, v->log_lines);
+		v->problem = KW_VERIFY_CHECKPOINT_BEYOND_LOG;
+	}
+	return v->problem;
+}
+
 enum kw_verify_reason verify_ckpt_bound(struct verify_ckpt *v)
 {
 	char why[256];
 
-	if (v->problem != KW_VERIFY_OK)
+	if (verify_ckpt_held(v) != KW_VERIFY_OK)
 		return v->problem;
-	if (v->beyond_log) {
-		snprintf(v->why, sizeof(v->why), "checkpoint %" PRIu64 " covers %" PRIu64
-			 " lines; the log holds %" PRIu64, v->vouched_n + 1,
-			 v->head_lines, v->log_lines);
-		return v->problem = KW_VERIFY_CHECKPOINT_BEYOND_LOG;
-	}
 	if (!v->has_close || v->close_chain < 0)
 		return KW_VERIFY_OK;
 	if (!v->f) {
@@ -266,22 +288,19 @@ int verify_log_checkpoints(const struct kw_key *key, const char *log_path, const
 			   struct verify_cut *out, char *err, size_t errlen)
 {
 	struct kw_log_check lc = { 0 };
-	char path[4200];
 	int fd, e;
 
 	memset(out, 0, sizeof(*out));
-	if (!ckpt_path) {
-		snprintf(path, sizeof(path), "%s%s", log_path, KW_CHECKPOINT_SUFFIX);
-		ckpt_path = path;
-	}
 	fd = open(log_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot read decision log %s: %s", log_path, strerror(errno));
 		return -1;
 	}
-	e = verify_ckpt_init(&out->ck, key, ckpt_path);
+	e = ckpt_path ? verify_ckpt_init(&out->ck, key, ckpt_path) :
+			verify_ckpt_init_beside(&out->ck, key, log_path);
 	if (e) {
-		snprintf(err, errlen, "cannot read checkpoints %s: %s", ckpt_path, strerror(-e));
+		snprintf(err, errlen, "cannot read checkpoints %s%s: %s", ckpt_path ?: log_path,
+			 ckpt_path ? "" : KW_CHECKPOINT_SUFFIX, strerror(-e));
 		verify_ckpt_free(&out->ck);
 		close(fd);
 		return -1;

@@ -47,11 +47,18 @@ struct verify_ckpt {
 /* Opens the checkpoint file at path and reads its first checkpoint. 0, or
  * -errno (the file cannot be opened: -ENOENT when there is none). */
 int verify_ckpt_init(struct verify_ckpt *v, const struct kw_key *key, const char *path);
+/* The same for the file beside the log (log_path + KW_CHECKPOINT_SUFFIX). */
+int verify_ckpt_init_beside(struct verify_ckpt *v, const struct kw_key *key, const char *log_path);
 /* The log check's on_entry: one canonical log line, in order. Always 0. */
 int verify_ckpt_entry(void *ctx, const char *line, size_t len);
 /* After the log: the rest of the chain (signatures and links only). */
 void verify_ckpt_end(struct verify_ckpt *v);
 void verify_ckpt_free(struct verify_ckpt *v);
+/* After verify_ckpt_end, the chain against the log alone (no close entry:
+ * a log being resumed or sealed): the problem found, CHECKPOINT_BEYOND_LOG
+ * when a checkpoint covers lines the log no longer holds, or KW_VERIFY_OK;
+ * why set. */
+enum kw_verify_reason verify_ckpt_held(struct verify_ckpt *v);
 /* The chain against the close entry the log ended with: the problem found
  * (chain or binding), or KW_VERIFY_OK; why set. */
 enum kw_verify_reason verify_ckpt_bound(struct verify_ckpt *v);

@@ -220,21 +220,18 @@ static int fanout_entry(void *ctx, const char *line, size_t len)
 static bool checkpoints_begin(const struct verify_request *rq, const struct kw_verify_opts *o,
 			      const json_t *rec, struct entry_fanout *f, struct kw_key **own)
 {
-	char path[4200];
 	const char *p = rq->checkpoints_path;
+	const struct kw_key *key;
 	int e;
 
 	if (!p && (!rq->log_path || !strcmp(rq->log_path, "-")))
 		return false;
-	if (!p) {
-		snprintf(path, sizeof(path), "%s%s", rq->log_path, KW_CHECKPOINT_SUFFIX);
-		p = path;
-	}
 	if (!o->trusted &&
 	    kw_key_from_jwk(json_object_get(json_object_get(rec, "cnf"), "jwk"), own))
 		return false;
 	f->rq = rq;
-	e = verify_ckpt_init(&f->ck, o->trusted ? o->trusted : *own, p);
+	key = o->trusted ? o->trusted : *own;
+	e = p ? verify_ckpt_init(&f->ck, key, p) : verify_ckpt_init_beside(&f->ck, key, rq->log_path);
 	/* no file: the close entry must name no checkpoint */
 	return e == 0 || e == -ENOENT;
 }
