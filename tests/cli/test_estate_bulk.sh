@@ -70,6 +70,43 @@ expect_eq "who did this: the same answer from both" \
 	"$("$KW" estate query --db "sqlite:$T/rows.sqlite" --decision deny --object 10.0.0.0/8 --count)" \
 	"$("$KW" estate query --db "sqlite:$T/bulk.sqlite" --decision deny --object 10.0.0.0/8 --count)"
 
+# SQLite loads with a rollback journal (bulk.h) and goes back to WAL after.
+expect_eq "after the bulk ingest the database is in WAL mode again" "wal ok" \
+	"$(sqlite3 "$T/bulk.sqlite" "PRAGMA journal_mode; PRAGMA integrity_check" | paste -sd' ')"
+
+# Killed during the load, at a few points: the file stays sound, no session
+# is stored in part, and the next ingest stores the rest (two batches of
+# entries: one may be committed, the other rolled back).
+K_SIDS=$(for s in 1 2 3 4 5 6 7 8; do session delta 10000 "$((40 + s))"; done)
+mkdir -p "$T/kill"
+mv "$T/hosts/delta" "$T/kill/"
+for n in 1 2 3; do
+	K=$T/killed$n
+	mkdir -p "$K/hosts"
+	cp -r "$T/kill/delta" "$K/hosts/"
+	"$KW" estate ingest --quiet --create --db "sqlite:$K/db.sqlite" --trust "$T/trust" "$K/hosts" \
+		>/dev/null 2>&1 &
+	pid=$!
+	sleep "0.$((n * 3 - 1))"
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	hot=$([ -s "$K/db.sqlite-journal" ] && echo "a journal left, " || true)
+	echo "# killed after 0.$((n * 3 - 1)) s: $hot$(sqlite3 "$K/db.sqlite" "SELECT count(*) FROM records") of 8 stored"
+	expect_eq "killed load $n: the file is sound" ok "$(sqlite3 "$K/db.sqlite" "PRAGMA integrity_check")"
+	partial=$(for sid in $K_SIDS; do
+		got=$(sqlite3 "$K/db.sqlite" "SELECT count(*) FROM entries e JOIN records r
+			ON r.id = e.record_id WHERE r.session = '$sid'")
+		[ "$got" = 0 ] || [ "$got" = "$(wc -l <"$K/hosts/delta/logs/$sid.jsonl")" ] || echo "$sid $got"
+	done)
+	expect_eq "killed load $n: every session stored whole or not at all" "" "$partial"
+	expect_eq "killed load $n: no entry without its record" 0 "$(sqlite3 "$K/db.sqlite" \
+		"SELECT count(*) FROM entries WHERE record_id NOT IN (SELECT id FROM records)")"
+	"$KW" estate ingest --quiet --db "sqlite:$K/db.sqlite" --trust "$T/trust" "$K/hosts" >/dev/null
+	expect_eq "killed load $n: the next ingest stores every line, in WAL mode, its indexes built" \
+		"$(cat "$K"/hosts/delta/logs/*.jsonl | wc -l) wal $ALL" \
+		"$(sqlite3 "$K/db.sqlite" "SELECT count(*) FROM entries; PRAGMA journal_mode" | paste -sd' ') $(indexes "$K/db.sqlite")"
+done
+
 # A run that stopped with its indexes dropped: the next ingest builds them.
 sqlite3 "$T/bulk.sqlite" "DROP INDEX entries_addr; DROP INDEX entries_ts"
 "$KW" estate ingest --quiet --db "sqlite:$T/bulk.sqlite" --trust "$T/trust" "$T/hosts/beta" >/dev/null

@@ -151,6 +151,17 @@ int estate_bulk_begin(struct estate_db *db, struct estate_bulk *b)
 	if (estate_exec(db, "COMMIT"))
 		return -1;
 	b->dropped = true;
+	/* SQLite: a rollback journal for the load. Every page the load writes
+	 * is new (past the file's end): the journal keeps only the few pages a
+	 * commit changes, and each page is written once, not into the WAL and
+	 * again into the file by a checkpoint. A commit stays atomic (a killed
+	 * run's hot journal is rolled back at the next open, which also sets
+	 * WAL again). Refused while another connection has the file open:
+	 * the load then stays in WAL mode. synchronous=FULL: the journal is
+	 * synced before the file is written, so a power loss cannot leave a
+	 * batch half written (a few syncs per batch of 65,536 entries). */
+	if (db->engine == ESTATE_SQLITE)
+		estate_exec(db, "PRAGMA journal_mode=TRUNCATE; PRAGMA synchronous=FULL");
 	return 0;
 }
 
@@ -165,5 +176,10 @@ int estate_bulk_end(struct estate_db *db, struct estate_bulk *b)
 		return -1;
 	/* Whole statistics of the new indexes: SQLite's sampled ones
 	 * (analysis_limit) had its planner scan entries for "who did this". */
-	return estate_exec(db, "ANALYZE entries; ANALYZE records");
+	if (estate_exec(db, "ANALYZE entries; ANALYZE records"))
+		return -1;
+	/* Back to WAL (should it fail, the next open sets it). */
+	if (db->engine == ESTATE_SQLITE)
+		estate_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL");
+	return 0;
 }

@@ -11,8 +11,11 @@
  * (synchronous_commit = off): after an OS crash or power loss the last
  * fraction of a second of commits may be missing; the database stays
  * consistent and the next ingest of the same folders stores what is
- * missing (records already stored are skipped). SQLite stays in WAL mode
- * with synchronous=NORMAL, the same guarantee. A run that stops before its
+ * missing (records already stored are skipped). SQLite loads with a
+ * rollback journal (every page written once, not into the WAL and again by
+ * a checkpoint) and synchronous=FULL: a committed batch survives a power
+ * loss, a killed run's unfinished batch is rolled back at the next open;
+ * WAL mode comes back after the load (and at every open). A run that stops before its
  * indexes are built leaves the database correct without them (queries are
  * slower); the next ingest builds them first. */
 #ifndef KWITNESS_ESTATE_BULK_H
