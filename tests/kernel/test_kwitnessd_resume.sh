@@ -25,6 +25,8 @@
 #   - disk full: the state folder on a small tmpfs, filled mid-session: no
 #     torn or non-canonical line, the session is kept, events wait then fail
 #     closed, it goes on once space returns; dropped == the flood's EPERMs.
+#     With a log backlog of 16K: used, then full (status), and past it the
+#     ring buffer still fills and fails closed.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/kwd_lib.sh"
 
@@ -406,7 +408,11 @@ else
 	kwd_stop
 	rm -rf "$KT_TMP/state"
 	mkdir -p "$KT_TMP/state"
-	if mount -t tmpfs -o size=4m,mode=0750 tmpfs "$KT_TMP/state" 2>/dev/null && start_pinned --ringbuf-size 65536 &&
+	# a log backlog smaller than the flood: the chunks past it keep their
+	# ring space until written, so the ring buffer still fills
+	printf 'log_backlog = 16K\n' >"$KT_TMP/backlog.conf"
+	if mount -t tmpfs -o size=4m,mode=0750 tmpfs "$KT_TMP/state" 2>/dev/null &&
+		start_pinned --ringbuf-size 65536 --config "$KT_TMP/backlog.conf" &&
 		policy_session diskfull enforce deny "\"net\":{\"send\":[\"127.0.0.1/32:$BPORT_B\"]}"; then
 		np_in "$cg" flood sendto 127.0.0.1 "$BPORT_B" 200 >/dev/null
 		wait_logged "$sid" 200
@@ -416,6 +422,10 @@ else
 		wait_grep "No space left" "$KT_TMP/kwitnessd.log"
 		check "disk full: kwitnessd says so in its log" grep -q "No space left" "$KT_TMP/kwitnessd.log"
 		check "disk full: kwitnessd keeps running" kwd_alive
+		backlog=$("$KW" status --socket "$KT_SOCK" --json |
+			jq -r '.log_backlog | "\(.max_bytes) \(.peak_bytes > 0) \(.full_chunks > 0)"')
+		expect_eq "disk full: the log backlog (16K) was used, then full (the ring buffer held the rest)" \
+			"16384 true true" "$backlog"
 		rm -f "$KT_TMP/state/filler"
 		wait_grep "decision log writable again" "$KT_TMP/kwitnessd.log"
 		after=$(np_in "$cg" flood sendto 127.0.0.1 "$BPORT_B" 100)

@@ -77,9 +77,17 @@ int kwd_worker_start(struct kwd *d, char *err, size_t errlen);
 void kwd_worker_submit(struct kwd *d, struct kwd_job *job);
 /* Queues a log chunk (data: len bytes of whole lines in a buffer of cap,
  * which the worker keeps as a spare once written); once written, the lines
- * are hashed into *tr and *cons moves to release (cons may be NULL). */
+ * are hashed into *tr and *cons moves to release (cons may be NULL). While
+ * the queued chunks fit in kwitnessd.conf's log_backlog, *cons moves now
+ * instead: a crash (or a stop on a full disk) then loses what was queued, and
+ * the next collector counts it as a gap, where without the backlog it would
+ * read those events again from the ring buffer. */
 int kwd_worker_write(struct kwd *d, int fd, char *data, size_t len, size_t cap,
 		     struct kw_transcript *tr, unsigned long *cons, uint64_t release);
+/* The log backlog: {max_bytes, bytes, peak_bytes, full_chunks} (full_chunks:
+ * chunks queued past max_bytes, whose ring space waited for their write), or
+ * NULL before the worker starts. */
+json_t *kwd_worker_backlog_status(struct kwd *d);
 /* Main thread: a written chunk's buffer into *out (len 0), 1; or 0 (none
  * spare: *out untouched). */
 int kwd_worker_spare(struct kwd *d, struct kw_buf *out);
