@@ -25,8 +25,9 @@
 #   - disk full: the state folder on a small tmpfs, filled mid-session: no
 #     torn or non-canonical line, the session is kept, events wait then fail
 #     closed, it goes on once space returns; dropped == the flood's EPERMs.
-#     With a log backlog of 16K: used, then full (status), and past it the
-#     ring buffer still fills and fails closed.
+#     With a log backlog of 1M: used, then full (status); it takes
+#     thousands of decisions more than the ring buffer alone, and past it
+#     the ring buffer still fills and fails closed.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/kwd_lib.sh"
 
@@ -408,9 +409,10 @@ else
 	kwd_stop
 	rm -rf "$KT_TMP/state"
 	mkdir -p "$KT_TMP/state"
-	# a log backlog smaller than the flood: the chunks past it keep their
-	# ring space until written, so the ring buffer still fills
-	printf 'log_backlog = 16K\n' >"$KT_TMP/backlog.conf"
+	# a log backlog of 1M, smaller than the flood's lines (~6 MB): the
+	# chunks past it keep their ring space until written, so the ring
+	# buffer still fills, after ~1M of lines more than it holds itself
+	printf 'log_backlog = 1M\n' >"$KT_TMP/backlog.conf"
 	if mount -t tmpfs -o size=4m,mode=0750 tmpfs "$KT_TMP/state" 2>/dev/null &&
 		start_pinned --ringbuf-size 65536 --config "$KT_TMP/backlog.conf" &&
 		policy_session diskfull enforce deny "\"net\":{\"send\":[\"127.0.0.1/32:$BPORT_B\"]}"; then
@@ -424,8 +426,8 @@ else
 		check "disk full: kwitnessd keeps running" kwd_alive
 		backlog=$("$KW" status --socket "$KT_SOCK" --json |
 			jq -r '.log_backlog | "\(.max_bytes) \(.peak_bytes > 0) \(.full_chunks > 0)"')
-		expect_eq "disk full: the log backlog (16K) was used, then full (the ring buffer held the rest)" \
-			"16384 true true" "$backlog"
+		expect_eq "disk full: the log backlog (1M) was used, then full (the ring buffer held the rest)" \
+			"1048576 true true" "$backlog"
 		rm -f "$KT_TMP/state/filler"
 		wait_grep "decision log writable again" "$KT_TMP/kwitnessd.log"
 		after=$(np_in "$cg" flood sendto 127.0.0.1 "$BPORT_B" 100)
@@ -433,6 +435,9 @@ else
 		t=$(trailer "$LOG")
 		echo "# disk full: $out; trailer dropped $(jfield "$t" dropped), complete $(jfield "$t" complete)"
 		check "disk full: events failed closed once the ring buffer was full" test "${eperm:-0}" -gt 0
+		# the 64 KiB ring buffer alone took 611 (log_backlog 16K, measured)
+		check "disk full: the backlog took more than 3 ring buffers' worth before any refusal ($succeeded)" \
+			test "${succeeded:-0}" -gt 2000
 		expect_eq "disk full: trailer dropped == the flood's EPERMs" "$eperm" "$(jfield "$t" dropped)"
 		expect_eq "disk full: complete false" false "$(jfield "$t" complete)"
 		expect_eq "disk full: goes on once space returns" "ok attempts 100 succeeded 100" \
