@@ -383,7 +383,7 @@ static void backlog_add(struct kwd_worker *w, struct kwd_job *job)
 	w->backlog += job->len;
 	if (w->backlog > w->backlog_peak)
 		w->backlog_peak = w->backlog;
-	if (!job->cons || !w->backlog_max)
+	if (!job->cons || !job->backlog_ok || !w->backlog_max)
 		return;
 	if (w->backlog > w->backlog_max) {
 		w->backlog_full++;
@@ -411,7 +411,8 @@ void kwd_worker_submit(struct kwd *d, struct kwd_job *job)
 }
 
 int kwd_worker_write(struct kwd *d, int fd, char *data, size_t len, size_t cap,
-		     struct kw_transcript *tr, unsigned long *cons, uint64_t release)
+		     struct kw_transcript *tr, unsigned long *cons, uint64_t release,
+		     bool backlog_ok)
 {
 	struct kwd_job *job = calloc(1, sizeof(*job));
 
@@ -427,6 +428,7 @@ int kwd_worker_write(struct kwd *d, int fd, char *data, size_t len, size_t cap,
 	job->tr = tr;
 	job->cons = cons;
 	job->release = release;
+	job->backlog_ok = backlog_ok;
 	kwd_worker_submit(d, job);
 	return 0;
 }
