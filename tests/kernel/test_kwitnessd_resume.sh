@@ -25,6 +25,9 @@
 #   - disk full: the state folder on a small tmpfs, filled mid-session: no
 #     torn or non-canonical line, the session is kept, events wait then fail
 #     closed, it goes on once space returns; dropped == the flood's EPERMs.
+#     With a log backlog of 1M: a deny session does not use it (only the
+#     ring buffer's worth is taken before refusals); an allow session does
+#     (thousands more logged than its ring buffer holds, then full).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/kwd_lib.sh"
 
@@ -406,7 +409,12 @@ else
 	kwd_stop
 	rm -rf "$KT_TMP/state"
 	mkdir -p "$KT_TMP/state"
-	if mount -t tmpfs -o size=4m,mode=0750 tmpfs "$KT_TMP/state" 2>/dev/null && start_pinned --ringbuf-size 65536 &&
+	# a log backlog of 1M: a deny session does not use it (a permitted
+	# action's event stays in the ring buffer until written); the allow
+	# session after it does, up to the bound
+	printf 'log_backlog = 1M\n' >"$KT_TMP/backlog.conf"
+	if mount -t tmpfs -o size=4m,mode=0750 tmpfs "$KT_TMP/state" 2>/dev/null &&
+		start_pinned --ringbuf-size 65536 --config "$KT_TMP/backlog.conf" &&
 		policy_session diskfull enforce deny "\"net\":{\"send\":[\"127.0.0.1/32:$BPORT_B\"]}"; then
 		np_in "$cg" flood sendto 127.0.0.1 "$BPORT_B" 200 >/dev/null
 		wait_logged "$sid" 200
@@ -416,6 +424,10 @@ else
 		wait_grep "No space left" "$KT_TMP/kwitnessd.log"
 		check "disk full: kwitnessd says so in its log" grep -q "No space left" "$KT_TMP/kwitnessd.log"
 		check "disk full: kwitnessd keeps running" kwd_alive
+		backlog=$("$KW" status --socket "$KT_SOCK" --json |
+			jq -r '.log_backlog | "\(.max_bytes) \(.full_chunks)"')
+		expect_eq "disk full, deny: the log backlog (1M) is not used (no chunk ran past it)" \
+			"1048576 0" "$backlog"
 		rm -f "$KT_TMP/state/filler"
 		wait_grep "decision log writable again" "$KT_TMP/kwitnessd.log"
 		after=$(np_in "$cg" flood sendto 127.0.0.1 "$BPORT_B" 100)
@@ -423,6 +435,9 @@ else
 		t=$(trailer "$LOG")
 		echo "# disk full: $out; trailer dropped $(jfield "$t" dropped), complete $(jfield "$t" complete)"
 		check "disk full: events failed closed once the ring buffer was full" test "${eperm:-0}" -gt 0
+		# the 64 KiB ring buffer alone takes ~611; with the backlog, 4,831
+		check "disk full, deny: only the ring buffer's worth taken before the refusals ($succeeded)" \
+			test "${succeeded:-0}" -gt 0 -a "${succeeded:-0}" -lt 2000
 		expect_eq "disk full: trailer dropped == the flood's EPERMs" "$eperm" "$(jfield "$t" dropped)"
 		expect_eq "disk full: complete false" false "$(jfield "$t" complete)"
 		expect_eq "disk full: goes on once space returns" "ok attempts 100 succeeded 100" \
@@ -430,6 +445,31 @@ else
 		expect_eq "disk full: every decision is logged or dropped" $((200 + attempts + 100)) \
 			$(($(decisions "$LOG" | wc -l) + $(jfield "$t" dropped)))
 		check "disk full: every line complete and canonical, record verifies (as incomplete)" verify_incomplete
+		# on_record_failure: allow: the backlog frees ring space as lines
+		# are queued (held in memory while the disk is full), up to 1M
+		if policy_session diskallow enforce allow "\"net\":{\"send\":[\"127.0.0.1/32:$BPORT_B\"]}"; then
+			LOG=$KT_TMP/state/logs/$sid.jsonl REC=$KT_TMP/state/records/$sid.json
+			np_in "$cg" flood sendto 127.0.0.1 "$BPORT_B" 200 >/dev/null
+			wait_logged "$sid" 200
+			dd if=/dev/zero of="$KT_TMP/state/filler" bs=64k 2>/dev/null
+			np_in "$cg" flood sendto 127.0.0.1 "$BPORT_B" 8000 >/dev/null
+			wait_grep "No space left" "$KT_TMP/kwitnessd.log"
+			full=$("$KW" status --socket "$KT_SOCK" --json | jq -r .log_backlog.full_chunks)
+			rm -f "$KT_TMP/state/filler"
+			sleep 1
+			close_any "$sid"
+			t=$(trailer "$LOG")
+			n=$(decisions "$LOG" | wc -l)
+			echo "# disk full, allow: $n logged, dropped $(jfield "$t" dropped), backlog full_chunks $full"
+			check "disk full, allow: the backlog ran full (chunks past 1M kept their ring space)" \
+				test "${full:-0}" -gt 0
+			check "disk full, allow: more logged than the ring buffer holds alone ($n > 2000 of 8,200)" \
+				test "$n" -gt 2000
+			expect_eq "disk full, allow: every decision is logged or dropped" 8200 \
+				$((n + $(jfield "$t" dropped)))
+		else
+			not_ok "disk full, allow: a session opens"
+		fi
 	else
 		skip "disk full: no tmpfs for the state folder, or kwitnessd did not start on it"
 	fi

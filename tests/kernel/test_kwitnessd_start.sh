@@ -39,6 +39,10 @@ printf 'loop_priority = urgent\n' >"$KT_TMP/badprio.conf"
 start_fail "config: loop_priority must be normal or realtime" \
 	"badprio.conf:1: loop_priority must be normal or realtime" \
 	--key "$KT_TMP/key.pem" --config "$KT_TMP/badprio.conf"
+printf 'log_backlog = 2G\n' >"$KT_TMP/badbacklog.conf"
+start_fail "config: log_backlog is at most 1G" \
+	"badbacklog.conf:1: log_backlog must be 0 or a size from 4096 to 1G" \
+	--key "$KT_TMP/key.pem" --config "$KT_TMP/badbacklog.conf"
 start_fail "--config that does not exist is an error" "No such file" \
 	--key "$KT_TMP/key.pem" --config "$KT_TMP/none.conf"
 out=$("$KWD" --ringbuf-size 1000 2>&1)
@@ -62,6 +66,7 @@ model_provider = example-provider
 model_id = example-model-1
 data_class = restricted
 loop_priority = realtime
+log_backlog = 8M
 EOF
 KT_SOCK=$KT_TMP/kwitnessd.sock
 TRACE_PRIVATE_KEY_PEM=$(cat "$KT_TMP/env-key.pem") "$KWD" --foreground --state-dir "$KT_TMP/state" \
@@ -77,6 +82,8 @@ expect_eq "the PEM from TRACE_PRIVATE_KEY_PEM is wiped from /proc/PID/environ" 0
 	"$(tr '\0' '\n' <"/proc/$KT_DPID/environ" | grep -c 'PRIVATE KEY')"
 expect_eq "ring buffer size from the configuration" "ringbuf:   65536 bytes per session" \
 	"$("$KW" status --socket "$KT_SOCK" | grep '^ringbuf:')"
+expect_eq "log backlog from the configuration, empty while idle" "8388608 0" \
+	"$("$KW" status --socket "$KT_SOCK" --json | jq -r '"\(.log_backlog.max_bytes) \(.log_backlog.bytes)"')"
 # Field 41 of /proc/PID/task/TID/stat: the thread's policy (2: SCHED_RR).
 # The status reply above came from the loop, which sets its priority first;
 # the I/O thread (named kwd-io) sets its own as it starts.

@@ -257,6 +257,15 @@ int kwd_config_load(struct kwd_config *c, const char *path, bool must_exist, cha
 				snprintf(err, errlen, "%s:%u: checkpoint_tlog must be true or false",
 					 path, lineno);
 			c->checkpoint_tlog = !strcmp(val, "true");
+		} else if (!strcmp(key, "log_backlog")) {
+			uint64_t n;
+
+			e = kw_segment_bytes_parse(val, &n) || n > KWD_LOG_BACKLOG_MAX ? -EINVAL : 0;
+			if (e)
+				snprintf(err, errlen, "%s:%u: log_backlog must be 0 or a size from "
+					 "4096 to 1G (K, M, G suffixes)", path, lineno);
+			else
+				c->log_backlog = n;
 		} else if (!strcmp(key, "log_segment_bytes")) {
 			e = kw_segment_bytes_parse(val, &c->log_segment_bytes);
 			if (e)

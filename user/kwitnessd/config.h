@@ -14,6 +14,10 @@
 #define KWD_DEFAULT_CONFIG "/etc/kwitness/kwitnessd.conf"
 #define KWD_DEFAULT_PIN_DIR "/sys/fs/bpf/kwitness"
 #define KWD_DEFAULT_RINGBUF (256 * 1024)
+/* log_backlog: log lines queued for the I/O thread whose ring buffer space
+ * is freed before they are written (docs/kwitnessd.md, "Log backlog"). */
+#define KWD_DEFAULT_LOG_BACKLOG (64ull * 1024 * 1024)
+#define KWD_LOG_BACKLOG_MAX (1ull << 30)
 #define KWD_LOG_WITNESSES_MAX 8
 /* max_sessions_per_user and root_reserved_sessions when not configured */
 #define KWD_DEFAULT_USER_SESSIONS 16
@@ -84,6 +88,7 @@ struct kwd_config {
 	 * 0: one file). */
 	uint64_t log_segment_bytes;
 	unsigned loop_priority; /* enum kwd_loop_priority (loop_priority.c) */
+	uint64_t log_backlog;   /* bytes; 0: ring space is freed only once written */
 	/* set by config.c so main() knows what came from the command line */
 	bool ringbuf_from_cli;
 };

@@ -583,6 +583,7 @@ int main(int argc, char **argv)
 	d->cfg.config_path = KWD_DEFAULT_CONFIG;
 	d->cfg.pin_dir = KWD_DEFAULT_PIN_DIR;
 	d->cfg.ringbuf_size = KWD_DEFAULT_RINGBUF;
+	d->cfg.log_backlog = KWD_DEFAULT_LOG_BACKLOG;
 	d->cfg.user_sessions_max = KWD_DEFAULT_USER_SESSIONS;
 	d->cfg.root_reserved_sessions = KWD_DEFAULT_ROOT_RESERVED;
 	d->cfg.checkpoint_interval = KWD_DEFAULT_CHECKPOINT_INTERVAL;

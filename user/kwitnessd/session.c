@@ -221,6 +221,14 @@ int kwd_session_dns_start(struct kwd_session *s, struct kw_dns_steer *steer, cha
 	return kwd_dns_start(&env, &s->dns, steer, err, errlen);
 }
 
+/* The log backlog is for sessions that chose availability over the record
+ * (on_record_failure: allow); under deny the event of a permitted action
+ * stays in the ring buffer, which outlives kwitnessd, until it is written. */
+static bool backlog_ok(const struct kwd_session *s)
+{
+	return s->pol && s->pol->on_failure == KW_ONFAIL_ALLOW;
+}
+
 /* kw_logwriter_submit_fn: a chunk of whole lines goes to the I/O thread with
  * the ring buffer position it frees once written. */
 static int session_submit(void *ctx, int fd, struct kw_buf *out)
@@ -232,7 +240,7 @@ static int session_submit(void *ctx, int fd, struct kw_buf *out)
 	memset(out, 0, sizeof(*out));
 	kwd_worker_spare(s->d, out);
 	return kwd_worker_write(s->d, fd, chunk.data, chunk.len, chunk.cap, &s->log.tr, s->ring.cons,
-				rel);
+				rel, backlog_ok(s));
 }
 
 /* Queues the buffered lines, or (nothing buffered) just the release of
@@ -246,7 +254,8 @@ static void session_flush(struct kwd_session *s)
 		return;
 	}
 	if (s->log.submit && kwd_ring_releasable(&s->ring, s->emitted_below) > before)
-		kwd_worker_write(s->d, s->log.fd, NULL, 0, 0, NULL, s->ring.cons, s->ring.release_pos);
+		kwd_worker_write(s->d, s->log.fd, NULL, 0, 0, NULL, s->ring.cons, s->ring.release_pos,
+				 backlog_ok(s));
 }
 
 void kwd_session_ring_ready(struct kwd_session *s)

@@ -11,6 +11,7 @@
 #include "session.h"
 #include "publisher.h"
 #include "spool.h"
+#include "worker.h"
 
 /* ---- status ------------------------------------------------------------- */
 
@@ -94,7 +95,7 @@ json_t *kwd_status(struct kwd *d, bool sessions_only, const struct kwd_peer *pee
 	}
 	if (reply) {
 		json_t *spool = kwd_spool_status(d), *tlog = kwd_publisher_status(d);
-		json_t *ckpt;
+		json_t *ckpt, *backlog = kwd_worker_backlog_status(d);
 
 		if (spool)
 			json_object_set_new(reply, KW_F_ESTATE, spool);
@@ -102,6 +103,8 @@ json_t *kwd_status(struct kwd *d, bool sessions_only, const struct kwd_peer *pee
 			json_object_set_new(tlog, "checkpoints", ckpt);
 		if (tlog)
 			json_object_set_new(reply, KW_F_TRANSPARENCY, tlog);
+		if (backlog)
+			json_object_set_new(reply, "log_backlog", backlog);
 		json_object_set_new(reply, KW_F_QUOTA,
 				    json_pack("{s:I, s:I}", "max_sessions_per_user",
 					      (json_int_t)d->cfg.user_sessions_max,

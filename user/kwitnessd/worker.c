@@ -42,6 +42,10 @@ struct kwd_worker {
 	/* log chunk buffers written and kept for the next chunks (under lock) */
 	struct kw_buf spare[KWD_SPARE_BUFS];
 	int n_spare;
+	/* Log backlog (under lock): bytes of queued chunks, not yet written;
+	 * while they fit in backlog_max a chunk's ring buffer space is freed
+	 * when it is queued, not once it is written (worker.h). */
+	uint64_t backlog, backlog_max, backlog_peak, backlog_full;
 };
 
 /* Under w->t.lock: keeps a written chunk's buffer for the next chunk, or frees
@@ -320,8 +324,10 @@ static void *worker_main(void *arg)
 		if (job->kind == KWD_JOB_SEAL) {
 			finish_locked(w, job);
 		} else {
-			if (job->kind == KWD_JOB_WRITE)
+			if (job->kind == KWD_JOB_WRITE) {
+				w->backlog -= job->len;
 				keep_spare(w, job->data, job->cap);
+			}
 			free(job);
 		}
 	}
@@ -340,6 +346,7 @@ int kwd_worker_start(struct kwd *d, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	w->d = d;
+	w->backlog_max = d->cfg.log_backlog;
 	kwd_thread_init(&w->t, 0); /* no eventfd: it cannot fail */
 	d->worker_w.kind = KWD_W_WORKER;
 	ev.data.ptr = &d->worker_w;
@@ -364,12 +371,36 @@ fail:
 	return e;
 }
 
+/* Under w->t.lock: a log chunk is queued. While every queued chunk fits in
+ * the backlog, its ring buffer space is freed now: a write held up by the
+ * disk, or chunks queued behind others, then no longer stop the kernel from
+ * recording (measured: chunks waited up to 72 ms for the I/O thread, a ring
+ * buffer of 256 KiB holds ~10 ms at 200 k decisions/s). Past the bound the
+ * space is freed once written, as without a backlog: the ring buffers then
+ * fill and the kernel counts and marks what it cannot record. */
+static void backlog_add(struct kwd_worker *w, struct kwd_job *job)
+{
+	w->backlog += job->len;
+	if (w->backlog > w->backlog_peak)
+		w->backlog_peak = w->backlog;
+	if (!job->cons || !job->backlog_ok || !w->backlog_max)
+		return;
+	if (w->backlog > w->backlog_max) {
+		w->backlog_full++;
+		return;
+	}
+	kwd_ring_release(job->cons, job->release);
+	job->cons = NULL;
+}
+
 void kwd_worker_submit(struct kwd *d, struct kwd_job *job)
 {
 	struct kwd_worker *w = d->worker;
 
 	job->next = NULL;
 	pthread_mutex_lock(&w->t.lock);
+	if (job->kind == KWD_JOB_WRITE)
+		backlog_add(w, job);
 	if (w->tail)
 		w->tail->next = job;
 	else
@@ -380,7 +411,8 @@ void kwd_worker_submit(struct kwd *d, struct kwd_job *job)
 }
 
 int kwd_worker_write(struct kwd *d, int fd, char *data, size_t len, size_t cap,
-		     struct kw_transcript *tr, unsigned long *cons, uint64_t release)
+		     struct kw_transcript *tr, unsigned long *cons, uint64_t release,
+		     bool backlog_ok)
 {
 	struct kwd_job *job = calloc(1, sizeof(*job));
 
@@ -396,6 +428,7 @@ int kwd_worker_write(struct kwd *d, int fd, char *data, size_t len, size_t cap,
 	job->tr = tr;
 	job->cons = cons;
 	job->release = release;
+	job->backlog_ok = backlog_ok;
 	kwd_worker_submit(d, job);
 	return 0;
 }
@@ -420,6 +453,21 @@ struct kwd_job *kwd_worker_done(struct kwd *d)
 	}
 	pthread_mutex_unlock(&w->t.lock);
 	return job;
+}
+
+json_t *kwd_worker_backlog_status(struct kwd *d)
+{
+	struct kwd_worker *w = d->worker;
+	json_t *o;
+
+	if (!w)
+		return NULL;
+	pthread_mutex_lock(&w->t.lock);
+	o = json_pack("{s:I, s:I, s:I, s:I}", "max_bytes", (json_int_t)w->backlog_max, "bytes",
+		      (json_int_t)w->backlog, "peak_bytes", (json_int_t)w->backlog_peak,
+		      "full_chunks", (json_int_t)w->backlog_full);
+	pthread_mutex_unlock(&w->t.lock);
+	return o;
 }
 
 void kwd_worker_stop(struct kwd *d)
