@@ -79,6 +79,14 @@ static int defs_of(struct estate_db *db, struct kw_buf *drop, struct kw_buf *mak
 	return rc ? -1 : 0;
 }
 
+/* Whether entries holds a row: asked before the lock too, so that an
+ * ingest into a table in use does not wait for the lock to learn it. */
+static int table_used(struct estate_db *db, int64_t *any)
+{
+	return estate_query_int(db, "SELECT count(*) FROM (SELECT 1 FROM entries LIMIT 1) AS x",
+				NULL, 0, any);
+}
+
 int estate_pg_bulk_begin(struct estate_db *db, struct kw_buf *restore)
 {
 	struct kw_buf drop = { 0 };
@@ -88,12 +96,13 @@ int estate_pg_bulk_begin(struct estate_db *db, struct kw_buf *restore)
 	kw_buf_reset(restore);
 	if (estate_exec(db, "BEGIN"))
 		return -1;
-	/* A role that may not (a pushing host's) fails here or at a drop; an
-	 * ingest that stored entries meanwhile is waited for. */
-	if (estate_exec(db, "LOCK TABLE entries IN ACCESS EXCLUSIVE MODE") ||
-	    estate_query_int(db, "SELECT count(*) FROM (SELECT 1 FROM entries LIMIT 1) AS x", NULL,
-			     0, &any) ||
-	    any || defs_of(db, &drop, restore) || estate_exec(db, drop.data ? drop.data : "") ||
+	/* A role that may not (a pushing host's) fails at the first query,
+	 * the lock or a drop; an ingest that stored entries meanwhile is
+	 * waited for. */
+	if (table_used(db, &any) || any ||
+	    estate_exec(db, "LOCK TABLE entries IN ACCESS EXCLUSIVE MODE") ||
+	    table_used(db, &any) || any || defs_of(db, &drop, restore) ||
+	    estate_exec(db, drop.data ? drop.data : "") ||
 	    /* A table emptied in this transaction: on a server with
 	     * wal_level = minimal its rows skip the WAL (synced at commit). */
 	    estate_exec(db, "TRUNCATE entries") ||
