@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The estate engine: PostgreSQL through libpq, see db.h. Queries go as
  * PQexecParams with text parameters; decision entries go through COPY ...
- * FROM STDIN in binary format, sent in blocks. */
+ * FROM STDIN in text format, sent in blocks. */
 #include <inttypes.h>
 #include <libpq-fe.h>
 #include <stdio.h>
@@ -90,15 +90,9 @@ static int pg_query(struct estate_db *db, const char *sql, const struct estate_v
 	return rc;
 }
 
-/* Binary COPY: the server reads each field as it is (no text to split,
- * unescape and parse). The column types are the migrations': BIGINT but
- * for enforced and port (INTEGER), TEXT otherwise. */
 static const char copy_entries[] =
 	"COPY entries (record_id, line, seq, ts_us, tool, decision, enforced, object, host, addr,"
-	" port, path, rule, pid, uid, comm, entry) FROM STDIN (FORMAT binary)";
-#define COPY_FIELDS 17
-/* The signature, flags and header extension length. */
-static const char copy_header[19] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
+	" port, path, rule, pid, uid, comm, entry) FROM STDIN";
 
 static int pg_entries_begin(struct estate_db *db, int64_t record_id)
 {
@@ -110,44 +104,51 @@ static int pg_entries_begin(struct estate_db *db, int64_t record_id)
 	p->copying = rc == 0;
 	p->record_id = record_id;
 	kw_buf_reset(&p->copy);
-	if (!rc && kw_buf_append(&p->copy, copy_header, sizeof(copy_header))) {
-		snprintf(db->err, sizeof(db->err), "out of memory");
-		rc = -1;
-	}
 	return rc;
 }
 
-/* n bytes of v, big-endian. */
-static int put_be(struct kw_buf *b, uint64_t v, int n)
+/* A COPY text field: backslash, tab, newline and carriage return escaped;
+ * NULL as \N. */
+static int put_text(struct kw_buf *b, const char *s, size_t n, bool last)
 {
-	unsigned char out[8];
+	int rc = 0;
 
-	for (int i = 0; i < n; i++)
-		out[i] = (unsigned char)(v >> (8 * (n - 1 - i)));
-	return kw_buf_append(b, out, (size_t)n);
-}
+	if (!s) {
+		rc = kw_buf_append(b, "\\N", 2);
+	} else {
+		size_t run = 0;
 
-/* A field: its length (-1: NULL) and its bytes. */
-static int put_text(struct kw_buf *b, const char *s, size_t n)
-{
-	if (!s)
-		return put_be(b, (uint32_t)-1, 4);
-	if (n > INT32_MAX)
-		return -1;
-	return put_be(b, n, 4) ?: kw_buf_append(b, s, n);
+		for (size_t i = 0; i < n && !rc; i++) {
+			const char *esc = NULL;
+
+			switch (s[i]) {
+			case '\\': esc = "\\\\"; break;
+			case '\t': esc = "\\t"; break;
+			case '\n': esc = "\\n"; break;
+			case '\r': esc = "\\r"; break;
+			default: continue;
+			}
+			rc = kw_buf_append(b, s + run, i - run) ?: kw_buf_append(b, esc, 2);
+			run = i + 1;
+		}
+		rc = rc ?: kw_buf_append(b, s + run, n - run);
+	}
+	return rc ?: kw_buf_putc(b, last ? '\n' : '\t');
 }
 
 static int put_str(struct kw_buf *b, const char *s)
 {
-	return put_text(b, s, s ? strlen(s) : 0);
+	return put_text(b, s, s ? strlen(s) : 0, false);
 }
 
-/* An int8 (size 8) or int4 (size 4) field. */
-static int put_int(struct kw_buf *b, bool has, int64_t v, int size)
+static int put_int(struct kw_buf *b, bool has, int64_t v)
 {
+	char num[24];
+
 	if (!has)
-		return put_be(b, (uint32_t)-1, 4);
-	return put_be(b, (uint64_t)size, 4) ?: put_be(b, (uint64_t)v, size);
+		return put_text(b, NULL, 0, false);
+	snprintf(num, sizeof(num), "%" PRId64, v);
+	return put_text(b, num, strlen(num), false);
 }
 
 static int send_block(struct estate_db *db)
@@ -166,24 +167,23 @@ static int pg_entries_add(struct estate_db *db, const struct estate_entry *e)
 	struct kw_buf *b = &p->copy;
 	int rc;
 
-	rc = put_be(b, COPY_FIELDS, 2);
-	rc = rc ?: put_int(b, true, p->record_id, 8);
-	rc = rc ?: put_int(b, true, (int64_t)e->line, 8);
-	rc = rc ?: put_int(b, e->has_seq, e->seq, 8);
-	rc = rc ?: put_int(b, e->has_ts, e->ts_us, 8);
+	rc = put_int(b, true, p->record_id);
+	rc = rc ?: put_int(b, true, (int64_t)e->line);
+	rc = rc ?: put_int(b, e->has_seq, e->seq);
+	rc = rc ?: put_int(b, e->has_ts, e->ts_us);
 	rc = rc ?: put_str(b, e->tool);
 	rc = rc ?: put_str(b, e->decision);
-	rc = rc ?: put_int(b, e->has_enforced, e->enforced, 4);
+	rc = rc ?: put_int(b, e->has_enforced, e->enforced);
 	rc = rc ?: put_str(b, e->object[0] ? e->object : NULL);
 	rc = rc ?: put_str(b, e->host);
 	rc = rc ?: put_str(b, e->addr[0] ? e->addr : NULL);
-	rc = rc ?: put_int(b, e->has_port, e->port, 4);
+	rc = rc ?: put_int(b, e->has_port, e->port);
 	rc = rc ?: put_str(b, e->path);
 	rc = rc ?: put_str(b, e->rule);
-	rc = rc ?: put_int(b, e->has_pid, e->pid, 8);
-	rc = rc ?: put_int(b, e->has_uid, e->uid, 8);
+	rc = rc ?: put_int(b, e->has_pid, e->pid);
+	rc = rc ?: put_int(b, e->has_uid, e->uid);
 	rc = rc ?: put_str(b, e->comm);
-	rc = rc ?: put_text(b, e->text, e->len);
+	rc = rc ?: put_text(b, e->text, e->len, true);
 	if (rc) {
 		snprintf(db->err, sizeof(db->err), "out of memory");
 		return -1;
@@ -200,11 +200,7 @@ static int pg_entries_end(struct estate_db *db, bool keep)
 	if (!p->copying)
 		return 0;
 	p->copying = false;
-	if (keep && put_be(&p->copy, 0xffff, 2)) { /* the trailer: a field count of -1 */
-		snprintf(db->err, sizeof(db->err), "out of memory");
-		rc = -1;
-	}
-	if (keep && !rc)
+	if (keep)
 		rc = send_block(db);
 	kw_buf_reset(&p->copy);
 	if (PQputCopyEnd(p->conn, keep && !rc ? NULL : "the record did not verify") != 1)
