@@ -152,6 +152,12 @@ if [ -n "$pg_ok" ]; then
 		"the server's work is not counted;" \
 		"$("$PG_BIN/psql" -h "$T/pg" -U kwitness -d estate -Atc \
 			"SELECT pg_size_pretty(pg_database_size('estate'))") database)"
+	# The private cluster is initdb's defaults but for the socket: say which.
+	echo "postgres  cluster: PostgreSQL $("$PG_BIN/psql" -h "$T/pg" -U kwitness -d estate -Atc \
+		"SELECT current_setting('server_version') || ', ' || string_agg(name || ' ' || setting ||
+		coalesce(unit, ''), ', ' ORDER BY name) FROM pg_settings WHERE name IN ('fsync',
+		'synchronous_commit', 'wal_level', 'shared_buffers', 'max_wal_size',
+		'maintenance_work_mem', 'max_parallel_maintenance_workers')")"
 else
 	echo "postgres  skipped: no PostgreSQL server binaries (scripts/deps.sh installs postgresql)"
 fi

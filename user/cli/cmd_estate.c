@@ -327,8 +327,9 @@ static int estate_ingest(int argc, char **argv)
 	 * estate's estate verify reports the gaps then). */
 	cli_estate_print_gaps(db, "estate ingest: warning", &gaps);
 out:
-	/* What was stored before an error keeps its indexes. */
-	if (db && estate_bulk_end(db, &bulk))
+	/* What was stored before an error keeps its indexes; a first load
+	 * into PostgreSQL (one transaction) stores nothing then. */
+	if (db && estate_bulk_stop(db, &bulk))
 		fprintf(stderr, "kwitness estate ingest: database: cannot build the indexes: %s\n",
 			db->err);
 	estate_close(db);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "estate/bulk.h"
+#include "estate/pg_bulk.h"
 #include "estate_migrations.h" /* static const char *const estate_migrations[] */
 
 #define N_MIGRATIONS (sizeof(estate_migrations) / sizeof(estate_migrations[0]))
@@ -127,6 +128,13 @@ int estate_bulk_begin(struct estate_db *db, struct estate_bulk *b)
 	/* The WAL flush of each commit is not waited for (bulk.h). */
 	if (db->engine == ESTATE_POSTGRES && estate_exec(db, "SET synchronous_commit = off"))
 		return -1;
+	/* PostgreSQL: a first load is one transaction, or not at all. */
+	if (db->engine == ESTATE_POSTGRES) {
+		int one = estate_pg_bulk_begin(db, &b->restore);
+
+		if (one)
+			return one < 0 ? -1 : 0;
+	}
 	/* A role that may not read entries (a pushing host's): no bulk. */
 	if (estate_query_int(db, "SELECT count(*) FROM (SELECT 1 FROM entries LIMIT 1) AS x", NULL,
 			     0, &any))
@@ -169,6 +177,8 @@ int estate_bulk_end(struct estate_db *db, struct estate_bulk *b)
 {
 	struct index_def d[MAX_INDEXES];
 
+	if (db->run_tx)
+		return estate_pg_bulk_end(db, &b->restore, true);
 	if (!b->dropped)
 		return 0;
 	b->dropped = false;
@@ -182,4 +192,12 @@ int estate_bulk_end(struct estate_db *db, struct estate_bulk *b)
 	if (db->engine == ESTATE_SQLITE)
 		estate_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL");
 	return 0;
+}
+
+int estate_bulk_stop(struct estate_db *db, struct estate_bulk *b)
+{
+	int rc = db->run_tx ? estate_pg_bulk_end(db, &b->restore, false) : estate_bulk_end(db, b);
+
+	kw_buf_free(&b->restore);
+	return rc;
 }

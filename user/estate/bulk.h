@@ -23,10 +23,12 @@
 
 #include <stdbool.h>
 
+#include "lib/buf.h"
 #include "estate/db.h"
 
 struct estate_bulk {
 	bool dropped; /* the entries indexes are off until estate_bulk_end */
+	struct kw_buf restore; /* PostgreSQL: the run is one transaction (pg_bulk.h) */
 };
 
 /* Sets the run's session up for a bulk load; drops the entries indexes
@@ -36,5 +38,8 @@ struct estate_bulk {
 int estate_bulk_begin(struct estate_db *db, struct estate_bulk *b);
 /* Builds the indexes dropped (0, or -1 with db->err). */
 int estate_bulk_end(struct estate_db *db, struct estate_bulk *b);
+/* After a run that failed: as estate_bulk_end, but a run that is one
+ * transaction is rolled back (pg_bulk.h). Frees b. */
+int estate_bulk_stop(struct estate_db *db, struct estate_bulk *b);
 
 #endif

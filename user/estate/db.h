@@ -57,6 +57,8 @@ struct estate_db {
 	/* A record's transaction: its entries go in before its row. */
 	const char *begin_record;
 	const char *next_record_id;  /* the id the record's row will take */
+	/* The run is one transaction (pg_bulk.h): batches do not commit. */
+	bool run_tx;
 	char err[512];
 	void *impl;
 };

@@ -128,24 +128,53 @@ static struct estate_val text_or_null(const char *s)
 	return s ? EV_S(s) : (struct estate_val){ .type = EV_NULL };
 }
 
+/* Rows go in up to STORE_ROWS to a statement (one round trip to a
+ * PostgreSQL server each): 32, then 8, then 1 at a time, three statement
+ * texts in all (SQLite keeps them prepared). */
+#define STORE_ROWS 32
+#define PROC_COLS 10
+
+static int store_rows(struct estate_db *db, int64_t record_id, const struct proc_row *rows,
+		      size_t n)
+{
+	struct estate_val v[STORE_ROWS * PROC_COLS];
+	char sql[STORE_ROWS * 64 + 120];
+	size_t len;
+
+	len = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO procs (record_id, line, seq, proc,"
+			       " tree_parent, event, exe, argv, digest, inherited) VALUES ");
+	for (size_t i = 0; i < n; i++) {
+		const struct proc_row *r = &rows[i];
+		struct estate_val *p = &v[i * PROC_COLS];
+		int k = (int)(i * PROC_COLS);
+
+		p[0] = EV_I(record_id);
+		p[1] = EV_I(r->line);
+		p[2] = r->has_seq ? EV_I(r->seq) : (struct estate_val){ .type = EV_NULL };
+		p[3] = EV_S(r->proc);
+		p[4] = text_or_null(r->tree_parent);
+		p[5] = EV_S(r->event);
+		p[6] = text_or_null(r->exe);
+		p[7] = text_or_null(r->argv);
+		p[8] = text_or_null(r->digest);
+		p[9] = EV_I(r->inherited);
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len,
+					"%s($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)",
+					i ? ", " : "", k + 1, k + 2, k + 3, k + 4, k + 5, k + 6,
+					k + 7, k + 8, k + 9, k + 10);
+	}
+	return estate_query(db, sql, v, (int)(n * PROC_COLS), NULL, NULL);
+}
+
 int estate_lineage_store(struct estate_db *db, int64_t record_id, const struct estate_lineage *l)
 {
-	for (size_t i = 0; l && i < l->n; i++) {
-		const struct proc_row *r = &l->rows[i];
-		struct estate_val v[] = {
-			EV_I(record_id), EV_I(r->line),
-			r->has_seq ? EV_I(r->seq) : (struct estate_val){ .type = EV_NULL },
-			EV_S(r->proc), text_or_null(r->tree_parent), EV_S(r->event),
-			text_or_null(r->exe), text_or_null(r->argv), text_or_null(r->digest),
-			EV_I(r->inherited),
-		};
+	static const size_t sizes[] = { STORE_ROWS, 8, 1 };
+	size_t i = 0;
 
-		if (estate_query(db, "INSERT INTO procs (record_id, line, seq, proc, tree_parent, event,"
-				     " exe, argv, digest, inherited) VALUES ($1, $2, $3, $4, $5, $6, $7,"
-				     " $8, $9, $10)",
-				 v, (int)(sizeof(v) / sizeof(v[0])), NULL, NULL))
-			return -1;
-	}
+	for (size_t s = 0; l && s < sizeof(sizes) / sizeof(sizes[0]); s++)
+		for (size_t k = sizes[s]; l->n - i >= k; i += k)
+			if (store_rows(db, record_id, &l->rows[i], k))
+				return -1;
 	return 0;
 }
 

@@ -12,7 +12,7 @@
 #include "estate/db.h"
 
 #define COPY_BLOCK ((size_t)256 << 10)
-#define MAX_PARAMS 40
+#define MAX_PARAMS 400 /* lineage.c inserts 32 rows of 10 at once */
 
 struct pg_impl {
 	PGconn *conn;
