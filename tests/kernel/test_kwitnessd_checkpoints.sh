@@ -162,16 +162,22 @@ conf 1 0
 start_pinned() {
 	kwd_start --pin-dir "$KT_PIN" --config "$KT_TMP/kwd.conf"
 }
+# pinned_session NAME: a session, 300 decisions, a checkpoint (interval 1 s),
+# then the collector killed with its pins kept
+pinned_session() {
+	policy_session "$1" enforce deny "\"net\":{\"send\":[\"127.0.0.1/32:$PORT\"]}" ||
+		kt_fail_all "no session opened"
+	LOG=$KT_TMP/state/logs/$sid.jsonl REC=$KT_TMP/state/records/$sid.json
+	cg_run "$cg" "$NP" flood sendto 127.0.0.1 "$PORT" 300 >/dev/null
+	sleep 1.5
+	kill -KILL "$KT_DPID"
+	kwd_gone "$KT_DPID" 100
+	KT_DPID=
+	rm -f "$KT_TMP/kwitnessd.sock"
+}
 rm -f "$KT_TMP/kwitnessd.sock"
 start_pinned
-policy_session rs enforce deny "\"net\":{\"send\":[\"127.0.0.1/32:$PORT\"]}" ||
-	kt_fail_all "no session opened"
-cg_run "$cg" "$NP" flood sendto 127.0.0.1 "$PORT" 300 >/dev/null
-sleep 1.5
-kill -KILL "$KT_DPID"
-kwd_gone "$KT_DPID" 100
-KT_DPID=
-rm -f "$KT_TMP/kwitnessd.sock"
+pinned_session rs
 start_pinned
 cg_run "$cg" "$NP" flood sendto 127.0.0.1 "$PORT" 300 >/dev/null
 sleep 1.5
@@ -183,15 +189,7 @@ check "and its record verifies with them" verify_record
 
 # --- the log cut below its last checkpoint while no collector ran: that
 # session is sealed as found, not resumed, and the collector says why
-policy_session rc enforce deny "\"net\":{\"send\":[\"127.0.0.1/32:$PORT\"]}" ||
-	kt_fail_all "no session opened"
-LOG=$KT_TMP/state/logs/$sid.jsonl REC=$KT_TMP/state/records/$sid.json
-cg_run "$cg" "$NP" flood sendto 127.0.0.1 "$PORT" 300 >/dev/null
-sleep 1.5
-kill -KILL "$KT_DPID"
-kwd_gone "$KT_DPID" 100
-KT_DPID=
-rm -f "$KT_TMP/kwitnessd.sock"
+pinned_session rc
 ck_n=$(tail -n1 "$LOG.checkpoints" | jq -r .n)
 ck_lines=$(tail -n1 "$LOG.checkpoints" | jq -r .lines)
 head -n 10 "$LOG" >"$KT_TMP/cut" && cat "$KT_TMP/cut" >"$LOG"

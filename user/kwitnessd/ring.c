@@ -116,8 +116,14 @@ uint64_t kwd_ring_releasable(struct kwd_ring *r, uint64_t below)
 
 void kwd_ring_release(unsigned long *cons, uint64_t pos)
 {
-	if (pos > __atomic_load_n(cons, __ATOMIC_ACQUIRE))
-		__atomic_store_n(cons, (unsigned long)pos, __ATOMIC_RELEASE);
+	unsigned long cur = __atomic_load_n(cons, __ATOMIC_ACQUIRE);
+
+	/* Only forward, with two threads releasing (the I/O thread once a
+	 * chunk is written, the loop as it queues one within the log backlog):
+	 * a plain load-then-store could move it back. */
+	while (pos > cur && !__atomic_compare_exchange_n(cons, &cur, (unsigned long)pos, 1,
+							 __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+		;
 }
 
 uint64_t kwd_ring_used(const struct kwd_ring *r)

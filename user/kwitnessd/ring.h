@@ -42,7 +42,8 @@ int kwd_ring_read(struct kwd_ring *r, kwd_ring_fn fn, void *ctx);
 /* The position up to which every record read has seq < below (its line is
  * in the log buffer, or it was a duplicate); forgets those records. */
 uint64_t kwd_ring_releasable(struct kwd_ring *r, uint64_t below);
-/* Moves the kernel's consumer position (any thread). */
+/* Moves the kernel's consumer position forward to pos, never back (any
+ * thread, concurrently). */
 void kwd_ring_release(unsigned long *cons, uint64_t pos);
 /* Bytes the kernel holds (not released) and bytes not read yet. */
 uint64_t kwd_ring_used(const struct kwd_ring *r);

@@ -221,7 +221,9 @@ static bool run_job(struct kwd_worker *w, struct kwd_job *job)
 	if (job->kind == KWD_JOB_SEAL && !job->err && job->ckpt)
 		job->err = kwd_ckpt_bind_close(job->ckpt, &job->data, &job->len);
 	/* The ring buffer lets go of the events only once their lines are
-	 * in the file, and never past a chunk that could not be written. The
+	 * in the file, and never past a chunk that could not be written
+	 * (unless the chunk's session is under allow and its space was freed
+	 * as it was queued, within the log backlog: backlog_add). The
 	 * transcript takes the lines here, once written (and the ring buffer
 	 * space freed): hashing costs about what formatting the line does,
 	 * and off the loop it leaves the loop to empty ring buffers. */
