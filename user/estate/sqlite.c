@@ -286,13 +286,11 @@ int estate_sqlite_open(struct estate_db *db, const char *path)
 	}
 	/* Set before SQLite starts (afterwards refused, harmlessly). No
 	 * allocation counters: they take a global mutex round every
-	 * allocation. A record's savepoint copies the pages it changes that
-	 * were there before it (the tables' last leaves and their parents,
-	 * about 1 MiB) into a sub-journal: kept in memory up to 4 MiB instead
-	 * of written to a temporary file (by default past 64 KiB: 1 GB of
-	 * writes per million entries). */
+	 * allocation. (A sub-journal kept in memory up to 4 MiB,
+	 * SQLITE_CONFIG_STMTJRNL_SPILL, was tried and removed: an ingest
+	 * resumed after a killed load failed with "database or disk is full"
+	 * at its first large record, tests/cli/test_estate_bulk.sh.) */
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-	sqlite3_config(SQLITE_CONFIG_STMTJRNL_SPILL, 4 << 20);
 	db->impl = s;
 	db->ops = &sqlite_ops;
 	db->engine = ESTATE_SQLITE;
