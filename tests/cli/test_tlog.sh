@@ -46,6 +46,16 @@ expect_eq "log init refuses a directory that holds a log" 1 $?
 expect_eq "the old name 'kwitness log' still runs tlog" "0 $LVKEY" "$? $(cat "$T/out")"
 expect_eq "the old name prints one deprecation line" "kwitness: 'log' is deprecated, use 'tlog'" \
 	"$(cat "$T/err")"
+# A verb's operands: DIR missing, too many, too few: exit 2 and the fix.
+"$KW" tlog request 2>"$T/err"
+expect_eq "tlog request without DIR: 2, needs DIR" "2 kwitness tlog request: needs DIR" "$? $(cat "$T/err")"
+for args in "proof $L" "checkpoint $L x" "cosign $L a b"; do
+	# shellcheck disable=SC2086 # the operands, split
+	"$KW" tlog $args 2>"$T/err"
+	expect_eq "tlog ${args/"$L"/DIR}: 2, wrong arguments, see --help" \
+		"2 kwitness tlog: unknown subcommand or wrong arguments: ${args%% *}; see \`kwitness tlog --help\`" \
+		"$? $(cat "$T/err")"
+done
 
 # --- tile boundaries, every pair of checkpoints consistent ----------------
 entries() { # FROM COUNT: lines "entry N"

@@ -401,22 +401,36 @@ out:
 /* A verb's options: messages begin "kwitness tlog", --help is the whole usage. */
 #define TLOG_OPTIONS(o) { .cmd = "kwitness tlog", .usage = tlog_usage, .opts = (o), .on_bad = CLI_BAD_SAY }
 
-/* The operands after a verb's options, the first of them its DIR; -1 after
- * saying that DIR is missing. */
-static int operands(int argc, char **argv)
+/* A verb's operands after its options (DIR first): their count, or -1
+ * with the exit status in p->status (no DIR; operands(): --help or a bad
+ * option too). */
+static int dir_operands(struct cli_options *p, int argc, char **argv)
 {
 	if (optind == argc) {
 		fprintf(stderr, "kwitness tlog %s: needs DIR\n", argv[0]);
+		p->status = 2;
 		return -1;
 	}
 	return argc - optind;
 }
 
-/* What a verb with the wrong operands gets, as an unknown verb does. */
-static int wrong_arguments(const char *verb)
+static int operands(struct cli_options *p, int argc, char **argv)
 {
-	kw_usage_error("kwitness tlog", "unknown subcommand or wrong arguments: %s", verb);
-	return 2;
+	return cli_options_parse(p, argc, argv) ? -1 : dir_operands(p, argc, argv);
+}
+
+/* operands(), and -1 (status 2, as for an unknown verb) unless there are
+ * min to max of them. */
+static int operands_in(struct cli_options *p, int argc, char **argv, int min, int max)
+{
+	int n = operands(p, argc, argv);
+
+	if (n >= 0 && (n < min || n > max)) {
+		kw_usage_error("kwitness tlog", "unknown subcommand or wrong arguments: %s", argv[0]);
+		p->status = 2;
+		return -1;
+	}
+	return n;
 }
 
 static int tlog_vkey(int argc, char **argv)
@@ -462,10 +476,8 @@ static int tlog_init(int argc, char **argv)
 	char vk[TLOG_VKEY_MAX];
 	int nargs, ret;
 
-	if (cli_options_parse(&p, argc, argv))
+	if ((nargs = operands(&p, argc, argv)) < 0)
 		return p.status;
-	if ((nargs = operands(argc, argv)) < 0)
-		return 2;
 	if (nargs != 1 || !origin) {
 		fprintf(stderr, "kwitness tlog init: needs DIR --origin ORIGIN --key KEY\n");
 		return 2;
@@ -513,8 +525,8 @@ static int tlog_sign(int argc, char **argv)
 	}
 	if (c == CLI_OPTIONS_EXIT)
 		return p.status;
-	if ((nargs = operands(argc, argv)) < 0)
-		return 2;
+	if ((nargs = dir_operands(&p, argc, argv)) < 0)
+		return p.status;
 	args = argv + optind;
 	if (nargs != 2 || !out) {
 		kw_usage_error("kwitness tlog sign", "needs DIR, UNSIGNED and --out RECORD");
@@ -539,10 +551,8 @@ static int tlog_append(int argc, char **argv)
 	struct cli_options p = TLOG_OPTIONS(opts);
 	int nargs;
 
-	if (cli_options_parse(&p, argc, argv))
+	if ((nargs = operands(&p, argc, argv)) < 0)
 		return p.status;
-	if ((nargs = operands(argc, argv)) < 0)
-		return 2;
 	if (lines && nargs == 1 && !records)
 		return do_append_lines(argv[optind], keypath, lines);
 	if (nargs < 2 || lines) {
@@ -562,14 +572,10 @@ static int tlog_checkpoint(int argc, char **argv)
 	struct kw_buf b = { 0 };
 	struct tlog_note n;
 	struct tlog_checkpoint cp;
-	int fd, nargs, ret = 1;
+	int fd, ret = 1;
 
-	if (cli_options_parse(&p, argc, argv))
+	if (operands_in(&p, argc, argv, 1, 1) < 0)
 		return p.status;
-	if ((nargs = operands(argc, argv)) < 0)
-		return 2;
-	if (nargs != 1)
-		return wrong_arguments(argv[0]);
 	fd = open_dir(argv[optind]);
 	if (fd >= 0 && !read_cp(fd, argv[optind], &b, &n, &cp)) {
 		fwrite(b.data, 1, b.len, stdout);
@@ -590,14 +596,9 @@ static int tlog_proof(int argc, char **argv)
 		{ 0 },
 	};
 	struct cli_options p = TLOG_OPTIONS(opts);
-	int nargs;
 
-	if (cli_options_parse(&p, argc, argv))
+	if (operands_in(&p, argc, argv, 2, 2) < 0)
 		return p.status;
-	if ((nargs = operands(argc, argv)) < 0)
-		return 2;
-	if (nargs != 2)
-		return wrong_arguments(argv[0]);
 	return do_proof(argv[optind], argv[optind + 1], anchor);
 }
 
@@ -610,14 +611,9 @@ static int tlog_request(int argc, char **argv)
 		{ 0 },
 	};
 	struct cli_options p = TLOG_OPTIONS(opts);
-	int nargs;
 
-	if (cli_options_parse(&p, argc, argv))
+	if (operands_in(&p, argc, argv, 1, 1) < 0)
 		return p.status;
-	if ((nargs = operands(argc, argv)) < 0)
-		return 2;
-	if (nargs != 1)
-		return wrong_arguments(argv[0]);
 	return do_request(argv[optind], old);
 }
 
@@ -632,12 +628,8 @@ static int tlog_cosign(int argc, char **argv)
 	struct cli_options p = TLOG_OPTIONS(opts);
 	int nargs;
 
-	if (cli_options_parse(&p, argc, argv))
+	if ((nargs = operands_in(&p, argc, argv, 1, 2)) < 0)
 		return p.status;
-	if ((nargs = operands(argc, argv)) < 0)
-		return 2;
-	if (nargs > 2)
-		return wrong_arguments(argv[0]);
 	return do_cosign(argv[optind], keypath, nargs == 2 ? argv[optind + 1] : NULL);
 }
 
@@ -650,14 +642,9 @@ static int tlog_check(int argc, char **argv)
 		{ 0 },
 	};
 	struct cli_options p = TLOG_OPTIONS(opts);
-	int nargs;
 
-	if (cli_options_parse(&p, argc, argv))
+	if (operands_in(&p, argc, argv, 1, 1) < 0)
 		return p.status;
-	if ((nargs = operands(argc, argv)) < 0)
-		return 2;
-	if (nargs != 1)
-		return wrong_arguments(argv[0]);
 	return do_check(argv[optind], vkey);
 }
 
