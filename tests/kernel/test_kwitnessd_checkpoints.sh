@@ -35,6 +35,25 @@ KEY=$KT_TMP/signer.jwk
 # cut_verify LOG CKPTS: kwitness verify of a log without its record, as JSON
 cut_verify() { "$KW" verify --key "$KEY" --log "$1" --checkpoints "$2" --json; }
 code_of() { jq -r .reason <<<"$1"; }
+# same_verdict WHAT [--allow-incomplete]: the Python client's kwitness.verify
+# (a second implementation of the checkpoint checks) against kwitness verify
+# on $REC, $LOG and its checkpoints: validity, reason code, checkpoints sentence
+if python3 -c 'import cryptography' 2>/dev/null; then
+	same_verdict() {
+		local what=$1 cli py
+		shift
+		cli=$("$KW" verify --key "$KEY" --log "$LOG" --json "$@" "$REC" |
+			jq -c '[.valid, .reason, .checkpoints // ""]')
+		py=$(PYTHONPATH=$KW_ROOT/clients/python python3 -c 'import json, sys
+from kwitness.verify import verify
+v = verify(sys.argv[1], sys.argv[2], log=sys.argv[3], allow_incomplete=len(sys.argv) > 4)
+print(json.dumps([v.valid, v.reason, v.checkpoints], separators=(",", ":")))' \
+			"$REC" "$KEY" "$LOG" "$@")
+		expect_eq "the Python client's verdict is the CLI's: $what ($cli)" "$cli" "$py"
+	}
+else
+	same_verdict() { skip "the Python client's verdict: $1 (python3 cryptography missing)"; }
+fi
 
 conf 3600 200
 start_with_conf
@@ -64,6 +83,7 @@ expect_eq "the close entry names the last checkpoint" \
 	"$(jfield "$t" checkpoint | sed 's/^sha256://') $(jfield "$t" checkpoints)"
 out=$("$KW" verify --key "$KEY" --log "$LOG" --policy "$POL" "$REC")
 check "the record verifies with its checkpoints" grep -q "^checkpoints: lines 1-" <<<"$out"
+same_verdict "a closed session with its checkpoints"
 
 # --- the log cut at 50 random byte offsets ------------------------------
 size=$(stat -c %s "$LOG")
@@ -145,6 +165,8 @@ check "verify reports the vouched lines and the unvouched tail" \
 check "and completeness false" grep -q "^completeness: INCOMPLETE" <<<"$out"
 out=$("$KW" verify --key "$KEY" --log "$LOG" "$REC")
 check "without --allow-incomplete it is log_incomplete" grep -q "^invalid: log_incomplete" <<<"$out"
+same_verdict "a session sealed from its last checkpoint, the unvouched tail" --allow-incomplete
+same_verdict "the same without --allow-incomplete"
 
 # a vouched line changed while the collector was down
 power_off pl2
@@ -158,6 +180,7 @@ for _ in $(seq 100); do [ -e "$REC" ] && break; sleep 0.1; done
 out=$("$KW" verify --key "$KEY" --log "$LOG" --allow-incomplete "$REC")
 check "a vouched line changed while down fails: checkpoint_prefix_mismatch" \
 	grep -q "^invalid: checkpoint_prefix_mismatch" <<<"$out" || { sed -n 3p "$LOG"; echo "$out"; } | sed 's/^/# /'
+same_verdict "a vouched line changed while down, then sealed" --allow-incomplete
 
 # --- a collector killed with the pins kept: the resumed session's chain goes on
 kwd_stop
@@ -206,4 +229,5 @@ expect_eq "... sealed as found, vouching for nothing (no resume entry, no checkp
 	"$(grep -c '"tool":"kwitness.resume"' "$LOG") $(trailer "$LOG" |
 		grep -c '"sealed":"the session could not be resumed: the log no longer matches') $(trailer \
 		"$LOG" | grep -c '"checkpoint":')"
+same_verdict "a log cut below its last checkpoint while down, sealed as found" --allow-incomplete
 finish
