@@ -28,9 +28,15 @@ def transcript(lines):
     return "sha256:" + hashlib.sha256(b"[" + b",".join(lines) + b"]").hexdigest(), len(lines)
 
 
-@unittest.skipUnless(os.access(KW, os.X_OK) and os.access(LOGGEN, os.X_OK),
-                     "needs build/kwitness and build/tests/kw-loggen (make test-bins)")
-class SameVerdicts(unittest.TestCase):
+NEEDS = (os.access(KW, os.X_OK) and os.access(LOGGEN, os.X_OK),
+         "needs build/kwitness and build/tests/kw-loggen (make test-bins)")
+
+
+@unittest.skipUnless(*NEEDS)
+class CliRecords(unittest.TestCase):
+    """Keys, logs and records made with the CLI, and both verifiers run on
+    them (the base of the test classes here and in test_checkpoints.py)."""
+
     @classmethod
     def setUpClass(cls):
         cls.d = tempfile.mkdtemp(prefix="kw-pyverify.")
@@ -111,10 +117,14 @@ class SameVerdicts(unittest.TestCase):
         self.assertEqual(c["reason"], want, c["message"])
         self.assertEqual(p.reason, want, p.message)
         self.assertEqual(p.valid, c["valid"])
+        self.assertEqual(p.checkpoints, c.get("checkpoints", ""))
         if log and "complete" in c:
             self.assertEqual(p.complete, c["complete"])
         return p, c
 
+
+@unittest.skipUnless(*NEEDS)
+class SameVerdicts(CliRecords):
     def test_valid(self):
         """a collector-shaped log, its record and bundle: both say ok, complete, same hash"""
         rec = self.record("ok.json", self.lines)
