@@ -20,7 +20,7 @@ import subprocess
 import unittest
 
 import kwitness
-from test_verify import KW, NEEDS, CliRecords, transcript
+from test_verify import KW, NEEDS, CliRecords, mutate, transcript
 
 
 def canon(obj):
@@ -270,16 +270,7 @@ class SameCheckpointVerdicts(CliRecords):
         for i in range(int(os.environ.get("KW_FUZZ_CASES", "150"))):
             edit_log = rng.randrange(4) == 0
             if edit_log or rng.randrange(3):
-                data = bytearray(log_text if edit_log else text)
-                for _ in range(rng.randint(1, 3)):
-                    pos = rng.randrange(len(data))
-                    op = rng.randrange(3)
-                    if op == 0:
-                        data[pos] = rng.choice(alphabet)
-                    elif op == 1:
-                        del data[pos]
-                    else:
-                        data.insert(pos, rng.choice(alphabet))
+                data = mutate(rng, bytearray(log_text if edit_log else text), alphabet)
             else:  # whole lines dropped, repeated or moved
                 ls = list(good)
                 for _ in range(rng.randint(1, 2)):

@@ -47,6 +47,7 @@ class LiveCheckpoints(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.d = tempfile.mkdtemp(prefix="kw-pyckpt.")
+        cls.addClassCleanup(shutil.rmtree, cls.d, ignore_errors=True)
         cg = os.path.join(CG, "py-ckpt")
         os.mkdir(cg)
         s = Session.open(cgroup=cg, policy=POLICY, socket=SOCK, sandbox_id=SANDBOX,
@@ -62,10 +63,6 @@ class LiveCheckpoints(unittest.TestCase):
         cls.lines = lines_of(cls.log)
         cls.other = cls.path("other.pem")
         subprocess.run([KW, "keygen", "--out", cls.other], check=True, capture_output=True)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.d, ignore_errors=True)
 
     @classmethod
     def path(cls, name):

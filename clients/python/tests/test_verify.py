@@ -28,6 +28,20 @@ def transcript(lines):
     return "sha256:" + hashlib.sha256(b"[" + b",".join(lines) + b"]").hexdigest(), len(lines)
 
 
+def mutate(rng, data, alphabet):
+    """One to three random byte edits of data (a bytearray), in place."""
+    for _ in range(rng.randint(1, 3)):
+        pos = rng.randrange(len(data))
+        op = rng.randrange(3)
+        if op == 0:
+            data[pos] = rng.choice(alphabet)
+        elif op == 1:
+            del data[pos]
+        else:
+            data.insert(pos, rng.choice(alphabet))
+    return data
+
+
 NEEDS = (os.access(KW, os.X_OK) and os.access(LOGGEN, os.X_OK),
          "needs build/kwitness and build/tests/kw-loggen (make test-bins)")
 
@@ -273,16 +287,7 @@ class SameVerdicts(CliRecords):
         reasons = set()
         for i in range(int(os.environ.get("KW_FUZZ_CASES", "150"))):
             target = rng.choice(("record", "log"))
-            data = bytearray(rec if target == "record" else log)
-            for _ in range(rng.randint(1, 3)):
-                pos = rng.randrange(len(data))
-                op = rng.randrange(3)
-                if op == 0:
-                    data[pos] = rng.choice(alphabet)
-                elif op == 1:
-                    del data[pos]
-                else:
-                    data.insert(pos, rng.choice(alphabet))
+            data = mutate(rng, bytearray(rec if target == "record" else log), alphabet)
             r, l = self.path("fz-rec"), self.path("fz-log")
             with open(r, "wb") as f:
                 f.write(data if target == "record" else rec)
