@@ -192,10 +192,11 @@ class CheckpointWalk:
         raw = self.f.readline(LINE_MAX + 1)
         if not raw:
             return
-        if not raw.endswith(b"\n"):
-            if len(raw) <= LINE_MAX:
-                return  # torn: ignored
-            self._fail("checkpoint_malformed", "a checkpoint line is too long")
+        if not raw.endswith(b"\n") and len(raw) <= LINE_MAX:
+            return  # torn: ignored
+        if b"\0" in raw or not raw.endswith(b"\n"):
+            self._fail("checkpoint_malformed", "a checkpoint line holds a NUL byte"
+                       if b"\0" in raw else "a checkpoint line is too long")
             return
         try:
             c, h = read_line(raw[:-1], self.pub, self.kid)

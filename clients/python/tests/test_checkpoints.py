@@ -146,6 +146,8 @@ class SameCheckpointVerdicts(CliRecords):
             ("spaced", [good[0], good[1].replace(b",", b", ", 1), good[2]],
              "checkpoint_malformed"),
             ("empty-line", [good[0], b"", *good[1:]], "checkpoint_malformed"),
+            ("nul", [good[0], good[1][:30] + b"\0" + good[1][30:], good[2]],
+             "checkpoint_malformed"),
             ("long-line", [good[0], good[1][:-1] + b',"z":"' + b"z" * 5000 + b'"}', good[2]],
              "checkpoint_malformed"),
             ("other-kid", self.chain(edit=lambda k, c: c.update(kid=self.kid["other"]),
@@ -294,6 +296,9 @@ class SameCheckpointVerdicts(CliRecords):
             p = kwitness.verify(rec, self.path("signer.jwk"), log=path)
             self.assertEqual((p.reason, p.checkpoints), (cli["reason"], cli.get("checkpoints", "")),
                              f"case {i} ({'log' if edit_log else 'checkpoints'}): {bytes(data)!r}")
+            if cli["reason"].startswith("checkpoint"):
+                self.assertEqual(p.message, f"{kwitness.REASONS[p.reason]} ({cli['message']})",
+                                 f"case {i}")
             reasons.add(cli["reason"])
         self.assertGreaterEqual(len(reasons), 5, f"the edits reached few checks: {reasons}")
 

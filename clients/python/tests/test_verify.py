@@ -132,6 +132,8 @@ class CliRecords(unittest.TestCase):
         self.assertEqual(p.reason, want, p.message)
         self.assertEqual(p.valid, c["valid"])
         self.assertEqual(p.checkpoints, c.get("checkpoints", ""))
+        if want.startswith("checkpoint"):  # the CLI's message is the why alone
+            self.assertEqual(p.message, f"{kwitness.REASONS[want]} ({c['message']})")
         if log and "complete" in c:
             self.assertEqual(p.complete, c["complete"])
         return p, c
