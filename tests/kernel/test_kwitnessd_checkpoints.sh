@@ -51,8 +51,18 @@ print(json.dumps([v.valid, v.reason, v.checkpoints], separators=(",", ":")))' \
 			"$REC" "$KEY" "$LOG" "$@")
 		expect_eq "the Python client's verdict is the CLI's: $what ($cli)" "$cli" "$py"
 	}
+	# same_cut WHAT LOG CKPTS: kwitness.verify_log against verify --log without a record
+	same_cut() {
+		local py
+		py=$(PYTHONPATH=$KW_ROOT/clients/python python3 -c 'import dataclasses, json, sys
+from kwitness.verify import verify_log
+print(json.dumps(dataclasses.asdict(verify_log(sys.argv[1], sys.argv[2], checkpoints=sys.argv[3]))))' \
+			"$2" "$KEY" "$3" | jq -Sc .)
+		expect_eq "the Python client's verify_log is the CLI's: $1" "$(cut_verify "$2" "$3" | jq -Sc .)" "$py"
+	}
 else
 	same_verdict() { skip "the Python client's verdict: $1 (python3 cryptography missing)"; }
+	same_cut() { skip "the Python client's verify_log: $1 (python3 cryptography missing)"; }
 fi
 
 conf 3600 200
@@ -103,6 +113,9 @@ expect_eq "a log cut at 50 random offsets verifies exactly through its last whol
 j=$(cut_verify "$KT_TMP/cut" "$CK")
 check "a cut inside a line stops with log_truncated or at a checkpoint past the cut" \
 	grep -qE '"stop":"(log_truncated|checkpoint_beyond_log|log_end)"' <<<"$j"
+same_cut "the log cut at byte $off" "$KT_TMP/cut" "$CK"
+head -n "$(jq -r .lines "$CK" | sed -n 3p)" "$LOG" >"$KT_TMP/cut3"
+same_cut "the log cut after checkpoint 3's lines" "$KT_TMP/cut3" "$CK"
 
 # --- forged, removed, reordered --------------------------------------------
 sed '3s/"decisions":[0-9]*/"decisions":1/' "$CK" >"$KT_TMP/forged"
@@ -114,6 +127,7 @@ expect_eq "a removed checkpoint fails: checkpoint_chain_gap" checkpoint_chain_ga
 awk 'NR == 3 { h = $0; next } NR == 4 { print; print h; next } { print }' "$CK" >"$KT_TMP/reordered"
 expect_eq "a reordered pair fails: checkpoint_reordered" checkpoint_reordered \
 	"$(code_of "$(cut_verify "$LOG" "$KT_TMP/reordered")")"
+same_cut "a reordered pair" "$LOG" "$KT_TMP/reordered"
 sed '$d' "$CK" >"$KT_TMP/lastgone"
 out=$("$KW" verify --key "$KEY" --log "$LOG" --policy "$POL" --checkpoints "$KT_TMP/lastgone" "$REC")
 check "the record fails when its last checkpoint is removed (checkpoint_chain_gap)" \

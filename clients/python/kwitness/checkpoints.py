@@ -258,14 +258,17 @@ class CheckpointWalk:
         self.vouched_n, self.vouched_lines, self.vouched_hash = c["n"], c["lines"], self._next_hash
         self._advance()
 
-    def bound(self) -> str:
-        """After the log: the rest of the chain (signatures and links), then
-        the chain against the log's end and its close entry. The reason code
-        found, or "ok"."""
+    def end(self) -> None:
+        """After the log: the rest of the chain (signatures and links only)."""
         if self._next is not None:
             self.beyond_log = True
         while self._next is not None:
             self._advance()
+
+    def bound(self) -> str:
+        """After the log: end(), then the chain against the log's end and its
+        close entry. The reason code found, or "ok"."""
+        self.end()
         if self.problem == "ok" and self.beyond_log:
             self.problem = "checkpoint_beyond_log"
             self.why = (f"checkpoint {self.vouched_n + 1} covers {self.head_lines} lines; the log "

@@ -29,10 +29,11 @@ from . import schema
 from .jcs import CanonicalizationError, canonicalize, parse_strict
 from .checkpoints import REASONS as CHECKPOINT_REASONS
 from .checkpoints import SUFFIX as CHECKPOINT_SUFFIX
-from .checkpoints import CheckpointWalk
+from .checkpoints import CheckpointWalk, _Empty
 from .logcheck import LogCheck, check_log
 
-__all__ = ["Verdict", "verify", "REASONS", "load_key", "jwk_thumbprint"]
+__all__ = ["Verdict", "verify", "LogVerdict", "verify_log", "REASONS", "load_key",
+           "jwk_thumbprint"]
 
 PathOrBytes = Union[str, "os.PathLike[str]", bytes]
 
@@ -419,3 +420,64 @@ def verify(record: PathOrBytes | dict[str, Any], key: Any = None, *,
         if walk is not None:
             walk.close()
     return v
+
+
+@dataclass
+class LogVerdict:
+    """What verify_log found: the members of ``kwitness verify --key K --log
+    LOG --json`` without a record. ``stop``: where the check stopped
+    ("log_end"; "log_truncated", a cut inside a line; "checkpoint_beyond_log",
+    checkpoints past the cut; or the problem found); ``valid``: no checkpoint
+    or log problem but a cut; ``vouched_lines``: the first lines of the log
+    checkpoint ``checkpoint`` of ``checkpoints`` vouches for;
+    ``unvouched_lines``: the lines after them; ``vouched``: the sentence."""
+
+    valid: bool
+    reason: str
+    stop: str
+    message: str
+    vouched_lines: int
+    checkpoint: int
+    checkpoints: int
+    log_lines: int
+    unvouched_lines: int
+    vouched: str
+
+    def __bool__(self) -> bool:
+        return self.valid
+
+
+def verify_log(log: str | os.PathLike[str], key: Any, *,
+               checkpoints: str | os.PathLike[str] | None = None) -> LogVerdict:
+    """A decision log without its record (a host that lost power, a copy cut
+    short) against its checkpoints (LOG.checkpoints, or checkpoints=PATH), as
+    ``kwitness verify --key K --log LOG`` checks it: every entry through the
+    last checkpoint the log holds whole. key: the trusted key (as for
+    verify). Raises ValueError or OSError for a key, log or checkpoint file
+    that cannot be read (as the CLI exits 2)."""
+    pub, jwk = load_key(key)
+    path = os.fspath(checkpoints) if checkpoints is not None else os.fspath(log) + \
+        CHECKPOINT_SUFFIX
+    try:
+        f: Any = open(path, "rb")
+    except IsADirectoryError:
+        f = _Empty()  # stdio reads a folder as an empty file
+    walk = CheckpointWalk(f, pub, jwk_thumbprint(jwk) or "")
+    try:
+        with _Joined(os.fspath(log)) as logf:
+            lc = check_log(logf, walk.line)
+        walk.end()
+    finally:
+        walk.close()
+    if walk.problem != "ok":
+        stop, valid, why = walk.problem, False, walk.why
+    elif lc.problem != "ok":
+        stop, valid, why = lc.problem, lc.problem == "log_truncated", lc.why
+    elif walk.beyond_log:
+        stop, valid = "checkpoint_beyond_log", True
+        why = "a checkpoint covers lines past the log's end: the log was cut"
+    else:
+        stop, valid, why = "log_end", True, "the log ends"
+    return LogVerdict(valid, "ok" if valid else stop, stop, why, walk.vouched_lines,
+                      walk.vouched_n, walk.chain, walk.log_lines,
+                      walk.log_lines - walk.vouched_lines, walk.describe())

@@ -11,6 +11,7 @@ json.dumps(sort_keys) — RFC 8785 for these ASCII members — signed with
 `cryptography`, and their prefixes hashed with hashlib: by neither verifier."""
 
 import base64
+import dataclasses
 import hashlib
 import json
 import os
@@ -256,6 +257,54 @@ class SameCheckpointVerdicts(CliRecords):
         rec = self.record("other-signed.json", log, key=self.other)
         self.both(rec, "checkpoint_key_mismatch", key="other.jwk", log=path,
                   cli=["--checkpoints", ck], py={"checkpoints": ck})
+
+    def log_only(self, log, ckpt=None):
+        """kwitness verify --log LOG [--checkpoints F] --json without a record, and
+        kwitness.verify_log: the same members (None: the CLI exits 2 and
+        Python raises OSError)."""
+        args = [KW, "verify", "--json", "--key", self.path("signer.jwk"), "--log", log]
+        c = subprocess.run(args + (["--checkpoints", ckpt] if ckpt else []), capture_output=True)
+        if c.returncode == 2:
+            with self.assertRaises(OSError):
+                kwitness.verify_log(log, self.path("signer.jwk"), checkpoints=ckpt)
+            return None
+        cli = json.loads(c.stdout)
+        p = dataclasses.asdict(kwitness.verify_log(log, self.path("signer.jwk"),
+                                                   checkpoints=ckpt))
+        self.assertEqual(p, cli)
+        return p
+
+    def test_log_without_record(self):
+        """a log on its own, cut at 40 random byte offsets and changed: both verifiers agree"""
+        good = self.chain(at=(5, 10, 20, 30, 41))
+        text = b"".join(x + b"\n" for x in self.closed(good))
+        with open(self.path("whole.ckpt"), "wb") as f:
+            f.write(b"".join(x + b"\n" for x in good))
+        rng = random.Random(int(os.environ.get("KW_FUZZ_SEED", "7638")))
+        stops = set()
+        for off in [len(text), 0, len(text) - 1] + rng.sample(range(1, len(text)), 40):
+            with self.subTest(off=off):
+                with open(self.path("cut.jsonl"), "wb") as f:
+                    f.write(text[:off])
+                p = self.log_only(self.path("cut.jsonl"), self.path("whole.ckpt"))
+                whole = text[:off].count(b"\n")
+                self.assertEqual(p["vouched_lines"], max([n for n in (5, 10, 20, 30, 41)
+                                                          if n <= whole], default=0))
+                stops.add(p["stop"])
+        self.assertEqual(stops, {"log_end", "log_truncated", "checkpoint_beyond_log"})
+        log = self.write_log("lo.jsonl", self.closed(good))
+        cases = [("forged", [good[0], good[1].replace(b'"gaps":0', b'"gaps":1'), *good[2:]]),
+                 ("removed", [good[0], *good[2:]]), ("reordered", [good[0], good[2], good[1]]),
+                 ("torn", good[:-1] + [good[-1][:-9]]), ("empty", [])]
+        for name, ckpts in cases:
+            with self.subTest(name):
+                with open(log + ".checkpoints", "wb") as f:
+                    f.write(b"".join(x + b"\n" for x in ckpts).rstrip(b"\n" * (name == "torn")))
+                self.log_only(log)
+        changed = self.closed(good)
+        changed[3] = changed[3].replace(b'"host":"10.', b'"host":"11.')
+        self.log_only(self.write_log("lo-changed.jsonl", changed), self.path("whole.ckpt"))
+        self.assertIsNone(self.log_only(self.write_log("lo-none.jsonl", changed)))
 
     def test_differential_fuzz(self):
         """random byte and line edits of a checkpoint file, and byte edits of its log
