@@ -144,19 +144,27 @@ class CheckpointWalk:
         self._advance()
 
     @classmethod
-    def beside(cls, path: str, pub: Any, kid: str) -> "CheckpointWalk | None":
-        """The walk over the file at path; a walk with no file when there is
-        none (the close entry must then name none); None when the file is
-        there but cannot be opened (kwitness verify then checks nothing)."""
+    def from_file(cls, path: str, pub: Any, kid: str) -> "CheckpointWalk":
+        """The walk over the file at path (a folder reads as an empty file,
+        as stdio reads one); OSError when it cannot be opened."""
         try:
-            f: BinaryIO | None = open(path, "rb")
-        except FileNotFoundError:
-            f = None
+            f: BinaryIO = open(path, "rb")
         except IsADirectoryError:
             f = _Empty()  # type: ignore[assignment]
+        return cls(f, pub, kid)
+
+    @classmethod
+    def beside(cls, path: str, pub: Any, kid: str) -> "CheckpointWalk | None":
+        """For a record's log: the walk over the file at path; a walk with no
+        file when there is none (the close entry must then name none); None
+        when it is there but cannot be opened (kwitness verify then checks
+        nothing)."""
+        try:
+            return cls.from_file(path, pub, kid)
+        except FileNotFoundError:
+            return cls(None, pub, kid)
         except OSError:
             return None
-        return cls(f, pub, kid)
 
     def close(self) -> None:
         if self.f is not None:

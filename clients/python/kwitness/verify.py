@@ -29,7 +29,7 @@ from . import schema
 from .jcs import CanonicalizationError, canonicalize, parse_strict
 from .checkpoints import REASONS as CHECKPOINT_REASONS
 from .checkpoints import SUFFIX as CHECKPOINT_SUFFIX
-from .checkpoints import CheckpointWalk, _Empty
+from .checkpoints import CheckpointWalk
 from .logcheck import LogCheck, check_log
 
 __all__ = ["Verdict", "verify", "LogVerdict", "verify_log", "REASONS", "load_key",
@@ -458,11 +458,7 @@ def verify_log(log: str | os.PathLike[str], key: Any, *,
     pub, jwk = load_key(key)
     path = os.fspath(checkpoints) if checkpoints is not None else os.fspath(log) + \
         CHECKPOINT_SUFFIX
-    try:
-        f: Any = open(path, "rb")
-    except IsADirectoryError:
-        f = _Empty()  # stdio reads a folder as an empty file
-    walk = CheckpointWalk(f, pub, jwk_thumbprint(jwk) or "")
+    walk = CheckpointWalk.from_file(path, pub, jwk_thumbprint(jwk) or "")
     try:
         with _Joined(os.fspath(log)) as logf:
             lc = check_log(logf, walk.line)

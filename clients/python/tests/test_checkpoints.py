@@ -305,6 +305,8 @@ class SameCheckpointVerdicts(CliRecords):
         changed[3] = changed[3].replace(b'"host":"10.', b'"host":"11.')
         self.log_only(self.write_log("lo-changed.jsonl", changed), self.path("whole.ckpt"))
         self.assertIsNone(self.log_only(self.write_log("lo-none.jsonl", changed)))
+        os.mkdir(self.path("lo-dir"))
+        self.log_only(log, self.path("lo-dir"))  # read as an empty file
 
     def test_differential_fuzz(self):
         """random byte and line edits of a checkpoint file, and byte edits of its log
