@@ -4,7 +4,7 @@
 # fresh virtual environment of Debian's Python, offline (--no-index: nothing
 # may come from the network, not even build tools), then the installed
 # package (not the source tree) imported from elsewhere, its verify held to
-# the CLI's verdicts (clients/python/tests/test_verify.py), and a clean
+# the CLI's verdicts (clients/python/tests/test_verify.py, test_checkpoints.py), and a clean
 # uninstall.
 . "$(dirname "$0")/../lib.sh"
 
@@ -45,13 +45,13 @@ expect_eq "the installed version is kwitness.__version__" "$want" "$ver"
 expect_eq "the package carries py.typed (its type hints are used by checkers)" 0 $?
 
 out=$(KW_PY_INSTALLED=1 KW=$KW PYTHONDONTWRITEBYTECODE=1 \
-	"$T/venv/bin/python" "$KW_ROOT/clients/python/tests/tap.py" test_verify 2>&1)
+	"$T/venv/bin/python" "$KW_ROOT/clients/python/tests/tap.py" test_verify test_checkpoints 2>&1)
 rc=$?
 n=$(grep -c '^ok ' <<<"$out")
 if [ "$rc" -eq 0 ] && [ "$n" -ge 6 ] && ! grep -q SKIP <<<"$out"; then
-	ok "the installed package's verify gives the CLI's reason codes on tampered records ($n tests)"
+	ok "the installed package's verify gives the CLI's reason codes on tampered records and checkpoints ($n tests)"
 else
-	not_ok "the installed package's verify gives the CLI's reason codes on tampered records"
+	not_ok "the installed package's verify gives the CLI's reason codes on tampered records and checkpoints"
 	sed 's/^/#   /' <<<"$out" | tail -30
 fi
 

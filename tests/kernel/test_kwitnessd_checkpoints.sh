@@ -35,6 +35,35 @@ KEY=$KT_TMP/signer.jwk
 # cut_verify LOG CKPTS: kwitness verify of a log without its record, as JSON
 cut_verify() { "$KW" verify --key "$KEY" --log "$1" --checkpoints "$2" --json; }
 code_of() { jq -r .reason <<<"$1"; }
+# same_verdict WHAT [--allow-incomplete]: the Python client's kwitness.verify
+# (a second implementation of the checkpoint checks) against kwitness verify
+# on $REC, $LOG and its checkpoints: validity, reason code, checkpoints sentence
+if python3 -c 'import cryptography' 2>/dev/null; then
+	same_verdict() {
+		local what=$1 cli py
+		shift
+		cli=$("$KW" verify --key "$KEY" --log "$LOG" --json "$@" "$REC" |
+			jq -c '[.valid, .reason, .checkpoints // ""]')
+		py=$(PYTHONPATH=$KW_ROOT/clients/python python3 -c 'import json, sys
+from kwitness.verify import verify
+v = verify(sys.argv[1], sys.argv[2], log=sys.argv[3], allow_incomplete=len(sys.argv) > 4)
+print(json.dumps([v.valid, v.reason, v.checkpoints], separators=(",", ":")))' \
+			"$REC" "$KEY" "$LOG" "$@")
+		expect_eq "the Python client's verdict is the CLI's: $what ($cli)" "$cli" "$py"
+	}
+	# same_cut WHAT LOG CKPTS: kwitness.verify_log against verify --log without a record
+	same_cut() {
+		local py
+		py=$(PYTHONPATH=$KW_ROOT/clients/python python3 -c 'import dataclasses, json, sys
+from kwitness.verify import verify_log
+print(json.dumps(dataclasses.asdict(verify_log(sys.argv[1], sys.argv[2], checkpoints=sys.argv[3]))))' \
+			"$2" "$KEY" "$3" | jq -Sc .)
+		expect_eq "the Python client's verify_log is the CLI's: $1" "$(cut_verify "$2" "$3" | jq -Sc .)" "$py"
+	}
+else
+	same_verdict() { skip "the Python client's verdict: $1 (python3 cryptography missing)"; }
+	same_cut() { skip "the Python client's verify_log: $1 (python3 cryptography missing)"; }
+fi
 
 conf 3600 200
 start_with_conf
@@ -64,6 +93,7 @@ expect_eq "the close entry names the last checkpoint" \
 	"$(jfield "$t" checkpoint | sed 's/^sha256://') $(jfield "$t" checkpoints)"
 out=$("$KW" verify --key "$KEY" --log "$LOG" --policy "$POL" "$REC")
 check "the record verifies with its checkpoints" grep -q "^checkpoints: lines 1-" <<<"$out"
+same_verdict "a closed session with its checkpoints"
 
 # --- the log cut at 50 random byte offsets ------------------------------
 size=$(stat -c %s "$LOG")
@@ -83,6 +113,9 @@ expect_eq "a log cut at 50 random offsets verifies exactly through its last whol
 j=$(cut_verify "$KT_TMP/cut" "$CK")
 check "a cut inside a line stops with log_truncated or at a checkpoint past the cut" \
 	grep -qE '"stop":"(log_truncated|checkpoint_beyond_log|log_end)"' <<<"$j"
+same_cut "the log cut at byte $off" "$KT_TMP/cut" "$CK"
+head -n "$(jq -r .lines "$CK" | sed -n 3p)" "$LOG" >"$KT_TMP/cut3"
+same_cut "the log cut after checkpoint 3's lines" "$KT_TMP/cut3" "$CK"
 
 # --- forged, removed, reordered --------------------------------------------
 sed '3s/"decisions":[0-9]*/"decisions":1/' "$CK" >"$KT_TMP/forged"
@@ -94,6 +127,7 @@ expect_eq "a removed checkpoint fails: checkpoint_chain_gap" checkpoint_chain_ga
 awk 'NR == 3 { h = $0; next } NR == 4 { print; print h; next } { print }' "$CK" >"$KT_TMP/reordered"
 expect_eq "a reordered pair fails: checkpoint_reordered" checkpoint_reordered \
 	"$(code_of "$(cut_verify "$LOG" "$KT_TMP/reordered")")"
+same_cut "a reordered pair" "$LOG" "$KT_TMP/reordered"
 sed '$d' "$CK" >"$KT_TMP/lastgone"
 out=$("$KW" verify --key "$KEY" --log "$LOG" --policy "$POL" --checkpoints "$KT_TMP/lastgone" "$REC")
 check "the record fails when its last checkpoint is removed (checkpoint_chain_gap)" \
@@ -145,6 +179,8 @@ check "verify reports the vouched lines and the unvouched tail" \
 check "and completeness false" grep -q "^completeness: INCOMPLETE" <<<"$out"
 out=$("$KW" verify --key "$KEY" --log "$LOG" "$REC")
 check "without --allow-incomplete it is log_incomplete" grep -q "^invalid: log_incomplete" <<<"$out"
+same_verdict "a session sealed from its last checkpoint, the unvouched tail" --allow-incomplete
+same_verdict "the same without --allow-incomplete"
 
 # a vouched line changed while the collector was down
 power_off pl2
@@ -158,6 +194,7 @@ for _ in $(seq 100); do [ -e "$REC" ] && break; sleep 0.1; done
 out=$("$KW" verify --key "$KEY" --log "$LOG" --allow-incomplete "$REC")
 check "a vouched line changed while down fails: checkpoint_prefix_mismatch" \
 	grep -q "^invalid: checkpoint_prefix_mismatch" <<<"$out" || { sed -n 3p "$LOG"; echo "$out"; } | sed 's/^/# /'
+same_verdict "a vouched line changed while down, then sealed" --allow-incomplete
 
 # --- a collector killed with the pins kept: the resumed session's chain goes on
 kwd_stop
@@ -206,4 +243,5 @@ expect_eq "... sealed as found, vouching for nothing (no resume entry, no checkp
 	"$(grep -c '"tool":"kwitness.resume"' "$LOG") $(trailer "$LOG" |
 		grep -c '"sealed":"the session could not be resumed: the log no longer matches') $(trailer \
 		"$LOG" | grep -c '"checkpoint":')"
+same_verdict "a log cut below its last checkpoint while down, sealed as found" --allow-incomplete
 finish

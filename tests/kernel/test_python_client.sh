@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # The Python client (clients/python/kwitness) against a real kwitnessd and
 # real cgroups: starts the daemon and two listeners, then runs
-# clients/python/tests/test_live.py, whose TAP is this suite's output.
+# clients/python/tests/test_live.py and test_live_checkpoints.py (a session
+# kwitnessd checkpointed, verified by both verifiers), whose TAP is this
+# suite's output.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/kwd_lib.sh"
 
@@ -14,4 +16,4 @@ kwd_start
 listeners_start
 KT_SOCK=$KT_SOCK KT_CG=$KT_CG KT_NP=$NP KW=$KW KT_TMP=$KT_TMP KT_JWK=$KT_TMP/signer.jwk \
 	LPORT_A=$LPORT_A LPORT_B=$LPORT_B \
-	PYTHONDONTWRITEBYTECODE=1 python3 "$KW_ROOT/clients/python/tests/tap.py" test_live
+	PYTHONDONTWRITEBYTECODE=1 python3 "$KW_ROOT/clients/python/tests/tap.py" test_live test_live_checkpoints

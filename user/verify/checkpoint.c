@@ -65,7 +65,10 @@ static void next_checkpoint(struct verify_ckpt *v)
 			v->torn = true; /* written when the power went */
 			return;
 		}
-		fail(v, KW_VERIFY_CHECKPOINT_MALFORMED, "a checkpoint line is too long");
+		/* fgets stops at a newline or a full buffer: a shorter line
+		 * without one (not at the end) holds a NUL byte */
+		fail(v, KW_VERIFY_CHECKPOINT_MALFORMED, len < sizeof(v->line) - 1 ?
+		     "a checkpoint line holds a NUL byte" : "a checkpoint line is too long");
 		return;
 	}
 	r = kw_checkpoint_read(v->line, len - 1, v->key, &c, hash, why, sizeof(why));

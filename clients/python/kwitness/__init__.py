@@ -25,10 +25,10 @@ from .protocol import DEFAULT_SOCKET, KwitnessError
 from .session import Session, SessionResult, list_sessions, status
 from .sandbox import Sandbox, sandbox
 from .trace import bundle_hash, software_measurement, transcript_hash
-from .verify import REASONS, Verdict, verify
+from .verify import REASONS, LogVerdict, Verdict, verify, verify_log
 
 __all__ = [
-    "sandbox", "Sandbox", "verify", "Verdict", "REASONS",
+    "sandbox", "Sandbox", "verify", "Verdict", "verify_log", "LogVerdict", "REASONS",
     "Session", "SessionResult", "KwitnessError", "status", "list_sessions", "pid_cgroup",
     "cgroup2_mount",
     "canonicalize", "CanonicalizationError", "bundle_hash", "transcript_hash",

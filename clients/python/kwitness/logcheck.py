@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Callable
 
 from .jcs import CanonicalizationError, canonicalize, parse_strict
 
@@ -127,7 +127,8 @@ class LogCheck:
             return
         self._follow_seq(seq)
 
-    def _line(self, line: bytes) -> None:
+    def _line(self, line: bytes) -> Any:
+        """Checks one line; its entry when the line is a canonical object."""
         self.lines += 1
         if not line:
             self._problem("log_malformed", f"line {self.lines} is empty")
@@ -146,8 +147,9 @@ class LogCheck:
                      min(len(canon), len(line)))
             self._problem("log_not_canonical",
                           f"line {self.lines} differs from its RFC 8785 form at column {i + 1}")
-            return
+            return None
         self._follow(value)
+        return value
 
     # -- the end -------------------------------------------------------------
     def _judge(self) -> None:
@@ -218,8 +220,11 @@ def _count(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
-def check_log(f: BinaryIO) -> LogCheck:
-    """Reads a decision log from a binary file object to its end."""
+def check_log(f: BinaryIO,
+              on_line: Callable[[bytes, dict[str, Any]], None] | None = None) -> LogCheck:
+    """Reads a decision log from a binary file object to its end. on_line is
+    given every line that passes the line checks (and its entry), in order:
+    the checkpoint walk."""
     c = LogCheck()
     digest = hashlib.sha256(b"[")
     while c.problem == "ok":
@@ -238,8 +243,10 @@ def check_log(f: BinaryIO) -> LogCheck:
         if len(line) > LINE_MAX:
             c._problem("log_line_too_long", f"line {c.lines + 1} is longer than {LINE_MAX} bytes")
             break
-        c._line(line)
+        entry = c._line(line)
         if c.problem == "ok":
+            if on_line is not None:
+                on_line(line, entry)
             digest.update(b"," + line if c.entries else line)
             c.entries += 1
     if c.problem == "ok":

@@ -100,10 +100,13 @@ class Session:
     def open(cls, *, cgroup: str | os.PathLike[str] | None = None, pid: int | None = None,
              policy: bytes | str | os.PathLike[str], sandbox_id: str, image_digest: str,
              socket: str | os.PathLike[str] | None = None, model_provider: str | None = None,
-             model_id: str | None = None, data_class: str | None = None) -> "Session":
+             model_id: str | None = None, data_class: str | None = None,
+             checkpoint_interval: int | None = None) -> "Session":
         """Opens a session for ``cgroup`` (a cgroup2 directory) or ``pid``'s
         cgroup. ``policy`` is the bundle's bytes, or the path of its file (str
-        or PathLike). Raises KwitnessError when kwitnessd refuses or cannot be
+        or PathLike). ``checkpoint_interval``: seconds between the session's
+        signed interim checkpoints (0: none by time), instead of kwitnessd's
+        setting. Raises KwitnessError when kwitnessd refuses or cannot be
         reached, ValueError / OSError for bad arguments and unreadable files."""
         if (cgroup is None) == (pid is None):
             raise ValueError("give exactly one of cgroup and pid")
@@ -127,6 +130,10 @@ class Session:
                      ("data_class", data_class)):
             if v is not None:
                 req[k] = v
+        if checkpoint_interval is not None:
+            if not isinstance(checkpoint_interval, int) or not 0 <= checkpoint_interval <= 10**9:
+                raise ValueError("checkpoint_interval: seconds, 0 to 1000000000")
+            req["checkpoint_interval"] = checkpoint_interval
         sock = os.fspath(socket) if socket is not None else None
         reply = protocol.call(req, sock)
         sid = reply.get("session")

@@ -4,7 +4,9 @@ and with the reason codes of ``kwitness verify`` (docs/record.md,
 "Verification order and reason codes"): the record's form, schema, key,
 freshness and Ed25519 signature, then its decision log (transcript hash, call
 count, the session it names, its own consistency), its policy bundle and
-software measurement, and last completeness. Ed25519 comes from the
+software measurement, completeness, and the log's signed interim checkpoints
+(``LOG.checkpoints``: checkpoints.py), whose problems outrank an incomplete or
+inconsistent log. Ed25519 comes from the
 ``cryptography`` package (Debian: python3-cryptography).
 
 This is a second, independent implementation of the checks kwitness's C
@@ -25,9 +27,13 @@ from typing import Any, Union
 
 from . import schema
 from .jcs import CanonicalizationError, canonicalize, parse_strict
+from .checkpoints import REASONS as CHECKPOINT_REASONS
+from .checkpoints import SUFFIX as CHECKPOINT_SUFFIX
+from .checkpoints import CheckpointWalk
 from .logcheck import LogCheck, check_log
 
-__all__ = ["Verdict", "verify", "REASONS", "load_key", "jwk_thumbprint"]
+__all__ = ["Verdict", "verify", "LogVerdict", "verify_log", "REASONS", "load_key",
+           "jwk_thumbprint"]
 
 PathOrBytes = Union[str, "os.PathLike[str]", bytes]
 
@@ -67,6 +73,7 @@ REASONS = {
     "log_inconsistent": "The decision log contradicts itself: its sequence numbers, open and "
                         "close entries or trailer counts disagree.",
     "log_incomplete": "The decision log does not hold every decision of the session.",
+    **CHECKPOINT_REASONS,
 }
 
 # Input limits of kwitness verify (docs/record.md).
@@ -85,7 +92,11 @@ class _Fail(Exception):
 class Verdict:
     """What kwitness.verify found. ``valid`` is kwitness verify's exit status 0;
     ``reason`` its reason code ("ok" when valid); ``message`` its sentence and
-    detail. ``complete`` is None when no log was read."""
+    detail. ``complete`` is None when no log was read. ``checkpoints`` is
+    kwitness verify's checkpoints sentence (its JSON member ``checkpoints``),
+    "" when the log has none: the lines its signed checkpoints vouch for
+    (``vouched_lines``, the first lines of the log) and the lines after the
+    last one (``unvouched_lines``, the close entry not counted)."""
 
     valid: bool
     reason: str
@@ -97,6 +108,9 @@ class Verdict:
     log_entries: int = 0
     decisions: int = 0
     denials: int = 0
+    checkpoints: str = ""
+    vouched_lines: int = 0
+    unvouched_lines: int = 0
 
     def __bool__(self) -> bool:
         return self.valid
@@ -180,8 +194,9 @@ def load_key(key: Any) -> tuple[Any, dict[str, str]]:
 
 
 def _check_signed(rec: Any, key: Any, allow_embedded_key: bool, now: int, max_age: int,
-                  skew: int, nonce: str | None) -> None:
-    """The record itself, in kw_record_verify_signed's order."""
+                  skew: int, nonce: str | None) -> tuple[Any, dict[str, str]]:
+    """The record itself, in kw_record_verify_signed's order. Returns the key
+    it holds under (the trusted one, else its own cnf.jwk)."""
     from cryptography.exceptions import InvalidSignature
 
     if not isinstance(rec, dict):
@@ -236,6 +251,7 @@ def _check_signed(rec: Any, key: Any, allow_embedded_key: bool, now: int, max_ag
         pub.verify(sig, canonicalize(unsigned))
     except InvalidSignature:
         raise _Fail("signature_invalid") from None
+    return key
 
 
 def _check_identity(rec: dict[str, Any], lc: LogCheck) -> None:
@@ -325,8 +341,24 @@ class _Joined:
         self.f.close()
 
 
+def _checkpoints(walk: CheckpointWalk, v: Verdict) -> Verdict:
+    """The chain against the log and its close entry, once the log was read
+    through: its summary into v, and a problem makes the record invalid when
+    it was valid or only incomplete or inconsistent (the checkpoint code says
+    what was changed)."""
+    reason = walk.bound()
+    if walk.checkpointed:
+        v.checkpoints = walk.describe()
+        v.vouched_lines, v.unvouched_lines = walk.vouched_lines, walk.unvouched_lines
+    if reason != "ok" and (v.valid or v.reason in ("log_incomplete", "log_inconsistent")):
+        v.valid, v.reason, v.warning = False, reason, ""
+        v.message = f"{REASONS[reason]} ({walk.why})"
+    return v
+
+
 def verify(record: PathOrBytes | dict[str, Any], key: Any = None, *,
            log: str | os.PathLike[str] | None = None,
+           checkpoints: str | os.PathLike[str] | None = None,
            policy: PathOrBytes | None = None, image_digest: str | None = None,
            max_age: int = 86400, skew: int = 300, nonce: str | None = None,
            allow_embedded_key: bool = False, allow_incomplete: bool = False,
@@ -337,11 +369,12 @@ def verify(record: PathOrBytes | dict[str, Any], key: Any = None, *,
     key (a public JWK as dict, text or file; a PEM public key as bytes or
     file), or None with allow_embedded_key=True (which proves the record is
     self-consistent, not who signed it). log: the decision log's path (its
-    transcript hash, call count, session and completeness are re-derived).
-    policy: the policy bundle (path or bytes). max_age: oldest acceptable
-    record in seconds, 0 for archives. Returns a Verdict; raises ValueError
-    or OSError only for arguments or files that cannot be read (as the CLI
-    exits 2)."""
+    transcript hash, call count, session and completeness are re-derived,
+    and its checkpoints checked when the file beside it, LOG.checkpoints, is
+    there). checkpoints: that file's path, when it is elsewhere. policy: the
+    policy bundle (path or bytes). max_age: oldest acceptable record in
+    seconds, 0 for archives. Returns a Verdict; raises ValueError or OSError
+    only for arguments or files that cannot be read (as the CLI exits 2)."""
     if isinstance(record, dict):
         text = canonicalize(record)
     else:
@@ -353,27 +386,94 @@ def verify(record: PathOrBytes | dict[str, Any], key: Any = None, *,
     bundle = _read("policy bundle", policy, BUNDLE_MAX) if policy is not None else None
     now = int(time.time()) if now is None else int(now)
     lc: LogCheck | None = None
+    walk: CheckpointWalk | None = None
     try:
         try:
-            rec = parse_strict(text)
-        except CanonicalizationError as e:
-            raise _Fail("record_malformed", f"({e})") from None
-        _check_signed(rec, trusted, allow_embedded_key, now, max_age, skew, nonce)
-        if log is not None:
-            with _Joined(os.fspath(log)) as f:
-                lc = check_log(f)
-        _check_evidence(rec, lc, bundle, image_digest)
-        warning = ""
-        if lc is not None and not lc.complete:
-            if not allow_incomplete:
-                raise _Fail("log_incomplete", f"({lc.incomplete_why})")
-            warning = f"{REASONS['log_incomplete']} {lc.incomplete_why}"
-        v = Verdict(True, "ok", REASONS["ok"], warning=warning)
-    except _Fail as f:
-        msg = REASONS[f.reason] + (f" {f.detail}" if f.detail else "")
-        v = Verdict(False, f.reason, msg)
-    if lc is not None and lc.problem == "ok":
-        v.complete, v.incomplete = lc.complete, lc.incomplete_why
-        v.transcript_hash, v.log_entries = lc.hash, lc.entries
-        v.decisions, v.denials = lc.decisions, lc.denials
+            try:
+                rec = parse_strict(text)
+            except CanonicalizationError as e:
+                raise _Fail("record_malformed", f"({e})") from None
+            pub, jwk = _check_signed(rec, trusted, allow_embedded_key, now, max_age, skew, nonce)
+            if log is not None:
+                walk = CheckpointWalk.beside(
+                    os.fspath(checkpoints) if checkpoints is not None
+                    else os.fspath(log) + CHECKPOINT_SUFFIX, pub, jwk_thumbprint(jwk) or "")
+                with _Joined(os.fspath(log)) as f:
+                    lc = check_log(f, walk.line if walk is not None else None)
+            _check_evidence(rec, lc, bundle, image_digest)
+            warning = ""
+            if lc is not None and not lc.complete:
+                if not allow_incomplete:
+                    raise _Fail("log_incomplete", f"({lc.incomplete_why})")
+                warning = f"{REASONS['log_incomplete']} {lc.incomplete_why}"
+            v = Verdict(True, "ok", REASONS["ok"], warning=warning)
+        except _Fail as f:
+            msg = REASONS[f.reason] + (f" {f.detail}" if f.detail else "")
+            v = Verdict(False, f.reason, msg)
+        if lc is not None and lc.problem == "ok":
+            v.complete, v.incomplete = lc.complete, lc.incomplete_why
+            v.transcript_hash, v.log_entries = lc.hash, lc.entries
+            v.decisions, v.denials = lc.decisions, lc.denials
+            if walk is not None:
+                v = _checkpoints(walk, v)
+    finally:
+        if walk is not None:
+            walk.close()
     return v
+
+
+@dataclass
+class LogVerdict:
+    """What verify_log found: the members of ``kwitness verify --key K --log
+    LOG --json`` without a record. ``stop``: where the check stopped
+    ("log_end"; "log_truncated", a cut inside a line; "checkpoint_beyond_log",
+    checkpoints past the cut; or the problem found); ``valid``: no checkpoint
+    or log problem but a cut; ``vouched_lines``: the first lines of the log
+    checkpoint ``checkpoint`` of ``checkpoints`` vouches for;
+    ``unvouched_lines``: the lines after them; ``vouched``: the sentence."""
+
+    valid: bool
+    reason: str
+    stop: str
+    message: str
+    vouched_lines: int
+    checkpoint: int
+    checkpoints: int
+    log_lines: int
+    unvouched_lines: int
+    vouched: str
+
+    def __bool__(self) -> bool:
+        return self.valid
+
+
+def verify_log(log: str | os.PathLike[str], key: Any, *,
+               checkpoints: str | os.PathLike[str] | None = None) -> LogVerdict:
+    """A decision log without its record (a host that lost power, a copy cut
+    short) against its checkpoints (LOG.checkpoints, or checkpoints=PATH), as
+    ``kwitness verify --key K --log LOG`` checks it: every entry through the
+    last checkpoint the log holds whole. key: the trusted key (as for
+    verify). Raises ValueError or OSError for a key, log or checkpoint file
+    that cannot be read (as the CLI exits 2)."""
+    pub, jwk = load_key(key)
+    path = os.fspath(checkpoints) if checkpoints is not None else os.fspath(log) + \
+        CHECKPOINT_SUFFIX
+    walk = CheckpointWalk.from_file(path, pub, jwk_thumbprint(jwk) or "")
+    try:
+        with _Joined(os.fspath(log)) as logf:
+            lc = check_log(logf, walk.line)
+        walk.end()
+    finally:
+        walk.close()
+    if walk.problem != "ok":
+        stop, valid, why = walk.problem, False, walk.why
+    elif lc.problem != "ok":
+        stop, valid, why = lc.problem, lc.problem == "log_truncated", lc.why
+    elif walk.beyond_log:
+        stop, valid = "checkpoint_beyond_log", True
+        why = "a checkpoint covers lines past the log's end: the log was cut"
+    else:
+        stop, valid, why = "log_end", True, "the log ends"
+    return LogVerdict(valid, "ok" if valid else stop, stop, why, walk.vouched_lines,
+                      walk.vouched_n, walk.chain, walk.log_lines,
+                      walk.log_lines - walk.vouched_lines, walk.describe())

@@ -37,6 +37,12 @@ class TapResult(unittest.TestResult):
     addFailure = _fail
     addError = _fail
 
+    def addSubTest(self, test, subtest, err):
+        # unittest reports neither success nor failure for a test whose
+        # subtests failed: each failed subtest is a "not ok" of its own.
+        if err is not None:
+            self._fail(subtest, err)
+
     def addSkip(self, test, reason):
         self.n += 1
         print(f"ok {self.n} # SKIP {self._name(test)}: {reason}", flush=True)

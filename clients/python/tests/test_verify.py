@@ -28,9 +28,29 @@ def transcript(lines):
     return "sha256:" + hashlib.sha256(b"[" + b",".join(lines) + b"]").hexdigest(), len(lines)
 
 
-@unittest.skipUnless(os.access(KW, os.X_OK) and os.access(LOGGEN, os.X_OK),
-                     "needs build/kwitness and build/tests/kw-loggen (make test-bins)")
-class SameVerdicts(unittest.TestCase):
+def mutate(rng, data, alphabet):
+    """One to three random byte edits of data (a bytearray), in place."""
+    for _ in range(rng.randint(1, 3)):
+        pos = rng.randrange(len(data))
+        op = rng.randrange(3)
+        if op == 0:
+            data[pos] = rng.choice(alphabet)
+        elif op == 1:
+            del data[pos]
+        else:
+            data.insert(pos, rng.choice(alphabet))
+    return data
+
+
+NEEDS = (os.access(KW, os.X_OK) and os.access(LOGGEN, os.X_OK),
+         "needs build/kwitness and build/tests/kw-loggen (make test-bins)")
+
+
+@unittest.skipUnless(*NEEDS)
+class CliRecords(unittest.TestCase):
+    """Keys, logs and records made with the CLI, and both verifiers run on
+    them (the base of the test classes here and in test_checkpoints.py)."""
+
     @classmethod
     def setUpClass(cls):
         cls.d = tempfile.mkdtemp(prefix="kw-pyverify.")
@@ -111,10 +131,16 @@ class SameVerdicts(unittest.TestCase):
         self.assertEqual(c["reason"], want, c["message"])
         self.assertEqual(p.reason, want, p.message)
         self.assertEqual(p.valid, c["valid"])
+        self.assertEqual(p.checkpoints, c.get("checkpoints", ""))
+        if want.startswith("checkpoint"):  # the CLI's message is the why alone
+            self.assertEqual(p.message, f"{kwitness.REASONS[want]} ({c['message']})")
         if log and "complete" in c:
             self.assertEqual(p.complete, c["complete"])
         return p, c
 
+
+@unittest.skipUnless(*NEEDS)
+class SameVerdicts(CliRecords):
     def test_valid(self):
         """a collector-shaped log, its record and bundle: both say ok, complete, same hash"""
         rec = self.record("ok.json", self.lines)
@@ -263,16 +289,7 @@ class SameVerdicts(unittest.TestCase):
         reasons = set()
         for i in range(int(os.environ.get("KW_FUZZ_CASES", "150"))):
             target = rng.choice(("record", "log"))
-            data = bytearray(rec if target == "record" else log)
-            for _ in range(rng.randint(1, 3)):
-                pos = rng.randrange(len(data))
-                op = rng.randrange(3)
-                if op == 0:
-                    data[pos] = rng.choice(alphabet)
-                elif op == 1:
-                    del data[pos]
-                else:
-                    data.insert(pos, rng.choice(alphabet))
+            data = mutate(rng, bytearray(rec if target == "record" else log), alphabet)
             r, l = self.path("fz-rec"), self.path("fz-log")
             with open(r, "wb") as f:
                 f.write(data if target == "record" else rec)
