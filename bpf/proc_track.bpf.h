@@ -3,8 +3,8 @@
  * reported (KW_EV_PROC_FORK, KW_EV_PROC_EXEC) so the collector writes its
  * "proc" entry (docs/decision-log.md, "proc"). Only session tasks get this
  * far: fork is reported from kw_task_fork (cgroup_track.bpf.h), which
- * returns first for an untagged parent; the exec tracepoint returns after
- * the class gate and the session lookup every hook makes. The events are
+ * returns first for an untagged parent; so does the exec tracepoint, both
+ * after kw_task_may_be_tagged, which reads the task alone. The events are
  * numbered like decisions and written whatever the record mode, so a lost
  * one is a dropped one (the session is incomplete). */
 #ifndef KWITNESS_PROC_TRACK_BPF_H
@@ -13,6 +13,44 @@
 #include "base.bpf.h"
 #include "maps.bpf.h"
 #include "session.bpf.h"
+
+/* 1 when a mark may be missing from a session task (kw_unmarked). */
+static __always_inline int kw_marks_incomplete(void)
+{
+	__u32 key = KW_UNMARKED_OPENING, *v;
+
+	v = bpf_map_lookup_elem(&kw_unmarked, &key);
+	if (v && *v)
+		return 1;
+	key = KW_UNMARKED_FAILED;
+	v = bpf_map_lookup_elem(&kw_unmarked, &key);
+	return v && *v;
+}
+
+/* 0 when task is surely in no session: it has no mark, and every session
+ * task has one. The lineage programs run for every fork, exec and free on
+ * the host; for a task in no session this is all they do (docs/hooks.md,
+ * "A task in no session"). */
+static __always_inline int kw_task_may_be_tagged(struct task_struct *task)
+{
+	if (bpf_task_storage_get(&kw_task_marks, task, 0, 0))
+		return 1;
+	return kw_marks_incomplete();
+}
+
+/* Marks task (see kw_task_marks). A mark that cannot be made (no memory,
+ * or another task storage operation on this CPU) makes every untagged
+ * test look from then on: set before the tag it stands for is written. */
+static __always_inline void kw_mark_task(struct task_struct *task)
+{
+	__u32 key = KW_UNMARKED_FAILED, *failed;
+
+	if (bpf_task_storage_get(&kw_task_marks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE))
+		return;
+	failed = bpf_map_lookup_elem(&kw_unmarked, &key);
+	if (failed)
+		*failed = 1;
+}
 
 /* Numbers a lineage event and fills its header's fixed part. */
 static __always_inline void kw_proc_header(struct kw_ev_task *e, __u32 slot, struct kw_session *s,
@@ -98,6 +136,8 @@ int BPF_PROG(kw_proc_exec, struct task_struct *p, pid_t old_pid, struct linux_bi
 	void *rb;
 	long len;
 
+	if (!kw_task_may_be_tagged(t))
+		return 0;
 	governed = bpf_map_lookup_elem(&kw_governed, &zero);
 	if (!governed || !*governed || !kw_session_of_task(&c) || !c.s->classes)
 		return 0;
