@@ -181,17 +181,20 @@ static __always_inline void kw_record_move(__u32 slot, __u32 target_pid, __u64 d
 }
 
 /* A child of a task in no session: clone3(CLONE_INTO_CGROUP) may still
- * start it in a session's cgroup, where the hooks decide it by its cgroup
- * (it gets no tag, as before); it is marked, so its own exec and fork look. */
+ * start it in a session's cgroup. It joins that session there, as a task
+ * written into the cgroup's cgroup.procs does (kw_task_attach): tagged and
+ * marked, so it is followed should it leave, and its own exec and fork look. */
 static __always_inline void kw_fork_outside(struct task_struct *parent, struct task_struct *child)
 {
 	__u64 ccg;
+	__u32 *slot;
 
 	if (child->cgroups == parent->cgroups)
 		return;
 	ccg = kw_task_cgroup_id(child);
-	if (bpf_map_lookup_elem(&kw_cgroups, &ccg))
-		kw_mark_task(child);
+	slot = bpf_map_lookup_elem(&kw_cgroups, &ccg);
+	if (slot)
+		kw_tag_task(child, *slot);
 }
 
 SEC("tp_btf/sched_process_fork")
@@ -201,7 +204,7 @@ int BPF_PROG(kw_task_fork, struct task_struct *parent, struct task_struct *child
 	__u32 *slot, *cslot;
 	int s;
 
-	if (!kw_task_may_be_tagged(parent)) {
+	if (!kw_running_may_be_tagged(parent)) {
 		kw_fork_outside(parent, child);
 		return 0;
 	}

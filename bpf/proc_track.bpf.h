@@ -27,15 +27,31 @@ static __always_inline int kw_marks_incomplete(void)
 	return v && *v;
 }
 
+static __always_inline int kw_task_marked(struct task_struct *task)
+{
+	return bpf_task_storage_get(&kw_task_marks, task, 0, 0) != 0;
+}
+
 /* 0 when task is surely in no session: it has no mark, and every session
  * task has one. The lineage programs run for every fork, exec and free on
  * the host; for a task in no session this is all they do (docs/hooks.md,
- * "A task in no session"). */
+ * "A task in no session"). kw_unmarked is read before the mark: a read of
+ * [KW_UNMARKED_OPENING] cleared by kwitnessd comes after the marks its task
+ * iterator made (kwitnessd clears it after), so none of them is missed by a
+ * program that began before the iterator reached its task. */
 static __always_inline int kw_task_may_be_tagged(struct task_struct *task)
 {
-	if (bpf_task_storage_get(&kw_task_marks, task, 0, 0))
-		return 1;
-	return kw_marks_incomplete();
+	return kw_marks_incomplete() || kw_task_marked(task);
+}
+
+/* The same for task running now (fork's parent, exec's task): also when
+ * its thread group leader has a mark. A cgroup.procs write moves the whole
+ * thread group but its tracepoint names the leader alone, so only the leader
+ * is tagged and marked; its other threads are session tasks by their cgroup.
+ * (The leader's task_struct lives as long as any of its threads.) */
+static __always_inline int kw_running_may_be_tagged(struct task_struct *task)
+{
+	return kw_task_may_be_tagged(task) || kw_task_marked(task->group_leader);
 }
 
 /* Marks task (see kw_task_marks). A mark that cannot be made (no memory,
@@ -136,8 +152,14 @@ int BPF_PROG(kw_proc_exec, struct task_struct *p, pid_t old_pid, struct linux_bi
 	void *rb;
 	long len;
 
-	if (!kw_task_may_be_tagged(t))
-		return 0;
+	if (!kw_running_may_be_tagged(t)) {
+		/* an exec by a thread other than the leader (its old tid is
+		 * not its pid now): the leader whose mark it went by is gone,
+		 * so it looks, and takes a mark when it is a session task */
+		if (old_pid == t->pid || !kw_session_of_task(&c))
+			return 0;
+		kw_mark_task(t);
+	}
 	governed = bpf_map_lookup_elem(&kw_governed, &zero);
 	if (!governed || !*governed || !kw_session_of_task(&c) || !c.s->classes)
 		return 0;
