@@ -54,6 +54,15 @@ start_waiting() {
 	PID=$!
 }
 
+# joined PID CGROUP: until process PID is in CGROUP (10 s at most)
+joined() {
+	for _ in $(seq 200); do
+		grep -qx "$1" "$2/cgroup.procs" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # threads PID N: until process PID has N threads (10 s at most)
 threads() {
 	for _ in $(seq 200); do
@@ -113,7 +122,7 @@ fi
 name=before-open
 cg=$(cg_make $name)
 start_waiting $name "$cg" sh -c "$AWAIT; sh -c '$ESCAPE'; exit \$?" "$KT_TMP/$name.go"
-sleep 0.2
+joined "$PID" "$cg" || not_ok "$name: the process runs in the cgroup before the open"
 if sid=$(session_open "$cg" "$(policy_file $name "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"all\",$DENY}")") &&
 	[ -n "$sid" ]; then
 	followed $name "$sid" "$PID"
@@ -155,7 +164,8 @@ if policy_session $name enforce deny "$DENY"; then
 	first=$PID
 	start_waiting $name-late "$PRE" sh -c "$AWAIT; sh -c '$ESCAPE'; exit \$?" "$KT_TMP/$name-late.go"
 	late=$PID
-	sleep 0.2
+	joined "$first" "$cg" || not_ok "$name: the first process runs in the cgroup before the crash"
+	joined "$late" "$PRE" || not_ok "$name: the second process waits outside"
 	kill -KILL "$KT_DPID"
 	wait "$KT_DPID" 2>/dev/null
 	KT_DPID=
