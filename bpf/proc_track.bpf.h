@@ -51,7 +51,9 @@ static __always_inline int kw_task_may_be_tagged(struct task_struct *task)
  * (The leader's task_struct lives as long as any of its threads.) */
 static __always_inline int kw_running_may_be_tagged(struct task_struct *task)
 {
-	return kw_task_may_be_tagged(task) || kw_task_marked(task->group_leader);
+	struct task_struct *leader = task->group_leader;
+
+	return kw_task_may_be_tagged(task) || (leader != task && kw_task_marked(leader));
 }
 
 /* Marks task (see kw_task_marks). A mark that cannot be made (no memory,
