@@ -22,16 +22,7 @@
 
 kwd_require
 KT_PIN=/sys/fs/bpf/kwt-marks-$$
-start_pinned() {
-	kwd_start --pin-dir "$KT_PIN"
-	for _ in $(seq 300); do
-		"$KW" session list --socket "$KT_SOCK" >/dev/null 2>&1 && return 0
-		kwd_alive || break
-		sleep 0.05
-	done
-	return 1
-}
-start_pinned || kt_fail_all "kwitnessd did not start with a pin folder"
+kwd_start_pinned || kt_fail_all "kwitnessd did not start with a pin folder"
 kwd_has_hook net.connect || kt_skip_feature net.connect "net.connect hooks unavailable on this kernel"
 listeners_start
 
@@ -169,7 +160,7 @@ if policy_session $name enforce deny "$DENY"; then
 	kill -KILL "$KT_DPID"
 	wait "$KT_DPID" 2>/dev/null
 	KT_DPID=
-	start_pinned || not_ok "$name: kwitnessd starts again"
+	kwd_start_pinned || not_ok "$name: kwitnessd starts again"
 	echo "$late" >"$cg/cgroup.procs"
 	touch "$KT_TMP/$name-late.go"
 	wait "$late"
