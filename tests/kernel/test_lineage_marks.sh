@@ -16,7 +16,9 @@
 #   - a process made in the cgroup from outside with clone3(CLONE_INTO_CGROUP)
 #     (it moves out itself: it is the session's once there);
 #   - a task of a session resumed after kwitnessd was killed (-9): one in the
-#     cgroup before the crash, one moved in after the restart.
+#     cgroup before the crash, one moved in after the restart;
+#   - a process in the cgroup at open, outside the pid namespace of a
+#     kwitnessd that runs in one of its own (its task iterator cannot see it).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/kwd_lib.sh"
 
@@ -178,4 +180,34 @@ fi
 expect_eq "untagged process outside: connect proceeds" ok \
 	"$(cg_run "$OUT" "$NP" connect 127.0.0.1 "$LPORT_A")"
 check "kwitnessd is still running" kwd_alive
+
+# ---- kwitnessd in a pid namespace of its own ---------------------------------
+# Its task iterator sees that namespace's tasks alone: a process already in
+# the cgroup at open, outside it, gets no tag and no mark there (as in
+# before-open, but unseen).
+name=pidns
+if unshare --pid --fork --kill-child=TERM true 2>/dev/null; then
+	kwd_stop || not_ok "$name: kwitnessd stops"
+	printf '#!/bin/sh\nexec unshare --pid --fork --kill-child=TERM "%s" "$@"\n' "$KWD" >"$KT_TMP/kwd-pidns"
+	chmod +x "$KT_TMP/kwd-pidns"
+	KWD_HOST=$KWD KWD=$KT_TMP/kwd-pidns
+	kwd_start
+	KWD=$KWD_HOST
+	cg=$(cg_make $name)
+	start_waiting $name "$cg" sh -c "$AWAIT; sh -c '$ESCAPE'; exit \$?" "$KT_TMP/$name.go"
+	joined "$PID" "$cg" || not_ok "$name: the process runs in the cgroup before the open"
+	if sid=$(session_open "$cg" "$(policy_file $name "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"all\",$DENY}")") &&
+		[ -n "$sid" ]; then
+		followed $name "$sid" "$PID"
+	else
+		not_ok "$name: session opens"
+	fi
+	# unshare waits for its child (ignoring SIGTERM): stop kwitnessd itself
+	inner=$(grep -lx "PPid:[[:space:]]*$KT_DPID" /proc/[0-9]*/status 2>/dev/null | cut -d/ -f3)
+	[ -n "$inner" ] && kill -TERM $inner
+	kwd_gone "$KT_DPID" 300 || not_ok "$name: kwitnessd stops"
+	KT_DPID=
+else
+	skip "$name: unshare --pid --fork --kill-child unavailable"
+fi
 finish

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -254,12 +255,27 @@ static bool marks_lookup_always(void)
 	return yes;
 }
 
+/* The initial pid namespace's inode number (PROC_PID_INIT_INO, fixed). */
+#define KW_PID_INIT_INO 0xEFFFFFFCU
+
+/* 1 when this process runs in the initial pid namespace. Elsewhere (a
+ * container without the host's pids) the task iterator that marks the tasks
+ * already in a session's cgroups at open sees only this namespace's tasks. */
+static bool in_initial_pid_ns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == KW_PID_INIT_INO;
+}
+
 /* Before any tracepoint program runs: whether the lineage programs may trust
  * a missing mark (bpf/maps.bpf.h, kw_unmarked). Not after an earlier
- * collector's sessions resumed: it may have tagged tasks without a mark. */
+ * collector's sessions resumed: it may have tagged tasks without a mark; not
+ * outside the initial pid namespace. */
 static int reset_unmarked(struct kw_hooks *h, bool reuse, char *err, size_t errlen)
 {
-	int ret = kw_set_unmarked(h, KW_UNMARKED_FAILED, reuse || !marks_lookup_always());
+	int ret = kw_set_unmarked(h, KW_UNMARKED_FAILED,
+				  reuse || !marks_lookup_always() || !in_initial_pid_ns());
 
 	if (!ret && !reuse)
 		ret = kw_set_unmarked(h, KW_UNMARKED_OPENING, 0);
