@@ -112,16 +112,22 @@ else
 fi
 
 # ---- in the cgroup when the session opened -----------------------------------
-name=before-open
-cg=$(cg_make $name)
-start_waiting $name "$cg" sh -c "$AWAIT; sh -c '$ESCAPE'; exit \$?" "$KT_TMP/$name.go"
-joined "$PID" "$cg" || not_ok "$name: the process runs in the cgroup before the open"
-if sid=$(session_open "$cg" "$(policy_file $name "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"all\",$DENY}")") &&
-	[ -n "$sid" ]; then
-	followed $name "$sid" "$PID"
-else
-	not_ok "$name: session opens"
-fi
+# open_over NAME: a process waits in a new cgroup NAME, then a session opens
+# over that cgroup; the process's child must be followed.
+open_over() {
+	local name=$1 cg sid
+	cg=$(cg_make "$name")
+	start_waiting "$name" "$cg" sh -c "$AWAIT; sh -c '$ESCAPE'; exit \$?" "$KT_TMP/$name.go"
+	joined "$PID" "$cg" || not_ok "$name: the process runs in the cgroup before the open"
+	sid=$(session_open "$cg" "$(policy_file "$name" \
+		"{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"all\",$DENY}")")
+	if [ -n "$sid" ]; then
+		followed "$name" "$sid" "$PID"
+	else
+		not_ok "$name: session opens"
+	fi
+}
+open_over before-open
 
 # ---- a non-leader thread of a process moved in -------------------------------
 for mode in fork exec; do
@@ -193,15 +199,7 @@ if unshare --pid --fork --kill-child=TERM true 2>/dev/null; then
 	KWD_HOST=$KWD KWD=$KT_TMP/kwd-pidns
 	kwd_start
 	KWD=$KWD_HOST
-	cg=$(cg_make $name)
-	start_waiting $name "$cg" sh -c "$AWAIT; sh -c '$ESCAPE'; exit \$?" "$KT_TMP/$name.go"
-	joined "$PID" "$cg" || not_ok "$name: the process runs in the cgroup before the open"
-	if sid=$(session_open "$cg" "$(policy_file $name "{\"kwitness_policy\":1,\"mode\":\"enforce\",\"record\":\"all\",$DENY}")") &&
-		[ -n "$sid" ]; then
-		followed $name "$sid" "$PID"
-	else
-		not_ok "$name: session opens"
-	fi
+	open_over $name
 	# unshare waits for its child (ignoring SIGTERM): stop kwitnessd itself
 	inner=$(grep -lx "PPid:[[:space:]]*$KT_DPID" /proc/[0-9]*/status 2>/dev/null | cut -d/ -f3)
 	[ -n "$inner" ] && kill -TERM $inner
