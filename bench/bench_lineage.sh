@@ -6,10 +6,11 @@
 # also reports a session process) and kw_proc_exec (tp_btf/sched_process_exec).
 # With kernel.bpf_stats_enabled, BENCH_N (default 2000) fork + exec of
 # /bin/true by this untagged shell, and the kernel's own run time per run of
-# each program, in: a session open elsewhere (the class gate is open: two
-# hash lookups miss), then that session's processes' own (tagged: an event).
-# For scale, kw_task_free (tp_btf/sched_process_free: one hash delete that
-# misses for an untagged task) in the same runs, and the floor: an empty
+# each program, in: a session open elsewhere (the untagged test: no mark in
+# the task's storage; on 6.1 also the hash lookups, docs/hooks.md "A task in
+# no session"), then that session's processes' own (tagged: an event).
+# For scale, kw_task_free (tp_btf/sched_process_free: the same test for an
+# untagged task) in the same runs, and the floor: an empty
 # program on each of the three tracepoints (floor_fork, floor_exec,
 # floor_free: bench/lineage_floor.bpf.c, attached by bench_lineage_floor),
 # measured in the same runs.

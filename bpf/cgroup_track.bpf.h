@@ -150,6 +150,7 @@ static __always_inline void kw_tag_task(struct task_struct *task, __u32 slot)
 	if (!s)
 		return;
 	t.generation = s->generation;
+	kw_mark_task(task);
 	bpf_map_update_elem(&kw_task_tags, &key, &t, BPF_ANY);
 	tgid = BPF_CORE_READ(task, tgid);
 	if (tgid == BPF_CORE_READ(task, pid))
@@ -179,20 +180,44 @@ static __always_inline void kw_record_move(__u32 slot, __u32 target_pid, __u64 d
 	}
 }
 
+/* A child of a task in no session: clone3(CLONE_INTO_CGROUP) may still
+ * start it in a session's cgroup. It joins that session there, as a task
+ * written into the cgroup's cgroup.procs does (kw_task_attach): tagged and
+ * marked, so it is followed should it leave, and its own exec and fork look. */
+static __always_inline void kw_fork_outside(struct task_struct *parent, struct task_struct *child)
+{
+	__u64 ccg;
+	__u32 *slot;
+
+	if (child->cgroups == parent->cgroups)
+		return;
+	ccg = kw_task_cgroup_id(child);
+	slot = bpf_map_lookup_elem(&kw_cgroups, &ccg);
+	if (slot)
+		kw_tag_task(child, *slot);
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(kw_task_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u64 pcg = bpf_get_current_cgroup_id(), ccg;
+	__u64 pcg, ccg;
 	__u32 *slot, *cslot;
 	int s;
 
+	if (!kw_running_may_be_tagged(parent)) {
+		kw_fork_outside(parent, child);
+		return 0;
+	}
+	pcg = bpf_get_current_cgroup_id();
 	slot = bpf_map_lookup_elem(&kw_cgroups, &pcg);
 	if (slot)
 		s = (int)*slot;
 	else
 		s = kw_tag_slot(kw_task_tag_of(parent));
-	if (s < 0)
+	if (s < 0) {
+		kw_fork_outside(parent, child);
 		return 0;
+	}
 	kw_tag_task(child, (__u32)s);
 	kw_proc_fork((__u32)s, parent, child);
 	/* clone3(CLONE_INTO_CGROUP) puts the child elsewhere from the start */
@@ -229,13 +254,16 @@ int BPF_PROG(kw_task_attach, struct cgroup *dst, const char *path, struct task_s
 	return 0;
 }
 
-/* A freed task's address may hold the next task: its tag goes first. */
+/* A freed task's address may hold the next task: its tag goes first. A
+ * task with no mark has none (a missed delete costs microseconds). */
 SEC("tp_btf/sched_process_free")
 int BPF_PROG(kw_task_free, struct task_struct *task)
 {
 	__u64 key = (__u64)task;
 	__u32 tgid;
 
+	if (!kw_task_may_be_tagged(task))
+		return 0;
 	if (bpf_map_delete_elem(&kw_task_tags, &key))
 		return 0; /* it had no tag */
 	tgid = BPF_CORE_READ(task, tgid);

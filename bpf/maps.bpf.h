@@ -56,6 +56,35 @@ struct {
 KW_SPARSE_MAP(BPF_MAP_TYPE_HASH, KW_MAX_TAGGED_TASKS, __u64, struct kw_task_tag)
 kw_task_tags SEC(".maps");
 
+/* The lineage programs' untagged test (docs/hooks.md, "A task in no
+ * session"): every task kw_tag_task tags is marked in its own storage too,
+ * so a task in no session is told by reading the task, not by two hash
+ * lookups (a cold bucket each). A mark only says "look": a marked task takes
+ * the full lookup. Cgroup programs of 6.1 cannot read task storage; the
+ * lineage programs (tp_btf) can. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
+} kw_task_marks SEC(".maps");
+
+/* When the marks cannot be trusted to cover every session task, the
+ * untagged test looks anyway: [KW_UNMARKED_OPENING] nonzero while kwitnessd
+ * tags a session's cgroups and their tasks (written by userspace alone);
+ * [KW_UNMARKED_FAILED] nonzero once a mark could not be made, since a
+ * kwitnessd started with an earlier one's sessions (sticky until one starts
+ * with none), and always on a kernel whose bpf_task_storage_get may return
+ * NULL without looking (6.1: while this CPU is inside another task storage
+ * operation, a preempted one; 6.2 added bpf_task_storage_get_recur, which
+ * looks anyway). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KW_UNMARKED_KEYS);
+	__type(key, __u32);
+	__type(value, __u32);
+} kw_unmarked SEC(".maps");
+
 /* The same tags by thread group id, for kwitnessd's control socket (a
  * process inside a session, even one that left its cgroup, is refused). */
 KW_SPARSE_MAP(BPF_MAP_TYPE_HASH, KW_MAX_TAGGED_TASKS, __u32, struct kw_task_tag)

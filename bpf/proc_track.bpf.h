@@ -3,8 +3,8 @@
  * reported (KW_EV_PROC_FORK, KW_EV_PROC_EXEC) so the collector writes its
  * "proc" entry (docs/decision-log.md, "proc"). Only session tasks get this
  * far: fork is reported from kw_task_fork (cgroup_track.bpf.h), which
- * returns first for an untagged parent; the exec tracepoint returns after
- * the class gate and the session lookup every hook makes. The events are
+ * returns first for an untagged parent; so does the exec tracepoint, both
+ * after kw_task_may_be_tagged, which reads the task alone. The events are
  * numbered like decisions and written whatever the record mode, so a lost
  * one is a dropped one (the session is incomplete). */
 #ifndef KWITNESS_PROC_TRACK_BPF_H
@@ -13,6 +13,62 @@
 #include "base.bpf.h"
 #include "maps.bpf.h"
 #include "session.bpf.h"
+
+/* 1 when a mark may be missing from a session task (kw_unmarked). */
+static __always_inline int kw_marks_incomplete(void)
+{
+	__u32 key = KW_UNMARKED_OPENING, *v;
+
+	v = bpf_map_lookup_elem(&kw_unmarked, &key);
+	if (v && *v)
+		return 1;
+	key = KW_UNMARKED_FAILED;
+	v = bpf_map_lookup_elem(&kw_unmarked, &key);
+	return v && *v;
+}
+
+static __always_inline int kw_task_marked(struct task_struct *task)
+{
+	return bpf_task_storage_get(&kw_task_marks, task, 0, 0) != 0;
+}
+
+/* 0 when task is surely in no session: it has no mark, and every session
+ * task has one. The lineage programs run for every fork, exec and free on
+ * the host; for a task in no session this is all they do (docs/hooks.md,
+ * "A task in no session"). kw_unmarked is read before the mark: a read of
+ * [KW_UNMARKED_OPENING] cleared by kwitnessd comes after the marks its task
+ * iterator made (kwitnessd clears it after), so none of them is missed by a
+ * program that began before the iterator reached its task. */
+static __always_inline int kw_task_may_be_tagged(struct task_struct *task)
+{
+	return kw_marks_incomplete() || kw_task_marked(task);
+}
+
+/* The same for task running now (fork's parent, exec's task): also when
+ * its thread group leader has a mark. A cgroup.procs write moves the whole
+ * thread group but its tracepoint names the leader alone, so only the leader
+ * is tagged and marked; its other threads are session tasks by their cgroup.
+ * (The leader's task_struct lives as long as any of its threads.) */
+static __always_inline int kw_running_may_be_tagged(struct task_struct *task)
+{
+	struct task_struct *leader = task->group_leader;
+
+	return kw_task_may_be_tagged(task) || (leader != task && kw_task_marked(leader));
+}
+
+/* Marks task (see kw_task_marks). A mark that cannot be made (no memory,
+ * or another task storage operation on this CPU) makes every untagged
+ * test look from then on: set before the tag it stands for is written. */
+static __always_inline void kw_mark_task(struct task_struct *task)
+{
+	__u32 key = KW_UNMARKED_FAILED, *failed;
+
+	if (bpf_task_storage_get(&kw_task_marks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE))
+		return;
+	failed = bpf_map_lookup_elem(&kw_unmarked, &key);
+	if (failed)
+		*failed = 1;
+}
 
 /* Numbers a lineage event and fills its header's fixed part. */
 static __always_inline void kw_proc_header(struct kw_ev_task *e, __u32 slot, struct kw_session *s,
@@ -98,6 +154,14 @@ int BPF_PROG(kw_proc_exec, struct task_struct *p, pid_t old_pid, struct linux_bi
 	void *rb;
 	long len;
 
+	if (!kw_running_may_be_tagged(t)) {
+		/* an exec by a thread other than the leader (its old tid is
+		 * not its pid now): the leader whose mark it went by is gone,
+		 * so it looks, and takes a mark when it is a session task */
+		if (old_pid == t->pid || !kw_session_of_task(&c))
+			return 0;
+		kw_mark_task(t);
+	}
 	governed = bpf_map_lookup_elem(&kw_governed, &zero);
 	if (!governed || !*governed || !kw_session_of_task(&c) || !c.s->classes)
 		return 0;

@@ -20,6 +20,14 @@
  *                                folder CGROUP; the child TCP-connects and
  *                                prints its result; the clone's own errno
  *                                otherwise
+ *   clone-into-exec CGROUP CMD.. clone3(CLONE_INTO_CGROUP) into CGROUP; the
+ *                                child runs CMD; exits with CMD's status
+ *   thread-run fork|exec GATE CMD..
+ *                                a second thread waits until the file GATE
+ *                                exists (30 s at most), then runs CMD in a
+ *                                child it forks (fork) or execs CMD itself (exec:
+ *                                an exec by a thread other than the leader);
+ *                                exits with CMD's status
  *   open PATH r|w|rw             open a file (device nodes: cgroup/dev)
  *   sysctl NAME [VALUE|-]        read /proc/sys/NAME, or write VALUE ('-': the
  *                                value just read, a harmless write)
@@ -58,6 +66,7 @@
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -298,6 +307,67 @@ static int clone_into(const char *cgroup, const char *host, const char *port)
 	while (waitpid((pid_t)pid, &status, 0) < 0 && errno == EINTR)
 		;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+/* Runs argv in a child (child_pid 0: fork; else the child clone3 made) and
+ * returns its exit status. */
+static int run_child(long child_pid, char **argv)
+{
+	int status;
+
+	if (child_pid < 0)
+		return result(errno);
+	if (child_pid == 0) {
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	while (waitpid((pid_t)child_pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+static int clone_into_exec(const char *cgroup, char **argv)
+{
+	struct clone_args ca = { .flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD };
+	int cfd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (cfd < 0)
+		return result(errno);
+	ca.cgroup = (uint64_t)cfd;
+	fflush(stdout);
+	return run_child(syscall(SYS_clone3, &ca, sizeof(ca)), argv);
+}
+
+struct thread_run {
+	const char *gate;
+	char **argv;
+	int exec;
+};
+
+static void *thread_run_body(void *arg)
+{
+	struct thread_run *r = arg;
+	int i;
+
+	for (i = 0; i < 3000 && access(r->gate, F_OK); i++)
+		usleep(10000);
+	fflush(stdout);
+	if (r->exec) {
+		execvp(r->argv[0], r->argv);
+		_exit(127);
+	}
+	_exit(run_child(fork(), r->argv));
+}
+
+static int thread_run(const char *mode, const char *gate, char **argv)
+{
+	struct thread_run r = { gate, argv, !strcmp(mode, "exec") };
+	pthread_t t;
+
+	if ((!r.exec && strcmp(mode, "fork")) || pthread_create(&t, NULL, thread_run_body, &r))
+		return 2;
+	pthread_join(t, NULL);
+	return 2; /* the thread ends the process */
 }
 
 static int do_open(const char *path, const char *mode)
@@ -584,6 +654,10 @@ int main(int argc, char **argv)
 		return packet_send();
 	if (!strcmp(argv[1], "clone-into") && argc == 5)
 		return clone_into(argv[2], argv[3], argv[4]);
+	if (!strcmp(argv[1], "clone-into-exec") && argc >= 4)
+		return clone_into_exec(argv[2], argv + 3);
+	if (!strcmp(argv[1], "thread-run") && argc >= 5)
+		return thread_run(argv[2], argv[3], argv + 4);
 	if (!strcmp(argv[1], "open") && argc == 4)
 		return do_open(argv[2], argv[3]);
 	if (!strcmp(argv[1], "sysctl") && (argc == 3 || argc == 4))
@@ -599,7 +673,8 @@ int main(int argc, char **argv)
 usage:
 	fprintf(stderr, "usage: kw-netprobe listen PORT.. | connect|sendto|bind HOST PORT |\n"
 			"       socket FAMILY TYPE | udpconnect|rawsend HOST PORT | ping HOST |\n"
-			"       packetsend | clone-into CGROUP HOST PORT | open PATH r|w|rw |\n"
+			"       packetsend | clone-into CGROUP HOST PORT | clone-into-exec CGROUP CMD.. |\n"
+			"       thread-run fork|exec GATE CMD.. | open PATH r|w|rw |\n"
 			"       sysctl NAME [VALUE|-] | flood sendto|socket HOST PORT COUNT [RATE] |\n"
 			"       ctl SOCKET | hold SOCKET TEXT [COUNT] | ctlflood SOCKET CLIENTS BYTES SECONDS\n");
 	return 2;

@@ -91,6 +91,19 @@ kwd_start() {
 	kt_fail_all "kwitnessd did not open its socket within 60 s"
 }
 
+# kwd_start_pinned [OPTIONS]: kwd_start with the pin folder KT_PIN; waits until
+# it answers (a killed collector leaves its socket file behind); 1 when it
+# does not.
+kwd_start_pinned() {
+	kwd_start --pin-dir "$KT_PIN" "$@"
+	for _ in $(seq 300); do
+		"$KW" session list --socket "$KT_SOCK" >/dev/null 2>&1 && return 0
+		kwd_alive || break
+		sleep 0.05
+	done
+	return 1
+}
+
 # Stops kwitnessd with SIGTERM; fails (after a SIGKILL) when it did not stop
 # within 30 s (detaching every program waits for RCU grace periods, which an
 # emulated VM on a busy host can stretch past 10 s). After a SIGKILL it

@@ -45,18 +45,6 @@ kwd_require
 KT_PIN=/sys/fs/bpf/kwt-$$
 command -v jq >/dev/null || kt_fail_all "jq not installed (scripts/deps.sh)"
 
-# start_pinned [OPTIONS]: kwitnessd with the test's pin folder; waits until it
-# answers (a killed collector leaves its socket file behind).
-start_pinned() {
-	kwd_start --pin-dir "$KT_PIN" "$@"
-	for _ in $(seq 300); do
-		"$KW" session list --socket "$KT_SOCK" >/dev/null 2>&1 && return 0
-		kwd_alive || break
-		sleep 0.05
-	done
-	return 1
-}
-
 # kill9: SIGKILL and reap the collector.
 kill9() {
 	[ -n "$KT_DPID" ] || return 0
@@ -109,7 +97,7 @@ close_any() {
 	for _ in $(seq 100); do [ -s "$REC" ] && break; sleep 0.1; done
 }
 
-start_pinned || kt_fail_all "kwitnessd did not start with a pin folder"
+kwd_start_pinned || kt_fail_all "kwitnessd did not start with a pin folder"
 kwd_has_hook net.connect || kt_skip_feature net.connect "net.connect hooks unavailable on this kernel"
 listeners_start
 free_ports
@@ -125,7 +113,7 @@ if policy_session upgrade enforce deny "$CONNECT_POLICY"; then
 	d2=$(np_in "$cg" connect 127.0.0.1 "$DENIED")
 	a2=$(np_in "$cg" connect 127.0.0.1 "$LPORT_A")
 	expect_eq "upgrade: enforced while stopped (denied, permitted)" "EPERM ok" "$d2 $a2"
-	start_pinned
+	kwd_start_pinned
 	a3=$(np_in "$cg" connect 127.0.0.1 "$LPORT_A")
 	close_any "$sid"
 	t=$(trailer "$LOG")
@@ -158,7 +146,7 @@ if policy_session follow enforce deny "$CONNECT_POLICY"; then
 	kill9
 	touch "$sig.1" # the second connect, while no collector runs
 	for _ in $(seq 200); do [ "$(wc -l <"$KT_TMP/follow.out")" -ge 2 ] && break; sleep 0.05; done
-	start_pinned
+	kwd_start_pinned
 	touch "$sig.2" # the third, after the resume
 	wait "$escaper"
 	close_any "$sid"
@@ -202,7 +190,7 @@ opener=$!
 sleep "0.00$((RANDOM % 10))"
 kill9
 wait "$opener"
-start_pinned
+kwd_start_pinned
 echo "$KT_DPID" >>"$pids"
 restarts=$((restarts + 1))
 sid=$(grep -E '^[0-9a-f]{32}$' "$KT_TMP/open.out")
@@ -222,7 +210,7 @@ else
 	for _ in $(seq $((KILLS - 2))); do
 		sleep "0.$((RANDOM % 4 + 1))"
 		kill9
-		start_pinned
+		kwd_start_pinned
 		echo "$KT_DPID" >>"$pids"
 		restarts=$((restarts + 1)) resumable=$((resumable + 1))
 	done
@@ -233,7 +221,7 @@ else
 	sleep "0.00$((RANDOM % 10))"
 	kill9
 	wait "$closer"
-	start_pinned
+	kwd_start_pinned
 	echo "$KT_DPID" >>"$pids"
 	restarts=$((restarts + 1))
 	close_any "$sid"
@@ -266,13 +254,13 @@ fi
 
 # ---- downtime overflow ---------------------------------------------------------
 kwd_stop
-start_pinned --ringbuf-size 4096
+kwd_start_pinned --ringbuf-size 4096
 if kwd_has_hook net.send &&
 	policy_session overflow enforce deny "\"net\":{\"send\":[\"127.0.0.1/32:$BPORT_B\"]}"; then
 	kill9
 	out=$(np_in "$cg" flood sendto 127.0.0.1 "$BPORT_B" 3000)
 	read -r _ _ attempts _ succeeded _ eperm _ other _ <<<"$out"
-	start_pinned --ringbuf-size 4096
+	kwd_start_pinned --ringbuf-size 4096
 	close_any "$sid"
 	t=$(trailer "$LOG")
 	echo "# overflow: $out; trailer dropped $(jfield "$t" dropped)"
@@ -286,7 +274,7 @@ else
 	skip "overflow: net.send unavailable or the session did not open"
 fi
 kwd_stop
-start_pinned
+kwd_start_pinned
 
 if [ -n "$VM_LIGHT" ]; then
 	# not a skip: these parts run on the host; the VM (a slow emulation) leaves them out
@@ -332,7 +320,7 @@ else
 		sleep 0.05
 	done
 	check "run: says it waits for kwitnessd" grep -q "kwitnessd is not answering" "$KT_TMP/run2.err"
-	start_pinned
+	kwd_start_pinned
 	wait "$runner"
 	rc=$?
 	expect_eq "run: CMD's status, record verified once kwitnessd is back" 0 "$rc"
@@ -359,7 +347,7 @@ else
 			[ "$r" != EPERM ] && break
 			sleep 0.05
 		done
-		start_pinned
+		kwd_start_pinned
 		close_any "$sid"
 		t=$(trailer "$LOG")
 		expect_eq "pins gone: the kernel stopped enforcing (no EPERM; nothing listens)" ECONNREFUSED "$r"
@@ -414,7 +402,7 @@ else
 	# session after it does, up to the bound
 	printf 'log_backlog = 1M\n' >"$KT_TMP/backlog.conf"
 	if mount -t tmpfs -o size=4m,mode=0750 tmpfs "$KT_TMP/state" 2>/dev/null &&
-		start_pinned --ringbuf-size 65536 --config "$KT_TMP/backlog.conf" &&
+		kwd_start_pinned --ringbuf-size 65536 --config "$KT_TMP/backlog.conf" &&
 		policy_session diskfull enforce deny "\"net\":{\"send\":[\"127.0.0.1/32:$BPORT_B\"]}"; then
 		np_in "$cg" flood sendto 127.0.0.1 "$BPORT_B" 200 >/dev/null
 		wait_logged "$sid" 200
@@ -476,7 +464,7 @@ else
 
 	# ---- --close-sessions-on-exit --------------------------------------------------------
 	kwd_alive && kwd_stop
-	if start_pinned --close-sessions-on-exit && policy_session onexit enforce deny "$CONNECT_POLICY"; then
+	if kwd_start_pinned --close-sessions-on-exit && policy_session onexit enforce deny "$CONNECT_POLICY"; then
 		check "--close-sessions-on-exit: SIGTERM stops" kwd_stop
 		REC=$KT_TMP/state/records/$sid.json LOG=$KT_TMP/state/logs/$sid.jsonl
 		expect_eq "--close-sessions-on-exit: closed with a trailer" "kwitness.close true" \

@@ -13,9 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "lib/cgroup.h"
@@ -28,6 +30,7 @@
 #include "pin.h"
 #include "resolver_guard.h"
 #include "state.h"
+#include "tag.h"
 
 struct kwitness_bpf *kw_hooks_skeleton(struct kw_hooks *h)
 {
@@ -236,6 +239,51 @@ static void forget_dead_sessions(struct kw_hooks *h)
 	kw_map_clear(h->skel->maps.kw_dns_ports);
 }
 
+/* 1 when the kernel's bpf_task_storage_get for tracing programs always
+ * looks: 6.2 added bpf_task_storage_get_recur for it. 6.1's returns NULL,
+ * without looking, while this CPU is inside another task storage operation
+ * (one preempted there), so a missing mark proves nothing there. */
+static bool marks_lookup_always(void)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	bool yes;
+
+	if (!vmlinux)
+		return false;
+	yes = btf__find_by_name_kind(vmlinux, "bpf_task_storage_get_recur", BTF_KIND_FUNC) >= 0;
+	btf__free(vmlinux);
+	return yes;
+}
+
+/* The initial pid namespace's inode number (PROC_PID_INIT_INO, fixed). */
+#define KW_PID_INIT_INO 0xEFFFFFFCU
+
+/* 1 when this process runs in the initial pid namespace. Elsewhere (a
+ * container without the host's pids) the task iterator that marks the tasks
+ * already in a session's cgroups at open sees only this namespace's tasks. */
+static bool in_initial_pid_ns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == KW_PID_INIT_INO;
+}
+
+/* Before any tracepoint program runs: whether the lineage programs may trust
+ * a missing mark (bpf/maps.bpf.h, kw_unmarked). Not after an earlier
+ * collector's sessions resumed: it may have tagged tasks without a mark; not
+ * outside the initial pid namespace. */
+static int reset_unmarked(struct kw_hooks *h, bool reuse, char *err, size_t errlen)
+{
+	int ret = kw_set_unmarked(h, KW_UNMARKED_FAILED,
+				  reuse || !marks_lookup_always() || !in_initial_pid_ns());
+
+	if (!ret && !reuse)
+		ret = kw_set_unmarked(h, KW_UNMARKED_OPENING, 0);
+	if (ret)
+		snprintf(err, errlen, "writing kw_unmarked failed: %s", strerror(-ret));
+	return ret;
+}
+
 /* The cgroup programs run for every task on the host, attached once at the
  * cgroup2 root (multi-attach: other programs stay, and no cgroup below can
  * override them): a session task that left its cgroups is decided wherever
@@ -438,6 +486,8 @@ int kw_hooks_open(const struct kw_hooks_opts *opts, struct kw_hooks **out, char 
 		return 0;
 	}
 	ret = map_session_arrays(h, err, errlen);
+	if (!ret)
+		ret = reset_unmarked(h, reuse, err, errlen);
 	if (ret)
 		goto fail;
 

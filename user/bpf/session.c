@@ -230,11 +230,19 @@ int kw_hooks_session_add(struct kw_hooks *h, uint32_t slot, int cgroup_fd, uint6
 		goto fail;
 	}
 	st->tagged = true;
-	ret = kw_tag_one(h, map_fd, cgroup_id, slot, err, errlen);
+	/* a task already in the cgroups has no mark until the iterator gives
+	 * it one: till then the lineage programs look up every task */
+	ret = kw_set_unmarked(h, KW_UNMARKED_OPENING, 1);
+	if (!ret)
+		ret = kw_tag_one(h, map_fd, cgroup_id, slot, err, errlen);
+	else
+		snprintf(err, errlen, "writing kw_unmarked failed: %s", strerror(-ret));
 	if (!ret)
 		ret = kw_tag_descendants(h, map_fd, cgroup_fd, slot, 0, err, errlen);
 	if (!ret)
 		ret = kw_tag_existing_tasks(h, slot, err, errlen);
+	if (!ret)
+		ret = kw_set_unmarked(h, KW_UNMARKED_OPENING, 0);
 	if (ret)
 		goto fail;
 	*ringbuf_fd = st->ringbuf_fd;

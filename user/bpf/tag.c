@@ -39,6 +39,15 @@ int kw_untag_members(struct kw_hooks *h, uint32_t slot)
 	return n < 0 ? n : 0;
 }
 
+int kw_set_unmarked(struct kw_hooks *h, uint32_t key, uint32_t value)
+{
+	__u32 k = key, v = value;
+
+	return bpf_map_update_elem(bpf_map__fd(h->skel->maps.kw_unmarked), &k, &v, BPF_ANY) ?
+		       -errno :
+		       0;
+}
+
 /* Adds id -> slot. Already there for this slot (cgroup_mkdir raced us): fine;
  * there for another live session: nested sessions are refused; there for a
  * slot no session of ours holds (left in pinned maps by an earlier

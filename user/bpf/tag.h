@@ -19,6 +19,9 @@ int kw_tag_descendants(const struct kw_hooks *h, int map_fd, int dirfd, uint32_t
 		       char *err, size_t errlen);
 /* Tags every task already in the session's cgroups (a task iterator). */
 int kw_tag_existing_tasks(struct kw_hooks *h, uint32_t slot, char *err, size_t errlen);
+/* Writes kw_unmarked[key] (KW_UNMARKED_*): nonzero, the lineage programs'
+ * untagged test looks up every task (bpf/maps.bpf.h). 0 or -errno. */
+int kw_set_unmarked(struct kw_hooks *h, uint32_t key, uint32_t value);
 /* Removes every cgroup of slot from kw_cgroups. 0 or -errno. */
 int kw_untag_members(struct kw_hooks *h, uint32_t slot);
 

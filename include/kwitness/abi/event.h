@@ -24,6 +24,8 @@
 #define KW_SESSION_MAX_CGROUPS 1024
 /* Tasks (threads) carrying a session tag, across all sessions. */
 #define KW_MAX_TAGGED_TASKS 262144
+/* kw_unmarked's keys (bpf/maps.bpf.h): a session being tagged, a mark missed. */
+enum { KW_UNMARKED_OPENING = 0, KW_UNMARKED_FAILED = 1, KW_UNMARKED_KEYS = 2 };
 #define KW_COMM_LEN 16
 #define KW_SYSCTL_NAME_MAX 64
 /* Kernel path buffer for LSM decisions; longer paths carry KW_EVF_TRUNCATED. */
