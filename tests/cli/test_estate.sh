@@ -84,13 +84,33 @@ if command -v sqlite3 >/dev/null; then
 	} | sqlite3 "$T/v1.sqlite"
 	"$KW" estate ingest --create --db "sqlite:$T/v1.sqlite" --trust "$T/trust" "$T/hosts/alpha" >/dev/null
 	expect_eq "migration: a version 1 database is at the newest version, each applied once" \
-		"1|2|3|4|5" "$(sqlite3 "$T/v1.sqlite" 'SELECT version FROM schema_version ORDER BY version' | paste -sd'|')"
+		"1|2|3|4|5|6" "$(sqlite3 "$T/v1.sqlite" 'SELECT version FROM schema_version ORDER BY version' | paste -sd'|')"
 	expect_eq "migration: the new column is there and the records went in" "2 2" \
 		"$(sqlite3 "$T/v1.sqlite" "SELECT count(*), sum(appraisal = '') FROM records" | tr '|' ' ')"
+	# Migration 6 on a database that holds entries: as version 5 left it
+	# (full indexes on addr, port and host), its indexes become partial and
+	# the queries on them find the same rows.
+	port=$(sqlite3 "$T/v1.sqlite" "SELECT port FROM entries WHERE port IS NOT NULL LIMIT 1")
+	q_addr() { "$KW" estate query --db "sqlite:$T/v1.sqlite" --object 10.128.0.0/9 --count; }
+	q_port() { "$KW" estate query --db "sqlite:$T/v1.sqlite" --object "$port" --count; }
+	want_addr=$(q_addr) want_port=$(q_port)
+	sqlite3 "$T/v1.sqlite" "DROP INDEX entries_addr; DROP INDEX entries_port; DROP INDEX entries_host;
+		CREATE INDEX entries_addr ON entries (addr); CREATE INDEX entries_port ON entries (port);
+		CREATE INDEX entries_host ON entries (host); DELETE FROM schema_version WHERE version = 6"
+	got_addr=$(q_addr) got_port=$(q_port)
+	expect_eq "migration 6: a version 5 database with entries is at version 6" 6 \
+		"$(sqlite3 "$T/v1.sqlite" 'SELECT max(version) FROM schema_version')"
+	expect_eq "migration 6: the addr, port and host indexes hold only rows with one" 3 \
+		"$(sqlite3 "$T/v1.sqlite" "SELECT count(*) FROM sqlite_master WHERE name IN
+			('entries_addr', 'entries_port', 'entries_host') AND sql LIKE '%WHERE % IS NOT NULL'")"
+	expect_eq "migration 6: the same rows by address and by port ($want_addr, $want_port)" \
+		"$want_addr $want_port" "$got_addr $got_port"
+	check "migration 6: the address query uses its index" grep -q "INDEX entries_addr" \
+		<<<"$(sqlite3 "$T/v1.sqlite" "EXPLAIN QUERY PLAN SELECT count(*) FROM entries e WHERE e.addr >= '0' AND e.addr <= '1'")"
 	sqlite3 "$T/v1.sqlite" "INSERT INTO schema_version VALUES (99, 0)"
 	bad_newer=$("$KW" estate query --db "sqlite:$T/v1.sqlite" --count 2>&1)
 	expect_eq "migration: a database newer than the program is refused" \
-		"kwitness estate query: the database has schema version 99, newer than this kwitness knows (5)" "$bad_newer"
+		"kwitness estate query: the database has schema version 99, newer than this kwitness knows (6)" "$bad_newer"
 else
 	not_ok "sqlite3 missing (scripts/deps.sh installs it)"
 fi

@@ -146,7 +146,7 @@ expect_eq "a record file by itself: its proof beside it is used" "Level 0, logge
 "$KW" estate ingest --create --db "sqlite:$T/v2.sqlite" --trust "$T/trust" "$T/hosts/beta" >/dev/null
 sqlite3 "$T/v2.sqlite" "UPDATE schema_version SET version = version" # still readable by the tool
 expect_eq "migration 3 on a version 2 database: applied once, the records named by level" \
-	"1|2|3|4|5 Level 0" \
+	"1|2|3|4|5|6 Level 0" \
 	"$(sqlite3 "$T/v2.sqlite" 'SELECT version FROM schema_version ORDER BY version' | paste -sd'|') $(sqlite3 "$T/v2.sqlite" 'SELECT DISTINCT trace_level FROM records')"
 
 # Bad input: one line, exit 2.

@@ -298,7 +298,7 @@ DB=$KT_TMP/estate.sqlite
 sqlite_q() { sqlite3 -batch -noheader "$DB" "$1"; }
 suite sqlite "sqlite:$DB" sqlite_q
 expect_eq "sqlite: the database file is private (0600)" 600 "$(stat -c %a "$DB")"
-expect_eq "sqlite: schema version 5" 5 "$(sqlite_q 'SELECT max(version) FROM schema_version')"
+expect_eq "sqlite: schema version 6" 6 "$(sqlite_q 'SELECT max(version) FROM schema_version')"
 check "without an estate setting the collectors spooled nothing" \
 	test ! -e "$HA/spool" -a ! -e "$KT_TMP/hosts/$HOST_B/spool"
 
@@ -309,6 +309,6 @@ if ! pg_init; then
 fi
 ok "postgresql: a private cluster runs as nobody on a Unix socket"
 suite postgresql "$PGURL" pg_q
-expect_eq "postgresql: schema version 5" 5 "$(pg_q 'SELECT max(version) FROM schema_version')"
+expect_eq "postgresql: schema version 6" 6 "$(pg_q 'SELECT max(version) FROM schema_version')"
 
 finish

@@ -82,7 +82,7 @@ suite() {
 	out=$("$KW" estate ingest --create --db "${4:-$URL}" --trust "$KT_TMP/trust" "$KT_TMP/state" 2>&1)
 	check "$L: the record is stored" grep -q '^summary: 1 records: 1 stored' <<<"$out" ||
 		sed 's/^/# /' <<<"$out"
-	expect_eq "$L: schema version 5" 5 "$($DBQ 'SELECT max(version) FROM schema_version')"
+	expect_eq "$L: schema version 6" 6 "$($DBQ 'SELECT max(version) FROM schema_version')"
 	expect_eq "$L: one procs row per proc entry" "$(grep -c '"tool":"proc"' "$LOG")" \
 		"$($DBQ 'SELECT count(*) FROM procs')"
 	expect_eq "$L: estate query --ancestor counts what kwitness log tree counts" "$want" \

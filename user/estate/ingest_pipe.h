@@ -22,7 +22,8 @@ struct estate_pipe;
 struct estate_pipe *estate_pipe_new(void);
 void estate_pipe_free(struct estate_pipe *p);
 
-/* Runs verify(arg) on a new thread, giving every entry it puts to
+/* Runs verify(arg) on the pipe's verifying thread (started by the first
+ * call, ended by estate_pipe_free), giving every entry it puts to
  * store(ctx, e) on this thread, in order. A non-zero store stops the
  * verifying side (its next estate_pipe_slot returns NULL); the rest of
  * the ring is dropped. Returns verify's return value, or -1 when the
